@@ -1,0 +1,75 @@
+import type { MiddlewareHandler } from "hono";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { constantTimeEqual } from "./crypto.js";
+import { ApiError } from "./errors.js";
+import type { Actor, AppEnv } from "./context.js";
+
+export interface AuthDeps {
+  masterKey: string;
+  trustProxy: boolean;
+}
+
+/** Paths served without a token (interface section 4, decisions.md section 10). */
+const PUBLIC_PATHS = new Set(["/health", "/openapi.json"]);
+
+/**
+ * The client ip: the socket's remote address, or the first X-Forwarded-For
+ * entry when VAULT_TRUST_PROXY is set. null when neither is known
+ * (in-process test requests).
+ */
+export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  try {
+    return getConnInfo(c).remote.address ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Reads `Authorization: Bearer <token>` and sets the `actor` of the request
+ * (interface section 5). The master key is compared in constant time.
+ * Runs before any input is read: 401 comes before 403, 400 and 404
+ * (decisions.md section 5).
+ * @throws ApiError 401 for a missing, malformed or unknown token.
+ */
+export function authenticate(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set("ip", clientIp(c, deps.trustProxy));
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    const header = c.req.header("authorization");
+    if (header === undefined) throw new ApiError(401, "missing bearer token");
+    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+    if (!m) throw new ApiError(401, "malformed Authorization header, expected Bearer <token>");
+    const token = m[1] as string;
+    const actor = resolveToken(token, deps);
+    if (!actor) throw new ApiError(401, "invalid token");
+    c.set("actor", actor);
+    return next();
+  };
+}
+
+function resolveToken(token: string, deps: AuthDeps): Actor | undefined {
+  if (constantTimeEqual(token, deps.masterKey)) return { kind: "master" };
+  return undefined;
+}
+
+/** Permissions a route can require of a scoped API key (interface section 5). */
+export type Permission = "read" | "write" | "delete" | "admin";
+
+/**
+ * Declares, in the route chain, the permission a route needs:
+ * `secrets.delete('/:key{.+}', need('delete'), handler)`. The master key
+ * holds every permission.
+ * @throws ApiError 403 when the actor lacks it.
+ */
+export function need(permission: Permission): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const actor = c.get("actor");
+    if (actor.kind === "master") return next();
+    throw new ApiError(403, `this key lacks the ${permission} permission`);
+  };
+}

@@ -1,0 +1,243 @@
+import { parseArgs } from "node:util";
+import * as v from "valibot";
+import { LOG_LEVELS } from "./log.js";
+import type { LogLevel } from "./log.js";
+import { parseRootKey } from "./crypto.js";
+import { parseLicensePublicKey } from "./license.js";
+
+/** The validated configuration the server is built from (decisions.md section 1). */
+export interface Config {
+  /** TCP port; 0 picks a free one (tests). */
+  port: number;
+  host: string;
+  /** Directory for vault.db and key files, or ":memory:" (nothing written to disk). */
+  dataDir: string;
+  /** Master bearer token; undefined means "load or generate in the data dir". */
+  masterKey: string | undefined;
+  /** 32-byte root key; undefined means "load or generate in the data dir". */
+  encryptionKey: Buffer | undefined;
+  /** Older 32-byte root keys, for records written before a rotation. */
+  previousEncryptionKeys: Buffer[];
+  /** Base of the `url` of public secrets, without a trailing slash. */
+  publicUrl: string;
+  licenseKey: string | undefined;
+  licensePublicKey: string | undefined;
+  webhookSecret: string | undefined;
+  webhookAllowPrivate: boolean;
+  /** One delivery attempt's limit, milliseconds. */
+  webhookTimeoutMs: number;
+  webhookMaxAttempts: number;
+  /** Backoff base, milliseconds. */
+  webhookRetryBaseMs: number;
+  /** Sweeper period, milliseconds; 0 turns the sweeper off. */
+  sweepIntervalMs: number;
+  /** Largest secret value, UTF-8 bytes. */
+  maxValueBytes: number;
+  trustProxy: boolean;
+  logLevel: LogLevel;
+}
+
+/** A bad setting: the message names it. The command prints it and exits 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+type Kind = "string" | "boolean";
+interface Setting {
+  /** Environment variable names, the first one canonical. */
+  env: string[];
+  kind: Kind;
+  help: string;
+}
+
+/**
+ * Every setting, by its Config field. The flag is the first variable's name
+ * without `VAULT_`, lower-cased, with dashes: VAULT_DATA_DIR -> --data-dir.
+ */
+export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
+  port: { env: ["VAULT_PORT", "PORT"], kind: "string", help: "TCP port (default 8484)" },
+  host: { env: ["VAULT_HOST"], kind: "string", help: "bind address (default 127.0.0.1; 0.0.0.0 to self-host)" },
+  dataDir: { env: ["VAULT_DATA_DIR"], kind: "string", help: "data directory (default ./.vault; :memory: for nothing on disk)" },
+  masterKey: { env: ["VAULT_MASTER_KEY", "VAULT_API_KEY"], kind: "string", help: "master bearer token, 16+ chars (default: generated into <data dir>/master.key)" },
+  encryptionKey: { env: ["VAULT_ENCRYPTION_KEY"], kind: "string", help: "256-bit root key, 64 hex chars or base64 (default: generated into <data dir>/encryption.key)" },
+  previousEncryptionKeys: { env: ["VAULT_PREVIOUS_ENCRYPTION_KEYS"], kind: "string", help: "comma-separated older root keys, to read records written before a rotation" },
+  publicUrl: { env: ["VAULT_PUBLIC_URL"], kind: "string", help: "base of the url returned for public secrets (default http://{host}:{port})" },
+  licenseKey: { env: ["VAULT_LICENSE_KEY"], kind: "string", help: "license token; without a valid one at most 100 active secrets" },
+  licensePublicKey: { env: ["VAULT_LICENSE_PUBLIC_KEY"], kind: "string", help: "Ed25519 public key of the license issuer (base64 of 32 bytes, or PEM)" },
+  webhookSecret: { env: ["VAULT_WEBHOOK_SECRET"], kind: "string", help: "HMAC key for webhook signatures (default: generated into <data dir>/webhook.secret)" },
+  webhookAllowPrivate: { env: ["VAULT_WEBHOOK_ALLOW_PRIVATE"], kind: "boolean", help: "let webhooks target loopback and private addresses (development only)" },
+  webhookTimeoutMs: { env: ["VAULT_WEBHOOK_TIMEOUT_MS"], kind: "string", help: "one delivery attempt's time limit, ms (default 10000)" },
+  webhookMaxAttempts: { env: ["VAULT_WEBHOOK_MAX_ATTEMPTS"], kind: "string", help: "attempts per delivery, the first included (default 8)" },
+  webhookRetryBaseMs: { env: ["VAULT_WEBHOOK_RETRY_BASE_MS"], kind: "string", help: "retry backoff base, ms (default 1000)" },
+  sweepIntervalMs: { env: ["VAULT_SWEEP_INTERVAL_MS"], kind: "string", help: "TTL sweeper period, ms; 0 turns it off (default 1000)" },
+  maxValueBytes: { env: ["VAULT_MAX_VALUE_BYTES"], kind: "string", help: "largest secret value in UTF-8 bytes (default 65536)" },
+  trustProxy: { env: ["VAULT_TRUST_PROXY"], kind: "boolean", help: "take the client ip from X-Forwarded-For" },
+  logLevel: { env: ["VAULT_LOG_LEVEL"], kind: "string", help: "debug, info, warn, error or silent (default info)" },
+};
+
+/** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
+export function flagName(setting: Setting): string {
+  const canonical = setting.env[0] ?? "";
+  return canonical.replace(/^VAULT_/, "").toLowerCase().replace(/_/g, "-");
+}
+
+const intIn = (name: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^\d+$/, `${name} must be a whole number from ${min} to ${max}`),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `${name} must be a whole number from ${min} to ${max}`),
+    v.maxValue(max, `${name} must be a whole number from ${min} to ${max}`),
+  );
+
+function parseBool(name: string, raw: string | boolean): boolean {
+  if (typeof raw === "boolean") return raw;
+  const s = raw.trim().toLowerCase();
+  if (s === "true" || s === "1" || s === "yes") return true;
+  if (s === "false" || s === "0" || s === "no" || s === "") return false;
+  throw new ConfigError(`${name} must be true or false`);
+}
+
+function checked<T>(name: string, schema: v.GenericSchema<string, T>, raw: string): T {
+  const result = v.safeParse(schema, raw);
+  if (!result.success) throw new ConfigError(result.issues[0]?.message ?? `${name} is invalid`);
+  return result.output;
+}
+
+/** The flags of the serve command, for util.parseArgs. */
+export function serveFlagOptions(): Record<string, { type: "string" | "boolean" }> {
+  const options: Record<string, { type: "string" | "boolean" }> = {};
+  for (const setting of Object.values(SETTINGS)) options[flagName(setting)] = { type: setting.kind };
+  return options;
+}
+
+/**
+ * Builds the Config from command-line flags and the environment; flags win
+ * (decisions.md section 1). Writes nothing and touches no file.
+ *
+ * @param flags values parsed by util.parseArgs with serveFlagOptions().
+ * @param env usually process.env.
+ * @throws ConfigError with one line naming the bad setting.
+ */
+export function loadConfig(
+  flags: Record<string, string | boolean | undefined>,
+  env: Record<string, string | undefined>,
+): Config {
+  const raw = (field: keyof Config): string | boolean | undefined => {
+    const setting = SETTINGS[field];
+    const flag = flags[flagName(setting)];
+    if (flag !== undefined) return flag;
+    for (const name of setting.env) {
+      const value = env[name];
+      if (value !== undefined && value !== "") return value;
+    }
+    return undefined;
+  };
+  const str = (field: keyof Config): string | undefined => {
+    const value = raw(field);
+    if (typeof value === "boolean") throw new ConfigError(`${SETTINGS[field].env[0]} needs a value`);
+    return value;
+  };
+  const name = (field: keyof Config) => SETTINGS[field].env[0] ?? field;
+  const int = (field: keyof Config, fallback: number, min: number, max: number): number => {
+    const value = str(field);
+    return value === undefined ? fallback : checked(name(field), intIn(name(field), min, max), value);
+  };
+
+  const port = int("port", 8484, 0, 65535);
+  const host = str("host")?.trim() || "127.0.0.1";
+  const dataDir = str("dataDir") ?? "./.vault";
+
+  const masterKey = str("masterKey");
+  if (masterKey !== undefined && masterKey.length < 16) {
+    throw new ConfigError("VAULT_MASTER_KEY must be at least 16 characters");
+  }
+  if (masterKey !== undefined && /\s/.test(masterKey)) {
+    throw new ConfigError("VAULT_MASTER_KEY must not contain white space");
+  }
+  const encryptionRaw = str("encryptionKey");
+  const encryptionKey = encryptionRaw === undefined ? undefined : rootKeyOf("VAULT_ENCRYPTION_KEY", encryptionRaw);
+  const previousEncryptionKeys = (str("previousEncryptionKeys") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => rootKeyOf("VAULT_PREVIOUS_ENCRYPTION_KEYS", s));
+
+  const logLevel = (str("logLevel") ?? "info").trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`VAULT_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  const publicUrlRaw = str("publicUrl");
+  let publicUrl: string;
+  if (publicUrlRaw === undefined) {
+    const shownHost = host.includes(":") ? `[${host}]` : host;
+    publicUrl = `http://${shownHost}:${port}`;
+  } else {
+    let parsed: URL;
+    try {
+      parsed = new URL(publicUrlRaw);
+    } catch {
+      throw new ConfigError("VAULT_PUBLIC_URL must be an absolute http(s) URL");
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      throw new ConfigError("VAULT_PUBLIC_URL must be an absolute http(s) URL");
+    }
+    publicUrl = publicUrlRaw.replace(/\/+$/, "");
+  }
+
+  const licensePublicKey = str("licensePublicKey")?.trim();
+  if (licensePublicKey !== undefined && parseLicensePublicKey(licensePublicKey) === undefined) {
+    throw new ConfigError("VAULT_LICENSE_PUBLIC_KEY must be base64 of a 32-byte Ed25519 key, or a PEM public key");
+  }
+
+  const webhookSecret = str("webhookSecret");
+  if (webhookSecret !== undefined && webhookSecret.length < 16) {
+    throw new ConfigError("VAULT_WEBHOOK_SECRET must be at least 16 characters");
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    masterKey,
+    encryptionKey,
+    previousEncryptionKeys,
+    publicUrl,
+    licenseKey: str("licenseKey")?.trim(),
+    licensePublicKey,
+    webhookSecret,
+    webhookAllowPrivate: parseBool("VAULT_WEBHOOK_ALLOW_PRIVATE", raw("webhookAllowPrivate") ?? false),
+    webhookTimeoutMs: int("webhookTimeoutMs", 10_000, 1, 600_000),
+    webhookMaxAttempts: int("webhookMaxAttempts", 8, 1, 100),
+    webhookRetryBaseMs: int("webhookRetryBaseMs", 1000, 1, 3_600_000),
+    sweepIntervalMs: int("sweepIntervalMs", 1000, 0, 86_400_000),
+    maxValueBytes: int("maxValueBytes", 65_536, 1, 1_048_576),
+    trustProxy: parseBool("VAULT_TRUST_PROXY", raw("trustProxy") ?? false),
+    logLevel: logLevel as LogLevel,
+  };
+}
+
+function rootKeyOf(name: string, text: string): Buffer {
+  const key = parseRootKey(text);
+  if (key === undefined) throw new ConfigError(`${name} must be 64 hex characters or base64 of 32 bytes`);
+  return key;
+}
+
+/**
+ * Parses the serve command's arguments.
+ * @throws ConfigError for an unknown flag or a flag missing its value.
+ */
+export function parseServeFlags(argv: string[]): Record<string, string | boolean | undefined> {
+  try {
+    const { values } = parseArgs({ args: argv, options: serveFlagOptions(), strict: true, allowPositionals: false });
+    return values;
+  } catch (err) {
+    throw new ConfigError(err instanceof Error ? err.message : String(err));
+  }
+}

@@ -1,0 +1,223 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from "node:crypto";
+
+/** Envelope format version, the first byte of every stored ciphertext. */
+const ENVELOPE_V1 = 1;
+const KEY_ID_BYTES = 8;
+const SALT_BYTES = 16;
+const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
+const TAG_BYTES = 16;
+const HEADER_BYTES = 1 + KEY_ID_BYTES + SALT_BYTES + NONCE_BYTES + TAG_BYTES;
+const HKDF_INFO = Buffer.from("ephemeral-vault/v1/record-key");
+
+/**
+ * Parses a 256-bit root key written as 64 hex characters or as base64 /
+ * base64url of exactly 32 bytes (decisions.md section 1).
+ * @returns the 32 bytes, or undefined when the text is neither.
+ */
+export function parseRootKey(text: string): Buffer | undefined {
+  const s = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(s)) return Buffer.from(s, "hex");
+  if (/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(s)) {
+    const bytes = Buffer.from(s.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+    if (bytes.length === 32) return bytes;
+  }
+  return undefined;
+}
+
+/** A fresh 256-bit root key (32 random bytes). */
+export function generateRootKey(): Buffer {
+  return randomBytes(32);
+}
+
+/**
+ * The public fingerprint of a root key: 8 bytes of HKDF-SHA256(root, info
+ * "key-id"), as 16 hex characters. Stored beside each ciphertext so the right
+ * key decrypts it after a rotation; reveals nothing of the key.
+ */
+export function rootKeyId(root: Buffer): string {
+  return Buffer.from(hkdfSync("sha256", root, Buffer.alloc(0), "ephemeral-vault/v1/key-id", KEY_ID_BYTES)).toString("hex");
+}
+
+/** Thrown when a ciphertext cannot be opened: wrong key, moved row, or damage. */
+export class DecryptError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DecryptError";
+  }
+}
+
+/**
+ * AES-256-GCM envelope encryption of secret values (decisions.md section 4).
+ *
+ * Each write draws a fresh 16-byte salt and 96-bit nonce; the record key is
+ * HKDF-SHA256(root, salt, "ephemeral-vault/v1/record-key") (RFC 5869), so no
+ * two records share a key and a nonce can never repeat under one key. The
+ * additional authenticated data binds the ciphertext to its secret (scope and
+ * key): a ciphertext copied to another row fails authentication.
+ *
+ * Envelope: version(1) | root key id(8) | salt(16) | nonce(12) | tag(16) | ciphertext.
+ */
+export class ValueCipher {
+  private readonly keys = new Map<string, Buffer>();
+  /** Id of the key new records are written with. */
+  readonly currentKeyId: string;
+
+  /**
+   * @param current the root key for new writes (32 bytes).
+   * @param previous older root keys, only for reading older records.
+   */
+  constructor(current: Buffer, previous: Buffer[] = []) {
+    this.currentKeyId = rootKeyId(current);
+    this.keys.set(this.currentKeyId, current);
+    for (const key of previous) {
+      const id = rootKeyId(key);
+      if (!this.keys.has(id)) this.keys.set(id, key);
+    }
+  }
+
+  /** True when a root key with this id is loaded (current or previous). */
+  hasKey(id: string): boolean {
+    return this.keys.has(id);
+  }
+
+  /**
+   * Encrypts a UTF-8 string.
+   * @param aad binds the ciphertext to its place; use aadFor().
+   * @returns the envelope bytes to store.
+   */
+  encrypt(plaintext: string, aad: Buffer): Buffer {
+    const root = this.keys.get(this.currentKeyId) as Buffer;
+    const salt = randomBytes(SALT_BYTES);
+    const nonce = randomBytes(NONCE_BYTES);
+    const key = Buffer.from(hkdfSync("sha256", root, salt, HKDF_INFO, 32));
+    const cipher = createCipheriv("aes-256-gcm", key, nonce);
+    cipher.setAAD(aad);
+    const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+    const tag = cipher.getAuthTag();
+    key.fill(0);
+    return Buffer.concat([
+      Buffer.from([ENVELOPE_V1]),
+      Buffer.from(this.currentKeyId, "hex"),
+      salt,
+      nonce,
+      tag,
+      body,
+    ]);
+  }
+
+  /**
+   * Opens an envelope made by encrypt().
+   * @throws DecryptError when the key is unknown, the AAD differs (the
+   *   ciphertext belongs to another secret) or the bytes were altered.
+   */
+  decrypt(envelope: Buffer, aad: Buffer): string {
+    if (envelope.length < HEADER_BYTES || envelope[0] !== ENVELOPE_V1) {
+      throw new DecryptError("unknown ciphertext format");
+    }
+    let at = 1;
+    const keyId = envelope.subarray(at, (at += KEY_ID_BYTES)).toString("hex");
+    const salt = envelope.subarray(at, (at += SALT_BYTES));
+    const nonce = envelope.subarray(at, (at += NONCE_BYTES));
+    const tag = envelope.subarray(at, (at += TAG_BYTES));
+    const body = envelope.subarray(at);
+    const root = this.keys.get(keyId);
+    if (root === undefined) throw new DecryptError(`no root key with id ${keyId} is loaded`);
+    const key = Buffer.from(hkdfSync("sha256", root, salt, HKDF_INFO, 32));
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", key, nonce);
+      decipher.setAAD(aad);
+      decipher.setAuthTag(tag);
+      return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
+    } catch {
+      throw new DecryptError("ciphertext failed authentication");
+    } finally {
+      key.fill(0);
+    }
+  }
+}
+
+/** Reads the root key id out of an envelope without decrypting it. */
+export function envelopeKeyId(envelope: Buffer): string {
+  return envelope.subarray(1, 1 + KEY_ID_BYTES).toString("hex");
+}
+
+/**
+ * The additional authenticated data of a secret value: version, scope
+ * ("global" or an org id) and key (or public id), NUL-separated.
+ */
+export function aadFor(scope: string, key: string): Buffer {
+  return Buffer.from(`ephemeral-vault/v1\0${scope}\0${key}`, "utf8");
+}
+
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+/** Lower-case RFC 4648 base32 without padding. */
+export function base32(bytes: Uint8Array): string {
+  let out = "";
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+/**
+ * A new resource id: type prefix and 16 random bytes in base32, e.g.
+ * `org_` + 26 characters (decisions.md section 2).
+ */
+export function newId(prefix: "org_" | "prn_" | "pk_" | "sk_" | "wh_" | "evt_"): string {
+  return prefix + base32(randomBytes(16));
+}
+
+/**
+ * A new bearer token: prefix and 43 base64url characters of 32 random bytes
+ * (decisions.md section 2). Store only hashToken() of it.
+ */
+export function newToken(prefix: "vsk_" | "vpk_"): string {
+  return prefix + randomBytes(32).toString("base64url");
+}
+
+/** A public secret id: 64 lower-case hex characters, 256 random bits. */
+export function newPublicId(): string {
+  return randomBytes(32).toString("hex");
+}
+
+/** SHA-256 of a token, hex: the only form in which tokens are stored. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+/**
+ * Constant-time string comparison: both sides are hashed first, so neither
+ * the content nor the length of the secret side leaks through timing.
+ */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const ha = createHash("sha256").update(a, "utf8").digest();
+  const hb = createHash("sha256").update(b, "utf8").digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** Hex HMAC-SHA256 of `body` keyed with `secret` (webhook signatures, hash chains). */
+export function hmacHex(secret: string | Buffer, body: string | Buffer): string {
+  return createHmac("sha256", secret).update(body).digest("hex");
+}
+
+/** A random printable secret for generated master keys and webhook secrets: 32 bytes base64url. */
+export function randomSecret(): string {
+  return randomBytes(32).toString("base64url");
+}

@@ -1,0 +1,447 @@
+import type { Statement } from "better-sqlite3";
+import type { Db } from "../db.js";
+import { aadFor, newPublicId } from "../crypto.js";
+import type { ValueCipher } from "../crypto.js";
+import type { EventSink, Origin, SecretEventType } from "./events.js";
+import { VaultError } from "./errors.js";
+
+/** The scope of global secrets; org secrets use their org id. */
+export const GLOBAL_SCOPE = "global";
+
+/** Lifecycle states (interface section 3); burned and deleted rows are removed. */
+export type SecretState = "active" | "sealed" | "expired";
+
+/** A secret's metadata, never its value. Times in milliseconds. */
+export interface SecretMeta {
+  scope: string;
+  key: string;
+  isPublic: boolean;
+  state: SecretState;
+  createdAt: number;
+  expiresAt: number | null;
+  maxReads: number | null;
+  readCount: number;
+  /** false: seal instead of burn on reaching max_reads (org `delete: false`). */
+  burnOnLimit: boolean;
+  ownerId: string | null;
+  allowedKeys: string[] | null;
+}
+
+interface ListParams {
+  scope: string;
+  now: number;
+  after: number;
+  glob: string | null;
+  limit: number;
+}
+
+interface Row {
+  id: number;
+  scope: string;
+  key: string;
+  is_public: number;
+  state: SecretState;
+  ciphertext: Buffer | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  max_reads: number | null;
+  read_count: number;
+  burn_on_limit: number;
+  owner_id: string | null;
+  allowed_keys: string | null;
+}
+
+export interface CreateInput {
+  scope: string;
+  /** The caller's key; undefined makes a public secret with a generated id. */
+  key?: string | undefined;
+  value: string;
+  ttlSeconds?: number | undefined;
+  maxReads?: number | undefined;
+  /** Org `delete` flag; global secrets always burn. Default true. */
+  burnOnLimit?: boolean | undefined;
+  ownerId?: string | null | undefined;
+  allowedKeys?: string[] | null | undefined;
+}
+
+export interface PatchInput {
+  ttlSeconds?: number | undefined;
+  maxReads?: number | undefined;
+}
+
+/** Who reads: for `allowed_keys`. */
+export interface Reader {
+  /** The principal key id, or null for the master key (always allowed). */
+  principalKeyId: string | null;
+}
+
+/**
+ * The outcome of a read. Not-found and sealed are results, not exceptions,
+ * because a read that finds an expired secret destroys it and that change
+ * must commit even though the answer is 404.
+ */
+export type RetrieveOutcome =
+  | { kind: "ok"; secret: SecretMeta; value: string }
+  | { kind: "not_found" }
+  | { kind: "sealed" }
+  | { kind: "forbidden" };
+
+export type ChangeOutcome = { kind: "ok"; secret: SecretMeta } | { kind: "not_found" };
+
+export interface SecretsDeps {
+  db: Db;
+  cipher: ValueCipher;
+  events: EventSink;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  /** Active-secret limit (free tier), or null when a valid license lifts it. */
+  activeLimit: () => number | null;
+}
+
+export interface ListOptions {
+  /** Page size, 1 to 1000. */
+  limit: number;
+  /** Return secrets with a row id above this (cursor). */
+  afterId?: number | undefined;
+  /** Only keyed secrets whose key starts with this (prefix-scoped keys). */
+  keyPrefix?: string | undefined;
+  /** Include sealed secrets (org lists). */
+  includeSealed?: boolean | undefined;
+}
+
+export interface ListPage {
+  secrets: SecretMeta[];
+  /** Row id to continue after, when more remain. */
+  nextAfterId: number | null;
+}
+
+/** Largest ttl_seconds (decisions.md section 3): ten years. */
+export const MAX_TTL_SECONDS = 315_360_000;
+/** Largest max_reads (decisions.md section 3). */
+export const MAX_READS_LIMIT = 2_147_483_647;
+
+/**
+ * The one secret lifecycle (interface section 3, decisions.md section 4) for
+ * global and org secrets alike: active -> burned | sealed | expired | deleted.
+ *
+ * Every method is synchronous and must run inside GroupCommit.run(): each
+ * change, its audit rows and its outbox rows commit together or not at all.
+ * Time comes from deps.now(), in milliseconds.
+ */
+export class SecretLifecycle {
+  private readonly q;
+  private readonly listStatements = new Map<string, Statement<ListParams, Row>>();
+
+  constructor(private readonly deps: SecretsDeps) {
+    const db = deps.db;
+    this.q = {
+      live: db.prepare<[string, string], Row>(
+        "SELECT * FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
+      ),
+      insert: db.prepare(
+        `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
+           max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
+         VALUES (@scope, @key, @is_public, 'active', @ciphertext, @now, @now, @expires_at,
+           @max_reads, 0, @burn_on_limit, @owner_id, @allowed_keys)
+         RETURNING *`,
+      ),
+      countRead: db.prepare<[number], Pick<Row, "read_count" | "max_reads">>(
+        `UPDATE secrets SET read_count = read_count + 1
+         WHERE id = ? AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
+         RETURNING read_count, max_reads`,
+      ),
+      remove: db.prepare<[number]>("DELETE FROM secrets WHERE id = ?"),
+      seal: db.prepare<[number, number]>("UPDATE secrets SET state = 'sealed', updated_at = ? WHERE id = ?"),
+      expire: db.prepare<[number, number]>(
+        "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = ? WHERE id = ?",
+      ),
+      patch: db.prepare(
+        `UPDATE secrets SET expires_at = @expires_at, max_reads = @max_reads, read_count = @read_count,
+           state = @state, updated_at = @now WHERE id = @id RETURNING *`,
+      ),
+      due: db.prepare<[number, number], Row>(
+        `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ?
+         ORDER BY expires_at LIMIT ?`,
+      ),
+      dueInScope: db.prepare<[number, string], Row>(
+        `SELECT * FROM secrets INDEXED BY secrets_due
+         WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ? AND scope = ?`,
+      ),
+      pruneScope: db.prepare<[string]>("DELETE FROM secrets WHERE scope = ? AND state = 'expired'"),
+      pruneScopePrefix: db.prepare<[string, string]>(
+        "DELETE FROM secrets WHERE scope = ? AND state = 'expired' AND is_public = 0 AND key GLOB ?",
+      ),
+      countActive: db.prepare<[number], { n: number }>(
+        `SELECT count(*) AS n FROM secrets WHERE state IN ('active', 'sealed')
+         AND (expires_at IS NULL OR expires_at > ?)`,
+      ),
+    };
+  }
+
+  /**
+   * Creates a secret (state active) and emits `secret.created`.
+   * @throws VaultError "conflict" when the key names a live secret of the
+   *   scope (409), "limit" when the active-secret limit is reached (402).
+   */
+  create(input: CreateInput, origin: Origin): SecretMeta {
+    const now = this.deps.now();
+    const isPublic = input.key === undefined;
+    const key = input.key ?? newPublicId();
+    const existing = this.q.live.get(input.scope, key);
+    if (existing) {
+      if (this.isDue(existing, now)) this.expireRow(existing, now, origin);
+      else throw new VaultError("conflict", "a secret with this key already exists");
+    }
+    const limit = this.deps.activeLimit();
+    if (limit !== null && (this.q.countActive.get(now)?.n ?? 0) >= limit) {
+      throw new VaultError("limit", "free tier limit reached", {
+        message: `Without a valid license key this vault holds at most ${limit} active secrets. Set VAULT_LICENSE_KEY to lift the limit.`,
+      });
+    }
+    const row = this.q.insert.get({
+      scope: input.scope,
+      key,
+      is_public: isPublic ? 1 : 0,
+      ciphertext: this.deps.cipher.encrypt(input.value, aadFor(input.scope, key)),
+      now,
+      expires_at: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
+      max_reads: input.maxReads ?? null,
+      burn_on_limit: input.burnOnLimit === false ? 0 : 1,
+      owner_id: input.ownerId ?? null,
+      allowed_keys: input.allowedKeys ? JSON.stringify(input.allowedKeys) : null,
+    }) as Row;
+    const meta = toMeta(row);
+    this.emit("secret.created", meta, origin);
+    return meta;
+  }
+
+  /**
+   * Reads a secret's value and counts the read, atomically: the guarded
+   * UPDATE ... RETURNING admits exactly max_reads readers. The read that
+   * reaches max_reads burns the secret (or seals it when burnOnLimit is
+   * false); events `secret.read` then `secret.burned` / `secret.sealed`.
+   * A secret past its expires_at is expired here (event `secret.expired`)
+   * and reported not_found, even before the sweeper runs.
+   *
+   * @throws DecryptError when the ciphertext does not open (wrong key, row
+   *   moved): the read is not counted; the caller answers 500.
+   */
+  retrieve(scope: string, key: string, reader: Reader, origin: Origin): RetrieveOutcome {
+    const now = this.deps.now();
+    const row = this.q.live.get(scope, key);
+    if (!row) return { kind: "not_found" };
+    if (this.isDue(row, now)) {
+      this.expireRow(row, now, origin);
+      return { kind: "not_found" };
+    }
+    if (!this.mayRead(row, reader)) return { kind: "forbidden" };
+    if (row.state === "sealed") return { kind: "sealed" };
+    const counted = this.q.countRead.get(row.id);
+    if (!counted) return { kind: row.burn_on_limit ? "not_found" : "sealed" };
+    const value = this.deps.cipher.decrypt(row.ciphertext as Buffer, aadFor(row.scope, row.key));
+    const meta = toMeta({ ...row, read_count: counted.read_count });
+    this.emit("secret.read", meta, origin);
+    if (counted.max_reads !== null && counted.read_count >= counted.max_reads) {
+      if (row.burn_on_limit) {
+        this.q.remove.run(row.id);
+        this.emit("secret.burned", meta, origin);
+      } else {
+        this.q.seal.run(now, row.id);
+        meta.state = "sealed";
+        this.emit("secret.sealed", meta, origin);
+      }
+    }
+    return { kind: "ok", secret: meta, value };
+  }
+
+  /**
+   * Looks a secret up without decrypting it or counting a read (HEAD).
+   * Expires it first when its TTL has passed.
+   * @returns the metadata, or undefined when there is no live secret.
+   */
+  peek(scope: string, key: string, origin: Origin): SecretMeta | undefined {
+    const now = this.deps.now();
+    const row = this.q.live.get(scope, key);
+    if (!row) return undefined;
+    if (this.isDue(row, now)) {
+      this.expireRow(row, now, origin);
+      return undefined;
+    }
+    return toMeta(row);
+  }
+
+  /**
+   * PATCH (decisions.md section 4): `ttlSeconds` sets expires_at = now + ttl;
+   * `maxReads` sets a new limit and resets read_count to 0, which makes a
+   * sealed secret active again. Event `secret.updated`.
+   * @throws VaultError "invalid" when neither is given (400), "conflict" for
+   *   an org secret that burns on its limit (created with delete=true) (409).
+   */
+  update(scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): ChangeOutcome {
+    if (patch.ttlSeconds === undefined && patch.maxReads === undefined) {
+      throw new VaultError("invalid", "give ttl_seconds or max_reads");
+    }
+    const now = this.deps.now();
+    const row = this.q.live.get(scope, key);
+    if (!row) return { kind: "not_found" };
+    if (this.isDue(row, now)) {
+      this.expireRow(row, now, origin);
+      return { kind: "not_found" };
+    }
+    if (opts.sealable && row.burn_on_limit) {
+      throw new VaultError("conflict", "only secrets created with delete: false can be patched");
+    }
+    const reset = patch.maxReads !== undefined;
+    const updated = this.q.patch.get({
+      id: row.id,
+      now,
+      expires_at: patch.ttlSeconds !== undefined ? now + patch.ttlSeconds * 1000 : row.expires_at,
+      max_reads: reset ? patch.maxReads : row.max_reads,
+      read_count: reset ? 0 : row.read_count,
+      state: reset ? "active" : row.state,
+    }) as Row;
+    const meta = toMeta(updated);
+    this.emit("secret.updated", meta, origin);
+    return { kind: "ok", secret: meta };
+  }
+
+  /**
+   * Deletes a live (active or sealed) secret outright; event `secret.deleted`.
+   * A secret past its TTL is expired instead and reported not_found.
+   */
+  remove(scope: string, key: string, origin: Origin): ChangeOutcome {
+    const now = this.deps.now();
+    const row = this.q.live.get(scope, key);
+    if (!row) return { kind: "not_found" };
+    if (this.isDue(row, now)) {
+      this.expireRow(row, now, origin);
+      return { kind: "not_found" };
+    }
+    this.q.remove.run(row.id);
+    const meta = toMeta(row);
+    this.emit("secret.deleted", meta, origin);
+    return { kind: "ok", secret: meta };
+  }
+
+  /**
+   * One page of a scope's live secrets in creation order, without values.
+   * Secrets past expires_at are left out, swept or not (decisions.md section 4).
+   */
+  list(scope: string, options: ListOptions): ListPage {
+    const now = this.deps.now();
+    const rows = this.listStatement(options.includeSealed === true, options.keyPrefix !== undefined).all({
+        scope,
+        now,
+        after: options.afterId ?? 0,
+        glob: options.keyPrefix !== undefined ? globPrefix(options.keyPrefix) : null,
+        limit: options.limit + 1,
+      });
+    const more = rows.length > options.limit;
+    const page = more ? rows.slice(0, options.limit) : rows;
+    return {
+      secrets: page.map(toMeta),
+      nextAfterId: more ? (page[page.length - 1]?.id ?? null) : null,
+    };
+  }
+
+  /**
+   * The sweeper's step: expires up to `batch` secrets whose expires_at has
+   * passed, destroying their values and emitting `secret.expired`.
+   * @returns how many were expired (less than `batch` means none remain).
+   */
+  expireDue(batch: number, origin: Origin): number {
+    const now = this.deps.now();
+    const rows = this.q.due.all(now, batch);
+    for (const row of rows) this.expireRow(row, now, origin);
+    return rows.length;
+  }
+
+  /**
+   * Removes a scope's expired tombstones (first expiring what is due) and
+   * returns how many were removed: the `pruned` count.
+   * @param keyPrefix limit to keyed secrets with this prefix (prefix-scoped admin keys).
+   */
+  prune(scope: string, origin: Origin, keyPrefix?: string): number {
+    const now = this.deps.now();
+    for (const row of this.q.dueInScope.all(now, scope)) this.expireRow(row, now, origin);
+    const result =
+      keyPrefix === undefined
+        ? this.q.pruneScope.run(scope)
+        : this.q.pruneScopePrefix.run(scope, globPrefix(keyPrefix));
+    this.deps.events.secretsPruned(scope, result.changes, origin);
+    return result.changes;
+  }
+
+  /** Secrets that count toward the free tier: active or sealed, not past their TTL. */
+  countActive(): number {
+    return this.q.countActive.get(this.deps.now())?.n ?? 0;
+  }
+
+  private listStatement(includeSealed: boolean, byPrefix: boolean): Statement<ListParams, Row> {
+    const name = `${includeSealed}:${byPrefix}`;
+    let statement = this.listStatements.get(name);
+    if (!statement) {
+      const states = includeSealed ? "('active', 'sealed')" : "('active')";
+      const prefixClause = byPrefix ? "AND is_public = 0 AND key GLOB @glob" : "";
+      statement = this.deps.db.prepare<ListParams, Row>(
+        `SELECT * FROM secrets INDEXED BY secrets_live_list
+         WHERE scope = @scope AND state IN ('active', 'sealed') AND state IN ${states}
+           AND (expires_at IS NULL OR expires_at > @now) AND id > @after ${prefixClause}
+         ORDER BY id LIMIT @limit`,
+      );
+      this.listStatements.set(name, statement);
+    }
+    return statement;
+  }
+
+  private isDue(row: Row, now: number): boolean {
+    return row.expires_at !== null && row.expires_at <= now;
+  }
+
+  private mayRead(row: Row, reader: Reader): boolean {
+    if (row.allowed_keys === null || reader.principalKeyId === null) return true;
+    return (JSON.parse(row.allowed_keys) as string[]).includes(reader.principalKeyId);
+  }
+
+  private expireRow(row: Row, now: number, origin: Origin): void {
+    this.q.expire.run(now, row.id);
+    this.emit("secret.expired", { ...toMeta(row), state: "expired" }, origin);
+  }
+
+  private emit(type: SecretEventType, meta: SecretMeta, origin: Origin): void {
+    this.deps.events.secretEvent(
+      {
+        type,
+        scope: meta.scope,
+        key: meta.key,
+        isPublic: meta.isPublic,
+        readCount: meta.readCount,
+        maxReads: meta.maxReads,
+        expiresAt: meta.expiresAt,
+      },
+      origin,
+    );
+  }
+}
+
+/** A GLOB pattern matching keys that start with `prefix`; glob metacharacters are bracketed. */
+function globPrefix(prefix: string): string {
+  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
+}
+
+function toMeta(row: Row): SecretMeta {
+  return {
+    scope: row.scope,
+    key: row.key,
+    isPublic: row.is_public === 1,
+    state: row.state,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    maxReads: row.max_reads,
+    readCount: row.read_count,
+    burnOnLimit: row.burn_on_limit === 1,
+    ownerId: row.owner_id,
+    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+  };
+}

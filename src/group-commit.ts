@@ -1,0 +1,123 @@
+import type { Db } from "./db.js";
+
+/** Thrown by GroupCommit.run once the vault is shutting down. */
+export class ClosedError extends Error {
+  constructor() {
+    super("the vault is shutting down");
+    this.name = "ClosedError";
+  }
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: the writes of all requests handled in one event-loop turn
+ * share one SQLite transaction, so one fsync (synchronous=FULL) acknowledges
+ * many requests.
+ *
+ * - The first run() of a turn opens `BEGIN IMMEDIATE` and schedules the
+ *   COMMIT with setImmediate (after the poll phase has handed over every
+ *   request that arrived).
+ * - Each run() executes its function at once, synchronously, inside its own
+ *   SAVEPOINT: if the function throws, only its own changes are rolled back
+ *   and the other requests of the batch are untouched.
+ * - The promise run() returns settles only after the COMMIT: no response
+ *   leaves before its write is durable. If the COMMIT fails, every request of
+ *   the batch is rejected and nothing of it was acknowledged.
+ *
+ * The function must be synchronous and must not call run() itself. Because
+ * it runs to completion before any other JavaScript, a read-modify-write
+ * inside it is atomic.
+ */
+export class GroupCommit {
+  private waiters: Waiter[] = [];
+  private open = false;
+  private closed = false;
+  private readonly begin;
+  private readonly commit;
+  private readonly rollback;
+  private readonly savepoint;
+  private readonly release;
+  private readonly rollbackTo;
+
+  constructor(private readonly db: Db) {
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.commit = db.prepare("COMMIT");
+    this.rollback = db.prepare("ROLLBACK");
+    this.savepoint = db.prepare("SAVEPOINT request");
+    this.release = db.prepare("RELEASE request");
+    this.rollbackTo = db.prepare("ROLLBACK TO request");
+  }
+
+  /**
+   * Runs `fn` in the current batch and resolves with its result once the
+   * batch has committed.
+   * @throws (rejects) whatever `fn` throws (its changes rolled back), the
+   *   COMMIT's error, or ClosedError after close().
+   */
+  run<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (!this.open) {
+      this.begin.run();
+      this.open = true;
+      setImmediate(() => this.flush());
+    }
+    this.savepoint.run();
+    let result: T;
+    try {
+      result = fn();
+      this.release.run();
+    } catch (err) {
+      if (this.db.inTransaction) {
+        this.rollbackTo.run();
+        this.release.run();
+      } else {
+        // SQLite rolled the whole transaction back (I/O error, disk full):
+        // nothing of this batch is durable, so nothing of it is acknowledged.
+        this.failBatch(err);
+      }
+      return Promise.reject(err);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.waiters.push({ resolve: () => resolve(result), reject });
+    });
+  }
+
+  /** Commits the open batch now, if there is one, and settles its promises. */
+  flush(): void {
+    if (!this.open) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    this.open = false;
+    try {
+      this.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) {
+        try {
+          this.rollback.run();
+        } catch {
+          // the connection is unusable; the rejection below reports the cause
+        }
+      }
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    for (const w of waiters) w.resolve();
+  }
+
+  /** Commits what is pending and refuses further work (graceful stop). */
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
+
+  private failBatch(err: unknown): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    this.open = false;
+    for (const w of waiters) w.reject(err);
+  }
+}

@@ -1,0 +1,10 @@
+/** Programmatic entry points, for embedding and tests. */
+export { createVault, version } from "./vault.js";
+export type { Vault, VaultOptions } from "./vault.js";
+export { startServer } from "./server.js";
+export type { RunningServer } from "./server.js";
+export { loadConfig, ConfigError } from "./config.js";
+export type { Config } from "./config.js";
+export { openDatabase } from "./db.js";
+export { ValueCipher } from "./crypto.js";
+export { main } from "./cli.js";

@@ -1,0 +1,107 @@
+import type { Context } from "hono";
+import * as v from "valibot";
+import { ApiError } from "../errors.js";
+
+const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a POST/PATCH body as a JSON object (decisions.md section 10):
+ * `Content-Type: application/json` (parameters such as charset allowed),
+ * valid UTF-8, parsable, and an object. Anything else: 400. The body size
+ * limit (413) is enforced before this by the bodyLimit middleware.
+ * @returns the parsed object (unknown fields are kept, to be ignored by the schema).
+ * @throws ApiError 400.
+ */
+export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
+  const type = c.req.header("content-type") ?? "";
+  if (!JSON_TYPE.test(type.trim())) throw new ApiError(400, "Content-Type must be application/json");
+  const bytes = await c.req.arrayBuffer();
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new ApiError(400, "body is not valid UTF-8");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, "body is not valid JSON");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new ApiError(400, "body must be a JSON object");
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * Validates input against a valibot schema at the edge. The first issue's
+ * message (written in the schema, never echoing the input) becomes the 400.
+ * @throws ApiError 400.
+ */
+export function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const path = issue?.path?.map((p) => String(p.key)).join(".");
+  const reason = issue?.message ?? "invalid input";
+  throw new ApiError(400, path && !reason.startsWith(path) ? `${path}: ${reason}` : reason);
+}
+
+/** Reads the JSON body and validates it: readJsonObject() then parse(). */
+export async function readBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
+  return parse(schema, await readJsonObject(c));
+}
+
+/** A required string field: a string, non-empty. */
+export const requiredString = (field: string) =>
+  v.pipe(v.string(`${field} must be a string`), v.minLength(1, `${field} must not be empty`));
+
+/** An integer in [min, max] given as a JSON number (decisions.md section 3). */
+export const intRange = (field: string, min: number, max: number) =>
+  v.pipe(
+    v.number(`${field} must be an integer from ${min} to ${max}`),
+    v.integer(`${field} must be an integer from ${min} to ${max}`),
+    v.minValue(min, `${field} must be an integer from ${min} to ${max}`),
+    v.maxValue(max, `${field} must be an integer from ${min} to ${max}`),
+  );
+
+/** An integer in [min, max] given as a query-string parameter. */
+export const queryInt = (field: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,16}$/, `${field} must be an integer from ${min} to ${max}`),
+    v.transform(Number),
+    v.minValue(min, `${field} must be an integer from ${min} to ${max}`),
+    v.maxValue(max, `${field} must be an integer from ${min} to ${max}`),
+  );
+
+/** Pagination of list endpoints (decisions.md section 3): limit 1-1000 (default 1000) and cursor. */
+export const pageQuery = v.object({
+  limit: v.optional(queryInt("limit", 1, 1000)),
+  cursor: v.optional(v.string()),
+});
+
+/** Encodes a row id as an opaque cursor. */
+export function encodeCursor(afterId: number): string {
+  return Buffer.from(`c1:${afterId}`).toString("base64url");
+}
+
+/**
+ * Decodes a cursor made by encodeCursor().
+ * @throws ApiError 400 for anything else.
+ */
+export function decodeCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const m = /^c1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!m) throw new ApiError(400, "cursor is not valid");
+  return Number(m[1]);
+}
+
+/** Seconds from milliseconds, for the API (decisions.md section 3). */
+export function seconds(ms: number): number;
+export function seconds(ms: number | null): number | null;
+export function seconds(ms: number | null): number | null {
+  return ms === null ? null : Math.floor(ms / 1000);
+}

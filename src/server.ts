@@ -1,0 +1,117 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import type { Config } from "./config.js";
+import { ConfigError } from "./config.js";
+import { ValueCipher } from "./crypto.js";
+import { openDatabase } from "./db.js";
+import type { Db } from "./db.js";
+import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./keyfiles.js";
+import type { Notice } from "./keyfiles.js";
+import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./license.js";
+import type { Logger } from "./log.js";
+import { startSweeper } from "./sweeper.js";
+import { createVault } from "./vault.js";
+
+/** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */
+const DRAIN_MS = 4000;
+
+export interface RunningServer {
+  /** The address it listens on, e.g. http://127.0.0.1:8484. */
+  url: string;
+  port: number;
+  /**
+   * Graceful stop (decisions.md section 10): stop accepting, let in-flight
+   * requests finish (at most DRAIN_MS), flush the group commit, stop the
+   * sweeper, close the database.
+   */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts the vault: data dir -> key material -> database (migrated, root key
+ * verified) -> license -> app -> listen, plus the TTL sweeper.
+ *
+ * @param notice writes operator messages (generated keys) to stderr, once.
+ * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
+ *   or a database that cannot be opened (the command exits 2); the listen
+ *   error (EADDRINUSE, ...) otherwise.
+ */
+export async function startServer(config: Config, log: Logger, notice: Notice): Promise<RunningServer> {
+  const inMemory = config.dataDir === ":memory:";
+  if (!inMemory) prepareDataDir(config.dataDir);
+  const keys = loadKeyMaterial(config, notice);
+
+  let db: Db;
+  try {
+    db = openDatabase(inMemory ? ":memory:" : join(config.dataDir, "vault.db"));
+  } catch (err) {
+    throw new ConfigError(`VAULT_DATA_DIR: the database cannot be opened: ${(err as Error).message}`);
+  }
+  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
+  try {
+    verifyRootKeys(db, cipher);
+  } catch (err) {
+    db.close();
+    if (err instanceof WrongKeyError) throw new ConfigError(err.message);
+    throw err;
+  }
+
+  const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
+  const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
+  if (license.valid) {
+    log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
+  } else {
+    log.warn(`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
+  }
+  const activeLimit = () =>
+    license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT;
+
+  const vault = createVault({
+    db,
+    cipher,
+    log,
+    masterKey: keys.masterKey,
+    now: Date.now,
+    activeLimit,
+    publicUrl: config.publicUrl,
+    maxValueBytes: config.maxValueBytes,
+    trustProxy: config.trustProxy,
+  });
+  const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: vault.app.fetch, port: config.port, hostname: config.host }) as Server;
+    s.once("listening", () => resolve(s));
+    s.once("error", reject);
+  }).catch(async (err: unknown) => {
+    await sweeper.stop();
+    db.close();
+    throw err;
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `http://${shownHost}:${port}`;
+  log.info({ url, data_dir: config.dataDir }, "ephemeral-vault listening");
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      await sweeper.stop();
+      vault.tx.close();
+      db.close();
+      log.info("ephemeral-vault stopped");
+    })());
+
+  return { url, port, stop };
+}
