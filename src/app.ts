@@ -7,6 +7,7 @@ import { ApiError, errorResponse } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 import { authenticate } from "./auth.js";
+import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRouteDocs, secretRoutes } from "./routes/secrets.js";
@@ -23,6 +24,8 @@ export interface AppDeps {
   secrets: SecretLifecycle;
   log: Logger;
   masterKey: string;
+  /** Token lookups besides the master key (scoped keys, principal keys). */
+  resolvers: TokenResolver[];
   publicUrl: string;
   maxValueBytes: number;
   trustProxy: boolean;
@@ -51,7 +54,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       );
     }
   });
-  app.use(authenticate({ masterKey: deps.masterKey, trustProxy: deps.trustProxy }));
+  app.use(authenticate({ masterKey: deps.masterKey, trustProxy: deps.trustProxy, resolvers: deps.resolvers }));
   app.use(
     bodyLimit({
       maxSize: MAX_BODY_BYTES,

@@ -2,11 +2,20 @@ import type { MiddlewareHandler } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { constantTimeEqual } from "./crypto.js";
 import { ApiError } from "./errors.js";
-import type { Actor, AppEnv } from "./context.js";
+import type { Actor, AppEnv, Permission } from "./context.js";
+
+/**
+ * Looks a non-master token up (by its SHA-256) and returns its actor, or
+ * undefined when the token is not of its kind or unknown. Throws ApiError
+ * 401 for a known but expired or not-yet-valid key.
+ */
+export type TokenResolver = (token: string) => Actor | undefined;
 
 export interface AuthDeps {
   masterKey: string;
   trustProxy: boolean;
+  /** Scoped API keys (vsk_), principal keys (vpk_), ... tried in order. */
+  resolvers: TokenResolver[];
 }
 
 /** Paths served without a token (interface section 4, decisions.md section 10). */
@@ -54,11 +63,14 @@ export function authenticate(deps: AuthDeps): MiddlewareHandler<AppEnv> {
 
 function resolveToken(token: string, deps: AuthDeps): Actor | undefined {
   if (constantTimeEqual(token, deps.masterKey)) return { kind: "master" };
+  for (const resolve of deps.resolvers) {
+    const actor = resolve(token);
+    if (actor) return actor;
+  }
   return undefined;
 }
 
-/** Permissions a route can require of a scoped API key (interface section 5). */
-export type Permission = "read" | "write" | "delete" | "admin";
+export type { Permission };
 
 /**
  * Declares, in the route chain, the permission a route needs:

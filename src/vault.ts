@@ -57,6 +57,7 @@ export function createVault(options: VaultOptions): Vault {
     secrets,
     log: options.log,
     masterKey: options.masterKey,
+    resolvers: [],
     publicUrl: options.publicUrl,
     maxValueBytes: options.maxValueBytes,
     trustProxy: options.trustProxy,
