@@ -46,3 +46,12 @@ CREATE INDEX secrets_live_list ON secrets (scope, id) WHERE state IN ('active', 
 CREATE INDEX secrets_due ON secrets (expires_at) WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL;
 -- Prune: a scope's tombstones.
 CREATE INDEX secrets_tombstones ON secrets (scope, id) WHERE state = 'expired';
+
+-- version: 2
+-- Issue 3: scoped API keys and the append-only, hash-chained audit log.
+
+-- version: 3
+-- Issue 5: webhooks, the event outbox and delivery attempts.
+
+-- version: 4
+-- Issue 4: organizations, principals, roles and principal keys.
