@@ -1,0 +1,283 @@
+#!/usr/bin/env node
+// Load benchmark of the built server (docs/performance.md).
+//
+//   npm run build && npm run bench
+//
+// Starts `node bin/ephemeral-vault.js` as a child process on a temporary data
+// directory (synchronous=FULL, the default; VAULT_LOG_LEVEL=warn) with a
+// license made by the command's own `license keygen` / `license issue`, so
+// creates are not capped at 100. Then runs each scenario with autocannon and
+// prints requests/s, p50 and p99 latency and the non-2xx count.
+//
+// Settings (environment):
+//   BENCH_SECONDS      seconds per scenario (default 10)
+//   BENCH_CONNECTIONS  concurrent connections (default 50)
+//   BENCH_WARMUP       warm-up seconds per scenario, not counted (default 1; 0 skips it)
+//   BENCH_SCENARIOS    comma-separated scenario ids to run (default: all), e.g. "get,post"
+//   BENCH_JSON         write the raw results as JSON to this file
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const BIN = join(ROOT, "bin", "ephemeral-vault.js");
+
+const SECONDS = positive("BENCH_SECONDS", 10);
+const CONNECTIONS = positive("BENCH_CONNECTIONS", 50);
+const WARMUP = positive("BENCH_WARMUP", 1, true);
+const ONLY = process.env.BENCH_SCENARIOS?.split(",").map((s) => s.trim()).filter(Boolean);
+
+/** A 64-byte value: small, like a password or an API token. */
+const VALUE = randomBytes(48).toString("base64");
+
+/**
+ * The scenarios. Each has an `id` (for BENCH_SCENARIOS), a `name` (the path
+ * as shown in the table), and `setup(ctx)`, which prepares the data and
+ * returns autocannon options (method, path, headers, body or requests).
+ * `ctx` is { url, masterKey, api(method, path, body?, token?) -> parsed JSON }.
+ * A returned `path` is appended to the server's url; `requests` entries carry their own.
+ */
+const SCENARIOS = [
+  {
+    id: "get",
+    name: "GET /secrets/:key",
+    description: "retrieve a keyed secret without a read limit (decrypt + read_count update + commit per request)",
+    async setup(ctx) {
+      await ctx.api("POST", "/secrets", { key: "bench/read", value: VALUE });
+      return { method: "GET", path: "/secrets/bench/read" };
+    },
+  },
+  {
+    id: "post",
+    name: "POST /secrets",
+    description: "create a keyed secret, a new key per request (encrypt + insert + commit per request)",
+    async setup() {
+      let n = 0;
+      const prefix = `bench/new/${Date.now()}`;
+      return {
+        headers: { "content-type": "application/json" },
+        requests: [
+          {
+            method: "POST",
+            path: "/secrets",
+            setupRequest: (request) => ({ ...request, body: JSON.stringify({ key: `${prefix}/${n++}`, value: VALUE }) }),
+          },
+        ],
+      };
+    },
+  },
+  ...extraScenarios(),
+];
+
+/**
+ * HOOK for more scenarios: return them from here, same shape as SCENARIOS.
+ * For example, once scoped API keys exist (issue 3), a read with a scoped key:
+ *
+ *   {
+ *     id: "get-scoped",
+ *     name: "GET /secrets/:key (scoped key)",
+ *     description: "retrieve with a prefix-scoped read key (token hash lookup + prefix check)",
+ *     async setup(ctx) {
+ *       await ctx.api("POST", "/secrets", { key: "bench/scoped", value: VALUE });
+ *       const { token } = await ctx.api("POST", "/keys", { name: "bench", permissions: ["read"], prefix: "bench/" });
+ *       return { method: "GET", path: "/secrets/bench/scoped", headers: { authorization: `Bearer ${token}` } };
+ *     },
+ *   },
+ */
+function extraScenarios() {
+  return [];
+}
+
+function positive(name, fallback, zeroOk = false) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !zeroOk)) {
+    console.error(`bench: ${name} must be a ${zeroOk ? "non-negative" : "positive"} number`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/** Runs the command to completion and returns its stdout. */
+function command(args) {
+  return execFileSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: "utf8", env: cleanEnv() });
+}
+
+/** The environment without VAULT_* settings from the caller's shell. */
+function cleanEnv(extra = {}) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("VAULT_") && k !== "PORT") env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Makes an issuer key pair and a never-expiring license with the command itself. */
+function makeLicense(dir) {
+  const keyFile = join(dir, "issuer.pem");
+  const keygen = command(["license", "keygen", "--private-key", keyFile]);
+  const publicKey = /^VAULT_LICENSE_PUBLIC_KEY=(\S+)$/m.exec(keygen)?.[1];
+  if (!publicKey) throw new Error(`license keygen printed no public key:\n${keygen}`);
+  const license = command(["license", "issue", "--private-key", keyFile, "--subject", "benchmark"]).trim();
+  return { license, publicKey };
+}
+
+/** Starts the server on a free port and resolves once it prints its url. */
+function startServer(dataDir, env) {
+  const child = spawn(process.execPath, [BIN, "--port", "0"], {
+    cwd: ROOT,
+    env: cleanEnv({ VAULT_DATA_DIR: dataDir, ...env }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  let stdout = "";
+  child.stdout.setEncoding("utf8").on("data", (s) => (stdout += s));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${stderr}`)), 15_000);
+    child.stderr.setEncoding("utf8").on("data", (s) => {
+      stderr += s;
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], output: () => stdout + stderr });
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${code}:\n${stderr}`));
+    });
+  });
+}
+
+function stopServer(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill("SIGKILL"), 6_000);
+    child.once("exit", () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+function run(options) {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+const fmt = (n, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+async function main() {
+  if (!existsSync(join(ROOT, "dist", "cli.js"))) {
+    console.error("bench: dist/ is missing; run `npm run build` first");
+    process.exit(2);
+  }
+  const scenarios = SCENARIOS.filter((s) => !ONLY || ONLY.includes(s.id));
+  if (scenarios.length === 0) {
+    console.error(`bench: no scenario matches BENCH_SCENARIOS; known: ${SCENARIOS.map((s) => s.id).join(", ")}`);
+    process.exit(2);
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), "ev-bench-"));
+  const masterKey = randomBytes(24).toString("base64url");
+  let server;
+  const cleanup = async () => {
+    if (server) await stopServer(server.child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("SIGINT", () => cleanup().then(() => process.exit(130)));
+
+  try {
+    const { license, publicKey } = makeLicense(dir);
+    server = await startServer(join(dir, "data"), {
+      VAULT_MASTER_KEY: masterKey,
+      VAULT_LICENSE_KEY: license,
+      VAULT_LICENSE_PUBLIC_KEY: publicKey,
+      VAULT_LOG_LEVEL: "warn",
+    });
+    const auth = { authorization: `Bearer ${masterKey}` };
+    const ctx = {
+      url: server.url,
+      masterKey,
+      async api(method, path, body, token = masterKey) {
+        const res = await fetch(server.url + path, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+        const json = await res.json();
+        if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+        return json;
+      },
+    };
+
+    const cpu = cpus();
+    console.log(`ephemeral-vault benchmark: ${server.url}`);
+    console.log(
+      `node ${process.version}, ${cpu.length} CPU (${cpu[0]?.model ?? "unknown"}), ${fmt(totalmem() / 2 ** 30, 1)} GiB RAM; ` +
+        `${CONNECTIONS} connections, ${SECONDS} s per scenario (+${WARMUP} s warm-up); synchronous=FULL; licensed (no secret limit)`,
+    );
+    console.log("the client (autocannon) runs on the same machine as the server\n");
+
+    const results = [];
+    for (const scenario of scenarios) {
+      const { path = "", ...options } = await scenario.setup(ctx);
+      const base = {
+        ...options,
+        // autocannon takes the path as part of the url (a top-level `path` is ignored)
+        url: server.url + path,
+        connections: CONNECTIONS,
+        headers: { ...auth, ...options.headers },
+      };
+      if (WARMUP > 0) await run({ ...base, duration: WARMUP });
+      process.stdout.write(`${scenario.name} ... `);
+      const r = await run({ ...base, duration: SECONDS, title: scenario.name });
+      const row = {
+        id: scenario.id,
+        scenario: scenario.name,
+        description: scenario.description,
+        requestsPerSecond: r.requests.average,
+        p50Ms: r.latency.p50,
+        p99Ms: r.latency.p99,
+        total: r.requests.total,
+        non2xx: r.non2xx,
+        errors: r.errors,
+        timeouts: r.timeouts,
+        statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => [code, s.count])),
+      };
+      results.push(row);
+      console.log(`${fmt(row.requestsPerSecond)} req/s`);
+    }
+
+    console.log("\n| scenario | req/s | p50 ms | p99 ms | requests | non-2xx | errors |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|");
+    for (const r of results) {
+      console.log(
+        `| ${r.scenario} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50Ms, 1)} | ${fmt(r.p99Ms, 1)} | ${fmt(r.total)} | ${fmt(r.non2xx)} | ${fmt(r.errors + r.timeouts)} |`,
+      );
+    }
+    const bad = results.filter((r) => r.non2xx > 0 || r.errors > 0);
+    for (const r of bad) console.log(`\n${r.scenario}: status codes ${JSON.stringify(r.statusCodes)}, ${r.errors} errors, ${r.timeouts} timeouts`);
+    if (process.env.BENCH_JSON) {
+      writeFileSync(
+        process.env.BENCH_JSON,
+        JSON.stringify({ node: process.version, cpus: cpu.length, connections: CONNECTIONS, seconds: SECONDS, results }, null, 2) + "\n",
+      );
+    }
+    const serverOutput = server.output().trim();
+    if (/"level":(50|60)/.test(serverOutput)) console.log(`\nthe server logged errors:\n${serverOutput}`);
+    process.exitCode = bad.length > 0 ? 1 : 0;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench: ${err && err.stack ? err.stack : err}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,240 @@
+import { createPublicKey } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, SETTINGS, flagName, loadConfig, parseServeFlags } from "../src/config.js";
+import { generateLicenseKeyPair } from "../src/license.js";
+
+const HEX_KEY = "11".repeat(32);
+const HEX_KEY_2 = "22".repeat(32);
+
+/** loadConfig from command-line arguments and an environment, as the command does. */
+function config(args: string[] = [], env: Record<string, string | undefined> = {}) {
+  return loadConfig(parseServeFlags(args), env);
+}
+
+function configError(args: string[], env: Record<string, string | undefined>): ConfigError {
+  try {
+    config(args, env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify({ args, env })}`);
+}
+
+describe("loadConfig defaults", () => {
+  it("has the documented defaults (decisions.md section 1)", () => {
+    expect(config()).toMatchObject({
+      port: 8484,
+      host: "127.0.0.1",
+      dataDir: "./.vault",
+      masterKey: undefined,
+      encryptionKey: undefined,
+      previousEncryptionKeys: [],
+      publicUrl: "http://127.0.0.1:8484",
+      licenseKey: undefined,
+      licensePublicKey: undefined,
+      webhookSecret: undefined,
+      webhookAllowPrivate: false,
+      webhookTimeoutMs: 10_000,
+      webhookMaxAttempts: 8,
+      webhookRetryBaseMs: 1000,
+      sweepIntervalMs: 1000,
+      maxValueBytes: 65_536,
+      trustProxy: false,
+      logLevel: "info",
+    });
+  });
+
+  it("treats an empty environment variable as unset", () => {
+    expect(config([], { VAULT_PORT: "", VAULT_LOG_LEVEL: "", VAULT_MASTER_KEY: "" })).toMatchObject({
+      port: 8484,
+      logLevel: "info",
+      masterKey: undefined,
+    });
+  });
+
+  it("writes nothing: a data dir that does not exist is not created", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "ev-config-")), "not-yet");
+    try {
+      expect(config([], { VAULT_DATA_DIR: dir }).dataDir).toBe(dir);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
+  });
+});
+
+describe("loadConfig from the environment and flags", () => {
+  it("reads every setting from the environment", () => {
+    const { publicKeyBase64 } = generateLicenseKeyPair();
+    const c = config([], {
+      VAULT_PORT: "9000",
+      VAULT_HOST: "0.0.0.0",
+      VAULT_DATA_DIR: "/var/lib/vault",
+      VAULT_MASTER_KEY: "master-key-of-enough-length",
+      VAULT_ENCRYPTION_KEY: HEX_KEY,
+      VAULT_PREVIOUS_ENCRYPTION_KEYS: `${HEX_KEY_2}, ${Buffer.alloc(32, 3).toString("base64")}`,
+      VAULT_PUBLIC_URL: "https://vault.example.com/",
+      VAULT_LICENSE_KEY: "payload.signature",
+      VAULT_LICENSE_PUBLIC_KEY: publicKeyBase64,
+      VAULT_WEBHOOK_SECRET: "webhook-secret-0123456789",
+      VAULT_WEBHOOK_ALLOW_PRIVATE: "1",
+      VAULT_WEBHOOK_TIMEOUT_MS: "2500",
+      VAULT_WEBHOOK_MAX_ATTEMPTS: "3",
+      VAULT_WEBHOOK_RETRY_BASE_MS: "10",
+      VAULT_SWEEP_INTERVAL_MS: "0",
+      VAULT_MAX_VALUE_BYTES: "1024",
+      VAULT_TRUST_PROXY: "true",
+      VAULT_LOG_LEVEL: "WARN",
+    });
+    expect(c).toMatchObject({
+      port: 9000,
+      host: "0.0.0.0",
+      dataDir: "/var/lib/vault",
+      masterKey: "master-key-of-enough-length",
+      publicUrl: "https://vault.example.com",
+      licenseKey: "payload.signature",
+      licensePublicKey: publicKeyBase64,
+      webhookSecret: "webhook-secret-0123456789",
+      webhookAllowPrivate: true,
+      webhookTimeoutMs: 2500,
+      webhookMaxAttempts: 3,
+      webhookRetryBaseMs: 10,
+      sweepIntervalMs: 0,
+      maxValueBytes: 1024,
+      trustProxy: true,
+      logLevel: "warn",
+    });
+    expect(c.encryptionKey?.equals(Buffer.from(HEX_KEY, "hex"))).toBe(true);
+    expect(c.previousEncryptionKeys.map((k) => k.toString("hex"))).toEqual([HEX_KEY_2, "03".repeat(32)]);
+  });
+
+  it("reads every setting from a flag named after it, and the flag wins over the environment", () => {
+    const c = config(
+      ["--port", "9001", "--host", "::1", "--data-dir", "/flag/dir", "--master-key", "flag-master-key-123456", "--log-level", "debug", "--trust-proxy", "--sweep-interval-ms", "250"],
+      { VAULT_PORT: "9000", VAULT_HOST: "0.0.0.0", VAULT_DATA_DIR: "/env/dir", VAULT_MASTER_KEY: "env-master-key-1234567", VAULT_LOG_LEVEL: "error", VAULT_SWEEP_INTERVAL_MS: "5" },
+    );
+    expect(c).toMatchObject({
+      port: 9001,
+      host: "::1",
+      dataDir: "/flag/dir",
+      masterKey: "flag-master-key-123456",
+      logLevel: "debug",
+      trustProxy: true,
+      sweepIntervalMs: 250,
+      publicUrl: "http://[::1]:9001",
+    });
+  });
+
+  it("accepts --flag=value", () => {
+    expect(config(["--port=1234", "--data-dir=:memory:"])).toMatchObject({ port: 1234, dataDir: ":memory:" });
+  });
+
+  it("has one flag per setting, named after its first variable", () => {
+    expect(flagName(SETTINGS.dataDir)).toBe("data-dir");
+    expect(flagName(SETTINGS.port)).toBe("port");
+    expect(flagName(SETTINGS.masterKey)).toBe("master-key");
+    expect(flagName(SETTINGS.previousEncryptionKeys)).toBe("previous-encryption-keys");
+    for (const setting of Object.values(SETTINGS)) {
+      expect(setting.env[0]).toMatch(/^VAULT_[A-Z_]+$/);
+      expect(flagName(setting)).toMatch(/^[a-z]+(-[a-z]+)*$/);
+    }
+  });
+
+  it("takes PORT as an alias of VAULT_PORT, VAULT_PORT winning", () => {
+    expect(config([], { PORT: "7000" }).port).toBe(7000);
+    expect(config([], { PORT: "7000", VAULT_PORT: "7001" }).port).toBe(7001);
+    expect(config(["--port", "7002"], { PORT: "7000" }).port).toBe(7002);
+  });
+
+  it("takes VAULT_API_KEY as an alias of VAULT_MASTER_KEY, VAULT_MASTER_KEY winning", () => {
+    expect(config([], { VAULT_API_KEY: "api-key-alias-0123456" }).masterKey).toBe("api-key-alias-0123456");
+    expect(config([], { VAULT_API_KEY: "api-key-alias-0123456", VAULT_MASTER_KEY: "master-key-0123456789" }).masterKey).toBe(
+      "master-key-0123456789",
+    );
+  });
+
+  it("accepts port 0 (any free port) and builds the default public url from host and port", () => {
+    expect(config(["--port", "0"]).port).toBe(0);
+    expect(config([], { VAULT_HOST: "10.0.0.5", VAULT_PORT: "80" }).publicUrl).toBe("http://10.0.0.5:80");
+  });
+
+  it("accepts the encryption key as hex or base64 of 32 bytes", () => {
+    const base64 = Buffer.from(HEX_KEY, "hex").toString("base64");
+    expect(config([], { VAULT_ENCRYPTION_KEY: base64 }).encryptionKey?.toString("hex")).toBe(HEX_KEY);
+  });
+
+  it("accepts a PEM license public key", () => {
+    const { privateKeyPem } = generateLicenseKeyPair();
+    const publicPem = createPublicKey(privateKeyPem).export({ type: "spki", format: "pem" }).toString();
+    expect(config([], { VAULT_LICENSE_PUBLIC_KEY: publicPem }).licensePublicKey).toBe(publicPem.trim());
+  });
+
+  it.each([
+    ["true", true],
+    ["TRUE", true],
+    ["1", true],
+    ["yes", true],
+    ["false", false],
+    ["0", false],
+    ["no", false],
+  ])("reads the boolean %s as %s", (text, expected) => {
+    expect(config([], { VAULT_TRUST_PROXY: text }).trustProxy).toBe(expected);
+    expect(config([], { VAULT_WEBHOOK_ALLOW_PRIVATE: text }).webhookAllowPrivate).toBe(expected);
+  });
+});
+
+describe("loadConfig refuses a bad setting with a ConfigError naming it", () => {
+  const cases: [string, string[], Record<string, string>, string][] = [
+    ["port abc", [], { VAULT_PORT: "abc" }, "VAULT_PORT"],
+    ["port 70000", [], { VAULT_PORT: "70000" }, "VAULT_PORT"],
+    ["port -1", [], { VAULT_PORT: "-1" }, "VAULT_PORT"],
+    ["port 80.5", [], { VAULT_PORT: "80.5" }, "VAULT_PORT"],
+    ["port via PORT", [], { PORT: "http" }, "VAULT_PORT"],
+    ["port via flag", ["--port", "x"], {}, "VAULT_PORT"],
+    ["master key of 15 characters", [], { VAULT_MASTER_KEY: "a".repeat(15) }, "VAULT_MASTER_KEY"],
+    ["master key via the alias, too short", [], { VAULT_API_KEY: "short" }, "VAULT_MASTER_KEY"],
+    ["master key with a space", [], { VAULT_MASTER_KEY: "has a space in it ok" }, "VAULT_MASTER_KEY"],
+    ["encryption key too short", [], { VAULT_ENCRYPTION_KEY: "abcd" }, "VAULT_ENCRYPTION_KEY"],
+    ["encryption key of 31 bytes", [], { VAULT_ENCRYPTION_KEY: "ab".repeat(31) }, "VAULT_ENCRYPTION_KEY"],
+    ["encryption key not hex nor base64", [], { VAULT_ENCRYPTION_KEY: "z".repeat(64) }, "VAULT_ENCRYPTION_KEY"],
+    ["a previous key malformed", [], { VAULT_PREVIOUS_ENCRYPTION_KEYS: `${HEX_KEY},nope` }, "VAULT_PREVIOUS_ENCRYPTION_KEYS"],
+    ["log level loud", [], { VAULT_LOG_LEVEL: "loud" }, "VAULT_LOG_LEVEL"],
+    ["log level trace", [], { VAULT_LOG_LEVEL: "trace" }, "VAULT_LOG_LEVEL"],
+    ["public url not a url", [], { VAULT_PUBLIC_URL: "not a url" }, "VAULT_PUBLIC_URL"],
+    ["public url relative", [], { VAULT_PUBLIC_URL: "/secrets" }, "VAULT_PUBLIC_URL"],
+    ["public url ftp", [], { VAULT_PUBLIC_URL: "ftp://vault.example.com" }, "VAULT_PUBLIC_URL"],
+    ["license public key garbage", [], { VAULT_LICENSE_PUBLIC_KEY: "garbage" }, "VAULT_LICENSE_PUBLIC_KEY"],
+    ["license public key of 31 bytes", [], { VAULT_LICENSE_PUBLIC_KEY: Buffer.alloc(31, 1).toString("base64") }, "VAULT_LICENSE_PUBLIC_KEY"],
+    ["license public key a broken PEM", [], { VAULT_LICENSE_PUBLIC_KEY: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----" }, "VAULT_LICENSE_PUBLIC_KEY"],
+    ["trust proxy maybe", [], { VAULT_TRUST_PROXY: "maybe" }, "VAULT_TRUST_PROXY"],
+    ["allow private perhaps", [], { VAULT_WEBHOOK_ALLOW_PRIVATE: "perhaps" }, "VAULT_WEBHOOK_ALLOW_PRIVATE"],
+    ["webhook secret too short", [], { VAULT_WEBHOOK_SECRET: "short" }, "VAULT_WEBHOOK_SECRET"],
+    ["webhook timeout 0", [], { VAULT_WEBHOOK_TIMEOUT_MS: "0" }, "VAULT_WEBHOOK_TIMEOUT_MS"],
+    ["webhook attempts abc", [], { VAULT_WEBHOOK_MAX_ATTEMPTS: "abc" }, "VAULT_WEBHOOK_MAX_ATTEMPTS"],
+    ["retry base -1", [], { VAULT_WEBHOOK_RETRY_BASE_MS: "-1" }, "VAULT_WEBHOOK_RETRY_BASE_MS"],
+    ["sweep interval 1.5", [], { VAULT_SWEEP_INTERVAL_MS: "1.5" }, "VAULT_SWEEP_INTERVAL_MS"],
+    ["max value bytes 0", [], { VAULT_MAX_VALUE_BYTES: "0" }, "VAULT_MAX_VALUE_BYTES"],
+    ["max value bytes over the body limit", [], { VAULT_MAX_VALUE_BYTES: "2000000" }, "VAULT_MAX_VALUE_BYTES"],
+  ];
+
+  it.each(cases)("%s", (_name, args, env, setting) => {
+    const err = configError(args, env);
+    expect(err.message).toContain(setting);
+    expect(err.message).not.toContain("\n");
+  });
+
+  it("does not echo a bad master key or encryption key back", () => {
+    expect(configError([], { VAULT_MASTER_KEY: "tooShortKey" }).message).not.toContain("tooShortKey");
+    expect(configError([], { VAULT_ENCRYPTION_KEY: "secretish-but-bad" }).message).not.toContain("secretish");
+  });
+
+  it("refuses an unknown flag and a flag without its value", () => {
+    expect(() => parseServeFlags(["--no-such-flag"])).toThrow(ConfigError);
+    expect(() => parseServeFlags(["--port"])).toThrow(ConfigError);
+    expect(() => parseServeFlags(["positional"])).toThrow(ConfigError);
+  });
+});

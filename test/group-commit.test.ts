@@ -1,0 +1,265 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db.js";
+import type { Db } from "../src/db.js";
+import { ClosedError, GroupCommit } from "../src/group-commit.js";
+
+/** A :memory: database with a scratch table `t(n)` and a deferred foreign key `child -> parent`. */
+function scratchDb(file = ":memory:"): Db {
+  const db = openDatabase(file);
+  db.exec(`
+    CREATE TABLE t (n INTEGER NOT NULL);
+    CREATE TABLE parent (id INTEGER PRIMARY KEY);
+    CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+  `);
+  return db;
+}
+
+const rows = (db: Db) => (db.prepare("SELECT n FROM t ORDER BY n").all() as { n: number }[]).map((r) => r.n);
+
+/**
+ * Wraps a database so the statements GroupCommit prepares are counted:
+ * how many BEGINs and COMMITs really ran.
+ */
+function countingDb(db: Db): { db: Db; counts: { begin: number; commit: number } } {
+  const counts = { begin: 0, commit: 0 };
+  const proxy = new Proxy(db, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (sql: string) => {
+          const statement = target.prepare(sql);
+          const key = sql === "BEGIN IMMEDIATE" ? "begin" : sql === "COMMIT" ? "commit" : undefined;
+          if (key === undefined) return statement;
+          return {
+            run: () => {
+              counts[key]++;
+              return statement.run();
+            },
+          };
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: proxy, counts };
+}
+
+const settle = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+
+const temps: string[] = [];
+afterEach(() => {
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("GroupCommit", () => {
+  it("runs the function at once, synchronously, inside a transaction", () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    let inside = false;
+    const p = tx.run(() => {
+      inside = db.inTransaction;
+      db.prepare("INSERT INTO t VALUES (1)").run();
+      return "result";
+    });
+    expect(inside).toBe(true);
+    expect(rows(db)).toEqual([1]); // visible on this connection already
+    expect(db.inTransaction).toBe(true); // but not committed yet
+    return expect(p).resolves.toBe("result");
+  });
+
+  it("shares one transaction among all run() calls of one event-loop turn", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const ps = [1, 2, 3, 4, 5].map((n) => tx.run(() => db.prepare("INSERT INTO t VALUES (?)").run(n)));
+    expect(counts).toEqual({ begin: 1, commit: 0 });
+    await Promise.all(ps);
+    expect(counts).toEqual({ begin: 1, commit: 1 });
+    expect(rows(db)).toEqual([1, 2, 3, 4, 5]);
+    // the next turn is a new batch
+    await tx.run(() => db.prepare("INSERT INTO t VALUES (6)").run());
+    expect(counts).toEqual({ begin: 2, commit: 2 });
+  });
+
+  it("shares the transaction with runs started from microtasks of the same turn", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const ps: Promise<unknown>[] = [];
+    ps.push(tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run()));
+    await Promise.resolve();
+    ps.push(tx.run(() => db.prepare("INSERT INTO t VALUES (2)").run()));
+    await Promise.all(ps);
+    expect(counts).toEqual({ begin: 1, commit: 1 });
+  });
+
+  it("settles each promise only after the COMMIT, with the function's result", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ev-gc-"));
+    temps.push(dir);
+    const file = join(dir, "gc.db");
+    const db = scratchDb(file);
+    const other = new Database(file, { readonly: true });
+    const tx = new GroupCommit(db);
+    const seen: { inTransaction: boolean; visibleElsewhere: number[] }[] = [];
+    const ps = [1, 2, 3].map((n) =>
+      tx
+        .run(() => {
+          db.prepare("INSERT INTO t VALUES (?)").run(n);
+          return n * 10;
+        })
+        .then((result) => {
+          seen.push({
+            inTransaction: db.inTransaction,
+            visibleElsewhere: (other.prepare("SELECT n FROM t ORDER BY n").all() as { n: number }[]).map((r) => r.n),
+          });
+          return result;
+        }),
+    );
+    // not yet committed: another connection sees nothing
+    expect(other.prepare("SELECT count(*) AS c FROM t").get()).toEqual({ c: 0 });
+    expect(await Promise.all(ps)).toEqual([10, 20, 30]);
+    expect(seen).toEqual([
+      { inTransaction: false, visibleElsewhere: [1, 2, 3] },
+      { inTransaction: false, visibleElsewhere: [1, 2, 3] },
+      { inTransaction: false, visibleElsewhere: [1, 2, 3] },
+    ]);
+    other.close();
+    db.close();
+  });
+
+  it("rolls back only the throwing function's changes; the rest of the batch commits", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const boom = new Error("boom");
+    const a = settle(tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run()));
+    const b = settle(
+      tx.run(() => {
+        db.prepare("INSERT INTO t VALUES (2)").run();
+        db.prepare("INSERT INTO t VALUES (22)").run();
+        throw boom;
+      }),
+    );
+    const c = settle(tx.run(() => db.prepare("INSERT INTO t VALUES (3)").run()));
+    const results = await Promise.all([a, b, c]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, true]);
+    expect(results[1]).toEqual({ ok: false, error: boom });
+    expect(rows(db)).toEqual([1, 3]);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it("rolls back a function that fails on a constraint, keeping the others", async () => {
+    const db = scratchDb();
+    db.exec("CREATE TABLE u (k TEXT PRIMARY KEY)");
+    const tx = new GroupCommit(db);
+    const a = settle(tx.run(() => db.prepare("INSERT INTO u VALUES ('x')").run()));
+    const b = settle(
+      tx.run(() => {
+        db.prepare("INSERT INTO t VALUES (9)").run();
+        db.prepare("INSERT INTO u VALUES ('x')").run();
+      }),
+    );
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(ra.ok).toBe(true);
+    expect(rb.ok).toBe(false);
+    expect(String((rb as { error: unknown }).error)).toMatch(/UNIQUE/);
+    expect(rows(db)).toEqual([]);
+    expect(db.prepare("SELECT k FROM u").all()).toEqual([{ k: "x" }]);
+  });
+
+  it("rejects every waiter of the batch when the COMMIT fails (deferred foreign key), committing none of it", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const a = settle(tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run()));
+    // a deferred foreign key is checked only at COMMIT: this statement succeeds, the COMMIT fails
+    const b = settle(tx.run(() => db.prepare("INSERT INTO child VALUES (404)").run()));
+    const c = settle(tx.run(() => db.prepare("INSERT INTO t VALUES (3)").run()));
+    const results = await Promise.all([a, b, c]);
+    for (const r of results) {
+      expect(r.ok).toBe(false);
+      expect(String((r as { error: unknown }).error)).toMatch(/FOREIGN KEY/);
+    }
+    expect(db.inTransaction).toBe(false);
+    expect(rows(db)).toEqual([]);
+    expect(db.prepare("SELECT count(*) AS c FROM child").get()).toEqual({ c: 0 });
+    // the connection is usable for the next batch
+    await tx.run(() => db.prepare("INSERT INTO t VALUES (4)").run());
+    expect(rows(db)).toEqual([4]);
+  });
+
+  it("rejects the whole batch when SQLite rolled the transaction back under a function", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const a = settle(tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run()));
+    const fatal = new Error("disk I/O error (simulated)");
+    const b = settle(
+      tx.run(() => {
+        db.exec("ROLLBACK"); // what SQLite does on SQLITE_FULL / SQLITE_IOERR
+        throw fatal;
+      }),
+    );
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(ra).toEqual({ ok: false, error: fatal });
+    expect(rb).toEqual({ ok: false, error: fatal });
+    expect(rows(db)).toEqual([]);
+    // later work gets a fresh batch
+    const later = settle(tx.run(() => db.prepare("INSERT INTO t VALUES (2)").run()));
+    expect((await later).ok).toBe(true);
+    expect(rows(db)).toEqual([2]);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it("close() commits what is pending; run() afterwards rejects with ClosedError", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const p = tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run());
+    tx.close();
+    expect(db.inTransaction).toBe(false);
+    expect(rows(db)).toEqual([1]);
+    await expect(p).resolves.toBeDefined();
+    let ran = false;
+    await expect(
+      tx.run(() => {
+        ran = true;
+      }),
+    ).rejects.toBeInstanceOf(ClosedError);
+    expect(ran).toBe(false);
+    // close twice is harmless, and the database can be closed after it
+    tx.close();
+    db.close();
+  });
+
+  it("flush() commits at once and a later flush() with nothing open does nothing", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const p = tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run());
+    tx.flush();
+    expect(counts.commit).toBe(1);
+    tx.flush();
+    await p;
+    await new Promise((r) => setImmediate(r));
+    expect(counts).toEqual({ begin: 1, commit: 1 });
+  });
+
+  it("keeps a read-modify-write atomic among the runs of one batch", async () => {
+    const db = scratchDb();
+    db.exec("CREATE TABLE counter (v INTEGER NOT NULL); INSERT INTO counter VALUES (0)");
+    const tx = new GroupCommit(db);
+    const get = db.prepare("SELECT v FROM counter");
+    const set = db.prepare("UPDATE counter SET v = ?");
+    await Promise.all(
+      Array.from({ length: 100 }, () =>
+        tx.run(() => {
+          const { v } = get.get() as { v: number };
+          set.run(v + 1);
+        }),
+      ),
+    );
+    expect(get.get()).toEqual({ v: 100 });
+  });
+});

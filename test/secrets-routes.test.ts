@@ -1,0 +1,459 @@
+import { describe, expect, it } from "vitest";
+import { buildTestVault } from "./helpers.js";
+import type { TestVault } from "./helpers.js";
+
+const T0 = Date.UTC(2026, 0, 1) / 1000;
+
+async function create(v: TestVault, body: Record<string, unknown>): Promise<Response> {
+  return v.asMaster("POST", "/secrets", body);
+}
+
+async function json(res: Response): Promise<Record<string, unknown>> {
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe("POST /secrets", () => {
+  it("creates a keyed secret: 201 {key}", async () => {
+    const v = buildTestVault();
+    const res = await create(v, { key: "db/password", value: "hunter2", ttl_seconds: 60, max_reads: 3 });
+    expect(res.status).toBe(201);
+    expect(await json(res)).toEqual({ key: "db/password" });
+  });
+
+  it("creates a public secret: 201 {id (64 lowercase hex), url = public url + /secrets/<id>}", async () => {
+    const v = buildTestVault();
+    const res = await create(v, { value: "dead drop" });
+    expect(res.status).toBe(201);
+    const body = await json(res);
+    expect(Object.keys(body).sort()).toEqual(["id", "url"]);
+    expect(body.id).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.url).toBe(`http://vault.test/secrets/${body.id as string}`);
+    const read = await v.asMaster("GET", `/secrets/${body.id as string}`);
+    expect(await json(read)).toEqual({
+      id: body.id,
+      value: "dead drop",
+      created_at: T0,
+      expires_at: null,
+      max_reads: null,
+      read_count: 1,
+    });
+  });
+
+  it("gives every public secret its own id", async () => {
+    const v = buildTestVault();
+    const ids = new Set<string>();
+    for (let i = 0; i < 20; i++) ids.add(((await json(await create(v, { value: "x" }))) as { id: string }).id);
+    expect(ids.size).toBe(20);
+  });
+
+  it("answers 409 for the key of an active secret", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "one" });
+    const res = await create(v, { key: "k", value: "two" });
+    expect(res.status).toBe(409);
+    expect(Object.keys(await json(res))).toContain("error");
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toMatchObject({ value: "one" });
+  });
+
+  it("ignores unknown fields", async () => {
+    const v = buildTestVault();
+    const res = await create(v, { key: "k", value: "v", colour: "blue", state: "sealed" });
+    expect(res.status).toBe(201);
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toMatchObject({ value: "v", read_count: 1 });
+  });
+
+  it("accepts a charset parameter on the content type", async () => {
+    const v = buildTestVault();
+    const res = await v.request("POST", "/secrets", {
+      raw: JSON.stringify({ key: "k", value: "v" }),
+      contentType: "application/json; charset=utf-8",
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it("answers 402 {error, message} at the active-secret limit", async () => {
+    const v = buildTestVault({ activeLimit: () => 2 });
+    expect((await create(v, { key: "a", value: "v" })).status).toBe(201);
+    expect((await create(v, { value: "v" })).status).toBe(201);
+    const res = await create(v, { key: "c", value: "v" });
+    expect(res.status).toBe(402);
+    const body = await json(res);
+    expect(body.error).toBe("free tier limit reached");
+    expect(typeof body.message).toBe("string");
+    expect(Object.keys(body).sort()).toEqual(["error", "message"]);
+    expect((await create(v, { value: "v" })).status).toBe(402);
+  });
+});
+
+describe("GET /secrets/:key", () => {
+  it("returns {key, value, created_at, expires_at, max_reads, read_count} in seconds, read_count after this read", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", ttl_seconds: 90, max_reads: 5 });
+    v.clock.advance(1_500);
+    const res = await v.asMaster("GET", "/secrets/k");
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({
+      key: "k",
+      value: "v",
+      created_at: T0,
+      expires_at: T0 + 90,
+      max_reads: 5,
+      read_count: 1,
+    });
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toMatchObject({ read_count: 2 });
+  });
+
+  it("shows expires_at null and max_reads null without TTL or limit", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v" });
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toEqual({
+      key: "k",
+      value: "v",
+      created_at: T0,
+      expires_at: null,
+      max_reads: null,
+      read_count: 1,
+    });
+  });
+
+  it("round-trips unicode and JSON-ish values exactly", async () => {
+    const v = buildTestVault();
+    const value = 'päss wörd 🔑 "quoted" \\ back\nslash\u0000nul';
+    await create(v, { key: "u", value });
+    expect(await json(await v.asMaster("GET", "/secrets/u"))).toMatchObject({ value });
+  });
+
+  it("burns on the read that reaches max_reads: that read gets the value, later reads 404", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", max_reads: 2 });
+    expect((await v.asMaster("GET", "/secrets/k")).status).toBe(200);
+    const last = await v.asMaster("GET", "/secrets/k");
+    expect(await json(last)).toMatchObject({ value: "v", read_count: 2, max_reads: 2 });
+    const after = await v.asMaster("GET", "/secrets/k");
+    expect(after.status).toBe(404);
+    expect(Object.keys(await json(after))).toEqual(["error"]);
+    expect((await json(await v.asMaster("GET", "/secrets"))).secrets).toEqual([]);
+  });
+
+  it("answers 404 for a secret past its TTL, before any sweep", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", ttl_seconds: 5 });
+    v.clock.advance(5_000);
+    const res = await v.asMaster("GET", "/secrets/k");
+    expect(res.status).toBe(404);
+    expect(await json(res)).toHaveProperty("error");
+  });
+
+  it("answers 404 for a missing key and for a missing public id", async () => {
+    const v = buildTestVault();
+    expect((await v.asMaster("GET", "/secrets/nothing")).status).toBe(404);
+    expect((await v.asMaster("GET", `/secrets/${"a".repeat(64)}`)).status).toBe(404);
+  });
+
+  it("serves keys with / in them, and %2F decodes to /", async () => {
+    const v = buildTestVault();
+    expect((await create(v, { key: "team/app/db", value: "nested" })).status).toBe(201);
+    expect(await json(await v.asMaster("GET", "/secrets/team/app/db"))).toMatchObject({ key: "team/app/db", value: "nested" });
+    expect(await json(await v.asMaster("GET", "/secrets/team%2Fapp%2Fdb"))).toMatchObject({ key: "team/app/db", read_count: 2 });
+    expect(await json(await v.asMaster("PATCH", "/secrets/team%2Fapp/db", { max_reads: 1 }))).toEqual({
+      key: "team/app/db",
+      updated: true,
+    });
+    expect(await json(await v.asMaster("DELETE", "/secrets/team%2fapp%2fdb"))).toEqual({ deleted: true });
+  });
+
+  it("serves keys with every allowed punctuation character", async () => {
+    const v = buildTestVault();
+    const key = "a.b_c-d~e@f:g+h=i/j";
+    expect((await create(v, { key, value: "v" })).status).toBe(201);
+    const res = await v.asMaster("GET", `/secrets/${encodeURIComponent(key)}`);
+    expect(await json(res)).toMatchObject({ key, value: "v" });
+  });
+
+  it("HEAD answers 200 without a body and without counting a read; 404 when missing", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", max_reads: 1 });
+    const head = await v.asMaster("HEAD", "/secrets/k");
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    expect(head.headers.get("cache-control")).toBe("no-store");
+    expect((await v.asMaster("HEAD", "/secrets/k")).status).toBe(200);
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toMatchObject({ read_count: 1 });
+    expect((await v.asMaster("HEAD", "/secrets/k")).status).toBe(404);
+    expect((await v.asMaster("HEAD", "/secrets/missing")).status).toBe(404);
+  });
+});
+
+describe("GET /secrets (list)", () => {
+  it("lists metadata of keyed and public secrets, never values", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "secret-value-1", ttl_seconds: 30, max_reads: 2 });
+    const pub = (await json(await create(v, { value: "secret-value-2" }))) as { id: string };
+    const res = await v.asMaster("GET", "/secrets");
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body).toEqual({
+      secrets: [
+        { key: "k", created_at: T0, expires_at: T0 + 30, max_reads: 2, read_count: 0 },
+        { id: pub.id, created_at: T0, expires_at: null, max_reads: null, read_count: 0 },
+      ],
+    });
+    expect(JSON.stringify(body)).not.toContain("secret-value");
+  });
+
+  it("leaves out expired (swept or not), burned and deleted secrets", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "expires", value: "v", ttl_seconds: 1 });
+    await create(v, { key: "burns", value: "v", max_reads: 1 });
+    await create(v, { key: "deleted", value: "v" });
+    await create(v, { key: "live", value: "v" });
+    await v.asMaster("GET", "/secrets/burns");
+    await v.asMaster("DELETE", "/secrets/deleted");
+    v.clock.advance(1_000);
+    expect((await json(await v.asMaster("GET", "/secrets"))).secrets).toEqual([
+      { key: "live", created_at: T0, expires_at: null, max_reads: null, read_count: 0 },
+    ]);
+  });
+
+  it("pages with limit and cursor; next_cursor only while more remain", async () => {
+    const v = buildTestVault();
+    const keys = Array.from({ length: 7 }, (_, i) => `key-${i}`);
+    for (const key of keys) await create(v, { key, value: "v" });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await v.asMaster("GET", `/secrets?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      expect(res.status).toBe(200);
+      const body = (await json(res)) as { secrets: { key: string }[]; next_cursor?: string };
+      expect(body.secrets.length).toBeLessThanOrEqual(3);
+      seen.push(...body.secrets.map((s) => s.key));
+      cursor = body.next_cursor;
+      if (cursor !== undefined) expect(typeof cursor).toBe("string");
+      pages++;
+    } while (cursor !== undefined);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(keys);
+    const all = await json(await v.asMaster("GET", "/secrets?limit=7"));
+    expect(all).not.toHaveProperty("next_cursor");
+    expect((all.secrets as unknown[]).length).toBe(7);
+    const whole = await json(await v.asMaster("GET", "/secrets"));
+    expect(Object.keys(whole)).toEqual(["secrets"]);
+  });
+
+  it("answers an empty list when nothing is stored", async () => {
+    const v = buildTestVault();
+    expect(await json(await v.asMaster("GET", "/secrets"))).toEqual({ secrets: [] });
+  });
+});
+
+describe("PATCH /secrets/:key", () => {
+  it("answers {key, updated: true} and sets the TTL from now", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", ttl_seconds: 10 });
+    v.clock.advance(5_000);
+    const res = await v.asMaster("PATCH", "/secrets/k", { ttl_seconds: 100 });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ key: "k", updated: true });
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toMatchObject({ expires_at: T0 + 105 });
+  });
+
+  it("resets read_count to 0 with a new max_reads", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", max_reads: 3 });
+    await v.asMaster("GET", "/secrets/k");
+    await v.asMaster("GET", "/secrets/k");
+    expect((await v.asMaster("PATCH", "/secrets/k", { max_reads: 1 })).status).toBe(200);
+    expect((await json(await v.asMaster("GET", "/secrets"))).secrets).toEqual([
+      { key: "k", created_at: T0, expires_at: null, max_reads: 1, read_count: 0 },
+    ]);
+    expect(await json(await v.asMaster("GET", "/secrets/k"))).toMatchObject({ read_count: 1, max_reads: 1 });
+    expect((await v.asMaster("GET", "/secrets/k")).status).toBe(404);
+  });
+
+  it("answers {id, updated: true} for a public secret", async () => {
+    const v = buildTestVault();
+    const { id } = (await json(await create(v, { value: "v" }))) as { id: string };
+    expect(await json(await v.asMaster("PATCH", `/secrets/${id}`, { ttl_seconds: 5, max_reads: 2 }))).toEqual({ id, updated: true });
+  });
+
+  it("answers 404 for a missing or expired secret", async () => {
+    const v = buildTestVault();
+    expect((await v.asMaster("PATCH", "/secrets/missing", { ttl_seconds: 5 })).status).toBe(404);
+    await create(v, { key: "k", value: "v", ttl_seconds: 1 });
+    v.clock.advance(1_000);
+    expect((await v.asMaster("PATCH", "/secrets/k", { ttl_seconds: 500 })).status).toBe(404);
+  });
+});
+
+describe("DELETE /secrets/:key", () => {
+  it("answers {deleted: true}, after which reads 404 and the key is free", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v", ttl_seconds: 100, max_reads: 5 });
+    const res = await v.asMaster("DELETE", "/secrets/k");
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ deleted: true });
+    expect((await v.asMaster("GET", "/secrets/k")).status).toBe(404);
+    expect((await v.asMaster("DELETE", "/secrets/k")).status).toBe(404);
+    expect((await create(v, { key: "k", value: "again" })).status).toBe(201);
+  });
+
+  it("deletes a public secret by id", async () => {
+    const v = buildTestVault();
+    const { id } = (await json(await create(v, { value: "v" }))) as { id: string };
+    expect(await json(await v.asMaster("DELETE", `/secrets/${id}`))).toEqual({ deleted: true });
+    expect((await v.asMaster("GET", `/secrets/${id}`)).status).toBe(404);
+  });
+});
+
+describe("POST /prune", () => {
+  it("removes expired tombstones and counts them: {pruned}", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "a", value: "v", ttl_seconds: 1 });
+    await create(v, { key: "b", value: "v", ttl_seconds: 2 });
+    await create(v, { key: "c", value: "v" });
+    v.clock.advance(1_000);
+    await v.asMaster("GET", "/secrets/a"); // expires it by reading
+    v.clock.advance(1_000); // b is due, unswept
+    const res = await v.asMaster("POST", "/prune");
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ pruned: 2 });
+    expect(await json(await v.asMaster("POST", "/prune"))).toEqual({ pruned: 0 });
+    expect(v.db.prepare("SELECT key FROM secrets").all()).toEqual([{ key: "c" }]);
+  });
+
+  it("ignores a body", async () => {
+    const v = buildTestVault();
+    expect((await v.asMaster("POST", "/prune", { anything: true })).status).toBe(200);
+  });
+});
+
+describe("HTTP conventions", () => {
+  it("answers 401 {error} without a token, with a wrong token, and with a malformed header", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v" });
+    const cases: [string, string, Record<string, string>][] = [
+      ["GET", "/secrets/k", {}],
+      ["GET", "/secrets/k", { authorization: "Bearer wrong-token-0123456789" }],
+      ["GET", "/secrets/k", { authorization: "Basic dXNlcjpwYXNz" }],
+      ["GET", "/secrets/k", { authorization: "Bearer" }],
+      ["GET", "/secrets", {}],
+      ["POST", "/secrets", { authorization: "Bearer nope" }],
+      ["PATCH", "/secrets/k", {}],
+      ["DELETE", "/secrets/k", { authorization: "Bearer nope" }],
+      ["POST", "/prune", {}],
+    ];
+    for (const [method, path, headers] of cases) {
+      const res = await v.request(method, path, { token: null, headers, body: method === "GET" || method === "DELETE" ? undefined : { value: "x" } });
+      expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);
+      const body = await json(res);
+      expect(Object.keys(body)).toEqual(["error"]);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+    // nothing was read or created
+    expect(await json(await v.asMaster("GET", "/secrets"))).toMatchObject({ secrets: [{ key: "k", read_count: 0 }] });
+  });
+
+  it("answers 404 JSON for an unknown path", async () => {
+    const v = buildTestVault();
+    for (const path of ["/nope", "/secret", "/secrets-x", "/v1/secrets"]) {
+      const res = await v.asMaster("GET", path);
+      expect(res.status, path).toBe(404);
+      expect(Object.keys(await json(res))).toEqual(["error"]);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+  });
+
+  it("answers 405 with Allow for a wrong method on a known path", async () => {
+    const v = buildTestVault();
+    const cases: [string, string, string[]][] = [
+      ["PUT", "/secrets", ["GET", "POST"]],
+      ["DELETE", "/secrets", ["GET", "POST"]],
+      ["PATCH", "/secrets", ["GET", "POST"]],
+      ["POST", "/secrets/k", ["GET", "HEAD", "PATCH", "DELETE"]],
+      ["PUT", "/secrets/a/b", ["GET", "HEAD", "PATCH", "DELETE"]],
+      ["GET", "/prune", ["POST"]],
+      ["POST", "/health", ["GET", "HEAD"]],
+      ["POST", "/openapi.json", ["GET", "HEAD"]],
+    ];
+    for (const [method, path, allowed] of cases) {
+      const res = await v.asMaster(method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      const allow = (res.headers.get("allow") ?? "").split(",").map((s) => s.trim());
+      expect(allow.sort(), `${method} ${path}`).toEqual([...allowed].sort());
+      expect(Object.keys(await json(res))).toEqual(["error"]);
+    }
+  });
+
+  it("sets Cache-Control: no-store on success and error responses alike", async () => {
+    const v = buildTestVault({ activeLimit: () => 1 });
+    const responses = [
+      await create(v, { key: "k", value: "v" }), // 201
+      await v.asMaster("GET", "/secrets/k"), // 200
+      await v.asMaster("GET", "/secrets"), // 200
+      await create(v, { key: "x", value: "v" }), // 402
+      await create(v, { value: "" }), // 400
+      await v.asMaster("GET", "/secrets/missing"), // 404
+      await v.asMaster("PUT", "/secrets/k"), // 405
+      await v.request("GET", "/secrets/k", { token: null }), // 401
+      await v.request("GET", "/health", { token: null }), // 200
+      await v.request("GET", "/openapi.json", { token: null }), // 200
+    ];
+    expect(responses.map((r) => r.status)).toEqual([201, 200, 200, 402, 400, 404, 405, 401, 200, 200]);
+    for (const res of responses) expect(res.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("answers an unexpected failure with exactly {error: internal server error}", async () => {
+    const v = buildTestVault();
+    await create(v, { key: "k", value: "v" });
+    v.db.exec("DROP INDEX secrets_live_list");
+    const res = await v.asMaster("GET", "/secrets");
+    expect(res.status).toBe(500);
+    expect(await res.text()).toBe('{"error":"internal server error"}');
+    expect(res.headers.get("cache-control")).toBe("no-store");
+  });
+});
+
+describe("GET /openapi.json", () => {
+  it("serves an OpenAPI 3.1 document without a token, listing the global secret routes", async () => {
+    const v = buildTestVault();
+    const res = await v.request("GET", "/openapi.json", { token: null });
+    expect(res.status).toBe(200);
+    const doc = (await json(res)) as {
+      openapi: string;
+      info: { title: string; version: string };
+      paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>>;
+    };
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info.title).toBe("ephemeral-vault");
+    expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(Object.keys(doc.paths["/secrets"] ?? {}).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(doc.paths["/secrets/{key}"] ?? {}).sort()).toEqual(["delete", "get", "patch"]);
+    expect(Object.keys(doc.paths["/prune"] ?? {})).toEqual(["post"]);
+    expect(Object.keys(doc.paths["/health"] ?? {})).toEqual(["get"]);
+    expect(doc.paths["/secrets"]?.post?.requestBody).toBeDefined();
+    expect(Object.keys(doc.paths["/secrets"]?.post?.responses ?? {})).toEqual(
+      expect.arrayContaining(["201", "400", "401", "402", "409", "413"]),
+    );
+    const bodySchema = JSON.stringify(doc.paths["/secrets"]?.post?.requestBody);
+    for (const field of ["key", "value", "ttl_seconds", "max_reads"]) expect(bodySchema).toContain(field);
+  });
+});
+
+describe("GET /health", () => {
+  it("answers 200 {status: ok} without a token", async () => {
+    const v = buildTestVault();
+    const res = await v.request("GET", "/health", { token: null });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ status: "ok" });
+  });
+
+  it("answers 503 {status: unavailable} when the database does not answer", async () => {
+    const v = buildTestVault();
+    v.db.close();
+    const res = await v.request("GET", "/health", { token: null });
+    expect(res.status).toBe(503);
+    expect(await json(res)).toEqual({ status: "unavailable" });
+  });
+});
