@@ -1,0 +1,173 @@
+import type { MiddlewareHandler } from "hono";
+import { clientIp, PUBLIC_PATHS } from "./auth.js";
+import type { AppEnv } from "./context.js";
+import { originOf } from "./context.js";
+import type { AuditLog, AuditRecord } from "./domain/audit.js";
+import { GLOBAL_SCOPE } from "./domain/secrets.js";
+import { ApiError } from "./errors.js";
+import type { GroupCommit } from "./group-commit.js";
+import type { Logger } from "./log.js";
+
+/** Default of VAULT_AUTH_FAIL_LIMIT: failed authentications per ip per window. */
+export const DEFAULT_AUTH_FAIL_LIMIT = 20;
+/** Default of VAULT_AUTH_FAIL_WINDOW_MS: the window, milliseconds. */
+export const DEFAULT_AUTH_FAIL_WINDOW_MS = 60_000;
+
+/** Above this many tracked ips, finished windows are dropped. */
+const SWEEP_ABOVE = 10_000;
+
+interface Window {
+  /** When the window opened, ms. */
+  start: number;
+  failures: number;
+}
+
+/**
+ * The brute-force guard: counts failed authentications (401) per client ip
+ * in a fixed window that opens at an ip's first failure. Once `limit`
+ * failures fall in one window, the ip is answered 429 until the window
+ * closes. In memory, per app instance; time from the injected clock.
+ *
+ * Requests whose ip is unknown (in-process requests without a socket) are
+ * not counted: there is nothing to tell one client from another.
+ */
+export class FailedAuthLimiter {
+  private readonly windows = new Map<string, Window>();
+  private sweepAbove = SWEEP_ABOVE;
+
+  /**
+   * @param options.limit failures per window before 429; 0 turns the guard off.
+   * @param options.windowMs the window, milliseconds.
+   * @param options.now current time, Unix milliseconds.
+   */
+  constructor(private readonly options: { limit: number; windowMs: number; now: () => number }) {}
+
+  /** Milliseconds until `ip` may try again; 0 when it is not blocked. */
+  retryAfterMs(ip: string | null): number {
+    if (ip === null || this.options.limit <= 0) return 0;
+    const w = this.windows.get(ip);
+    if (!w || w.failures < this.options.limit) return 0;
+    return Math.max(0, w.start + this.options.windowMs - this.options.now());
+  }
+
+  /** Counts one failed authentication from `ip`. */
+  fail(ip: string | null): void {
+    if (ip === null || this.options.limit <= 0) return;
+    const now = this.options.now();
+    const w = this.windows.get(ip);
+    if (!w || now - w.start >= this.options.windowMs) {
+      this.windows.set(ip, { start: now, failures: 1 });
+      if (this.windows.size > this.sweepAbove) this.sweep(now);
+    } else {
+      w.failures += 1;
+    }
+  }
+
+  /** Drops closed windows, so the map stays as large as one window's worth of ips. */
+  private sweep(now: number): void {
+    for (const [ip, w] of this.windows) {
+      if (now - w.start >= this.options.windowMs) this.windows.delete(ip);
+    }
+    this.sweepAbove = Math.max(SWEEP_ABOVE, this.windows.size * 2);
+  }
+}
+
+export interface AccessGuardDeps {
+  audit: AuditLog;
+  tx: GroupCommit;
+  log: Logger;
+  limiter: FailedAuthLimiter;
+  trustProxy: boolean;
+}
+
+/**
+ * Audit actions of scoped-key requests that change nothing, by route, so that
+ * every request made with a scoped key leaves a row (decisions.md section 8).
+ */
+function readAction(method: string, path: string): string {
+  if (path === "/secrets" && method === "GET") return "secret.listed";
+  if (path.startsWith("/secrets/") && method === "HEAD") return "secret.checked";
+  if (path === "/audit") return "audit.queried";
+  if (path === "/keys" && method !== "POST") return "key.listed";
+  if (path === "/webhooks" || path.startsWith("/webhooks/")) return "webhook.listed";
+  return "request";
+}
+
+/** The secret key or key id a path names, for the `key` field; null when none. */
+function pathSubject(path: string): string | null {
+  let rest: string;
+  if (path.startsWith("/secrets/")) rest = path.slice("/secrets/".length);
+  else if (path.startsWith("/keys/")) rest = path.slice("/keys/".length);
+  else return null;
+  try {
+    const decoded = decodeURIComponent(rest);
+    // Only what could be a key or an id: never store arbitrary input.
+    return /^[A-Za-z0-9._~@:+=/-]{1,256}$/.test(decoded) ? decoded : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Middleware, mounted before authenticate(), that keeps the access record
+ * of decisions.md section 8 in one place:
+ *
+ * - an ip over the failed-authentication limit gets 429 with Retry-After
+ *   (seconds) before its token is looked at;
+ * - a 401 is recorded as `auth.failed` with the ip and no actor, and counts
+ *   toward the limit;
+ * - a 403 is recorded as `auth.denied` with the actor;
+ * - a request made with a scoped key that recorded no row of its own (a
+ *   list, a query, a HEAD, a failed request) gets one: `secret.listed`,
+ *   `secret.checked`, `audit.queried`, `key.listed`, `webhook.listed`,
+ *   `request`, or `request.failed` for a 4xx/5xx answer.
+ *
+ * Rows are global-scope and written through the group commit before the
+ * answer leaves. If a scoped request's row cannot be written the client gets
+ * 500 instead of the answer (fail closed); a denial stays a denial (the
+ * failure is logged).
+ * @throws ApiError 429 for a blocked ip.
+ */
+export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    const ip = clientIp(c, deps.trustProxy);
+    const waitMs = deps.limiter.retryAfterMs(ip);
+    if (waitMs > 0) {
+      throw new ApiError(429, "too many failed authentications", {
+        message: "too many requests with a missing or invalid token from this address; try again later",
+        headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) },
+      });
+    }
+    await next();
+
+    const status = c.res.status;
+    // c.get returns undefined at run time when authentication failed.
+    const actor = c.get("actor") as AppEnv["Variables"]["actor"] | undefined;
+    let entry: Omit<AuditRecord, "scope"> | undefined;
+    if (status === 401) {
+      deps.limiter.fail(ip);
+      entry = { action: "auth.failed", key: null, actor: null, principalId: null, ip };
+    } else if (status === 403 && actor !== undefined) {
+      const origin = originOf(c);
+      entry = { action: "auth.denied", key: null, actor: origin.actor, principalId: origin.principalId, ip: origin.ip };
+    } else if (actor?.kind === "scoped") {
+      const origin = originOf(c);
+      if (status >= 400 || !deps.audit.hasRecorded(origin)) {
+        const action = status >= 400 ? "request.failed" : readAction(c.req.method, c.req.path);
+        entry = { action, key: pathSubject(c.req.path), actor: origin.actor, principalId: null, ip: origin.ip };
+      }
+    }
+    if (entry === undefined) return;
+    const record: AuditRecord = { scope: GLOBAL_SCOPE, ...entry };
+    try {
+      await deps.tx.run(() => deps.audit.record(record));
+    } catch (err) {
+      if (status === 401 || status === 403) {
+        deps.log.error({ err, action: record.action }, "audit row not written");
+        return;
+      }
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,77 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import { ConfigError } from "./config.js";
+import { verifyAuditChain } from "./domain/audit.js";
+import type { ChainReport } from "./domain/audit.js";
+
+/** Exit code of `audit verify` when the chain is broken. */
+export const EXIT_CHAIN_BROKEN = 1;
+
+/** Where the command writes: stdout and stderr by default, strings in tests. */
+export interface CommandOutput {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const processOutput: CommandOutput = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/**
+ * Checks the audit hash chain of a data directory's database, read-only:
+ * opens `<dir>/vault.db` without migrating or writing anything.
+ * @throws ConfigError when there is no database or no audit table there.
+ */
+export function verifyDataDir(dataDir: string): ChainReport {
+  const file = join(dataDir, "vault.db");
+  if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new ConfigError(`${file} cannot be opened: ${(err as Error).message}`);
+  }
+  try {
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
+    if (table === undefined) throw new ConfigError(`${file} has no audit log (start ephemeral-vault once to migrate it)`);
+    return verifyAuditChain(db);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `ephemeral-vault audit verify --data-dir DIR`: walks the audit hash chain
+ * (issue 3) and reports the first broken row. The data dir defaults to
+ * VAULT_DATA_DIR, then ./.vault.
+ * @returns 0 when the chain is intact, EXIT_CHAIN_BROKEN (1) when it is not.
+ * @throws ConfigError for usage errors and a missing database (exit 2).
+ */
+export function auditCommand(
+  args: string[],
+  env: Record<string, string | undefined> = process.env,
+  output: CommandOutput = processOutput,
+): number {
+  const [sub, ...rest] = args;
+  if (sub !== "verify") throw new ConfigError('audit needs "verify"; see ephemeral-vault --help');
+  let values: { "data-dir"?: string | undefined };
+  try {
+    ({ values } = parseArgs({ args: rest, options: { "data-dir": { type: "string" } }, strict: true }));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const dataDir = values["data-dir"] ?? (env.VAULT_DATA_DIR || "./.vault");
+  if (dataDir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
+  const report = verifyDataDir(dataDir);
+  if (report.ok) {
+    output.out(`audit chain intact: ${report.rows} rows, head ${report.head}\n`);
+    return 0;
+  }
+  output.out(
+    `audit chain broken at row ${report.brokenId}: ${report.reason} (${report.rows} rows before it verified)\n`,
+  );
+  return EXIT_CHAIN_BROKEN;
+}

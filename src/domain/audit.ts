@@ -1,0 +1,330 @@
+import { createHash } from "node:crypto";
+import type { Db } from "../db.js";
+import { VaultError } from "./errors.js";
+import type { EventSink, Origin, SecretEvent } from "./events.js";
+
+/** One audit row to write. Never a secret value (decisions.md section 8). */
+export interface AuditRecord {
+  /** "global" or an org id: which audit log the row belongs to. */
+  scope: string;
+  /** secret.read, secret.pruned, key.created, auth.failed, ... (decisions.md section 8). */
+  action: string;
+  /** The secret key (or public id), the key or webhook id, or null. */
+  key: string | null;
+  /** "master", a scoped or principal key id, or null (failed authentication, sweeper). */
+  actor: string | null;
+  principalId: string | null;
+  ip: string | null;
+}
+
+/** One audit entry as queries return it. `timestamp` in Unix seconds. */
+export interface AuditEntry {
+  id: string;
+  timestamp: number;
+  action: string;
+  key: string | null;
+  actor: string | null;
+  principal_id: string | null;
+  ip: string | null;
+}
+
+/**
+ * A query of one scope's audit log (decisions.md sections 3 and 8).
+ * `since` and `until` are Unix SECONDS: since inclusive, until exclusive.
+ */
+export interface AuditFilter {
+  since?: number | undefined;
+  until?: number | undefined;
+  action?: string | undefined;
+  /** Exact `key` field. */
+  key?: string | undefined;
+  /**
+   * Only entries whose `key` starts with this (a prefix-scoped admin key sees
+   * only its prefix). Served by a scan of the scope, not an index seek.
+   */
+  keyPrefix?: string | undefined;
+  /** Page size, 1 to 1000. */
+  limit: number;
+  /** The `nextCursor` of the previous page. */
+  afterCursor?: string | undefined;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  entries: AuditEntry[];
+  /** Opaque; present when more entries remain. */
+  nextCursor: string | null;
+}
+
+/** Result of walking the hash chain (`ephemeral-vault audit verify`). */
+export type ChainReport =
+  | { ok: true; rows: number; head: string }
+  | { ok: false; rows: number; brokenId: number; reason: string };
+
+export interface AuditDeps {
+  db: Db;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+}
+
+interface Row {
+  id: number;
+  scope: string;
+  at: number;
+  action: string;
+  key: string | null;
+  actor: string | null;
+  principal_id: string | null;
+  ip: string | null;
+  hash: string;
+}
+
+interface QueryParams {
+  scope: string;
+  lo: number;
+  hi: number;
+  action: string | null;
+  key: string | null;
+  glob: string | null;
+  limit: number;
+}
+
+/** The hash the first row chains to. */
+export const GENESIS_HASH = "0".repeat(64);
+/** meta row holding `{id, hash}` of the last row: a truncated tail shows in verify. */
+const HEAD_META = "audit_head";
+/** Above every row id: an open upper bound. */
+const NO_BOUND = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The hash of one row: SHA-256 over the previous row's hash and the row's
+ * content, JSON-encoded so no two different rows encode alike.
+ */
+export function rowHash(prevHash: string, row: Omit<Row, "hash">): string {
+  const content = JSON.stringify([
+    prevHash,
+    row.id,
+    row.scope,
+    row.at,
+    row.action,
+    row.key,
+    row.actor,
+    row.principal_id,
+    row.ip,
+  ]);
+  return createHash("sha256").update(content, "utf8").digest("hex");
+}
+
+/**
+ * The append-only audit log (decisions.md section 8): global and org entries
+ * in one table and one hash chain.
+ *
+ * - record() writes synchronously inside the caller's transaction (it must
+ *   run inside GroupCommit.run): if the row cannot be written, the caller's
+ *   change is rolled back with it (fail closed).
+ * - As an EventSink it records every secret event in the event's scope, and
+ *   prunes as `secret.pruned`.
+ * - Timestamps never decrease along the chain (a wall clock that steps back
+ *   is absorbed), so a time range is an id range and every query is an index
+ *   seek: O(log n + limit).
+ * - The database refuses UPDATE and DELETE on the table (schema.sql triggers).
+ */
+export class AuditLog implements EventSink {
+  private readonly q;
+  /**
+   * Origins (one per request, see context.ts originOf) that have had a row
+   * recorded: the access guard adds a row of its own only for scoped-key
+   * requests that recorded nothing.
+   */
+  private readonly recorded = new WeakSet<Origin>();
+
+  constructor(private readonly deps: AuditDeps) {
+    const db = deps.db;
+    this.q = {
+      last: db.prepare<[], Pick<Row, "id" | "at" | "hash">>("SELECT id, at, hash FROM audit WHERE id = (SELECT max(id) FROM audit)"),
+      insert: db.prepare<Row>(
+        `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, hash)
+         VALUES (@id, @scope, @at, @action, @key, @actor, @principal_id, @ip, @hash)`,
+      ),
+      setHead: db.prepare<[string, string]>(
+        "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      ),
+      firstAtOrAfter: db.prepare<[number], { id: number }>(
+        "SELECT id FROM audit INDEXED BY audit_at WHERE at >= ? ORDER BY at, id LIMIT 1",
+      ),
+      byScope: db.prepare<QueryParams, Row>(
+        `SELECT * FROM audit INDEXED BY audit_scope
+         WHERE scope = @scope AND id >= @lo AND id < @hi
+           AND (@glob IS NULL OR key GLOB @glob)
+         ORDER BY id DESC LIMIT @limit`,
+      ),
+      byAction: db.prepare<QueryParams, Row>(
+        `SELECT * FROM audit INDEXED BY audit_scope_action
+         WHERE scope = @scope AND action = @action AND id >= @lo AND id < @hi
+           AND (@glob IS NULL OR key GLOB @glob)
+         ORDER BY id DESC LIMIT @limit`,
+      ),
+      byKey: db.prepare<QueryParams, Row>(
+        `SELECT * FROM audit INDEXED BY audit_scope_key
+         WHERE scope = @scope AND key = @key AND id >= @lo AND id < @hi
+           AND (@action IS NULL OR action = @action) AND (@glob IS NULL OR key GLOB @glob)
+         ORDER BY id DESC LIMIT @limit`,
+      ),
+    };
+  }
+
+  /**
+   * Appends one row to the chain, in the caller's transaction. The timestamp
+   * is deps.now() (ms), raised to the previous row's if the clock stepped back.
+   * @throws whatever SQLite throws; the caller's change must then roll back.
+   */
+  record(entry: AuditRecord): void {
+    const last = this.q.last.get();
+    const row = {
+      id: (last?.id ?? 0) + 1,
+      scope: entry.scope,
+      at: Math.max(this.deps.now(), last?.at ?? 0),
+      action: entry.action,
+      key: entry.key,
+      actor: entry.actor,
+      principal_id: entry.principalId,
+      ip: entry.ip,
+    };
+    const hash = rowHash(last?.hash ?? GENESIS_HASH, row);
+    this.q.insert.run({ ...row, hash });
+    this.q.setHead.run(HEAD_META, JSON.stringify({ id: row.id, hash }));
+  }
+
+  /**
+   * Records `action` on `key` in `scope` on behalf of a request's origin
+   * (actor, principal, ip), and remembers that this origin has been audited.
+   */
+  recordFor(origin: Origin, scope: string, action: string, key: string | null): void {
+    this.record({ scope, action, key, actor: origin.actor, principalId: origin.principalId, ip: origin.ip });
+    this.recorded.add(origin);
+  }
+
+  /** True when a row was recorded for this origin object (the request's, see originOf). */
+  hasRecorded(origin: Origin): boolean {
+    return this.recorded.has(origin);
+  }
+
+  /** EventSink: a secret event becomes the audit row of the same name, in the event's scope. */
+  secretEvent(event: SecretEvent, origin: Origin): void {
+    this.recordFor(origin, event.scope, event.type, event.key);
+  }
+
+  /** EventSink: a prune is recorded as `secret.pruned` (key null), whatever the count. */
+  secretsPruned(scope: string, _count: number, origin: Origin): void {
+    this.recordFor(origin, scope, "secret.pruned", null);
+  }
+
+  /**
+   * One page of a scope's entries, newest first (decisions.md sections 3 and 8).
+   * Time bounds become an id range (timestamps never decrease along the
+   * chain); the action or key filter picks its index; so a page costs
+   * O(log n + limit) however large the table, except with `keyPrefix`.
+   * @throws VaultError "invalid" for a cursor this method did not make (400).
+   */
+  query(scope: string, filter: AuditFilter): AuditPage {
+    const limit = Math.min(Math.max(Math.trunc(filter.limit), 1), 1000);
+    let lo = 0;
+    let hi = NO_BOUND;
+    if (filter.since !== undefined) lo = this.q.firstAtOrAfter.get(filter.since * 1000)?.id ?? NO_BOUND;
+    if (filter.until !== undefined) hi = this.q.firstAtOrAfter.get(filter.until * 1000)?.id ?? NO_BOUND;
+    if (filter.afterCursor !== undefined) hi = Math.min(hi, decodeAuditCursor(filter.afterCursor));
+    const params: QueryParams = {
+      scope,
+      lo,
+      hi,
+      action: filter.action ?? null,
+      key: filter.key ?? null,
+      glob: filter.keyPrefix !== undefined ? globPrefix(filter.keyPrefix) : null,
+      limit: limit + 1,
+    };
+    const statement =
+      filter.key !== undefined ? this.q.byKey : filter.action !== undefined ? this.q.byAction : this.q.byScope;
+    const rows = lo >= hi ? [] : statement.all(params);
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const lastRow = page[page.length - 1];
+    return {
+      entries: page.map(toEntry),
+      nextCursor: more && lastRow ? encodeAuditCursor(lastRow.id) : null,
+    };
+  }
+}
+
+/**
+ * Walks the whole chain in id order and checks each row's hash against the
+ * previous row's hash and its own content, that timestamps never decrease,
+ * and that the last row is the head recorded in the meta table (a truncated
+ * tail). Reads only; streams the rows.
+ * @returns the first broken row's id and why, or the row count and head hash.
+ */
+export function verifyAuditChain(db: Db): ChainReport {
+  let prevHash = GENESIS_HASH;
+  let prevAt = 0;
+  let rows = 0;
+  let lastId = 0;
+  const iter = db.prepare<[], Row>("SELECT * FROM audit ORDER BY id").iterate();
+  for (const row of iter) {
+    const { hash, ...content } = row;
+    let reason: string | undefined;
+    if (row.at < prevAt) reason = "timestamp earlier than the previous row's";
+    else if (rowHash(prevHash, content) !== hash) {
+      reason = "hash does not match the row's content and the previous row's hash (row edited, removed or inserted)";
+    }
+    if (reason !== undefined) {
+      iter.return?.();
+      return { ok: false, rows, brokenId: row.id, reason };
+    }
+    rows += 1;
+    lastId = row.id;
+    prevAt = row.at;
+    prevHash = hash;
+  }
+  const headRow = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META);
+  if (headRow !== undefined) {
+    let head: { id?: unknown; hash?: unknown } = {};
+    try {
+      head = JSON.parse(headRow.value) as { id?: unknown; hash?: unknown };
+    } catch {
+      // reported below as a mismatch
+    }
+    if (head.id !== lastId || head.hash !== prevHash) {
+      const brokenId = typeof head.id === "number" ? head.id : lastId + 1;
+      return { ok: false, rows, brokenId, reason: "rows at the end of the chain are missing (the recorded head is not the last row)" };
+    }
+  } else if (rows > 0) {
+    return { ok: false, rows, brokenId: 1, reason: "the recorded chain head is missing" };
+  }
+  return { ok: true, rows, head: prevHash };
+}
+
+function toEntry(row: Row): AuditEntry {
+  return {
+    id: String(row.id),
+    timestamp: Math.floor(row.at / 1000),
+    action: row.action,
+    key: row.key,
+    actor: row.actor,
+    principal_id: row.principal_id,
+    ip: row.ip,
+  };
+}
+
+function encodeAuditCursor(id: number): string {
+  return Buffer.from(`a1:${id}`).toString("base64url");
+}
+
+function decodeAuditCursor(cursor: string): number {
+  const m = /^a1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!m) throw new VaultError("invalid", "cursor is not valid");
+  return Number(m[1]);
+}
+
+/** A GLOB pattern matching strings that start with `prefix`; metacharacters bracketed. */
+function globPrefix(prefix: string): string {
+  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
+}

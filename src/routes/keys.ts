@@ -1,0 +1,224 @@
+import { Hono } from "hono";
+import * as v from "valibot";
+import type { AppEnv } from "../context.js";
+import { originOf } from "../context.js";
+import { keyPrefixOf, need } from "../auth.js";
+import type { TokenResolver } from "../auth.js";
+import { ApiError } from "../errors.js";
+import { SCOPED_PERMISSIONS } from "../domain/keys.js";
+import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
+import type { GroupCommit } from "../group-commit.js";
+import type { Logger } from "../log.js";
+import type { RouteDoc } from "../openapi.js";
+import { decodeCursor, encodeCursor, intRange, pageQuery, parse, readBody, seconds } from "./input.js";
+import { methodNotAllowed } from "./method.js";
+
+/** Largest expires_at accepted: 9999-12-31T23:59:59Z, Unix seconds. */
+const MAX_TIMESTAMP = 253_402_300_799;
+
+/** A key `prefix` uses the characters of secret keys (decisions.md section 2). */
+const PREFIX_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
+
+/** POST /keys body (interface section 4 "Scoped API keys", decisions.md sections 2-3 and 5). */
+export const createKeyBody = v.object({
+  name: v.pipe(
+    v.string("name must be a string"),
+    v.trim(),
+    v.minLength(1, "name must not be empty"),
+    v.maxLength(128, "name must be at most 128 characters"),
+  ),
+  permissions: v.pipe(
+    v.array(
+      v.picklist(SCOPED_PERMISSIONS, "permissions must each be read, write, delete or admin"),
+      "permissions must be an array of read, write, delete, admin",
+    ),
+    v.minLength(1, "permissions must not be empty"),
+  ),
+  prefix: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string("prefix must be a string"),
+        v.regex(PREFIX_PATTERN, "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
+      ),
+    ),
+  ),
+  expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_TIMESTAMP))),
+});
+
+export interface KeyRouteDeps {
+  keys: ScopedKeys;
+  tx: GroupCommit;
+}
+
+/** A key as lists show it: never the token. */
+function keyEntry(k: ScopedKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    permissions: k.permissions,
+    prefix: k.prefix,
+    expires_at: seconds(k.expiresAt),
+    created_at: seconds(k.createdAt),
+    last_used_at: seconds(k.lastUsedAt),
+  };
+}
+
+/**
+ * Scoped API keys (interface section 4): create, list, delete; all need the
+ * admin permission (the master key holds it). Creation rules (no broader key
+ * than its creator) are in domain/keys.ts.
+ */
+export function keyRoutes(deps: KeyRouteDeps): Hono<AppEnv> {
+  const { keys, tx } = deps;
+  const app = new Hono<AppEnv>();
+
+  app.post("/keys", need("admin"), async (c) => {
+    const body = await readBody(c, createKeyBody);
+    const actor = c.get("actor");
+    const origin = originOf(c);
+    const { key, token } = await tx.run(() =>
+      keys.create(
+        {
+          name: body.name,
+          permissions: body.permissions,
+          prefix: body.prefix ?? null,
+          expiresAt: body.expires_at == null ? null : body.expires_at * 1000,
+        },
+        actor.kind === "scoped" ? actor.keyId : null,
+        origin,
+      ),
+    );
+    return c.json(
+      {
+        id: key.id,
+        name: key.name,
+        token,
+        permissions: key.permissions,
+        prefix: key.prefix,
+        expires_at: seconds(key.expiresAt),
+        created_at: seconds(key.createdAt),
+      },
+      201,
+    );
+  });
+
+  app.get("/keys", need("admin"), async (c) => {
+    const query = parse(pageQuery, c.req.query());
+    const after = decodeCursor(query.cursor);
+    // Read through the group commit, like every other request: the answer
+    // leaves only once what it shows is committed.
+    const page = await tx.run(() => keys.list(keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
+    const body: { keys: ReturnType<typeof keyEntry>[]; next_cursor?: string } = { keys: page.keys.map(keyEntry) };
+    if (page.nextAfter !== null) body.next_cursor = encodeCursor(page.nextAfter);
+    return c.json(body);
+  });
+  app.all("/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
+
+  app.delete("/keys/:id", need("admin"), async (c) => {
+    const id = c.req.param("id");
+    const origin = originOf(c);
+    const outcome = await tx.run(() => keys.remove(id, keyPrefixOf(c) ?? null, origin));
+    if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
+    if (outcome === "not_found") throw new ApiError(404, "key not found");
+    return c.json({ deleted: true });
+  });
+  app.all("/keys/:id", methodNotAllowed(["DELETE"]));
+
+  return app;
+}
+
+/**
+ * The TokenResolver of `vsk_` tokens (interface section 5): looks the token
+ * up by its SHA-256 and answers the scoped actor. Writes last_used_at through
+ * the group commit at most once a minute per key, so a busy key costs no
+ * write per request; a failed write is logged and does not fail the request.
+ * @throws ApiError 401 for a key past its expires_at (decisions.md section 5).
+ */
+export function scopedKeyResolver(keys: ScopedKeys, tx: GroupCommit, log: Logger): TokenResolver {
+  return (token) => {
+    if (!token.startsWith("vsk_")) return undefined;
+    const found = keys.lookup(token);
+    if (found.kind === "unknown") return undefined;
+    if (found.kind === "expired") throw new ApiError(401, "token expired");
+    const key = found.key;
+    if (keys.touchDue(key)) {
+      tx.run(() => keys.touch(key.id)).catch((err: unknown) => log.warn({ err, key_id: key.id }, "last_used_at not written"));
+    }
+    return { kind: "scoped", keyId: key.id, permissions: key.permissions, prefix: key.prefix };
+  };
+}
+
+const keySchema = {
+  type: "object",
+  required: ["id", "name", "permissions", "prefix", "expires_at", "created_at", "last_used_at"],
+  properties: {
+    id: { type: "string", description: "sk_..." },
+    name: { type: "string" },
+    permissions: { type: "array", items: { enum: [...SCOPED_PERMISSIONS] } },
+    prefix: { type: ["string", "null"] },
+    expires_at: { type: ["integer", "null"] },
+    created_at: { type: "integer" },
+    last_used_at: { type: ["integer", "null"], description: "updated at most once a minute" },
+  },
+};
+
+/** OpenAPI description of the routes above. */
+export const keyRouteDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/keys",
+    summary:
+      "Create a scoped API key. The token (vsk_...) is in this response only. A scoped admin key may grant only permissions it holds, a prefix starting with its own and an expiry no later than its own; only the master key creates an admin key without a prefix.",
+    permission: "admin",
+    body: createKeyBody,
+    responses: {
+      201: {
+        description: "{id, name, token, permissions, prefix, expires_at, created_at}",
+        schema: {
+          type: "object",
+          required: ["id", "name", "token", "permissions", "prefix", "expires_at", "created_at"],
+          properties: {
+            id: { type: "string" },
+            name: { type: "string" },
+            token: { type: "string", description: "vsk_ + 43 base64url characters; shown once" },
+            permissions: keySchema.properties.permissions,
+            prefix: { type: ["string", "null"] },
+            expires_at: { type: ["integer", "null"] },
+            created_at: { type: "integer" },
+          },
+        },
+      },
+      400: "invalid input, or expires_at not in the future",
+      403: "the token may not do this, or the new key would be broader than the creating key",
+    },
+  },
+  {
+    method: "get",
+    path: "/keys",
+    summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
+    permission: "admin",
+    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    responses: {
+      200: {
+        description: "{keys, next_cursor?}",
+        schema: {
+          type: "object",
+          required: ["keys"],
+          properties: { keys: { type: "array", items: keySchema }, next_cursor: { type: "string" } },
+        },
+      },
+      400: "invalid limit or cursor",
+    },
+  },
+  {
+    method: "delete",
+    path: "/keys/{id}",
+    summary: "Delete (revoke) a scoped key at once: later requests with its token get 401.",
+    permission: "admin",
+    responses: {
+      200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
+      403: "the token may not do this, or the key is outside the deleting key's prefix",
+      404: "no such key",
+    },
+  },
+];
