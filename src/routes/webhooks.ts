@@ -1,0 +1,281 @@
+import { Hono } from "hono";
+import type { MiddlewareHandler } from "hono";
+import * as v from "valibot";
+import type { AppContext, AppEnv } from "../context.js";
+import { originOf } from "../context.js";
+import { need } from "../auth.js";
+import { needOrg, orgIdOf } from "../org-auth.js";
+import { ApiError } from "../errors.js";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN } from "../domain/webhooks.js";
+import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../domain/webhooks.js";
+import type { GroupCommit } from "../group-commit.js";
+import type { RouteDoc } from "../openapi.js";
+import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../webhooks/address-guard.js";
+import type { Lookup } from "../webhooks/address-guard.js";
+import { decodeCursor, encodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
+import { methodNotAllowed } from "./method.js";
+
+const EVENTS_RULE = `events must be a non-empty array of event types (${WEBHOOK_EVENT_TYPES.join(", ")}) or ["*"]`;
+
+/**
+ * POST /webhooks and POST /orgs/:org_id/webhooks body (interface section 4,
+ * decisions.md sections 2 and 7): `url` (https), `events` (known types,
+ * without repeats kept, or `["*"]` alone), `description` (optional, 1-128
+ * characters after trimming; null or absent: none).
+ */
+export const createWebhookBody = v.object({
+  url: v.pipe(requiredString("url"), v.maxLength(MAX_URL_LENGTH, `url must be at most ${MAX_URL_LENGTH} characters`)),
+  events: v.pipe(
+    v.array(v.string(EVENTS_RULE), EVENTS_RULE),
+    v.minLength(1, EVENTS_RULE),
+    v.check(
+      (events) =>
+        (events.length === 1 && events[0] === "*") ||
+        events.every((e) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e)),
+      EVENTS_RULE,
+    ),
+    v.transform((events) => [...new Set(events)]),
+  ),
+  description: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string("description must be a string"),
+        v.trim(),
+        v.minLength(1, "description must be 1 to 128 characters"),
+        v.maxLength(128, "description must be 1 to 128 characters"),
+      ),
+    ),
+  ),
+});
+
+/** What the webhook routes need, built by vault.ts. */
+export interface WebhookRouteDeps {
+  registry: WebhookRegistry;
+  tx: GroupCommit;
+  /** VAULT_WEBHOOK_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
+  /** Name resolution for the creation-time address guard. */
+  lookup: Lookup;
+}
+
+/** The webhook object of responses (decisions.md section 7); `org_id` only for org webhooks. */
+function webhookJson(w: Webhook) {
+  const body: {
+    id: string;
+    url: string;
+    events: string[];
+    description: string | null;
+    created_at: number;
+    org_id?: string;
+  } = { id: w.id, url: w.url, events: w.events, description: w.description, created_at: seconds(w.createdAt) };
+  if (w.orgId !== null) body.org_id = w.orgId;
+  return body;
+}
+
+/** One entry of GET .../deliveries. */
+function attemptJson(a: DeliveryAttempt) {
+  return {
+    event_id: a.eventId,
+    type: a.type,
+    attempt: a.attempt,
+    status: a.status,
+    http_status: a.httpStatus,
+    error: a.error,
+    at: seconds(a.at),
+  };
+}
+
+const NOT_FOUND = "webhook not found";
+
+/** The viewer's prefix: a scoped key's prefix narrows what it sees; anyone else sees the whole scope. */
+function viewerPrefix(c: AppContext): string | null {
+  const actor = c.get("actor");
+  return actor.kind === "scoped" ? actor.prefix : null;
+}
+
+/** The webhook id of the path; an id of the wrong shape is simply not found. */
+function pathId(c: AppContext): string {
+  const id = c.req.param("id") ?? "";
+  if (!WEBHOOK_ID_PATTERN.test(id)) throw new ApiError(404, NOT_FOUND);
+  return id;
+}
+
+/**
+ * Global webhooks (`/webhooks*`, master key or a scoped key with `admin`)
+ * and org webhooks (`/orgs/:org_id/webhooks*`, the master key or a
+ * principal key of the org with `M`), interface section 4 and decisions.md
+ * section 7. Same shapes for both; org webhooks carry `org_id`.
+ */
+export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
+  const { registry, tx } = deps;
+  const app = new Hono<AppEnv>();
+
+  /** Handlers for one family; `orgOf` answers the org id (null: global), after input validation. */
+  const mount = (base: string, guard: MiddlewareHandler<AppEnv>, orgOf: (c: AppContext) => string | null) => {
+    app.post(base, guard, async (c) => {
+      const body = await readBody(c, createWebhookBody);
+      const url = parseWebhookUrl(body.url);
+      await checkWebhookTarget(url, deps.allowPrivate, deps.lookup);
+      const orgId = orgOf(c);
+      const origin = originOf(c);
+      const keyPrefix = viewerPrefix(c);
+      const created = await tx.run(() =>
+        registry.create(
+          { orgId, url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
+          origin,
+        ),
+      );
+      return c.json(webhookJson(created), 201);
+    });
+
+    app.get(base, guard, async (c) => {
+      const query = parse(pageQuery, c.req.query());
+      const afterId = decodeCursor(query.cursor);
+      const orgId = orgOf(c);
+      const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+      const page = await tx.run(() => registry.list(view, { limit: query.limit ?? 1000, afterId }));
+      const body: { webhooks: ReturnType<typeof webhookJson>[]; next_cursor?: string } = {
+        webhooks: page.items.map(webhookJson),
+      };
+      if (page.next !== null) body.next_cursor = encodeCursor(page.next);
+      return c.json(body);
+    });
+    app.all(base, methodNotAllowed(["GET", "HEAD", "POST"]));
+
+    app.delete(`${base}/:id`, guard, async (c) => {
+      const orgId = orgOf(c);
+      const id = pathId(c);
+      const origin = originOf(c);
+      const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+      const removed = await tx.run(() => registry.remove(view, id, origin));
+      if (!removed) throw new ApiError(404, NOT_FOUND);
+      return c.json({ deleted: true });
+    });
+    app.all(`${base}/:id`, methodNotAllowed(["DELETE"]));
+
+    app.get(`${base}/:id/deliveries`, guard, async (c) => {
+      const query = parse(pageQuery, c.req.query());
+      const beforeId = decodeCursor(query.cursor);
+      const orgId = orgOf(c);
+      const id = pathId(c);
+      const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+      const page = await tx.run(() => {
+        if (!registry.get(view, id)) return undefined;
+        return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
+      });
+      if (!page) throw new ApiError(404, NOT_FOUND);
+      const body: { deliveries: ReturnType<typeof attemptJson>[]; next_cursor?: string } = {
+        deliveries: page.items.map(attemptJson),
+      };
+      if (page.next !== null) body.next_cursor = encodeCursor(page.next);
+      return c.json(body);
+    });
+    app.all(`${base}/:id/deliveries`, methodNotAllowed(["GET", "HEAD"]));
+  };
+
+  mount("/webhooks", need("admin"), () => null);
+  mount("/orgs/:org_id/webhooks", needOrg("M"), (c) => orgIdOf(c));
+  return app;
+}
+
+const webhookSchema = {
+  type: "object",
+  required: ["id", "url", "events", "description", "created_at"],
+  properties: {
+    id: { type: "string", description: "wh_ and 26 base32 characters" },
+    url: { type: "string", description: "https:// URL, normalized" },
+    events: { type: "array", items: { type: "string", enum: [...WEBHOOK_EVENT_TYPES, "*"] } },
+    description: { type: ["string", "null"] },
+    created_at: { type: "integer" },
+    org_id: { type: "string", description: "org webhooks only" },
+  },
+};
+
+const deliveriesSchema = {
+  type: "object",
+  required: ["deliveries"],
+  properties: {
+    deliveries: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["event_id", "type", "attempt", "status", "http_status", "error", "at"],
+        properties: {
+          event_id: { type: "string", description: "evt_...; the X-Vault-Delivery header, the same on every retry" },
+          type: { type: "string" },
+          attempt: { type: "integer", description: "1 for the first attempt" },
+          status: {
+            type: "string",
+            enum: ["delivered", "retrying", "failed"],
+            description: "delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed",
+          },
+          http_status: { type: ["integer", "null"], description: "the receiver's status; null when no response came" },
+          error: { type: ["string", "null"], description: "why the attempt failed; null on success" },
+          at: { type: "integer" },
+        },
+      },
+    },
+    next_cursor: { type: "string" },
+  },
+};
+
+const listSchema = {
+  type: "object",
+  required: ["webhooks"],
+  properties: { webhooks: { type: "array", items: webhookSchema }, next_cursor: { type: "string" } },
+};
+
+const pageDoc = { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" };
+
+function docsFor(base: string, permission: RouteDoc["permission"], who: string): RouteDoc[] {
+  const orgMissing: Record<number, string> = base.startsWith("/orgs") ? { 404: "no such organization" } : {};
+  return [
+    {
+      method: "post",
+      path: base,
+      summary: `Register a ${who} webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE.`,
+      permission,
+      body: createWebhookBody,
+      responses: {
+        201: { description: "the webhook", schema: webhookSchema },
+        400: "invalid body, url not https, unknown event type, or a refused address",
+        ...orgMissing,
+      },
+    },
+    {
+      method: "get",
+      path: base,
+      summary: `List ${who} webhooks, oldest first.`,
+      permission,
+      query: pageDoc,
+      responses: {
+        200: { description: "{webhooks, next_cursor?}", schema: listSchema },
+        ...orgMissing,
+      },
+    },
+    {
+      method: "delete",
+      path: `${base}/{id}`,
+      summary: "Delete a webhook; its pending deliveries are cancelled.",
+      permission,
+      responses: {
+        200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
+        404: "no such webhook",
+      },
+    },
+    {
+      method: "get",
+      path: `${base}/{id}/deliveries`,
+      summary: "Recent delivery attempts of a webhook, newest first (kept 7 days).",
+      permission,
+      query: pageDoc,
+      responses: { 200: { description: "{deliveries, next_cursor?}", schema: deliveriesSchema }, 404: "no such webhook" },
+    },
+  ];
+}
+
+/** OpenAPI description of the routes above. */
+export const webhookRouteDocs: RouteDoc[] = [
+  ...docsFor("/webhooks", "admin", "global"),
+  ...docsFor("/orgs/{org_id}/webhooks", "org:M", "org"),
+];

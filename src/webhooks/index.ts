@@ -1,0 +1,88 @@
+import { randomSecret } from "../crypto.js";
+import type { Db } from "../db.js";
+import { DeliveryQueue, WebhookOutbox, WebhookRegistry } from "../domain/webhooks.js";
+import type { AuditRecorder } from "../domain/webhooks.js";
+import type { GroupCommit } from "../group-commit.js";
+import type { Logger } from "../log.js";
+import { systemLookup } from "./address-guard.js";
+import type { Lookup } from "./address-guard.js";
+import { createHttpsTransport } from "./transport.js";
+import type { Transport } from "./transport.js";
+import { DeliveryWorker } from "./worker.js";
+
+/**
+ * The webhook settings (decisions.md section 1). Every field is optional
+ * for tests; server.ts passes the configured values.
+ */
+export interface WebhookSettings {
+  /** VAULT_WEBHOOK_SECRET; default a random one (tests). */
+  secret?: string | undefined;
+  /** VAULT_WEBHOOK_ALLOW_PRIVATE; default false. */
+  allowPrivate?: boolean | undefined;
+  /** VAULT_WEBHOOK_TIMEOUT_MS; default 10000. */
+  timeoutMs?: number | undefined;
+  /** VAULT_WEBHOOK_MAX_ATTEMPTS; default 8. */
+  maxAttempts?: number | undefined;
+  /** VAULT_WEBHOOK_RETRY_BASE_MS; default 1000. */
+  retryBaseMs?: number | undefined;
+  /** Extra trusted CA (PEM) for in-process tests; deployments use NODE_EXTRA_CA_CERTS. */
+  ca?: string | undefined;
+  /** Name resolution for the address guard (creation and connection); default the system resolver. */
+  lookup?: Lookup | undefined;
+  /** Jitter source, uniform [0, 1); default Math.random. */
+  random?: (() => number) | undefined;
+  /** Replaces the HTTPS transport (tests). */
+  transport?: Transport | undefined;
+}
+
+/** The webhook parts of a vault. */
+export interface Webhooks {
+  registry: WebhookRegistry;
+  /** The EventSink that queues deliveries; combine it into the lifecycle's sink. */
+  outbox: WebhookOutbox;
+  queue: DeliveryQueue;
+  /** Not running until start() (server.ts); tests call tick(). */
+  worker: DeliveryWorker;
+  /** What the routes need to validate a webhook URL. */
+  allowPrivate: boolean;
+  lookup: Lookup;
+}
+
+export interface CreateWebhooksDeps {
+  db: Db;
+  tx: GroupCommit;
+  log: Logger;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  version: string;
+  settings?: WebhookSettings | undefined;
+  /** Where `webhook.created` / `webhook.deleted` are recorded (decisions.md section 8). */
+  audit?: AuditRecorder | undefined;
+}
+
+/**
+ * Builds the webhook registry, the outbox sink, the delivery queue and the
+ * (stopped) delivery worker, wired so that a queued event wakes the worker.
+ */
+export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
+  const settings = deps.settings ?? {};
+  const allowPrivate = settings.allowPrivate ?? false;
+  const lookup = settings.lookup ?? systemLookup;
+  const queue = new DeliveryQueue(deps.db);
+  const worker = new DeliveryWorker({
+    queue,
+    tx: deps.tx,
+    transport:
+      settings.transport ?? createHttpsTransport({ timeoutMs: settings.timeoutMs ?? 10_000, allowPrivate, lookup, ca: settings.ca }),
+    log: deps.log,
+    now: deps.now,
+    secret: settings.secret ?? randomSecret(),
+    version: deps.version,
+    maxAttempts: settings.maxAttempts ?? 8,
+    retryBaseMs: settings.retryBaseMs ?? 1000,
+    random: settings.random,
+  });
+  const registry = new WebhookRegistry({ db: deps.db, now: deps.now, audit: deps.audit });
+  const outbox = new WebhookOutbox({ db: deps.db, now: deps.now, onQueued: () => worker.wake() });
+  return { registry, outbox, queue, worker, allowPrivate, lookup };
+}

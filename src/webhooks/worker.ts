@@ -1,0 +1,255 @@
+import { hmacHex } from "../crypto.js";
+import { DELIVERY_RETENTION_MS } from "../domain/webhooks.js";
+import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhooks.js";
+import type { GroupCommit } from "../group-commit.js";
+import type { Logger } from "../log.js";
+import type { DeliveryResult, Transport } from "./transport.js";
+
+/** Longest wait between two attempts (decisions.md section 1): one hour, in milliseconds. */
+export const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
+/** The loop's shortest sleep after a round that found nothing to do, milliseconds. */
+const MIN_IDLE_DELAY_MS = 250;
+/** Jitter of a retry delay: +-20% (decisions.md section 1). */
+export const RETRY_JITTER = 0.2;
+
+/**
+ * The wait before attempt `attempt` (decisions.md section 1): attempt n
+ * (n >= 2) waits `baseMs * 2^(n-2)`, scaled by a uniform jitter in
+ * [-20%, +20%], capped at one hour. All in milliseconds.
+ *
+ * @param attempt the attempt about to be made, 2 or more.
+ * @param random a uniform number in [0, 1) (Math.random; injected in tests).
+ * @throws RangeError when attempt < 2.
+ */
+export function retryDelayMs(attempt: number, baseMs: number, random: () => number): number {
+  if (!Number.isInteger(attempt) || attempt < 2) throw new RangeError("retries start at attempt 2");
+  const nominal = baseMs * 2 ** (attempt - 2);
+  const jitter = 1 + RETRY_JITTER * (2 * random() - 1);
+  return Math.min(MAX_RETRY_DELAY_MS, Math.round(nominal * jitter));
+}
+
+/**
+ * The headers of a delivery (decisions.md section 7): the JSON content type,
+ * `X-Vault-Signature` (hex HMAC-SHA256 of the exact body, keyed with
+ * VAULT_WEBHOOK_SECRET), `X-Vault-Event` (the type), `X-Vault-Delivery`
+ * (the event id, the same on every retry) and the User-Agent.
+ */
+export function deliveryHeaders(delivery: Pick<DueDelivery, "eventId" | "type" | "body">, secret: string, version: string): Record<string, string> {
+  return {
+    "Content-Type": "application/json",
+    "User-Agent": `ephemeral-vault/${version}`,
+    "X-Vault-Event": delivery.type,
+    "X-Vault-Delivery": delivery.eventId,
+    "X-Vault-Signature": hmacHex(secret, delivery.body),
+  };
+}
+
+export interface DeliveryWorkerDeps {
+  queue: DeliveryQueue;
+  tx: GroupCommit;
+  transport: Transport;
+  log: Logger;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  /** VAULT_WEBHOOK_SECRET. */
+  secret: string;
+  /** Package version, for the User-Agent. */
+  version: string;
+  /** VAULT_WEBHOOK_MAX_ATTEMPTS: attempts per delivery, the first included. */
+  maxAttempts: number;
+  /** VAULT_WEBHOOK_RETRY_BASE_MS. */
+  retryBaseMs: number;
+  /** Uniform [0, 1) for the jitter; default Math.random. */
+  random?: (() => number) | undefined;
+  /** Attempts in flight at once; default 8. */
+  concurrency?: number | undefined;
+  /** Longest sleep of the background loop, milliseconds; default 5000. */
+  pollIntervalMs?: number | undefined;
+}
+
+/**
+ * The webhook delivery worker (decisions.md section 7): at-least-once
+ * delivery of the outbox.
+ *
+ * Each round claims due deliveries (inside the group commit, so only
+ * committed events are sent), posts each with the signed headers, and
+ * records the attempt: a 2xx marks it delivered; anything else schedules the
+ * next attempt after retryDelayMs(), or marks it failed after maxAttempts.
+ * Requests never wait for it: they only write outbox rows and call wake().
+ * A pending delivery survives a restart (it is a row); one in flight when
+ * the process dies is attempted again.
+ *
+ * Tests drive it with tick() and a fake clock; start() runs it in the
+ * background with real timers.
+ */
+export class DeliveryWorker {
+  private readonly inFlight = new Map<number, Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly random: () => number;
+  private readonly concurrency: number;
+  private readonly pollIntervalMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private started = false;
+  private stopped = false;
+  private looping: Promise<void> | undefined;
+  private rerun = false;
+  private lastCleanup = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly deps: DeliveryWorkerDeps) {
+    this.random = deps.random ?? Math.random;
+    this.concurrency = deps.concurrency ?? 8;
+    this.pollIntervalMs = deps.pollIntervalMs ?? 5000;
+  }
+
+  /**
+   * One round, awaited to the end: claims what is due now and attempts it.
+   * @returns once every attempt started by this round is recorded, with how many were attempted.
+   */
+  async tick(): Promise<number> {
+    const started = await this.claim();
+    await Promise.all(started);
+    return started.length;
+  }
+
+  /** Starts the background loop (server.ts). Idempotent. */
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.schedule(0);
+  }
+
+  /**
+   * Asks the background loop to look at the outbox soon (an event was
+   * queued, or an attempt finished). Does nothing before start().
+   */
+  wake(): void {
+    if (!this.started || this.stopped) return;
+    this.schedule(0);
+  }
+
+  /**
+   * Graceful stop: no new attempts; attempts in flight are aborted (they are
+   * not counted and stay pending, to be sent again after a restart) and
+   * awaited. Call before the group commit closes.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.abort.abort();
+    await this.looping;
+    await Promise.all([...this.inFlight.values()]);
+    this.deps.transport.close();
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.loop();
+    }, Math.max(0, delayMs));
+    this.timer.unref();
+  }
+
+  /** One round of the background loop, then sleep until the next due delivery (at most pollIntervalMs). */
+  private async loop(): Promise<void> {
+    if (this.stopped) return;
+    if (this.looping) {
+      this.rerun = true;
+      return;
+    }
+    this.rerun = false;
+    let claimed = 0;
+    const round = (async () => {
+      try {
+        claimed = (await this.claim()).length;
+        await this.cleanupIfDue();
+      } catch (err) {
+        if (!this.stopped) this.deps.log.error({ err }, "webhook worker round failed");
+      }
+    })();
+    this.looping = round;
+    await round;
+    this.looping = undefined;
+    if (this.stopped) return;
+    let delay = this.pollIntervalMs;
+    if (this.rerun) delay = 0;
+    else if (this.inFlight.size < this.concurrency) {
+      const next = this.deps.queue.nextDueAt(new Set(this.inFlight.keys()));
+      // Something due that this round did not claim should not happen; never spin on it.
+      const floor = claimed === 0 ? MIN_IDLE_DELAY_MS : 0;
+      if (next !== null) delay = Math.min(delay, Math.max(floor, next - this.deps.now()));
+    }
+    if (this.timer === undefined) this.schedule(delay);
+  }
+
+  /** Claims due deliveries up to the free concurrency and starts them; returns their completions. */
+  private async claim(): Promise<Promise<void>[]> {
+    if (this.stopped) return [];
+    const room = this.concurrency - this.inFlight.size;
+    if (room <= 0) return [];
+    const skip = new Set(this.inFlight.keys());
+    const due = await this.deps.tx.run(() => this.deps.queue.due(this.deps.now(), room, skip));
+    const started: Promise<void>[] = [];
+    for (const delivery of due) {
+      if (this.stopped || this.inFlight.has(delivery.deliveryId)) continue;
+      const done = this.attempt(delivery).finally(() => {
+        this.inFlight.delete(delivery.deliveryId);
+        this.wake();
+      });
+      this.inFlight.set(delivery.deliveryId, done);
+      started.push(done);
+    }
+    return started;
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<void> {
+    const result = await this.deps.transport.send(
+      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version) },
+      this.abort.signal,
+    );
+    // A stop aborted the attempt: it is not counted and the delivery stays due.
+    if (this.stopped && !result.ok) return;
+    const record = this.outcome(delivery.attempts + 1, result);
+    try {
+      await this.deps.tx.run(() => this.deps.queue.record(delivery.deliveryId, record, this.deps.now()));
+    } catch (err) {
+      if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook attempt not recorded");
+      return;
+    }
+    const fields = { webhook_id: delivery.webhookId, event_id: delivery.eventId, attempt: delivery.attempts + 1 };
+    if (record.status === "delivered") this.deps.log.debug(fields, "webhook delivered");
+    else if (record.status === "retrying") this.deps.log.info({ ...fields, error: record.error }, "webhook attempt failed; will retry");
+    else this.deps.log.warn({ ...fields, error: record.error }, "webhook delivery failed after the last attempt");
+  }
+
+  /** Decides what an attempt's result means for its delivery. */
+  private outcome(attempt: number, result: DeliveryResult): AttemptRecord {
+    if (result.ok) return { status: "delivered", httpStatus: result.httpStatus, error: null, nextAttemptAt: null };
+    if (attempt >= this.deps.maxAttempts) {
+      return { status: "failed", httpStatus: result.httpStatus, error: result.error, nextAttemptAt: null };
+    }
+    return {
+      status: "retrying",
+      httpStatus: result.httpStatus,
+      error: result.error,
+      nextAttemptAt: this.deps.now() + retryDelayMs(attempt + 1, this.deps.retryBaseMs, this.random),
+    };
+  }
+
+  /** Removes finished deliveries older than the retention period, at most once an hour. */
+  private async cleanupIfDue(): Promise<void> {
+    if (this.stopped) return;
+    const now = this.deps.now();
+    if (now - this.lastCleanup < 60 * 60 * 1000) return;
+    this.lastCleanup = now;
+    await this.deps.tx.run(() => this.deps.queue.cleanup(now - DELIVERY_RETENTION_MS));
+  }
+
+  /** Runs the retention cleanup now (tests). @returns rows removed. */
+  cleanupNow(): Promise<number> {
+    const now = this.deps.now();
+    return this.deps.tx.run(() => this.deps.queue.cleanup(now - DELIVERY_RETENTION_MS));
+  }
+}
