@@ -1,0 +1,36 @@
+import type { Db } from "../db.js";
+import { Organizations } from "./orgs.js";
+import { PrincipalKeys } from "./principal-keys.js";
+import type { KeyAudit } from "./principal-keys.js";
+import { Principals } from "./principals.js";
+import { Roles } from "./roles.js";
+import type { SecretLifecycle } from "./secrets.js";
+
+/** The multi-tenancy domain: orgs, their roles, principals and principal keys (issue 4). */
+export interface OrgDomain {
+  orgs: Organizations;
+  roles: Roles;
+  principals: Principals;
+  keys: PrincipalKeys;
+}
+
+/**
+ * Builds the org domain over an open, migrated database (schema section 4).
+ * @param deps.now current time, Unix milliseconds.
+ * @param deps.secrets the one secret lifecycle (org secrets are its scope = org id).
+ * @param deps.audit the audit log, for principal key changes.
+ */
+export function createOrgDomain(deps: {
+  db: Db;
+  now: () => number;
+  secrets: SecretLifecycle;
+  audit?: KeyAudit | undefined;
+}): OrgDomain {
+  const roles = new Roles({ db: deps.db, now: deps.now });
+  return {
+    orgs: new Organizations({ db: deps.db, now: deps.now, secrets: deps.secrets }),
+    roles,
+    principals: new Principals({ db: deps.db, now: deps.now, roles }),
+    keys: new PrincipalKeys({ db: deps.db, now: deps.now, roles, audit: deps.audit }),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Role permission letters (interface section 5.8, decisions.md section 5).
+ *
+ * A role's permission string is a set of letters. Eight have a meaning; the
+ * six others (`R L p A m D`) are reserved: valid in a role string, they grant
+ * nothing yet.
+ */
+
+/** The letters that grant something, and what they grant. */
+export const GRANTING_LETTERS = {
+  r: "SecretRead (GET and HEAD /orgs/:org_id/secrets/:key)",
+  l: "SecretList (GET /orgs/:org_id/secrets)",
+  c: "SecretCreate (POST /orgs/:org_id/secrets)",
+  P: "SecretPatch (PATCH /orgs/:org_id/secrets/:key)",
+  d: "SecretDelete (DELETE /orgs/:org_id/secrets/:key)",
+  C: "SecretPrune (POST /orgs/:org_id/prune)",
+  a: "AuditRead (GET /orgs/:org_id/audit)",
+  M: "WebhookManage (/orgs/:org_id/webhooks*)",
+} as const;
+
+/** A letter that grants a permission; what `needOrg()` takes. */
+export type OrgLetter = keyof typeof GRANTING_LETTERS;
+
+/** Every letter a role string may hold, reserved ones included, each at most once. */
+export const ROLE_LETTERS = "rRlLcCpPaAmMdD";
+
+/** The built-in roles of every org (interface section 5.8): immutable. */
+export const BUILTIN_ROLES: Readonly<Record<string, string>> = Object.freeze({
+  reader: "rRl",
+  writer: "rRlLcCpP",
+  admin: "rRlLcCpPaAmM",
+  owner: "rRlLcCpPaAmMdD",
+});
+
+/** True for `reader`, `writer`, `admin` and `owner`. */
+export function isBuiltinRole(name: string): boolean {
+  return Object.hasOwn(BUILTIN_ROLES, name);
+}
+
+/**
+ * Why a role permission string is invalid, or undefined when it is valid
+ * (decisions.md section 5): non-empty, only the 14 letters of ROLE_LETTERS,
+ * each at most once.
+ */
+export function roleStringProblem(permissions: string): string | undefined {
+  if (permissions.length === 0) return "permissions must not be empty";
+  const seen = new Set<string>();
+  for (const letter of permissions) {
+    if (!ROLE_LETTERS.includes(letter)) return `permissions may hold only the letters ${ROLE_LETTERS}`;
+    if (seen.has(letter)) return "permissions must name each letter at most once";
+    seen.add(letter);
+  }
+  return undefined;
+}
+
+/** True when the role string grants the letter (reserved letters never match an OrgLetter). */
+export function grants(letters: string, letter: OrgLetter): boolean {
+  return letters.includes(letter);
+}

@@ -1,0 +1,223 @@
+import { Hono } from "hono";
+import * as v from "valibot";
+import type { AppEnv } from "../context.js";
+import { originOf } from "../context.js";
+import type { PrincipalKeys } from "../domain/principal-keys.js";
+import type { Principals } from "../domain/principals.js";
+import type { GroupCommit } from "../group-commit.js";
+import { needMaster, orgIdOf } from "../org-auth.js";
+import type { RouteDoc } from "../openapi.js";
+import { decodeCursor, encodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { methodNotAllowed } from "./method.js";
+import {
+  createdKeyJson,
+  createdKeySchema,
+  deletedSchema,
+  keySummaryJson,
+  keySummarySchema,
+  metadataField,
+  nameField,
+  newKeyBody,
+  newKeyInput,
+  pathId,
+  principalJson,
+  principalSchema,
+  roleNameField,
+} from "./org-input.js";
+
+/** POST /orgs/:org_id/principals body (interface section 4). */
+export const createPrincipalBody = v.object({
+  name: nameField(),
+  role: roleNameField("role"),
+});
+
+/** PATCH /orgs/:org_id/principals/:id body (decisions.md section 6); every field optional. */
+export const patchPrincipalBody = v.object({
+  name: v.optional(nameField()),
+  role: v.optional(roleNameField("role")),
+  metadata: v.optional(metadataField),
+});
+
+export interface PrincipalRouteDeps {
+  principals: Principals;
+  keys: PrincipalKeys;
+  tx: GroupCommit;
+}
+
+const NO_PRINCIPAL = "principal not found";
+
+/**
+ * Principals of an org and their keys, master key only (interface section 4,
+ * decisions.md section 6). The master key gives a principal its first key;
+ * the principal makes more through /me/keys.
+ */
+export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
+  const { principals, keys, tx } = deps;
+  const app = new Hono<AppEnv>();
+
+  app.post("/orgs/:org_id/principals", needMaster(), async (c) => {
+    const body = await readBody(c, createPrincipalBody);
+    const orgId = orgIdOf(c);
+    const principal = await tx.run(() => principals.create(orgId, body.name, body.role));
+    return c.json(principalJson(principal), 201);
+  });
+
+  app.get("/orgs/:org_id/principals", needMaster(), (c) => {
+    const query = parse(pageQuery, c.req.query());
+    const orgId = orgIdOf(c);
+    const page = principals.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
+    const body: { principals: ReturnType<typeof principalJson>[]; next_cursor?: string } = {
+      principals: page.items.map(principalJson),
+    };
+    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
+    return c.json(body);
+  });
+  app.all("/orgs/:org_id/principals", methodNotAllowed(["GET", "POST"]));
+
+  app.get("/orgs/:org_id/principals/:id", needMaster(), (c) => {
+    const orgId = orgIdOf(c);
+    return c.json(principalJson(principals.require(orgId, pathId(c, "id", NO_PRINCIPAL))));
+  });
+
+  app.patch("/orgs/:org_id/principals/:id", needMaster(), async (c) => {
+    const body = await readBody(c, patchPrincipalBody);
+    const orgId = orgIdOf(c);
+    const id = pathId(c, "id", NO_PRINCIPAL);
+    const principal = await tx.run(() => principals.update(orgId, id, body));
+    return c.json(principalJson(principal));
+  });
+
+  app.delete("/orgs/:org_id/principals/:id", needMaster(), async (c) => {
+    const orgId = orgIdOf(c);
+    const id = pathId(c, "id", NO_PRINCIPAL);
+    await tx.run(() => principals.remove(orgId, id));
+    return c.json({ deleted: true });
+  });
+  app.all("/orgs/:org_id/principals/:id", methodNotAllowed(["GET", "HEAD", "PATCH", "DELETE"]));
+
+  app.post("/orgs/:org_id/principals/:id/keys", needMaster(), async (c) => {
+    const body = await readBody(c, newKeyBody);
+    const orgId = orgIdOf(c);
+    const id = pathId(c, "id", NO_PRINCIPAL);
+    const origin = originOf(c);
+    const created = await tx.run(() => {
+      principals.require(orgId, id);
+      return keys.create(orgId, id, newKeyInput(body), origin);
+    });
+    return c.json(createdKeyJson(created.key, created.token), 201);
+  });
+
+  app.get("/orgs/:org_id/principals/:id/keys", needMaster(), (c) => {
+    const query = parse(pageQuery, c.req.query());
+    const orgId = orgIdOf(c);
+    const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
+    const page = keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
+    const body: { keys: ReturnType<typeof keySummaryJson>[]; next_cursor?: string } = { keys: page.items.map(keySummaryJson) };
+    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
+    return c.json(body);
+  });
+  app.all("/orgs/:org_id/principals/:id/keys", methodNotAllowed(["GET", "POST"]));
+
+  app.delete("/orgs/:org_id/principals/:id/keys/:key_id", needMaster(), async (c) => {
+    const orgId = orgIdOf(c);
+    const id = pathId(c, "id", NO_PRINCIPAL);
+    const keyId = pathId(c, "key_id", "key not found");
+    const origin = originOf(c);
+    await tx.run(() => {
+      principals.require(orgId, id);
+      keys.revoke(id, keyId, origin);
+    });
+    return c.json({ deleted: true });
+  });
+  app.all("/orgs/:org_id/principals/:id/keys/:key_id", methodNotAllowed(["DELETE"]));
+
+  return app;
+}
+
+/** OpenAPI description of the routes above. */
+export const principalRouteDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/orgs/{org_id}/principals",
+    summary: "Create a principal (user or service account) with a built-in or custom role. Names are unique in the org.",
+    permission: "master",
+    body: createPrincipalBody,
+    responses: {
+      201: { description: "{id, name, org_id, role, metadata, created_at}", schema: principalSchema },
+      400: "invalid input, or no such role in the org",
+      404: "no such organization",
+      409: "a principal with this name exists in the org",
+    },
+  },
+  {
+    method: "get",
+    path: "/orgs/{org_id}/principals",
+    summary: "List the org's principals, oldest first.",
+    permission: "master",
+    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    responses: {
+      200: {
+        description: "{principals, next_cursor?}",
+        schema: { type: "object", required: ["principals"], properties: { principals: { type: "array", items: principalSchema }, next_cursor: { type: "string" } } },
+      },
+      404: "no such organization",
+    },
+  },
+  {
+    method: "get",
+    path: "/orgs/{org_id}/principals/{id}",
+    summary: "One principal.",
+    permission: "master",
+    responses: { 200: { description: "the principal", schema: principalSchema }, 404: "no such organization or principal" },
+  },
+  {
+    method: "patch",
+    path: "/orgs/{org_id}/principals/{id}",
+    summary: "Change a principal's name, role and/or metadata (metadata is replaced). A new role applies to its keys' next request.",
+    permission: "master",
+    body: patchPrincipalBody,
+    responses: {
+      200: { description: "the principal", schema: principalSchema },
+      400: "invalid input, or no such role in the org",
+      404: "no such organization or principal",
+      409: "the new name is taken in the org",
+    },
+  },
+  {
+    method: "delete",
+    path: "/orgs/{org_id}/principals/{id}",
+    summary: "Delete a principal that has no active key (not revoked, valid_before not passed). No cascading deletes.",
+    permission: "master",
+    responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: "no such organization or principal", 409: "the principal has active keys" },
+  },
+  {
+    method: "post",
+    path: "/orgs/{org_id}/principals/{id}/keys",
+    summary:
+      "Make a principal key (its first, typically). The vpk_ token is in `key`, shown this once. valid_after and valid_before are optional Unix seconds; valid_before must be after now and after valid_after.",
+    permission: "master",
+    body: newKeyBody,
+    responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: "invalid input", 404: "no such organization or principal" },
+  },
+  {
+    method: "get",
+    path: "/orgs/{org_id}/principals/{id}/keys",
+    summary: "List a principal's keys (summaries, never tokens). Revoked keys are gone.",
+    permission: "master",
+    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    responses: {
+      200: {
+        description: "{keys, next_cursor?}",
+        schema: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: keySummarySchema }, next_cursor: { type: "string" } } },
+      },
+      404: "no such organization or principal",
+    },
+  },
+  {
+    method: "delete",
+    path: "/orgs/{org_id}/principals/{id}/keys/{key_id}",
+    summary: "Revoke a principal key: deleted at once; its token gets 401 from the next request on.",
+    permission: "master",
+    responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: "no such organization, principal or key" },
+  },
+];

@@ -1,0 +1,163 @@
+import { Hono } from "hono";
+import * as v from "valibot";
+import type { AppContext, AppEnv } from "../context.js";
+import type { Role, Roles } from "../domain/roles.js";
+import { ApiError } from "../errors.js";
+import type { GroupCommit } from "../group-commit.js";
+import { needMaster, orgIdOf } from "../org-auth.js";
+import type { RouteDoc } from "../openapi.js";
+import { decodeCursor, encodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { methodNotAllowed } from "./method.js";
+import { ROLE_NAME_PATTERN, deletedSchema, permissionsField, roleNameField } from "./org-input.js";
+
+/** POST /orgs/:org_id/roles body (interface section 4, decisions.md sections 2 and 5). */
+export const createRoleBody = v.object({
+  name: roleNameField("name"),
+  permissions: permissionsField,
+});
+
+/** PATCH /orgs/:org_id/roles/:name body (decisions.md section 6). */
+export const patchRoleBody = v.object({
+  permissions: permissionsField,
+});
+
+export interface RoleRouteDeps {
+  roles: Roles;
+  tx: GroupCommit;
+}
+
+/** A role name from the path; a name that cannot exist is 404. */
+function pathRole(c: AppContext): string {
+  const name = c.req.param("name") ?? "";
+  if (!ROLE_NAME_PATTERN.test(name)) throw new ApiError(404, "role not found");
+  return name;
+}
+
+function roleJson(r: Role) {
+  return { name: r.name, org_id: r.orgId, permissions: r.permissions };
+}
+
+/**
+ * Roles of an org, master key only (interface section 4, decisions.md
+ * sections 5-6): the four built-in roles are listed with `builtin: true` and
+ * cannot be changed (403); custom roles are created, patched and deleted
+ * (409 while a principal holds one).
+ */
+export function roleRoutes(deps: RoleRouteDeps): Hono<AppEnv> {
+  const { roles, tx } = deps;
+  const app = new Hono<AppEnv>();
+
+  app.post("/orgs/:org_id/roles", needMaster(), async (c) => {
+    const body = await readBody(c, createRoleBody);
+    const orgId = orgIdOf(c);
+    const role = await tx.run(() => roles.create(orgId, body.name, body.permissions));
+    return c.json(roleJson(role), 201);
+  });
+
+  app.get("/orgs/:org_id/roles", needMaster(), (c) => {
+    const query = parse(pageQuery, c.req.query());
+    const orgId = orgIdOf(c);
+    const page = roles.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
+    const body: { roles: { name: string; permissions: string; builtin: boolean }[]; next_cursor?: string } = {
+      roles: page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin })),
+    };
+    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
+    return c.json(body);
+  });
+  app.all("/orgs/:org_id/roles", methodNotAllowed(["GET", "POST"]));
+
+  app.patch("/orgs/:org_id/roles/:name", needMaster(), async (c) => {
+    const body = await readBody(c, patchRoleBody);
+    const orgId = orgIdOf(c);
+    const name = pathRole(c);
+    const role = await tx.run(() => roles.update(orgId, name, body.permissions));
+    return c.json(roleJson(role));
+  });
+
+  app.delete("/orgs/:org_id/roles/:name", needMaster(), async (c) => {
+    const orgId = orgIdOf(c);
+    const name = pathRole(c);
+    await tx.run(() => roles.remove(orgId, name));
+    return c.json({ deleted: true });
+  });
+  app.all("/orgs/:org_id/roles/:name", methodNotAllowed(["PATCH", "DELETE"]));
+
+  return app;
+}
+
+const roleSchema = {
+  type: "object",
+  required: ["name", "org_id", "permissions"],
+  properties: { name: { type: "string" }, org_id: { type: "string" }, permissions: { type: "string" } },
+};
+
+/** OpenAPI description of the routes above. */
+export const roleRouteDocs: RouteDoc[] = [
+  {
+    method: "post",
+    path: "/orgs/{org_id}/roles",
+    summary:
+      "Create a custom role. permissions: non-empty, only the letters rRlLcCpPaAmMdD, each at most once (R L p A m D are reserved and grant nothing yet).",
+    permission: "master",
+    body: createRoleBody,
+    responses: {
+      201: { description: "{name, org_id, permissions}", schema: roleSchema },
+      400: "invalid name or permission string",
+      404: "no such organization",
+      409: "a role with this name exists (built-in names included)",
+    },
+  },
+  {
+    method: "get",
+    path: "/orgs/{org_id}/roles",
+    summary: "List the org's roles: the four built-in ones first, then the custom ones.",
+    permission: "master",
+    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    responses: {
+      200: {
+        description: "{roles: [{name, permissions, builtin}], next_cursor?}",
+        schema: {
+          type: "object",
+          required: ["roles"],
+          properties: {
+            roles: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["name", "permissions", "builtin"],
+                properties: { name: { type: "string" }, permissions: { type: "string" }, builtin: { type: "boolean" } },
+              },
+            },
+            next_cursor: { type: "string" },
+          },
+        },
+      },
+      404: "no such organization",
+    },
+  },
+  {
+    method: "patch",
+    path: "/orgs/{org_id}/roles/{name}",
+    summary: "Replace a custom role's permissions; its principals get them on their next request. Built-in roles: 403.",
+    permission: "master",
+    body: patchRoleBody,
+    responses: {
+      200: { description: "{name, org_id, permissions}", schema: roleSchema },
+      400: "invalid permission string",
+      403: "built-in roles cannot be modified (or the token is not the master key)",
+      404: "no such organization or role",
+    },
+  },
+  {
+    method: "delete",
+    path: "/orgs/{org_id}/roles/{name}",
+    summary: "Delete a custom role. Built-in roles: 403. A role a principal holds: 409.",
+    permission: "master",
+    responses: {
+      200: { description: "{deleted: true}", schema: deletedSchema },
+      403: "built-in roles cannot be deleted (or the token is not the master key)",
+      404: "no such organization or role",
+      409: "the role is assigned to principals",
+    },
+  },
+];
