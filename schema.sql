@@ -50,8 +50,159 @@ CREATE INDEX secrets_tombstones ON secrets (scope, id) WHERE state = 'expired';
 -- version: 2
 -- Issue 3: scoped API keys and the append-only, hash-chained audit log.
 
+-- Scoped API keys (domain/keys.ts): only the SHA-256 of the vsk_ token is
+-- stored, looked up by that hash. Deleting a key deletes its row (later
+-- requests with it: 401). Lists page in creation order by rowid.
+CREATE TABLE scoped_keys (
+  id           TEXT    PRIMARY KEY,             -- sk_...
+  name         TEXT    NOT NULL,
+  token_hash   TEXT    NOT NULL UNIQUE,         -- hex SHA-256 of the token
+  permissions  TEXT    NOT NULL,                -- JSON array of read, write, delete, admin
+  prefix       TEXT,                            -- NULL: every secret
+  expires_at   INTEGER,                         -- ms; NULL: never
+  created_at   INTEGER NOT NULL,
+  last_used_at INTEGER                          -- ms, written at most once a minute per key
+) STRICT;
+
+-- The audit log (domain/audit.ts), global and org entries in one table and
+-- one hash chain. Each row's hash is SHA-256 over the previous row's hash and
+-- the row's own content; `at` never decreases along the chain (id order), so
+-- a time range is an id range. The triggers below make the table
+-- append-only in the database itself.
+CREATE TABLE audit (
+  id           INTEGER PRIMARY KEY,             -- chain order
+  scope        TEXT    NOT NULL,                -- 'global' or an org id
+  at           INTEGER NOT NULL,                -- ms
+  action       TEXT    NOT NULL,                -- secret.read, key.created, auth.failed, ...
+  key          TEXT,                            -- secret key or public id, key or webhook id
+  actor        TEXT,                            -- 'master', a key id, or NULL
+  principal_id TEXT,
+  ip           TEXT,
+  hash         TEXT    NOT NULL                 -- hex SHA-256, chained
+) STRICT;
+-- Queries: a scope's newest entries, optionally by action or key; each index
+-- ends with the rowid, so an id range and ORDER BY id are index seeks.
+CREATE INDEX audit_scope ON audit (scope);
+CREATE INDEX audit_scope_action ON audit (scope, action);
+CREATE INDEX audit_scope_key ON audit (scope, key);
+-- since/until (time) to an id range.
+CREATE INDEX audit_at ON audit (at);
+
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN
+  SELECT RAISE(ABORT, 'audit rows are append-only');
+END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN
+  SELECT RAISE(ABORT, 'audit rows are append-only');
+END;
+
 -- version: 3
 -- Issue 5: webhooks, the event outbox and delivery attempts.
+-- A secret event is queued in the transaction of the change that caused it
+-- (domain/webhooks.ts WebhookOutbox): one webhook_events row holding the
+-- exact body every attempt signs and sends, and one webhook_deliveries row
+-- per subscribed webhook. The worker (webhooks/worker.ts) posts the due
+-- deliveries and logs each attempt in webhook_attempts. Deleting a webhook
+-- deletes its deliveries and attempts (ON DELETE CASCADE): nothing pending is
+-- sent to it afterwards. Finished deliveries are removed after 7 days.
+
+CREATE TABLE webhooks (
+  id          TEXT    PRIMARY KEY,              -- wh_...
+  org_id      TEXT    REFERENCES orgs (id),     -- NULL: a global webhook
+  url         TEXT    NOT NULL,                 -- https://, normalized
+  events      TEXT    NOT NULL,                 -- JSON array of event types, or ["*"]
+  description TEXT,
+  key_prefix  TEXT,                             -- creating scoped key's prefix: only its keys' events
+  created_at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhooks_org ON webhooks (org_id);
+
+CREATE TABLE webhook_events (
+  id         TEXT    PRIMARY KEY,               -- evt_...
+  type       TEXT    NOT NULL,
+  body       TEXT    NOT NULL,                  -- the JSON payload as signed and sent; never a value
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_events_created ON webhook_events (created_at);
+
+CREATE TABLE webhook_deliveries (
+  id              INTEGER PRIMARY KEY,
+  webhook_id      TEXT    NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+  event_id        TEXT    NOT NULL REFERENCES webhook_events (id),
+  state           TEXT    NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts        INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  next_attempt_at INTEGER,                      -- when a pending delivery is due; NULL once finished
+  updated_at      INTEGER NOT NULL,
+  CHECK ((state = 'pending') = (next_attempt_at IS NOT NULL))
+) STRICT;
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE state = 'pending';
+CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
+CREATE INDEX webhook_deliveries_done ON webhook_deliveries (updated_at) WHERE state <> 'pending';
+
+CREATE TABLE webhook_attempts (
+  id          INTEGER PRIMARY KEY,
+  delivery_id INTEGER NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+  webhook_id  TEXT    NOT NULL,
+  event_id    TEXT    NOT NULL,
+  type        TEXT    NOT NULL,
+  attempt     INTEGER NOT NULL CHECK (attempt >= 1),
+  status      TEXT    NOT NULL CHECK (status IN ('delivered', 'retrying', 'failed')),
+  http_status INTEGER,                          -- the receiver's status; NULL when none came
+  error       TEXT,                             -- short reason; NULL on success
+  at          INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, id);
+CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
 
 -- version: 4
 -- Issue 4: organizations, principals, roles and principal keys.
+-- Org secrets live in `secrets` with scope = the org id. No cascading
+-- deletes: the foreign keys make the database refuse to drop an org, a
+-- principal or a role something still refers to (decisions.md section 6).
+-- Lists page in creation order by rowid.
+
+CREATE TABLE orgs (
+  id         TEXT    PRIMARY KEY,               -- org_...
+  name       TEXT    NOT NULL UNIQUE,
+  metadata   TEXT    NOT NULL DEFAULT '{}',     -- JSON object, at most 16 KiB
+  created_at INTEGER NOT NULL
+) STRICT;
+
+-- Custom roles only; the built-in roles (reader, writer, admin, owner) are
+-- constants in domain/permissions.ts and their names are reserved.
+CREATE TABLE roles (
+  id          INTEGER PRIMARY KEY,
+  org_id      TEXT    NOT NULL REFERENCES orgs (id),
+  name        TEXT    NOT NULL,
+  permissions TEXT    NOT NULL,                 -- letters of rRlLcCpPaAmMdD, each at most once
+  created_at  INTEGER NOT NULL,
+  UNIQUE (org_id, name)
+) STRICT;
+
+CREATE TABLE principals (
+  id         TEXT    PRIMARY KEY,               -- prn_...
+  org_id     TEXT    NOT NULL REFERENCES orgs (id),
+  name       TEXT    NOT NULL,
+  role       TEXT    NOT NULL,                  -- a built-in role name or a custom role of the org
+  metadata   TEXT    NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  UNIQUE (org_id, name)
+) STRICT;
+CREATE INDEX principals_role ON principals (org_id, role);
+
+-- Principal keys: only the SHA-256 of the vpk_ token is stored. Revoking a
+-- key deletes its row.
+CREATE TABLE principal_keys (
+  id           TEXT    PRIMARY KEY,             -- pk_...
+  principal_id TEXT    NOT NULL REFERENCES principals (id),
+  org_id       TEXT    NOT NULL REFERENCES orgs (id),
+  name         TEXT    NOT NULL,
+  token_hash   TEXT    NOT NULL UNIQUE,
+  valid_after  INTEGER,                         -- ms; NULL: valid at once
+  valid_before INTEGER,                         -- ms; NULL: no end
+  created_at   INTEGER NOT NULL,
+  CHECK (valid_before IS NULL OR valid_after IS NULL OR valid_before > valid_after)
+) STRICT;
+CREATE INDEX principal_keys_principal ON principal_keys (principal_id);

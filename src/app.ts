@@ -13,6 +13,15 @@ import { buildOpenApi } from "./openapi.js";
 import { secretRouteDocs, secretRoutes } from "./routes/secrets.js";
 import { healthRouteDocs, healthRoutes } from "./routes/health.js";
 import { methodNotAllowed } from "./routes/method.js";
+import type { OrgDomain } from "./domain/org-domain.js";
+import { orgRouteDocs, orgRoutes } from "./routes/org-routes.js";
+import { webhookRouteDocs, webhookRoutes } from "./routes/webhooks.js";
+import type { WebhookRouteDeps } from "./routes/webhooks.js";
+import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
+import type { AuditLog } from "./domain/audit.js";
+import type { ScopedKeys } from "./domain/keys.js";
+import { keyRouteDocs, keyRoutes } from "./routes/keys.js";
+import { auditRouteDocs, auditRoutes } from "./routes/audit.js";
 
 /** Largest request body, bytes (decisions.md section 3): larger gives 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -26,10 +35,24 @@ export interface AppDeps {
   masterKey: string;
   /** Token lookups besides the master key (scoped keys, principal keys). */
   resolvers: TokenResolver[];
+  /** Orgs, roles, principals and principal keys (issue 4). */
+  orgs: OrgDomain;
+  /** Webhook registry and URL guard settings (issue 5); without it no /webhooks routes. */
+  webhooks?: Omit<WebhookRouteDeps, "tx"> | undefined;
   publicUrl: string;
   maxValueBytes: number;
   trustProxy: boolean;
   version: string;
+  /** The audit log (issue 3): access rows, GET /audit. */
+  audit: AuditLog;
+  /** Scoped API keys (issue 3): /keys. */
+  keys: ScopedKeys;
+  /** Current time, Unix milliseconds (the brute-force guard's window). */
+  now: () => number;
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0: off). */
+  authFailLimit?: number | undefined;
+  /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
+  authFailWindowMs?: number | undefined;
 }
 
 /**
@@ -39,7 +62,7 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const openapi = JSON.stringify(buildOpenApi(deps.version, [...healthRouteDocs, ...secretRouteDocs, openApiDoc]));
+  const openapi = JSON.stringify(buildOpenApi(deps.version, [...healthRouteDocs, ...secretRouteDocs, ...orgRouteDocs, ...webhookRouteDocs, ...keyRouteDocs, ...auditRouteDocs, openApiDoc]));
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -54,6 +77,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       );
     }
   });
+  app.use(async (c, next) => {
+    c.set("orgs", deps.orgs.orgs);
+    return next();
+  });
+  // Before authenticate: 429 for an ip over the failed-authentication
+  // limit, and the audit rows of 401s, 403s and scoped-key requests.
+  app.use(
+    accessGuard({
+      audit: deps.audit,
+      tx: deps.tx,
+      log: deps.log,
+      trustProxy: deps.trustProxy,
+      limiter: new FailedAuthLimiter({
+        limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
+        windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
+        now: deps.now,
+      }),
+    }),
+  );
   app.use(authenticate({ masterKey: deps.masterKey, trustProxy: deps.trustProxy, resolvers: deps.resolvers }));
   app.use(
     bodyLimit({
@@ -70,6 +112,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route(
     "/",
     secretRoutes({ secrets: deps.secrets, tx: deps.tx, publicUrl: deps.publicUrl, maxValueBytes: deps.maxValueBytes }),
+  );
+  if (deps.webhooks) app.route("/", webhookRoutes({ ...deps.webhooks, tx: deps.tx }));
+  app.route("/", keyRoutes({ keys: deps.keys, tx: deps.tx }));
+  app.route("/", auditRoutes({ audit: deps.audit, tx: deps.tx }));
+
+  app.route(
+    "/",
+    orgRoutes({ ...deps.orgs, secrets: deps.secrets, tx: deps.tx, audit: deps.audit, maxValueBytes: deps.maxValueBytes }),
   );
 
   app.notFound((c) => c.json({ error: "not found" }, 404));

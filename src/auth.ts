@@ -19,7 +19,7 @@ export interface AuthDeps {
 }
 
 /** Paths served without a token (interface section 4, decisions.md section 10). */
-const PUBLIC_PATHS = new Set(["/health", "/openapi.json"]);
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/openapi.json"]);
 
 /**
  * The client ip: the socket's remote address, or the first X-Forwarded-For
@@ -82,6 +82,51 @@ export function need(permission: Permission): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const actor = c.get("actor");
     if (actor.kind === "master") return next();
-    throw new ApiError(403, `this key lacks the ${permission} permission`);
+    if (actor.kind === "scoped") {
+      if (PERMISSION_GRANTED_BY[permission].some((p) => actor.permissions.includes(p))) return next();
+      throw new ApiError(403, `this key lacks the ${permission} permission`);
+    }
+    // Principal keys serve only their org's routes and /me (decisions.md section 5).
+    throw new ApiError(403, "principal keys may use only their organization's routes and /me");
   };
+}
+
+/**
+ * The one table of scoped-key permissions (interface section 5, decisions.md
+ * section 5): which held permissions satisfy a route's need. `admin`
+ * includes read, write and delete. Routes declare their need with need().
+ */
+export const PERMISSION_GRANTED_BY: Readonly<Record<Permission, readonly Permission[]>> = {
+  read: ["read", "admin"],
+  write: ["write", "admin"],
+  delete: ["delete", "admin"],
+  admin: ["admin"],
+};
+
+/**
+ * The key prefix the request is restricted to: a prefix-scoped key's
+ * prefix, else undefined (master key, unprefixed keys). Lists and prunes
+ * pass it on (decisions.md section 5: an admin key with a prefix lists and
+ * prunes only its prefix).
+ */
+export function keyPrefixOf(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string | undefined {
+  const actor = c.get("actor");
+  return actor.kind === "scoped" && actor.prefix !== null ? actor.prefix : undefined;
+}
+
+/**
+ * Prefix scoping, on every request that names a secret (decisions.md
+ * section 5): a prefix-scoped key may act only on keyed secrets whose key
+ * starts with its prefix. Call it before validating or looking the secret
+ * up, so the answer is 403 whether or not the secret exists.
+ * @param key the secret's key, or null for a public secret (a public id,
+ *   or a POST without `key`): always out of reach of a prefixed key.
+ * @throws ApiError 403 outside the prefix.
+ */
+export function requireInPrefix(c: Parameters<MiddlewareHandler<AppEnv>>[0], key: string | null): void {
+  const prefix = keyPrefixOf(c);
+  if (prefix === undefined) return;
+  if (key === null || !key.startsWith(prefix)) {
+    throw new ApiError(403, "this key may act only on secrets within its prefix");
+  }
 }

@@ -1,15 +1,18 @@
 import { parseArgs } from "node:util";
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { ConfigError, flagName, loadConfig, parseServeFlags, SETTINGS } from "./config.js";
 import { createLogger } from "./log.js";
 import { generateLicenseKeyPair, issueLicense } from "./license.js";
 import { startServer } from "./server.js";
+import { auditCommand } from "./audit-cli.js";
 import { version } from "./version.js";
 
 const USAGE = `ephemeral-vault ${version}: a secrets vault, one process and one SQLite file.
 
 Usage:
   ephemeral-vault [serve] [flags]        start the vault (default command)
+  ephemeral-vault audit verify [--data-dir DIR]
+                                         check the audit log's hash chain; exit 1 at the first broken row
   ephemeral-vault license keygen --private-key FILE
                                          make an Ed25519 key pair for issuing licenses
   ephemeral-vault license issue --private-key FILE --subject NAME [--expires UNIX]
@@ -21,7 +24,7 @@ ${Object.values(SETTINGS)
   .map((s) => `  --${flagName(s).padEnd(26)} ${s.env.join(", ").padEnd(32)} ${s.help}`)
   .join("\n")}
 
-Exit codes: 0 stopped cleanly, 1 runtime failure, 2 bad setting or usage.
+Exit codes: 0 stopped cleanly, 1 runtime failure (or a broken audit chain), 2 bad setting or usage.
 `;
 
 /** Exit code for a bad setting or usage (decisions.md section 10). */
@@ -43,6 +46,7 @@ export async function main(argv: string[]): Promise<number | undefined> {
   }
   try {
     if (first === "license") return licenseCommand(rest);
+    if (first === "audit") return auditCommand(rest);
     if (first === "serve") return await serveCommand(rest);
     if (first === undefined || first.startsWith("-")) return await serveCommand(argv);
     throw new ConfigError(`unknown command "${first}"; see ephemeral-vault --help`);
@@ -105,6 +109,8 @@ function licenseCommand(args: string[]): number {
     }
     const pair = generateLicenseKeyPair();
     writeFileSync(privateKeyFile, pair.privateKeyPem, { mode: 0o600 });
+    // the mode above applies only to a new file; --force over an existing one must not keep a looser mode
+    chmodSync(privateKeyFile, 0o600);
     process.stderr.write(`private key written to ${privateKeyFile} (mode 0600); keep it secret\n`);
     process.stdout.write(`VAULT_LICENSE_PUBLIC_KEY=${pair.publicKeyBase64}\n`);
     return 0;

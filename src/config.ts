@@ -35,6 +35,10 @@ export interface Config {
   maxValueBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** Failed authentications from one ip within the window before 429; 0 turns the guard off. */
+  authFailLimit: number;
+  /** The brute-force guard's window, milliseconds. */
+  authFailWindowMs: number;
 }
 
 /** A bad setting: the message names it. The command prints it and exits 2. */
@@ -76,6 +80,8 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   maxValueBytes: { env: ["VAULT_MAX_VALUE_BYTES"], kind: "string", help: "largest secret value in UTF-8 bytes (default 65536)" },
   trustProxy: { env: ["VAULT_TRUST_PROXY"], kind: "boolean", help: "take the client ip from X-Forwarded-For" },
   logLevel: { env: ["VAULT_LOG_LEVEL"], kind: "string", help: "debug, info, warn, error or silent (default info)" },
+  authFailLimit: { env: ["VAULT_AUTH_FAIL_LIMIT"], kind: "string", help: "failed authentications per ip per window before 429; 0 turns it off (default 20)" },
+  authFailWindowMs: { env: ["VAULT_AUTH_FAIL_WINDOW_MS"], kind: "string", help: "window of the failed-authentication limit, ms (default 60000)" },
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
@@ -220,6 +226,8 @@ export function loadConfig(
     maxValueBytes: int("maxValueBytes", 65_536, 1, 1_048_576),
     trustProxy: parseBool("VAULT_TRUST_PROXY", raw("trustProxy") ?? false),
     logLevel: logLevel as LogLevel,
+    authFailLimit: int("authFailLimit", 20, 0, 1_000_000),
+    authFailWindowMs: int("authFailWindowMs", 60_000, 1000, 86_400_000),
   };
 }
 

@@ -9,8 +9,13 @@ export interface RouteDoc {
   /** OpenAPI path, `{param}` style. */
   path: string;
   summary: string;
-  /** "none" for unauthenticated routes; else the scoped-key permission or the token kind required. */
-  permission: "none" | "read" | "write" | "delete" | "admin" | "master";
+  /**
+   * "none" for unauthenticated routes; else the scoped-key permission or the
+   * token kind required: "principal" for /me (principal keys only), and
+   * "org:<letter>" for org routes (the master key, or a principal key of the
+   * org whose role grants the letter).
+   */
+  permission: "none" | "read" | "write" | "delete" | "admin" | "master" | "principal" | `org:${string}`;
   /** The valibot schema the handler validates the body with. */
   body?: v.GenericSchema;
   /** Query parameters and their description. */
@@ -51,6 +56,7 @@ export function buildOpenApi(version: string, docs: RouteDoc[]): JsonSchema {
     if (doc.permission !== "none") {
       all[401] ??= "missing, invalid, expired or revoked token";
       all[403] ??= "the token may not do this";
+      all[429] ??= "too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After";
     }
     for (const [status, r] of Object.entries(all)) {
       const { description, schema } = typeof r === "string" ? { description: r, schema: undefined } : r;

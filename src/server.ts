@@ -24,14 +24,15 @@ export interface RunningServer {
   /**
    * Graceful stop (decisions.md section 10): stop accepting, let in-flight
    * requests finish (at most DRAIN_MS), flush the group commit, stop the
-   * sweeper, close the database.
+   * sweeper and the webhook worker, close the database.
    */
   stop: () => Promise<void>;
 }
 
 /**
  * Starts the vault: data dir -> key material -> database (migrated, root key
- * verified) -> license -> app -> listen, plus the TTL sweeper.
+ * verified) -> license -> app -> listen, plus the TTL sweeper and the
+ * webhook delivery worker.
  *
  * @param notice writes operator messages (generated keys) to stderr, once.
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
@@ -78,6 +79,15 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     publicUrl: config.publicUrl,
     maxValueBytes: config.maxValueBytes,
     trustProxy: config.trustProxy,
+    authFailLimit: config.authFailLimit,
+    authFailWindowMs: config.authFailWindowMs,
+    webhooks: {
+      secret: keys.webhookSecret,
+      allowPrivate: config.webhookAllowPrivate,
+      timeoutMs: config.webhookTimeoutMs,
+      maxAttempts: config.webhookMaxAttempts,
+      retryBaseMs: config.webhookRetryBaseMs,
+    },
   });
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
 
@@ -95,19 +105,26 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `http://${shownHost}:${port}`;
   log.info({ url, data_dir: config.dataDir }, "ephemeral-vault listening");
+  // Webhook deliveries run in the background; pending ones from before a restart go out now.
+  vault.webhooks.worker.start();
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+        // A keep-alive connection whose request was in flight at close() becomes
+        // idle only after its response; close those as they go idle, or the
+        // stop would always wait the whole DRAIN_MS.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
         server.close(() => {
           clearTimeout(force);
+          clearInterval(idle);
           resolve();
         });
         server.closeIdleConnections();
       });
-      await sweeper.stop();
+      await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
       vault.tx.close();
       db.close();
       log.info("ephemeral-vault stopped");

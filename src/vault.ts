@@ -3,9 +3,17 @@ import { createApp } from "./app.js";
 import type { AppEnv } from "./context.js";
 import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
-import type { EventSink } from "./domain/events.js";
+import { combineSinks } from "./domain/events.js";
+import { createWebhooks } from "./webhooks/index.js";
+import type { WebhookSettings, Webhooks } from "./webhooks/index.js";
 import { SecretLifecycle } from "./domain/secrets.js";
+import { createOrgDomain } from "./domain/org-domain.js";
+import type { OrgDomain } from "./domain/org-domain.js";
+import { principalKeyResolver } from "./org-auth.js";
 import { GroupCommit } from "./group-commit.js";
+import { AuditLog } from "./domain/audit.js";
+import { ScopedKeys } from "./domain/keys.js";
+import { scopedKeyResolver } from "./routes/keys.js";
 import type { Logger } from "./log.js";
 import { version } from "./version.js";
 
@@ -22,6 +30,12 @@ export interface VaultOptions {
   publicUrl: string;
   maxValueBytes: number;
   trustProxy: boolean;
+  /** Webhook settings (VAULT_WEBHOOK_*); every field defaults (a random signing secret). */
+  webhooks?: WebhookSettings | undefined;
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0: off). */
+  authFailLimit?: number | undefined;
+  /** The brute-force window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
+  authFailWindowMs?: number | undefined;
 }
 
 /** A built vault: the HTTP app and the parts background work and tests use. */
@@ -29,13 +43,15 @@ export interface Vault {
   app: Hono<AppEnv>;
   tx: GroupCommit;
   secrets: SecretLifecycle;
+  /** Orgs, roles, principals and principal keys (issue 4). */
+  orgs: OrgDomain;
+  /** Webhook registry, outbox and delivery worker (issue 5); server.ts starts the worker. */
+  webhooks: Webhooks;
+  /** The append-only audit log, global and org (issue 3). */
+  audit: AuditLog;
+  /** Scoped API keys (issue 3). */
+  keys: ScopedKeys;
 }
-
-/** Where events go until the audit log and the webhook outbox are wired in. */
-const noEvents: EventSink = {
-  secretEvent() {},
-  secretsPruned() {},
-};
 
 /**
  * Builds a vault over an open, migrated database: the group commit, the
@@ -44,26 +60,45 @@ const noEvents: EventSink = {
  */
 export function createVault(options: VaultOptions): Vault {
   const tx = new GroupCommit(options.db);
+  const audit = new AuditLog({ db: options.db, now: options.now });
+  const webhooks = createWebhooks({
+    db: options.db,
+    tx,
+    log: options.log,
+    now: options.now,
+    version,
+    settings: options.webhooks,
+    audit,
+  });
   const secrets = new SecretLifecycle({
     db: options.db,
     cipher: options.cipher,
-    events: noEvents,
+    events: combineSinks(audit, webhooks.outbox),
     now: options.now,
     activeLimit: options.activeLimit,
   });
+  const orgs = createOrgDomain({ db: options.db, now: options.now, secrets, audit });
+  const keys = new ScopedKeys({ db: options.db, now: options.now, audit });
   const app = createApp({
     db: options.db,
     tx,
     secrets,
     log: options.log,
     masterKey: options.masterKey,
-    resolvers: [],
+    resolvers: [scopedKeyResolver(keys, tx, options.log), principalKeyResolver(orgs.keys)],
+    orgs,
+    webhooks: { registry: webhooks.registry, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
     publicUrl: options.publicUrl,
     maxValueBytes: options.maxValueBytes,
     trustProxy: options.trustProxy,
     version,
+    audit,
+    keys,
+    now: options.now,
+    authFailLimit: options.authFailLimit,
+    authFailWindowMs: options.authFailWindowMs,
   });
-  return { app, tx, secrets };
+  return { app, tx, secrets, orgs, webhooks, audit, keys };
 }
 
 export { version };

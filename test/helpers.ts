@@ -84,3 +84,26 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     asMaster: (method, path, body) => request(method, path, { body }),
   };
 }
+
+/** A scoped API key made through POST /keys: its id and its token (shown once). */
+export interface CreatedKey {
+  id: string;
+  token: string;
+}
+
+/**
+ * Creates a scoped API key through `POST /keys` (with the master key, or
+ * with `asToken`) and returns its id and token; fails the test on any
+ * status other than 201.
+ * @param body `{name?, permissions, prefix?, expires_at?}`; name defaults to "test key".
+ */
+export async function createKey(
+  v: TestVault,
+  body: { name?: string; permissions: string[]; prefix?: string | null; expires_at?: number | null },
+  asToken?: string,
+): Promise<CreatedKey> {
+  const res = await v.request("POST", "/keys", { token: asToken, body: { name: "test key", ...body } });
+  if (res.status !== 201) throw new Error(`POST /keys answered ${res.status}: ${await res.text()}`);
+  const created = (await res.json()) as CreatedKey;
+  return { id: created.id, token: created.token };
+}

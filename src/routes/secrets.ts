@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import type { AppEnv, AppContext } from "../context.js";
 import { originOf } from "../context.js";
-import { need } from "../auth.js";
+import { keyPrefixOf, need, requireInPrefix } from "../auth.js";
 import { ApiError } from "../errors.js";
 import { GLOBAL_SCOPE, MAX_READS_LIMIT, MAX_TTL_SECONDS } from "../domain/secrets.js";
 import type { SecretLifecycle, SecretMeta } from "../domain/secrets.js";
@@ -14,6 +14,7 @@ import {
   pageQuery,
   parse,
   readBody,
+  readJsonObject,
   requiredString,
   seconds,
 } from "./input.js";
@@ -56,11 +57,14 @@ export interface SecretRouteDeps {
 }
 
 /**
- * Validates a secret key taken from the path: a key or a public id.
- * @throws ApiError 400.
+ * Validates a secret key taken from the path: a key or a public id. For a
+ * prefix-scoped key the prefix is checked first (decisions.md section 5:
+ * 403 whether or not the secret exists, public ids always out of reach).
+ * @throws ApiError 403 outside the caller's prefix, 400 for an invalid key.
  */
 export function pathKey(c: AppContext): string {
   const key = c.req.param("key") ?? "";
+  requireInPrefix(c, PUBLIC_ID_PATTERN.test(key) ? null : key);
   if (!KEY_PATTERN.test(key) && !PUBLIC_ID_PATTERN.test(key)) throw new ApiError(400, "invalid secret key");
   return key;
 }
@@ -103,7 +107,10 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.post("/secrets", need("write"), async (c) => {
-    const body = await readBody(c, createSecretBody);
+    const raw = await readJsonObject(c);
+    // Prefix scoping before validation (403 before 400); no key: a public secret.
+    if (raw.key === undefined || typeof raw.key === "string") requireInPrefix(c, raw.key ?? null);
+    const body = parse(createSecretBody, raw);
     checkValueSize(body.value, deps.maxValueBytes);
     const origin = originOf(c);
     const created = await tx.run(() =>
@@ -119,7 +126,7 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
   app.get("/secrets", need("admin"), async (c) => {
     const query = parse(pageQuery, c.req.query());
     const afterId = decodeCursor(query.cursor);
-    const page = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit: query.limit ?? 1000, afterId }));
+    const page = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit: query.limit ?? 1000, afterId, keyPrefix: keyPrefixOf(c) }));
     const body: { secrets: ReturnType<typeof listEntry>[]; next_cursor?: string } = {
       secrets: page.secrets.map(listEntry),
     };
@@ -174,7 +181,7 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
 
   app.post("/prune", need("admin"), async (c) => {
     const origin = originOf(c);
-    const pruned = await tx.run(() => secrets.prune(GLOBAL_SCOPE, origin));
+    const pruned = await tx.run(() => secrets.prune(GLOBAL_SCOPE, origin, keyPrefixOf(c)));
     return c.json({ pruned });
   });
   app.all("/prune", methodNotAllowed(["POST"]));
