@@ -23,6 +23,9 @@ import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDocs, keyRoutes } from "./routes/keys.js";
 import { auditRouteDocs, auditRoutes } from "./routes/audit.js";
 
+/** Methods whose body the vault never reads. */
+const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
+
 /** Largest request body, bytes (decisions.md section 3): larger gives 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -97,14 +100,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   app.use(authenticate({ masterKey: deps.masterKey, trustProxy: deps.trustProxy, resolvers: deps.resolvers }));
-  app.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new ApiError(413, "request body too large", { message: `the body may be at most ${MAX_BODY_BYTES} bytes` });
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      // The rest of the body is not read: close the connection rather than
+      // leave it unusable behind a keep-alive promise.
+      throw new ApiError(413, "request body too large", {
+        message: `the body may be at most ${MAX_BODY_BYTES} bytes`,
+        headers: { Connection: "close" },
+      });
+    },
+  });
+  // Only requests that carry a body: touching the body of a GET makes the
+  // node adapter build a full Request object, a third of the cost of a read.
+  app.use((c, next) => (BODYLESS.has(c.req.method) ? next() : limitBody(c, next)));
 
   app.route("/", healthRoutes(deps.db));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));

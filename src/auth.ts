@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { constantTimeEqual } from "./crypto.js";
+import { SecretMatcher } from "./crypto.js";
 import { ApiError } from "./errors.js";
 import type { Actor, AppEnv, Permission } from "./context.js";
 
@@ -46,6 +46,7 @@ export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy
  * @throws ApiError 401 for a missing, malformed or unknown token.
  */
 export function authenticate(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+  const master = new SecretMatcher(deps.masterKey);
   return async (c, next) => {
     c.set("ip", clientIp(c, deps.trustProxy));
     if (PUBLIC_PATHS.has(c.req.path)) return next();
@@ -54,16 +55,16 @@ export function authenticate(deps: AuthDeps): MiddlewareHandler<AppEnv> {
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
     if (!m) throw new ApiError(401, "malformed Authorization header, expected Bearer <token>");
     const token = m[1] as string;
-    const actor = resolveToken(token, deps);
+    const actor = resolveToken(token, master, deps.resolvers);
     if (!actor) throw new ApiError(401, "invalid token");
     c.set("actor", actor);
     return next();
   };
 }
 
-function resolveToken(token: string, deps: AuthDeps): Actor | undefined {
-  if (constantTimeEqual(token, deps.masterKey)) return { kind: "master" };
-  for (const resolve of deps.resolvers) {
+function resolveToken(token: string, master: SecretMatcher, resolvers: TokenResolver[]): Actor | undefined {
+  if (master.matches(token)) return { kind: "master" };
+  for (const resolve of resolvers) {
     const actor = resolve(token);
     if (actor) return actor;
   }

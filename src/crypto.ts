@@ -16,6 +16,8 @@ const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
 const TAG_BYTES = 16;
 const HEADER_BYTES = 1 + KEY_ID_BYTES + SALT_BYTES + NONCE_BYTES + TAG_BYTES;
 const HKDF_INFO = Buffer.from("ephemeral-vault/v1/record-key");
+/** Derived record keys kept in memory (about 100 bytes each). */
+const RECORD_KEY_CACHE = 4096;
 
 /**
  * Parses a 256-bit root key written as 64 hex characters or as base64 /
@@ -67,6 +69,12 @@ export class DecryptError extends Error {
  */
 export class ValueCipher {
   private readonly keys = new Map<string, Buffer>();
+  /**
+   * Derived record keys of recently used records, least recently used first.
+   * HKDF is the largest single cost of a read; caching its output exposes
+   * nothing the root key in the same memory does not already.
+   */
+  private readonly recordKeys = new Map<string, Buffer>();
   /** Id of the key new records are written with. */
   readonly currentKeyId: string;
 
@@ -97,12 +105,11 @@ export class ValueCipher {
     const root = this.keys.get(this.currentKeyId) as Buffer;
     const salt = randomBytes(SALT_BYTES);
     const nonce = randomBytes(NONCE_BYTES);
-    const key = Buffer.from(hkdfSync("sha256", root, salt, HKDF_INFO, 32));
+    const key = this.recordKey(this.currentKeyId, root, salt);
     const cipher = createCipheriv("aes-256-gcm", key, nonce);
     cipher.setAAD(aad);
     const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     const tag = cipher.getAuthTag();
-    key.fill(0);
     return Buffer.concat([
       Buffer.from([ENVELOPE_V1]),
       Buffer.from(this.currentKeyId, "hex"),
@@ -130,7 +137,7 @@ export class ValueCipher {
     const body = envelope.subarray(at);
     const root = this.keys.get(keyId);
     if (root === undefined) throw new DecryptError(`no root key with id ${keyId} is loaded`);
-    const key = Buffer.from(hkdfSync("sha256", root, salt, HKDF_INFO, 32));
+    const key = this.recordKey(keyId, root, salt);
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, nonce);
       decipher.setAAD(aad);
@@ -138,9 +145,24 @@ export class ValueCipher {
       return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
     } catch {
       throw new DecryptError("ciphertext failed authentication");
-    } finally {
-      key.fill(0);
     }
+  }
+
+  /** HKDF-SHA256(root, salt, info) -> 32-byte record key, through the LRU cache. */
+  private recordKey(keyId: string, root: Buffer, salt: Buffer): Buffer {
+    const name = keyId + salt.toString("base64");
+    let key = this.recordKeys.get(name);
+    if (key !== undefined) {
+      this.recordKeys.delete(name);
+    } else {
+      key = Buffer.from(hkdfSync("sha256", root, salt, HKDF_INFO, 32));
+      if (this.recordKeys.size >= RECORD_KEY_CACHE) {
+        const oldest = this.recordKeys.keys().next().value as string;
+        this.recordKeys.delete(oldest);
+      }
+    }
+    this.recordKeys.set(name, key);
+    return key;
   }
 }
 
@@ -210,6 +232,24 @@ export function constantTimeEqual(a: string, b: string): boolean {
   const ha = createHash("sha256").update(a, "utf8").digest();
   const hb = createHash("sha256").update(b, "utf8").digest();
   return timingSafeEqual(ha, hb);
+}
+
+/**
+ * Constant-time matching against one fixed secret (the master key): its
+ * SHA-256 is computed once, each candidate is hashed and compared with
+ * timingSafeEqual, so neither content nor length leaks through timing.
+ */
+export class SecretMatcher {
+  private readonly digest: Buffer;
+
+  constructor(secret: string) {
+    this.digest = createHash("sha256").update(secret, "utf8").digest();
+  }
+
+  /** True when `candidate` equals the secret. */
+  matches(candidate: string): boolean {
+    return timingSafeEqual(createHash("sha256").update(candidate, "utf8").digest(), this.digest);
+  }
 }
 
 /** Hex HMAC-SHA256 of `body` keyed with `secret` (webhook signatures, hash chains). */

@@ -8,3 +8,4 @@ export type { Config } from "./config.js";
 export { openDatabase } from "./db.js";
 export { ValueCipher } from "./crypto.js";
 export { main } from "./cli.js";
+export { createLogger } from "./log.js";

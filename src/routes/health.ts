@@ -11,9 +11,11 @@ import { methodNotAllowed } from "./method.js";
  */
 export function healthRoutes(db: Db): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  let ping: { get: () => unknown } | undefined;
   app.get("/health", (c) => {
     try {
-      db.prepare("SELECT 1").get();
+      ping ??= db.prepare("SELECT 1");
+      ping.get();
       return c.json({ status: "ok" });
     } catch {
       return c.json({ status: "unavailable" }, 503);
