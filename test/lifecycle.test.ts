@@ -230,6 +230,19 @@ describe("SecretLifecycle: TTL", () => {
     expect(rawRow(v.db, ORG, "a")?.state).toBe("expired");
   });
 
+  it("a prefix-scoped prune expires and removes only secrets under its prefix", async () => {
+    const { secrets, tx, db, clock, recorded } = recordingLifecycle();
+    await inTx(tx, () => secrets.create({ scope: GLOBAL_SCOPE, key: "ci/a", value: "v", ttlSeconds: 1 }, ORIGIN));
+    await inTx(tx, () => secrets.create({ scope: GLOBAL_SCOPE, key: "prod/a", value: "v", ttlSeconds: 1 }, ORIGIN));
+    await inTx(tx, () => secrets.create({ scope: GLOBAL_SCOPE, value: "v", ttlSeconds: 1 }, ORIGIN));
+    clock.advance(2_000);
+    recorded.events.length = 0;
+    expect(await inTx(tx, () => secrets.prune(GLOBAL_SCOPE, ORIGIN, "ci/"))).toBe(1);
+    expect(recorded.events.map((e) => [e.type, e.key])).toEqual([["secret.expired", "ci/a"]]);
+    expect(rawRow(db, GLOBAL_SCOPE, "ci/a")).toBeUndefined();
+    expect(rawRow(db, GLOBAL_SCOPE, "prod/a")?.state).toBe("active");
+  });
+
   it("expireDue works in batches and reports how many it expired", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 7; i++) {

@@ -364,7 +364,11 @@ export class SecretLifecycle {
    */
   prune(scope: string, origin: Origin, keyPrefix?: string): number {
     const now = this.deps.now();
-    for (const row of this.q.dueInScope.all(now, scope)) this.expireRow(row, now, origin);
+    for (const row of this.q.dueInScope.all(now, scope)) {
+      // A prefix-scoped prune touches only its prefix, expiries included.
+      if (keyPrefix !== undefined && (row.is_public === 1 || !row.key.startsWith(keyPrefix))) continue;
+      this.expireRow(row, now, origin);
+    }
     const result =
       keyPrefix === undefined
         ? this.q.pruneScope.run(scope)
