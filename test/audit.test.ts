@@ -474,3 +474,18 @@ describe("brute-force guard", () => {
     expect((await v.request("GET", "/health", { token: null, headers: from("192.0.2.5") })).status).toBe(200);
   });
 });
+
+describe("webhook changes made with a scoped key", () => {
+  it("leave exactly one audit row each, with the key as actor", async () => {
+    const v = buildTestVault({ webhooks: { allowPrivate: true } });
+    const admin = await createKey(v, { permissions: ["admin"] });
+    const res = await v.request("POST", "/webhooks", {
+      token: admin.token,
+      body: { url: "https://127.0.0.1:9/hook", events: ["*"] },
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    const rows = (await entries(v)).filter((e) => e.actor === admin.id);
+    expect(rows.map((e) => [e.action, e.key])).toEqual([["webhook.created", id]]);
+  });
+});

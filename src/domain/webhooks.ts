@@ -70,18 +70,12 @@ export interface CreateWebhookInput {
 }
 
 /**
- * Records audit entries; structurally the `record` of domain/audit.ts
- * (decisions.md section 8), so the audit log can be passed as is.
+ * Records audit entries on behalf of a request's origin; structurally the
+ * `recordFor` of domain/audit.ts (decisions.md section 8), so the audit log
+ * can be passed as is and knows the request has left its row.
  */
 export interface AuditRecorder {
-  record(entry: {
-    scope: string;
-    action: string;
-    key: string | null;
-    actor: string | null;
-    principalId: string | null;
-    ip: string | null;
-  }): void;
+  recordFor(origin: Origin, scope: string, action: string, key: string | null): void;
 }
 
 interface WebhookRow {
@@ -242,14 +236,7 @@ export class WebhookRegistry {
   }
 
   private audit(action: "webhook.created" | "webhook.deleted", webhook: Webhook, origin: Origin): void {
-    this.deps.audit?.record({
-      scope: webhook.orgId ?? GLOBAL_SCOPE,
-      action,
-      key: webhook.id,
-      actor: origin.actor,
-      principalId: origin.principalId,
-      ip: origin.ip,
-    });
+    this.deps.audit?.recordFor(origin, webhook.orgId ?? GLOBAL_SCOPE, action, webhook.id);
   }
 }
 
