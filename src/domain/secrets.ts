@@ -229,12 +229,8 @@ export class SecretLifecycle {
    */
   retrieve(scope: string, key: string, reader: Reader, origin: Origin): RetrieveOutcome {
     const now = this.deps.now();
-    const row = this.q.live.get(scope, key);
+    const row = this.liveRow(scope, key, now, origin);
     if (!row) return { kind: "not_found" };
-    if (this.isDue(row, now)) {
-      this.expireRow(row, now, origin);
-      return { kind: "not_found" };
-    }
     if (!this.mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
     const counted = this.q.countRead.get(row.id);
@@ -262,13 +258,8 @@ export class SecretLifecycle {
    */
   peek(scope: string, key: string, origin: Origin): SecretMeta | undefined {
     const now = this.deps.now();
-    const row = this.q.live.get(scope, key);
-    if (!row) return undefined;
-    if (this.isDue(row, now)) {
-      this.expireRow(row, now, origin);
-      return undefined;
-    }
-    return toMeta(row);
+    const row = this.liveRow(scope, key, now, origin);
+    return row ? toMeta(row) : undefined;
   }
 
   /**
@@ -283,12 +274,8 @@ export class SecretLifecycle {
       throw new VaultError("invalid", "give ttl_seconds or max_reads");
     }
     const now = this.deps.now();
-    const row = this.q.live.get(scope, key);
+    const row = this.liveRow(scope, key, now, origin);
     if (!row) return { kind: "not_found" };
-    if (this.isDue(row, now)) {
-      this.expireRow(row, now, origin);
-      return { kind: "not_found" };
-    }
     if (opts.sealable && row.burn_on_limit) {
       throw new VaultError("conflict", "only secrets created with delete: false can be patched");
     }
@@ -312,12 +299,8 @@ export class SecretLifecycle {
    */
   remove(scope: string, key: string, origin: Origin): ChangeOutcome {
     const now = this.deps.now();
-    const row = this.q.live.get(scope, key);
+    const row = this.liveRow(scope, key, now, origin);
     if (!row) return { kind: "not_found" };
-    if (this.isDue(row, now)) {
-      this.expireRow(row, now, origin);
-      return { kind: "not_found" };
-    }
     this.q.remove.run(row.id);
     const meta = toMeta(row);
     this.emit("secret.deleted", meta, origin);
@@ -397,6 +380,21 @@ export class SecretLifecycle {
       this.listStatements.set(name, statement);
     }
     return statement;
+  }
+
+  /**
+   * The live (active or sealed) row of a key, or undefined. A row past its
+   * expires_at is expired here (value destroyed, `secret.expired`) and
+   * reported missing: nothing past its TTL is ever served.
+   */
+  private liveRow(scope: string, key: string, now: number, origin: Origin): Row | undefined {
+    const row = this.q.live.get(scope, key);
+    if (!row) return undefined;
+    if (this.isDue(row, now)) {
+      this.expireRow(row, now, origin);
+      return undefined;
+    }
+    return row;
   }
 
   private isDue(row: Row, now: number): boolean {
