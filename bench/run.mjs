@@ -70,27 +70,22 @@ const SCENARIOS = [
       };
     },
   },
-  ...extraScenarios(),
+  {
+    id: "get-scoped",
+    name: "GET /secrets/:key (scoped key)",
+    description:
+      "retrieve with a prefix-scoped read key: token hash lookup + prefix check + audit row, in the same commit",
+    async setup(ctx) {
+      await ctx.api("POST", "/secrets", { key: "bench/scoped/read", value: VALUE });
+      const { token } = await ctx.api("POST", "/keys", {
+        name: "bench reader",
+        permissions: ["read"],
+        prefix: "bench/scoped/",
+      });
+      return { method: "GET", path: "/secrets/bench/scoped/read", headers: { authorization: `Bearer ${token}` } };
+    },
+  },
 ];
-
-/**
- * HOOK for more scenarios: return them from here, same shape as SCENARIOS.
- * For example, once scoped API keys exist (issue 3), a read with a scoped key:
- *
- *   {
- *     id: "get-scoped",
- *     name: "GET /secrets/:key (scoped key)",
- *     description: "retrieve with a prefix-scoped read key (token hash lookup + prefix check)",
- *     async setup(ctx) {
- *       await ctx.api("POST", "/secrets", { key: "bench/scoped", value: VALUE });
- *       const { token } = await ctx.api("POST", "/keys", { name: "bench", permissions: ["read"], prefix: "bench/" });
- *       return { method: "GET", path: "/secrets/bench/scoped", headers: { authorization: `Bearer ${token}` } };
- *     },
- *   },
- */
-function extraScenarios() {
-  return [];
-}
 
 function positive(name, fallback, zeroOk = false) {
   const raw = process.env[name];
