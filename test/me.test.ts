@@ -85,6 +85,24 @@ describe("/me/keys", () => {
     expect((await expectStatus(v.request("GET", "/me", { token: p.token }), 200)).keys).toHaveLength(6);
   });
 
+  it("lists the caller's own keys with GET /me/keys, as GET /me shows them, never a token", async () => {
+    const v = buildTestVault();
+    const orgId = await createOrg(v);
+    const p = await createPrincipal(v, orgId, "reader");
+    const other = await createPrincipal(v, orgId, "writer");
+    await expectStatus(v.request("POST", "/me/keys", { token: p.token, body: { name: "second", valid_after: nowSeconds(v) } }), 201);
+    const listed = await expectStatus(v.request("GET", "/me/keys", { token: p.token }), 200);
+    const profile = await expectStatus(v.request("GET", "/me", { token: p.token }), 200);
+    expect(listed).toEqual({ keys: profile.keys });
+    expect((listed.keys as { id: string }[]).map((k) => k.id)).not.toContain(other.keyId);
+    expect(JSON.stringify(listed)).not.toContain("vpk_");
+    const page = await expectStatus(v.request("GET", "/me/keys?limit=1", { token: p.token }), 200);
+    expect(page.keys).toEqual([(listed.keys as unknown[])[0]]);
+    const rest = await expectStatus(v.request("GET", `/me/keys?cursor=${page.next_cursor as string}`, { token: p.token }), 200);
+    expect(rest).toEqual({ keys: [(listed.keys as unknown[])[1]] });
+    await expectStatus(v.asMaster("GET", "/me/keys"), 403);
+  });
+
   it("refuses a key whose valid_before is not after now and valid_after (400)", async () => {
     const v = buildTestVault();
     const orgId = await createOrg(v);

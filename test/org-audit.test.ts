@@ -106,6 +106,34 @@ describe("GET /orgs/:org_id/audit", () => {
     await expectStatus(v.request("GET", `/orgs/${orgId}/audit?since=soon`, { token: owner.token }), 400);
   });
 
+  it("records its principals' denied requests (403) as auth.denied in the org's log, not the global one", async () => {
+    const { v, orgId, base, audit } = await setup();
+    const other = await createOrg(v, "other");
+    const reader = await createPrincipal(v, orgId, "reader");
+    await expectStatus(v.request("POST", base, { token: reader.token, body: { key: "k", value: "v" } }), 403);
+    await expectStatus(v.request("GET", `/orgs/${other}/secrets`, { token: reader.token }), 403);
+    await expectStatus(v.request("GET", "/secrets", { token: reader.token }), 403);
+    const denied = (await audit("?action=auth.denied")).entries;
+    expect(denied).toHaveLength(3);
+    for (const e of denied) expect(e).toMatchObject({ action: "auth.denied", key: null, principal_id: reader.id });
+    // Neither the global log nor the other org's log holds them.
+    const global = (await expectStatus(v.asMaster("GET", "/audit?action=auth.denied"), 200)) as { entries: Entry[] };
+    expect(global.entries).toEqual([]);
+    const theirs = (await expectStatus(v.asMaster("GET", `/orgs/${other}/audit?action=auth.denied`), 200)) as { entries: Entry[] };
+    expect(theirs.entries).toEqual([]);
+  });
+
+  it("keeps 401s and the denials of scoped keys in the global log", async () => {
+    const { v, orgId, audit } = await setup();
+    const scoped = (await expectStatus(v.asMaster("POST", "/keys", { name: "ci", permissions: ["admin"] }), 201)).token as string;
+    await expectStatus(v.request("GET", `/orgs/${orgId}/secrets`, { token: scoped }), 403);
+    await expectStatus(v.request("GET", `/orgs/${orgId}/secrets`, { token: "vpk_unknown" }), 401);
+    expect((await audit("?action=auth.denied")).entries).toEqual([]);
+    expect((await audit("?action=auth.failed")).entries).toEqual([]);
+    const global = (await expectStatus(v.asMaster("GET", "/audit"), 200)) as { entries: { action: string }[] };
+    expect(global.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["auth.denied", "auth.failed"]));
+  });
+
   it("is readable by roles with `a` (admin, owner) and the master key, not by reader or writer", async () => {
     const { v, orgId } = await setup();
     for (const role of ["admin", "owner"]) {

@@ -111,6 +111,23 @@ describe("org secrets: create, list, read", () => {
     await expectStatus(v.request("POST", base, { token: owner.token, body: { key: "k", value: "x".repeat(10) } }), 201);
   });
 
+  it("answers 413 to a body over 1 MiB, but only after authorization: 403 comes first", async () => {
+    const { v, orgId, owner, reader, base } = await fixture();
+    const other = await createOrg(v, "other");
+    const huge = JSON.stringify({ key: "k", value: "x".repeat(1024 * 1024 + 1) });
+    const send = (path: string, token: string, headers: Record<string, string> = {}) =>
+      v.request("POST", path, { token, raw: huge, contentType: "application/json", headers });
+    const sized: Record<string, string> = { "content-length": String(Buffer.byteLength(huge)) };
+    for (const headers of [{}, sized]) {
+      await expectStatus(send(base, reader.token, headers), 403); // no `c`
+      await expectStatus(send(`/orgs/${other}/secrets`, owner.token, headers), 403); // another org
+      await expectStatus(send("/orgs", owner.token, headers), 403); // master key only
+      await expectStatus(send(base, owner.token, headers), 413);
+      await expectStatus(send(`/orgs/${orgId}/webhooks`, owner.token, headers), 413);
+    }
+    expect(listOf(await expectStatus(v.asMaster("GET", base), 200))).toEqual([]);
+  });
+
   it("shares the free-tier limit with global secrets (402)", async () => {
     const { v, owner, base } = await fixture({ activeLimit: () => 2 });
     await expectStatus(v.asMaster("POST", "/secrets", { key: "g", value: "v" }), 201);

@@ -46,6 +46,15 @@ describe("organizations", () => {
     await expectStatus(v.asMaster("POST", "/orgs", { name: "x".repeat(128) }), 201);
   });
 
+  it("counts name characters as code points, not UTF-16 units", async () => {
+    const v = buildTestVault();
+    const emoji = "\u{1F510}".repeat(128); // 128 characters, 256 UTF-16 units
+    expect((await expectStatus(v.asMaster("POST", "/orgs", { name: emoji }), 201)).name).toBe(emoji);
+    await expectStatus(v.asMaster("POST", "/orgs", { name: "\u{1F510}".repeat(129) }), 400);
+    const orgId = await createOrg(v);
+    await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals`, { name: emoji, role: "reader" }), 201);
+  });
+
   it("pages the org list with limit and cursor", async () => {
     const v = buildTestVault();
     for (const name of ["a", "b", "c"]) await createOrg(v, name);
@@ -85,7 +94,7 @@ describe("organizations", () => {
     const res = await v.asMaster("PUT", `/orgs/${orgId}`);
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("GET, HEAD, DELETE");
-    expect((await v.asMaster("DELETE", "/orgs")).headers.get("allow")).toBe("GET, POST");
+    expect((await v.asMaster("DELETE", "/orgs")).headers.get("allow")).toBe("GET, HEAD, POST");
   });
 });
 

@@ -381,17 +381,20 @@ export class DeliveryQueue {
 
   constructor(db: Db) {
     this.q = {
-      due: db.prepare<[number, number], DueRow>(
+      // `busy`: a JSON array of webhook ids whose deliveries are left out.
+      due: db.prepare<[number, string, number], DueRow>(
         `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, d.next_attempt_at
          FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          JOIN webhooks w ON w.id = d.webhook_id
          JOIN webhook_events e ON e.id = d.event_id
          WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY d.next_attempt_at, d.id LIMIT ?`,
       ),
-      upcoming: db.prepare<[number], { id: number; next_attempt_at: number }>(
-        `SELECT id, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
-         WHERE state = 'pending' ORDER BY next_attempt_at, id LIMIT ?`,
+      upcoming: db.prepare<[string], { next_attempt_at: number }>(
+        `SELECT next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+         WHERE state = 'pending' AND webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY next_attempt_at, id LIMIT 1`,
       ),
       update: db.prepare<{ id: number; state: string; next: number | null; now: number }, { attempts: number; webhook_id: string; event_id: string }>(
         `UPDATE webhook_deliveries SET attempts = attempts + 1, state = @state, next_attempt_at = @next, updated_at = @now
@@ -399,6 +402,9 @@ export class DeliveryQueue {
          RETURNING attempts, webhook_id, event_id`,
       ),
       type: db.prepare<[string], { type: string }>("SELECT type FROM webhook_events WHERE id = ?"),
+      pending: db.prepare<[number], { one: number }>(
+        "SELECT 1 AS one FROM webhook_deliveries WHERE id = ? AND state = 'pending'",
+      ),
       insertAttempt: db.prepare(
         `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
          VALUES (@delivery_id, @webhook_id, @event_id, @type, @attempt, @status, @http_status, @error, @at)`,
@@ -413,15 +419,15 @@ export class DeliveryQueue {
 
   /**
    * Pending deliveries due at `now` (next_attempt_at <= now), oldest first,
-   * leaving out those in `skip` (in flight).
+   * leaving out every delivery of the webhooks in `busy` (those with
+   * attempts in flight: the worker sends one webhook's deliveries one after
+   * another, in order).
    * @param limit at most this many.
    */
-  due(now: number, limit: number, skip: ReadonlySet<number>): DueDelivery[] {
+  due(now: number, limit: number, busy: ReadonlySet<string>): DueDelivery[] {
     if (limit <= 0) return [];
     return this.q.due
-      .all(now, limit + skip.size)
-      .filter((r) => !skip.has(r.id))
-      .slice(0, limit)
+      .all(now, JSON.stringify([...busy]), limit)
       .map((r) => ({
         deliveryId: r.id,
         webhookId: r.webhook_id,
@@ -433,10 +439,17 @@ export class DeliveryQueue {
       }));
   }
 
-  /** When the next pending delivery not in `skip` is due (milliseconds), or null when none is. */
-  nextDueAt(skip: ReadonlySet<number>): number | null {
-    const row = this.q.upcoming.all(skip.size + 1).find((r) => !skip.has(r.id));
-    return row?.next_attempt_at ?? null;
+  /**
+   * When the next pending delivery of a webhook not in `busy` is due
+   * (milliseconds), or null when none is.
+   */
+  nextDueAt(busy: ReadonlySet<string>): number | null {
+    return this.q.upcoming.get(JSON.stringify([...busy]))?.next_attempt_at ?? null;
+  }
+
+  /** True while the delivery is pending (not finished, its webhook not deleted). */
+  isPending(deliveryId: number): boolean {
+    return this.q.pending.get(deliveryId) !== undefined;
   }
 
   /**

@@ -7,7 +7,7 @@ import type { Principal, Principals } from "../domain/principals.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needPrincipal } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { readBody } from "./input.js";
+import { decodeCursor, encodeCursor, pageQuery, parse, readBody } from "./input.js";
 import { methodNotAllowed } from "./method.js";
 import {
   createdKeyJson,
@@ -72,7 +72,15 @@ export function meRoutes(deps: MeRouteDeps): Hono<AppEnv> {
     const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, newKeyInput(body), origin));
     return c.json(createdKeyJson(created.key, created.token), 201);
   });
-  app.all("/me/keys", methodNotAllowed(["POST"]));
+
+  app.get("/me/keys", needPrincipal(), (c) => {
+    const query = parse(pageQuery, c.req.query());
+    const page = keys.list(me(c).principalId, query.limit ?? 1000, decodeCursor(query.cursor));
+    const body: { keys: ReturnType<typeof keySummaryJson>[]; next_cursor?: string } = { keys: page.items.map(keySummaryJson) };
+    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
+    return c.json(body);
+  });
+  app.all("/me/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.delete("/me/keys/:key_id", needPrincipal(), async (c) => {
     const actor = me(c);
@@ -117,6 +125,19 @@ export const meRouteDocs: RouteDoc[] = [
     permission: "principal",
     body: newKeyBody,
     responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: "invalid input" },
+  },
+  {
+    method: "get",
+    path: "/me/keys",
+    summary: "List the calling principal's keys (summaries, never tokens), oldest first; the same as `keys` of GET /me, paged.",
+    permission: "principal",
+    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    responses: {
+      200: {
+        description: "{keys, next_cursor?}",
+        schema: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: keySummarySchema }, next_cursor: { type: "string" } } },
+      },
+    },
   },
   {
     method: "delete",

@@ -10,13 +10,29 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 /** Latest accepted valid_after / valid_before: 9999-12-31T23:59:59Z, Unix seconds. */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
 
-/** A `name` (org, principal, key label): 1-128 characters after trimming (decisions.md section 2). */
+/** Most characters of a `name` (decisions.md section 2). */
+export const MAX_NAME_CHARS = 128;
+
+/**
+ * The length of a string in characters (Unicode code points), not UTF-16
+ * units: an emoji is one character, as a client counts it.
+ */
+export function charCount(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/**
+ * A `name` (org, principal, key label, webhook description): 1-128
+ * characters (code points) after trimming (decisions.md section 2).
+ */
 export const nameField = (field = "name") =>
   v.pipe(
     v.string(`${field} must be a string`),
     v.trim(),
     v.minLength(1, `${field} must not be empty`),
-    v.maxLength(128, `${field} must be at most 128 characters`),
+    v.check((text) => charCount(text) <= MAX_NAME_CHARS, `${field} must be at most ${MAX_NAME_CHARS} characters`),
   );
 
 /** `metadata`: a JSON object of at most 16 KiB serialized (decisions.md section 2). */

@@ -124,7 +124,7 @@ export function orgSecretRoutes(deps: OrgSecretRouteDeps): Hono<AppEnv> {
     if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
     return c.json(body);
   });
-  app.all("/orgs/:org_id/secrets", methodNotAllowed(["GET", "POST"]));
+  app.all("/orgs/:org_id/secrets", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.get("/orgs/:org_id/secrets/:key{.+}", needOrg("r"), async (c) => {
     const key = pathKey(c);

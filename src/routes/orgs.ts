@@ -46,7 +46,7 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Hono<AppEnv> {
     if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
     return c.json(body);
   });
-  app.all("/orgs", methodNotAllowed(["GET", "POST"]));
+  app.all("/orgs", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.get("/orgs/:org_id", needMaster(), (c) => {
     const org = orgs.get(orgIdOf(c)) as Org;

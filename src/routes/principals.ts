@@ -72,7 +72,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
     if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
     return c.json(body);
   });
-  app.all("/orgs/:org_id/principals", methodNotAllowed(["GET", "POST"]));
+  app.all("/orgs/:org_id/principals", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.get("/orgs/:org_id/principals/:id", needMaster(), (c) => {
     const orgId = orgIdOf(c);
@@ -116,7 +116,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
     if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
     return c.json(body);
   });
-  app.all("/orgs/:org_id/principals/:id/keys", methodNotAllowed(["GET", "POST"]));
+  app.all("/orgs/:org_id/principals/:id/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.delete("/orgs/:org_id/principals/:id/keys/:key_id", needMaster(), async (c) => {
     const orgId = orgIdOf(c);

@@ -64,7 +64,7 @@ export function roleRoutes(deps: RoleRouteDeps): Hono<AppEnv> {
     if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
     return c.json(body);
   });
-  app.all("/orgs/:org_id/roles", methodNotAllowed(["GET", "POST"]));
+  app.all("/orgs/:org_id/roles", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.patch("/orgs/:org_id/roles/:name", needMaster(), async (c) => {
     const body = await readBody(c, patchRoleBody);

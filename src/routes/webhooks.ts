@@ -14,6 +14,7 @@ import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../webhooks
 import type { Lookup } from "../webhooks/address-guard.js";
 import { decodeCursor, encodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
 import { methodNotAllowed } from "./method.js";
+import { charCount, MAX_NAME_CHARS } from "./org-input.js";
 
 const EVENTS_RULE = `events must be a non-empty array of event types (${WEBHOOK_EVENT_TYPES.join(", ")}) or ["*"]`;
 
@@ -42,7 +43,7 @@ export const createWebhookBody = v.object({
         v.string("description must be a string"),
         v.trim(),
         v.minLength(1, "description must be 1 to 128 characters"),
-        v.maxLength(128, "description must be 1 to 128 characters"),
+        v.check((text) => charCount(text) <= MAX_NAME_CHARS, "description must be 1 to 128 characters"),
       ),
     ),
   ),

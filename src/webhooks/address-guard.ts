@@ -19,7 +19,7 @@ export const systemLookup: Lookup = async (hostname) =>
 /** Longest webhook URL accepted, characters. */
 export const MAX_URL_LENGTH = 2048;
 /** How long creation waits for the host name to resolve, milliseconds. */
-export const CREATE_LOOKUP_TIMEOUT_MS = 5000;
+export const CREATE_LOOKUP_TIMEOUT_MS = 2000;
 
 /** A delivery refused by the address guard: the host is not a public address. */
 export class AddressRefusedError extends Error {
@@ -93,14 +93,15 @@ const REFUSED =
 
 /**
  * The creation-time address guard (decisions.md section 7): the URL's host
- * must be, or resolve only to, public unicast addresses (isPublicAddress).
- * `localhost` names are refused without a lookup. The same check runs again
- * at connection time (guardedLookup), so a name that later resolves
- * elsewhere (DNS rebinding) is still refused.
+ * must not be, or resolve to, anything but public unicast addresses
+ * (isPublicAddress). `localhost` names are refused without a lookup. A name
+ * that does not resolve (now, or within CREATE_LOOKUP_TIMEOUT_MS) resolves
+ * to no refused address and is accepted: the same check runs again at
+ * connection time (guardedLookup), so a name that later resolves to a
+ * private address (or DNS rebinding) is still refused then.
  *
  * @param allowPrivate VAULT_WEBHOOK_ALLOW_PRIVATE: skip the guard entirely.
- * @throws VaultError "invalid" (400) for a refused address, or a host that
- *   does not resolve within CREATE_LOOKUP_TIMEOUT_MS.
+ * @throws VaultError "invalid" (400) for a refused address.
  */
 export async function checkWebhookTarget(url: URL, allowPrivate: boolean, lookup: Lookup): Promise<void> {
   if (allowPrivate) return;
@@ -120,11 +121,11 @@ export async function checkWebhookTarget(url: URL, allowPrivate: boolean, lookup
       }),
     ]);
   } catch {
-    throw new VaultError("invalid", "url host does not resolve");
+    // Not resolvable now: nothing to refuse; delivery checks the name again.
+    return;
   } finally {
     clearTimeout(timer);
   }
-  if (addresses.length === 0) throw new VaultError("invalid", "url host does not resolve");
   if (!addresses.every(isPublicAddress)) throw new VaultError("invalid", REFUSED);
 }
 

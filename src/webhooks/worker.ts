@@ -72,9 +72,11 @@ export interface DeliveryWorkerDeps {
  * delivery of the outbox.
  *
  * Each round claims due deliveries (inside the group commit, so only
- * committed events are sent), posts each with the signed headers, and
- * records the attempt: a 2xx marks it delivered; anything else schedules the
- * next attempt after retryDelayMs(), or marks it failed after maxAttempts.
+ * committed events are sent), posts each with the signed headers (one
+ * webhook's deliveries one after another, in event order; different
+ * webhooks in parallel), and records the attempt: a 2xx marks it
+ * delivered; anything else schedules the next attempt after
+ * retryDelayMs(), or marks it failed after maxAttempts.
  * Requests never wait for it: they only write outbox rows and call wake().
  * A pending delivery survives a restart (it is a row); one in flight when
  * the process dies is attempted again.
@@ -84,6 +86,8 @@ export interface DeliveryWorkerDeps {
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
+  /** Webhooks with a delivery in flight: their other deliveries wait (claim()). */
+  private readonly busy = new Set<string>();
   private readonly abort = new AbortController();
   private readonly random: () => number;
   private readonly concurrency: number;
@@ -176,7 +180,7 @@ export class DeliveryWorker {
     let delay = this.pollIntervalMs;
     if (this.rerun) delay = 0;
     else if (this.inFlight.size < this.concurrency) {
-      const next = this.deps.queue.nextDueAt(new Set(this.inFlight.keys()));
+      const next = this.deps.queue.nextDueAt(this.busy);
       // Something due that this round did not claim should not happen; never spin on it.
       const floor = claimed === 0 ? MIN_IDLE_DELAY_MS : 0;
       if (next !== null) delay = Math.min(delay, Math.max(floor, next - this.deps.now()));
@@ -184,24 +188,67 @@ export class DeliveryWorker {
     if (this.timer === undefined) this.schedule(delay);
   }
 
-  /** Claims due deliveries up to the free concurrency and starts them; returns their completions. */
+  /**
+   * Claims due deliveries up to the free concurrency and starts them;
+   * returns their completions. One webhook's deliveries are sent one after
+   * another, in the order their events happened (a `secret.read` arrives
+   * before the `secret.burned` that follows it); different webhooks in
+   * parallel. A webhook with attempts still in flight is left for a later
+   * round, so that order holds across rounds too.
+   */
   private async claim(): Promise<Promise<void>[]> {
     if (this.stopped) return [];
     const room = this.concurrency - this.inFlight.size;
     if (room <= 0) return [];
-    const skip = new Set(this.inFlight.keys());
-    const due = await this.deps.tx.run(() => this.deps.queue.due(this.deps.now(), room, skip));
-    const started: Promise<void>[] = [];
+    const due = await this.deps.tx.run(() => this.deps.queue.due(this.deps.now(), room, this.busy));
+    const byWebhook = new Map<string, DueDelivery[]>();
     for (const delivery of due) {
-      if (this.stopped || this.inFlight.has(delivery.deliveryId)) continue;
-      const done = this.attempt(delivery).finally(() => {
-        this.inFlight.delete(delivery.deliveryId);
-        this.wake();
-      });
-      this.inFlight.set(delivery.deliveryId, done);
-      started.push(done);
+      // Another claim may have started this webhook meanwhile.
+      if (this.stopped || this.busy.has(delivery.webhookId)) continue;
+      const chain = byWebhook.get(delivery.webhookId);
+      if (chain) chain.push(delivery);
+      else byWebhook.set(delivery.webhookId, [delivery]);
     }
+    const started: Promise<void>[] = [];
+    for (const [webhookId, chain] of byWebhook) started.push(...this.sendInOrder(webhookId, chain));
     return started;
+  }
+
+  /**
+   * Attempts one webhook's deliveries one after another; the webhook is
+   * busy until the last is recorded. A delivery whose turn comes after its
+   * webhook was deleted is not sent.
+   */
+  private sendInOrder(webhookId: string, chain: DueDelivery[]): Promise<void>[] {
+    this.busy.add(webhookId);
+    let previous: Promise<void> = Promise.resolve();
+    return chain.map((delivery, i) => {
+      const done = previous
+        .catch(() => undefined)
+        .then(async () => {
+          if (i > 0 && !(await this.stillPending(delivery))) return;
+          await this.attempt(delivery);
+        })
+        .finally(() => {
+          this.inFlight.delete(delivery.deliveryId);
+          if (i === chain.length - 1) this.busy.delete(webhookId);
+          this.wake();
+        });
+      this.inFlight.set(delivery.deliveryId, done);
+      previous = done;
+      return done;
+    });
+  }
+
+  /** False when the delivery is no longer pending (its webhook was deleted), or during a stop. Never rejects. */
+  private async stillPending(delivery: DueDelivery): Promise<boolean> {
+    if (this.stopped) return false;
+    try {
+      return await this.deps.tx.run(() => this.deps.queue.isPending(delivery.deliveryId));
+    } catch (err) {
+      if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook delivery state not read");
+      return false;
+    }
   }
 
   private async attempt(delivery: DueDelivery): Promise<void> {
