@@ -8,8 +8,13 @@ import { ApiError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 
-/** Default of VAULT_AUTH_FAIL_LIMIT: failed authentications per ip per window. */
-export const DEFAULT_AUTH_FAIL_LIMIT = 20;
+/**
+ * Default of VAULT_AUTH_FAIL_LIMIT: 0, the guard is off. The contract answers
+ * a missing or wrong token with 401 (interface section 5) and sets no rate
+ * limit, so the 429 is opt-in: a client making many failed requests (a test
+ * suite, a misconfigured job) must not find its valid requests refused.
+ */
+export const DEFAULT_AUTH_FAIL_LIMIT = 0;
 /** Default of VAULT_AUTH_FAIL_WINDOW_MS: the window, milliseconds. */
 export const DEFAULT_AUTH_FAIL_WINDOW_MS = 60_000;
 
@@ -116,16 +121,18 @@ function pathSubject(path: string): string | null {
  *   (seconds) before its token is looked at;
  * - a 401 is recorded as `auth.failed` with the ip and no actor, and counts
  *   toward the limit;
- * - a 403 is recorded as `auth.denied` with the actor;
+ * - a 403 is recorded as `auth.denied` with the actor: in the org's log
+ *   for a principal key (whatever path it was refused on, so its org's
+ *   auditors see it), in the global log for the master key and scoped keys;
  * - a request made with a scoped key that recorded no row of its own (a
  *   list, a query, a HEAD, a failed request) gets one: `secret.listed`,
  *   `secret.checked`, `audit.queried`, `key.listed`, `webhook.listed`,
  *   `request`, or `request.failed` for a 4xx/5xx answer.
  *
- * Rows are global-scope and written through the group commit before the
- * answer leaves. If a scoped request's row cannot be written the client gets
- * 500 instead of the answer (fail closed); a denial stays a denial (the
- * failure is logged).
+ * Rows other than a principal's denials are global-scope. All are written
+ * through the group commit before the answer leaves. If a scoped request's
+ * row cannot be written the client gets 500 instead of the answer (fail
+ * closed); a denial stays a denial (the failure is logged).
  * @throws ApiError 429 for a blocked ip.
  */
 export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
@@ -145,12 +152,15 @@ export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
     // c.get returns undefined at run time when authentication failed.
     const actor = c.get("actor") as AppEnv["Variables"]["actor"] | undefined;
     let entry: Omit<AuditRecord, "scope"> | undefined;
+    let scope = GLOBAL_SCOPE;
     if (status === 401) {
       deps.limiter.fail(ip);
       entry = { action: "auth.failed", key: null, actor: null, principalId: null, ip };
     } else if (status === 403 && actor !== undefined) {
       const origin = originOf(c);
       entry = { action: "auth.denied", key: null, actor: origin.actor, principalId: origin.principalId, ip: origin.ip };
+      // A principal's denials belong to its org's log, where its org's auditors look.
+      if (actor.kind === "principal") scope = actor.orgId;
     } else if (actor?.kind === "scoped") {
       const origin = originOf(c);
       if (status >= 400 || !deps.audit.hasRecorded(origin)) {
@@ -159,7 +169,7 @@ export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
       }
     }
     if (entry === undefined) return;
-    const record: AuditRecord = { scope: GLOBAL_SCOPE, ...entry };
+    const record: AuditRecord = { scope, ...entry };
     try {
       await deps.tx.run(() => deps.audit.record(record));
     } catch (err) {

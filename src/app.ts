@@ -1,9 +1,8 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { AppEnv } from "./context.js";
 import type { Db } from "./db.js";
-import { ApiError, errorResponse } from "./errors.js";
+import { errorResponse } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 import { authenticate } from "./auth.js";
@@ -23,11 +22,8 @@ import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDocs, keyRoutes } from "./routes/keys.js";
 import { auditRouteDocs, auditRoutes } from "./routes/audit.js";
 
-/** Methods whose body the vault never reads. */
-const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
-
-/** Largest request body, bytes (decisions.md section 3): larger gives 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/** Largest request body, bytes (decisions.md section 3); enforced where a body is read (routes/input.ts). */
+export { MAX_BODY_BYTES } from "./routes/input.js";
 
 /** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
 export interface AppDeps {
@@ -42,7 +38,8 @@ export interface AppDeps {
   orgs: OrgDomain;
   /** Webhook registry and URL guard settings (issue 5); without it no /webhooks routes. */
   webhooks?: Omit<WebhookRouteDeps, "tx"> | undefined;
-  publicUrl: string;
+  /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
+  publicUrl: string | (() => string);
   maxValueBytes: number;
   trustProxy: boolean;
   version: string;
@@ -52,7 +49,7 @@ export interface AppDeps {
   keys: ScopedKeys;
   /** Current time, Unix milliseconds (the brute-force guard's window). */
   now: () => number;
-  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0: off). */
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
   authFailLimit?: number | undefined;
   /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;
@@ -60,8 +57,9 @@ export interface AppDeps {
 
 /**
  * Builds the Hono app: request id, security headers, authentication (401
- * before anything else), the 1 MiB body limit, the resource routes, and the
- * one error handler and 404 (both JSON, decisions.md section 10).
+ * before anything else), the resource routes (each authorizes, 403, before
+ * reading its body: the 1 MiB limit, 413, is enforced there), and the one
+ * error handler and 404 (both JSON, decisions.md section 10).
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -100,20 +98,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   app.use(authenticate({ masterKey: deps.masterKey, trustProxy: deps.trustProxy, resolvers: deps.resolvers }));
-  const limitBody = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: () => {
-      // The rest of the body is not read: close the connection rather than
-      // leave it unusable behind a keep-alive promise.
-      throw new ApiError(413, "request body too large", {
-        message: `the body may be at most ${MAX_BODY_BYTES} bytes`,
-        headers: { Connection: "close" },
-      });
-    },
-  });
-  // Only requests that carry a body: touching the body of a GET makes the
-  // node adapter build a full Request object, a third of the cost of a read.
-  app.use((c, next) => (BODYLESS.has(c.req.method) ? next() : limitBody(c, next)));
+  // The 1 MiB body limit (413) applies where a handler reads its body
+  // (routes/input.ts readJsonObject), after the route's authorization:
+  // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
+  // body, so the node adapter never builds a full Request for it.
 
   app.route("/", healthRoutes(deps.db));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));

@@ -1,11 +1,11 @@
 import { parseArgs } from "node:util";
 import { chmodSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { ConfigError, flagName, loadConfig, parseServeFlags, SETTINGS } from "./config.js";
-import { createLogger } from "./log.js";
 import { generateLicenseKeyPair, issueLicense } from "./license.js";
-import { startServer } from "./server.js";
-import { auditCommand } from "./audit-cli.js";
 import { version } from "./version.js";
+// The server, the logger and the audit command (hono, better-sqlite3, pino)
+// are imported only once the settings are known to be good: a bad setting
+// stops the command within a second (decisions.md section 10).
 
 const USAGE = `ephemeral-vault ${version}: a secrets vault, one process and one SQLite file.
 
@@ -13,8 +13,9 @@ Usage:
   ephemeral-vault [serve] [flags]        start the vault (default command)
   ephemeral-vault audit verify [--data-dir DIR]
                                          check the audit log's hash chain; exit 1 at the first broken row
-  ephemeral-vault license keygen --private-key FILE
-                                         make an Ed25519 key pair for issuing licenses
+  ephemeral-vault license keygen [--private-key FILE]
+                                         make an Ed25519 key pair for issuing licenses: the private key
+                                         goes to FILE (mode 0600), or to stdout without --private-key
   ephemeral-vault license issue --private-key FILE --subject NAME [--expires UNIX]
                                          print a signed license key
   ephemeral-vault --help | --version
@@ -46,7 +47,7 @@ export async function main(argv: string[]): Promise<number | undefined> {
   }
   try {
     if (first === "license") return licenseCommand(rest);
-    if (first === "audit") return auditCommand(rest);
+    if (first === "audit") return (await import("./audit-cli.js")).auditCommand(rest);
     if (first === "serve") return await serveCommand(rest);
     if (first === undefined || first.startsWith("-")) return await serveCommand(argv);
     throw new ConfigError(`unknown command "${first}"; see ephemeral-vault --help`);
@@ -64,7 +65,12 @@ async function serveCommand(args: string[]): Promise<number | undefined> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (args.includes("--version") || args.includes("-v")) {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
   const config = loadConfig(parseServeFlags(args), process.env);
+  const [{ createLogger }, { startServer }] = await Promise.all([import("./log.js"), import("./server.js")]);
   const log = createLogger(config.logLevel);
   const server = await startServer(config, log, (line) => process.stderr.write(line + "\n"));
   process.stderr.write(`ephemeral-vault ${version} listening on ${server.url}\n`);
@@ -101,6 +107,13 @@ function licenseCommand(args: string[]): number {
     throw new ConfigError((err as Error).message);
   }
   const privateKeyFile = values["private-key"];
+  if (sub === "keygen" && privateKeyFile === undefined) {
+    // decisions.md section 9: `ephemeral-vault license keygen` with no file prints the pair.
+    const pair = generateLicenseKeyPair();
+    process.stderr.write("no --private-key FILE given: the private key is printed below; keep it secret\n");
+    process.stdout.write(`VAULT_LICENSE_PUBLIC_KEY=${pair.publicKeyBase64}\n${pair.privateKeyPem.trimEnd()}\n`);
+    return 0;
+  }
   if (typeof privateKeyFile !== "string" || privateKeyFile === "") throw new ConfigError("--private-key FILE is required");
 
   if (sub === "keygen") {

@@ -1,7 +1,8 @@
+import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import * as v from "valibot";
-import { LOG_LEVELS } from "./log.js";
-import type { LogLevel } from "./log.js";
+import { LOG_LEVELS } from "./log-levels.js";
+import type { LogLevel } from "./log-levels.js";
 import { parseRootKey } from "./crypto.js";
 import { parseLicensePublicKey } from "./license.js";
 
@@ -35,7 +36,7 @@ export interface Config {
   maxValueBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
-  /** Failed authentications from one ip within the window before 429; 0 turns the guard off. */
+  /** Failed authentications from one ip within the window before 429; 0 (the default) turns the guard off. */
   authFailLimit: number;
   /** The brute-force guard's window, milliseconds. */
   authFailWindowMs: number;
@@ -80,7 +81,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   maxValueBytes: { env: ["VAULT_MAX_VALUE_BYTES"], kind: "string", help: "largest secret value in UTF-8 bytes (default 65536)" },
   trustProxy: { env: ["VAULT_TRUST_PROXY"], kind: "boolean", help: "take the client ip from X-Forwarded-For" },
   logLevel: { env: ["VAULT_LOG_LEVEL"], kind: "string", help: "debug, info, warn, error or silent (default info)" },
-  authFailLimit: { env: ["VAULT_AUTH_FAIL_LIMIT"], kind: "string", help: "failed authentications per ip per window before 429; 0 turns it off (default 20)" },
+  authFailLimit: { env: ["VAULT_AUTH_FAIL_LIMIT"], kind: "string", help: "failed authentications per ip per window before 429 (default 0: off)" },
   authFailWindowMs: { env: ["VAULT_AUTH_FAIL_WINDOW_MS"], kind: "string", help: "window of the failed-authentication limit, ms (default 60000)" },
 };
 
@@ -115,11 +116,48 @@ function checked<T>(name: string, schema: v.GenericSchema<string, T>, raw: strin
   return result.output;
 }
 
-/** The flags of the serve command, for util.parseArgs. */
-export function serveFlagOptions(): Record<string, { type: "string" | "boolean" }> {
-  const options: Record<string, { type: "string" | "boolean" }> = {};
-  for (const setting of Object.values(SETTINGS)) options[flagName(setting)] = { type: setting.kind };
+/**
+ * The flags of the serve command, for util.parseArgs. Every flag takes a
+ * value; a boolean flag given bare is rewritten to `--flag=true` first
+ * (booleanFlagsWithValues).
+ */
+export function serveFlagOptions(): Record<string, { type: "string" }> {
+  const options: Record<string, { type: "string" }> = {};
+  for (const setting of Object.values(SETTINGS)) options[flagName(setting)] = { type: "string" };
   return options;
+}
+
+/**
+ * A boolean setting's flag takes the values of its variable (decisions.md
+ * section 1: a flag of the same name): `--trust-proxy`, `--trust-proxy=false`
+ * and `--trust-proxy true` all work. Rewrites the bare and the spaced forms to
+ * `--flag=value`; other arguments pass unchanged (up to a `--`).
+ */
+function booleanFlagsWithValues(argv: string[]): string[] {
+  const booleans = new Set(Object.values(SETTINGS).filter((s) => s.kind === "boolean").map(flagName));
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    if (name === undefined || !booleans.has(name)) {
+      out.push(arg);
+      continue;
+    }
+    const next = argv[i + 1];
+    // The next word is this flag's value unless it is another flag
+    // (`--trust-proxy maybe` is then refused as a bad VAULT_TRUST_PROXY).
+    if (next !== undefined && !next.startsWith("-")) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(`--${name}=true`);
+    }
+  }
+  return out;
 }
 
 /**
@@ -157,6 +195,7 @@ export function loadConfig(
 
   const port = int("port", 8484, 0, 65535);
   const host = str("host")?.trim() || "127.0.0.1";
+  if (!isHost(host)) throw new ConfigError("VAULT_HOST must be an IP address or a host name");
   const dataDir = str("dataDir") ?? "./.vault";
 
   const masterKey = str("masterKey");
@@ -182,8 +221,7 @@ export function loadConfig(
   const publicUrlRaw = str("publicUrl");
   let publicUrl: string;
   if (publicUrlRaw === undefined) {
-    const shownHost = host.includes(":") ? `[${host}]` : host;
-    publicUrl = `http://${shownHost}:${port}`;
+    publicUrl = defaultPublicUrl(host, port);
   } else {
     let parsed: URL;
     try {
@@ -226,9 +264,29 @@ export function loadConfig(
     maxValueBytes: int("maxValueBytes", 65_536, 1, 1_048_576),
     trustProxy: parseBool("VAULT_TRUST_PROXY", raw("trustProxy") ?? false),
     logLevel: logLevel as LogLevel,
-    authFailLimit: int("authFailLimit", 20, 0, 1_000_000),
+    // Off unless set: the contract has no rate limit (access-guard.ts DEFAULT_AUTH_FAIL_LIMIT).
+    authFailLimit: int("authFailLimit", 0, 0, 1_000_000),
     authFailWindowMs: int("authFailWindowMs", 60_000, 1000, 86_400_000),
   };
+}
+
+/**
+ * The default VAULT_PUBLIC_URL, `http://{host}:{port}` (decisions.md section
+ * 1), an IPv6 host in brackets. With port 0 the server replaces it once it
+ * knows the port it listens on.
+ */
+export function defaultPublicUrl(host: string, port: number): string {
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return `http://${shownHost}:${port}`;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** An IPv4 or IPv6 address, or a syntactically valid host name (all-digit dotted names must be IPv4). */
+function isHost(host: string): boolean {
+  if (isIP(host) !== 0) return true;
+  if (/^[\d.]+$/.test(host) || host.includes(":")) return false;
+  return HOST_NAME.test(host);
 }
 
 function rootKeyOf(name: string, text: string): Buffer {
@@ -243,7 +301,12 @@ function rootKeyOf(name: string, text: string): Buffer {
  */
 export function parseServeFlags(argv: string[]): Record<string, string | boolean | undefined> {
   try {
-    const { values } = parseArgs({ args: argv, options: serveFlagOptions(), strict: true, allowPositionals: false });
+    const { values } = parseArgs({
+      args: booleanFlagsWithValues(argv),
+      options: serveFlagOptions(),
+      strict: true,
+      allowPositionals: false,
+    });
     return values;
   } catch (err) {
     throw new ConfigError(err instanceof Error ? err.message : String(err));

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync, accessSync, constants } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Config } from "./config.js";
 import { ConfigError } from "./config.js";
 import { generateRootKey, parseRootKey, randomSecret } from "./crypto.js";
@@ -33,10 +33,29 @@ export function prepareDataDir(dir: string): void {
     return;
   }
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir);
   } catch (err) {
     throw new ConfigError(`VAULT_DATA_DIR ${dir} cannot be created: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
   }
+}
+
+/**
+ * mkdir -p, mode 0700, one level at a time from the nearest existing
+ * ancestor: Node's recursive mkdirSync never returns under some virtual
+ * file systems (a path in /proc loops forever), which would hang the start
+ * instead of refusing it.
+ * @throws the first mkdir error (ENOENT, ENOTDIR, EACCES, ...).
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  let current = resolve(dir);
+  while (!existsSync(current)) {
+    missing.unshift(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const path of missing) mkdirSync(path, { mode: 0o700 });
 }
 
 /**

@@ -1,12 +1,12 @@
 import { pino } from "pino";
 import type { Logger as PinoLogger, DestinationStream } from "pino";
+import type { LogLevel } from "./log-levels.js";
+
+export { LOG_LEVELS } from "./log-levels.js";
+export type { LogLevel } from "./log-levels.js";
 
 /** The structured logger used everywhere (pino). Never give it a secret value or token. */
 export type Logger = PinoLogger;
-
-/** Levels accepted by `VAULT_LOG_LEVEL` (decisions.md section 1). */
-export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * Builds the process logger: JSON lines on stdout (or `destination`), with

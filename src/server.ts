@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import type { Config } from "./config.js";
-import { ConfigError } from "./config.js";
+import { ConfigError, defaultPublicUrl } from "./config.js";
 import { ValueCipher } from "./crypto.js";
 import { openDatabase } from "./db.js";
 import type { Db } from "./db.js";
@@ -35,9 +35,9 @@ export interface RunningServer {
  * webhook delivery worker.
  *
  * @param notice writes operator messages (generated keys) to stderr, once.
- * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
- *   or a database that cannot be opened (the command exits 2); the listen
- *   error (EADDRINUSE, ...) otherwise.
+ * @throws ConfigError for a bad data dir, a key file, a wrong encryption key,
+ *   a database that cannot be opened, or a port or host it cannot listen on
+ *   (the command exits 2); any other listen error as is.
  */
 export async function startServer(config: Config, log: Logger, notice: Notice): Promise<RunningServer> {
   const inMemory = config.dataDir === ":memory:";
@@ -69,6 +69,8 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   const activeLimit = () =>
     license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT;
 
+  // The default public url names the port; with port 0 it is known only once listening.
+  let publicUrl = config.publicUrl;
   const vault = createVault({
     db,
     cipher,
@@ -76,7 +78,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     masterKey: keys.masterKey,
     now: Date.now,
     activeLimit,
-    publicUrl: config.publicUrl,
+    publicUrl: () => publicUrl,
     maxValueBytes: config.maxValueBytes,
     trustProxy: config.trustProxy,
     authFailLimit: config.authFailLimit,
@@ -98,12 +100,13 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   }).catch(async (err: unknown) => {
     await sweeper.stop();
     db.close();
-    throw err;
+    throw listenError(err, config);
   });
   server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
   const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `http://${shownHost}:${port}`;
+  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)) publicUrl = url;
   log.info({ url, data_dir: config.dataDir }, "ephemeral-vault listening");
   // Webhook deliveries run in the background; pending ones from before a restart go out now.
   vault.webhooks.worker.start();
@@ -131,4 +134,21 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     })());
 
   return { url, port, stop };
+}
+
+/**
+ * A listen failure caused by the settings (port taken or privileged, host
+ * unknown or not local) becomes a ConfigError naming VAULT_PORT or
+ * VAULT_HOST, so the command exits 2 like any bad setting (decisions.md
+ * section 10); anything else is returned unchanged.
+ */
+function listenError(err: unknown, config: Config): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EADDRINUSE" || code === "EACCES") {
+    return new ConfigError(`VAULT_PORT ${config.port} cannot be used on ${config.host} (${code})`);
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL") {
+    return new ConfigError(`VAULT_HOST ${config.host} is not an address of this machine (${code})`);
+  }
+  return err;
 }

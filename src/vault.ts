@@ -27,12 +27,13 @@ export interface VaultOptions {
   now: () => number;
   /** Active-secret limit, or null when a valid license lifts it. */
   activeLimit: () => number | null;
-  publicUrl: string;
+  /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
+  publicUrl: string | (() => string);
   maxValueBytes: number;
   trustProxy: boolean;
   /** Webhook settings (VAULT_WEBHOOK_*); every field defaults (a random signing secret). */
   webhooks?: WebhookSettings | undefined;
-  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0: off). */
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
   authFailLimit?: number | undefined;
   /** The brute-force window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;

@@ -427,8 +427,17 @@ describe("the hash chain", () => {
 describe("brute-force guard", () => {
   const from = (ip: string) => ({ "x-forwarded-for": ip });
 
-  it("answers 429 with Retry-After after 20 failed authentications from one ip in 60 s, until the window passes", async () => {
+  it("is off by default: any number of failed authentications stay 401 and the master key keeps working", async () => {
     const v = buildTestVault({ trustProxy: true });
+    for (let i = 0; i < 50; i++) {
+      expect((await v.request("GET", "/secrets", { token: `wrong-${i}`, headers: from("192.0.2.9") })).status).toBe(401);
+    }
+    expect((await v.request("GET", "/secrets", { token: null, headers: from("192.0.2.9") })).status).toBe(401);
+    expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers: from("192.0.2.9") })).status).toBe(200);
+  });
+
+  it("answers 429 with Retry-After after VAULT_AUTH_FAIL_LIMIT=20 failed authentications from one ip in 60 s, until the window passes", async () => {
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 20 });
     for (let i = 0; i < 20; i++) {
       v.clock.advance(1_000);
       expect((await v.request("GET", "/secrets", { token: `wrong-${i}`, headers: from("192.0.2.1") })).status).toBe(401);
@@ -448,7 +457,7 @@ describe("brute-force guard", () => {
   });
 
   it("does not block an ip whose failures are spread over more than the window", async () => {
-    const v = buildTestVault({ trustProxy: true });
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 20 });
     for (let i = 0; i < 40; i++) {
       v.clock.advance(4_000);
       expect((await v.request("GET", "/secrets", { token: "wrong", headers: from("192.0.2.3") })).status).toBe(401);

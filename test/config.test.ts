@@ -1,9 +1,10 @@
 import { createPublicKey } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, SETTINGS, flagName, loadConfig, parseServeFlags } from "../src/config.js";
+import { prepareDataDir } from "../src/keyfiles.js";
 import { generateLicenseKeyPair } from "../src/license.js";
 
 const HEX_KEY = "11".repeat(32);
@@ -45,6 +46,7 @@ describe("loadConfig defaults", () => {
       maxValueBytes: 65_536,
       trustProxy: false,
       logLevel: "info",
+      authFailLimit: 0,
     });
   });
 
@@ -131,6 +133,24 @@ describe("loadConfig from the environment and flags", () => {
 
   it("accepts --flag=value", () => {
     expect(config(["--port=1234", "--data-dir=:memory:"])).toMatchObject({ port: 1234, dataDir: ":memory:" });
+  });
+
+  it("takes a boolean flag bare or with the values of its variable (--flag, --flag=false, --flag true)", () => {
+    expect(config(["--trust-proxy"]).trustProxy).toBe(true);
+    expect(config(["--trust-proxy", "--port", "1"])).toMatchObject({ trustProxy: true, port: 1 });
+    expect(config(["--trust-proxy=false"], { VAULT_TRUST_PROXY: "true" }).trustProxy).toBe(false);
+    expect(config(["--webhook-allow-private", "1"]).webhookAllowPrivate).toBe(true);
+    expect(config(["--webhook-allow-private", "no", "--port", "2"])).toMatchObject({ webhookAllowPrivate: false, port: 2 });
+    expect(configError(["--trust-proxy", "maybe"], {}).message).toContain("VAULT_TRUST_PROXY");
+  });
+
+  it("refuses a VAULT_HOST that is neither an IP address nor a host name", () => {
+    for (const host of ["999.1.1.1", "1.2.3", "a b", "-bad.example", "::zz"]) {
+      expect(configError([], { VAULT_HOST: host }).message).toContain("VAULT_HOST");
+    }
+    for (const host of ["0.0.0.0", "::", "localhost", "vault.internal.example"]) {
+      expect(config([], { VAULT_HOST: host }).host).toBe(host);
+    }
   });
 
   it("has one flag per setting, named after its first variable", () => {
@@ -236,5 +256,35 @@ describe("loadConfig refuses a bad setting with a ConfigError naming it", () => 
     expect(() => parseServeFlags(["--no-such-flag"])).toThrow(ConfigError);
     expect(() => parseServeFlags(["--port"])).toThrow(ConfigError);
     expect(() => parseServeFlags(["positional"])).toThrow(ConfigError);
+  });
+});
+
+describe("the data directory", () => {
+  it("is created with every missing parent, mode 0700", () => {
+    const root = mkdtempSync(join(tmpdir(), "ev-datadir-"));
+    try {
+      const dir = join(root, "a", "b", "data");
+      prepareDataDir(dir);
+      expect(statSync(dir).isDirectory()).toBe(true);
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(root, "a")).mode & 0o777).toBe(0o700);
+      prepareDataDir(dir); // existing: fine
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a path that is a file or lies under one, naming VAULT_DATA_DIR", () => {
+    const root = mkdtempSync(join(tmpdir(), "ev-datadir-"));
+    try {
+      const file = join(root, "file");
+      writeFileSync(file, "x");
+      for (const dir of [file, join(file, "sub")]) {
+        expect(() => prepareDataDir(dir)).toThrow(ConfigError);
+        expect(() => prepareDataDir(dir)).toThrow(/VAULT_DATA_DIR/);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -257,11 +257,26 @@ describe("license, end to end through the command", () => {
     expect(warnings[0]).toMatch(/expired/);
   });
 
+  it("license keygen without --private-key prints the pair (decisions.md section 9), usable by license issue", () => {
+    const dir = tempDir();
+    const keygen = runCommand(["license", "keygen"]);
+    expect(keygen.code).toBe(0);
+    const publicKey = /^VAULT_LICENSE_PUBLIC_KEY=(\S+)$/m.exec(keygen.stdout)?.[1];
+    const privatePem = /-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----/.exec(keygen.stdout)?.[0];
+    expect(publicKey).toBeDefined();
+    expect(privatePem).toBeDefined();
+    const keyFile = join(dir, "issuer.pem");
+    writeFileSync(keyFile, `${privatePem}\n`, { mode: 0o600 });
+    const issue = runCommand(["license", "issue", "--private-key", keyFile, "--subject", "printed pair"]);
+    expect(issue.code).toBe(0);
+    const status = verifyLicense(issue.stdout.trim(), parseLicensePublicKey(publicKey as string), Date.now());
+    expect(status).toMatchObject({ valid: true, subject: "printed pair" });
+  });
+
   it("refuses bad license command lines with exit code 2", () => {
     const dir = tempDir();
     const keyFile = join(dir, "issuer.pem");
     expect(runCommand(["license"]).code).toBe(2);
-    expect(runCommand(["license", "keygen"]).code).toBe(2);
     expect(runCommand(["license", "keygen", "--private-key", keyFile]).code).toBe(0);
     const again = runCommand(["license", "keygen", "--private-key", keyFile]);
     expect(again.code).toBe(2);

@@ -1,21 +1,44 @@
 import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import { ApiError } from "../errors.js";
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** Largest request body, bytes (decisions.md section 3): larger gives 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The body limit, applied when a handler reads its body, that is after the
+ * route's authorization: 401, then 403, then 413 (decisions.md section 5).
+ * A declared Content-Length over the limit is refused before reading; a
+ * chunked body is counted as it arrives.
+ */
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    // The rest of the body is not read: close the connection rather than
+    // leave it unusable behind a keep-alive promise.
+    throw new ApiError(413, "request body too large", {
+      message: `the body may be at most ${MAX_BODY_BYTES} bytes`,
+      headers: { Connection: "close" },
+    });
+  },
+});
+
 /**
  * Reads a POST/PATCH body as a JSON object (decisions.md section 10):
  * `Content-Type: application/json` (parameters such as charset allowed),
- * valid UTF-8, parsable, and an object. Anything else: 400. The body size
- * limit (413) is enforced before this by the bodyLimit middleware.
+ * valid UTF-8, parsable, and an object. Anything else: 400. A body over
+ * MAX_BODY_BYTES: 413.
  * @returns the parsed object (unknown fields are kept, to be ignored by the schema).
- * @throws ApiError 400.
+ * @throws ApiError 400 or 413.
  */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) throw new ApiError(400, "Content-Type must be application/json");
+  await limitBody(c, async () => {});
   const bytes = await c.req.arrayBuffer();
   let text: string;
   try {

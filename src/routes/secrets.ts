@@ -52,7 +52,8 @@ export const patchSecretBody = v.object({
 export interface SecretRouteDeps {
   secrets: SecretLifecycle;
   tx: GroupCommit;
-  publicUrl: string;
+  /** Base of public secrets' `url`, without a trailing slash; a function when known only once listening. */
+  publicUrl: string | (() => string);
   maxValueBytes: number;
 }
 
@@ -119,7 +120,10 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
         origin,
       ),
     );
-    if (created.isPublic) return c.json({ id: created.key, url: `${deps.publicUrl}/secrets/${created.key}` }, 201);
+    if (created.isPublic) {
+      const base = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
+      return c.json({ id: created.key, url: `${base}/secrets/${created.key}` }, 201);
+    }
     return c.json({ key: created.key }, 201);
   });
 
@@ -133,7 +137,8 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
     if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
     return c.json(body);
   });
-  app.all("/secrets", methodNotAllowed(["GET", "POST"]));
+  // GET routes answer HEAD too, so HEAD is allowed (as on /keys and /audit).
+  app.all("/secrets", methodNotAllowed(["GET", "HEAD", "POST"]));
 
   app.get("/secrets/:key{.+}", need("read"), async (c) => {
     const key = pathKey(c);
