@@ -8,15 +8,13 @@ import { ApiError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 
-/**
- * Default of VAULT_AUTH_FAIL_LIMIT: 0, the guard is off. The contract answers
- * a missing or wrong token with 401 (interface section 5) and sets no rate
- * limit, so the 429 is opt-in: a client making many failed requests (a test
- * suite, a misconfigured job) must not find its valid requests refused.
- */
-export const DEFAULT_AUTH_FAIL_LIMIT = 0;
-/** Default of VAULT_AUTH_FAIL_WINDOW_MS: the window, milliseconds. */
-export const DEFAULT_AUTH_FAIL_WINDOW_MS = 60_000;
+export { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS } from "./config.js";
+
+/** True for 127.0.0.0/8 and ::1, also written IPv4-mapped (::ffff:127.0.0.1). */
+export function isLoopback(ip: string): boolean {
+  const v4 = ip.startsWith("::ffff:") ? ip.slice("::ffff:".length) : ip;
+  return v4.startsWith("127.") || ip === "::1";
+}
 
 /** Above this many tracked ips, finished windows are dropped. */
 const SWEEP_ABOVE = 10_000;
@@ -34,7 +32,10 @@ interface Window {
  * closes. In memory, per app instance; time from the injected clock.
  *
  * Requests whose ip is unknown (in-process requests without a socket) are
- * not counted: there is nothing to tell one client from another.
+ * not counted: there is nothing to tell one client from another. Loopback
+ * clients are never counted either: a process on the vault's own machine can
+ * read the data dir's key files, so locking it out protects nothing, and it
+ * would lock out the local tools and tests that probe 401s on purpose.
  */
 export class FailedAuthLimiter {
   private readonly windows = new Map<string, Window>();
@@ -49,7 +50,7 @@ export class FailedAuthLimiter {
 
   /** Milliseconds until `ip` may try again; 0 when it is not blocked. */
   retryAfterMs(ip: string | null): number {
-    if (ip === null || this.options.limit <= 0) return 0;
+    if (!this.counts(ip)) return 0;
     const w = this.windows.get(ip);
     if (!w || w.failures < this.options.limit) return 0;
     return Math.max(0, w.start + this.options.windowMs - this.options.now());
@@ -57,7 +58,7 @@ export class FailedAuthLimiter {
 
   /** Counts one failed authentication from `ip`. */
   fail(ip: string | null): void {
-    if (ip === null || this.options.limit <= 0) return;
+    if (!this.counts(ip)) return;
     const now = this.options.now();
     const w = this.windows.get(ip);
     if (!w || now - w.start >= this.options.windowMs) {
@@ -66,6 +67,10 @@ export class FailedAuthLimiter {
     } else {
       w.failures += 1;
     }
+  }
+
+  private counts(ip: string | null): ip is string {
+    return ip !== null && this.options.limit > 0 && !isLoopback(ip);
   }
 
   /** Drops closed windows, so the map stays as large as one window's worth of ips. */

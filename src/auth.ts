@@ -22,13 +22,15 @@ export interface AuthDeps {
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/openapi.json"]);
 
 /**
- * The client ip: the socket's remote address, or the first X-Forwarded-For
- * entry when VAULT_TRUST_PROXY is set. null when neither is known
- * (in-process test requests).
+ * The client ip: the socket's remote address, or, when VAULT_TRUST_PROXY is
+ * set, the LAST X-Forwarded-For entry: the address the trusted proxy saw.
+ * Entries before it are whatever the client wrote, so trusting the first one
+ * would let anyone choose the ip in the audit log and the brute-force guard.
+ * null when neither is known (in-process test requests).
  */
 export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string | null {
   if (trustProxy) {
-    const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+    const forwarded = c.req.header("x-forwarded-for")?.split(",").pop()?.trim();
     if (forwarded) return forwarded;
   }
   try {

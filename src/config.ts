@@ -42,6 +42,15 @@ export interface Config {
   authFailWindowMs: number;
 }
 
+/**
+ * Default of VAULT_AUTH_FAIL_LIMIT (issue 3): failed authentications per
+ * remote ip per window before 429. Loopback clients are never counted
+ * (access-guard.ts), so the contract's 401 stays 401 for local clients.
+ */
+export const DEFAULT_AUTH_FAIL_LIMIT = 20;
+/** Default of VAULT_AUTH_FAIL_WINDOW_MS: the window, milliseconds. */
+export const DEFAULT_AUTH_FAIL_WINDOW_MS = 60_000;
+
 /** A bad setting: the message names it. The command prints it and exits 2. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -81,7 +90,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   maxValueBytes: { env: ["VAULT_MAX_VALUE_BYTES"], kind: "string", help: "largest secret value in UTF-8 bytes (default 65536)" },
   trustProxy: { env: ["VAULT_TRUST_PROXY"], kind: "boolean", help: "take the client ip from X-Forwarded-For" },
   logLevel: { env: ["VAULT_LOG_LEVEL"], kind: "string", help: "debug, info, warn, error or silent (default info)" },
-  authFailLimit: { env: ["VAULT_AUTH_FAIL_LIMIT"], kind: "string", help: "failed authentications per ip per window before 429 (default 0: off)" },
+  authFailLimit: { env: ["VAULT_AUTH_FAIL_LIMIT"], kind: "string", help: "failed authentications per remote ip per window before 429 (default 20; 0: off)" },
   authFailWindowMs: { env: ["VAULT_AUTH_FAIL_WINDOW_MS"], kind: "string", help: "window of the failed-authentication limit, ms (default 60000)" },
 };
 
@@ -264,9 +273,9 @@ export function loadConfig(
     maxValueBytes: int("maxValueBytes", 65_536, 1, 1_048_576),
     trustProxy: parseBool("VAULT_TRUST_PROXY", raw("trustProxy") ?? false),
     logLevel: logLevel as LogLevel,
-    // Off unless set: the contract has no rate limit (access-guard.ts DEFAULT_AUTH_FAIL_LIMIT).
-    authFailLimit: int("authFailLimit", 0, 0, 1_000_000),
-    authFailWindowMs: int("authFailWindowMs", 60_000, 1000, 86_400_000),
+    // Loopback clients are never counted (access-guard.ts FailedAuthLimiter).
+    authFailLimit: int("authFailLimit", DEFAULT_AUTH_FAIL_LIMIT, 0, 1_000_000),
+    authFailWindowMs: int("authFailWindowMs", DEFAULT_AUTH_FAIL_WINDOW_MS, 1000, 86_400_000),
   };
 }
 

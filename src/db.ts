@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { chmodSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
@@ -49,6 +49,9 @@ export function latestSchemaVersion(): number {
 export function openDatabase(file: string): Db {
   const db = new Database(file);
   try {
+    // Owner only, whatever the umask: the file holds ciphertexts and the audit
+    // log. SQLite gives the -wal and -shm files the database file's mode.
+    if (file !== ":memory:") chmodSync(file, 0o600);
     if (file !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");

@@ -135,7 +135,8 @@ describe("what the audit log records (decisions.md section 8)", () => {
 
   it("records a 401 as auth.failed with the ip and no actor", async () => {
     const v = buildTestVault({ trustProxy: true });
-    const res = await v.request("GET", "/secrets/x", { token: "wrong-token", headers: { "x-forwarded-for": "203.0.113.7, 10.0.0.1" } });
+    // The last entry is the one the trusted proxy added; earlier ones are the client's word.
+    const res = await v.request("GET", "/secrets/x", { token: "wrong-token", headers: { "x-forwarded-for": "10.0.0.1, 203.0.113.7" } });
     expect(res.status).toBe(401);
     await v.request("GET", "/secrets", { token: null, headers: { "x-forwarded-for": "203.0.113.8" } });
     const [second, first] = await entries(v);
@@ -427,13 +428,31 @@ describe("the hash chain", () => {
 describe("brute-force guard", () => {
   const from = (ip: string) => ({ "x-forwarded-for": ip });
 
-  it("is off by default: any number of failed authentications stay 401 and the master key keeps working", async () => {
+  it("never counts loopback clients: any number of failures stay 401 and the master key keeps working", async () => {
     const v = buildTestVault({ trustProxy: true });
-    for (let i = 0; i < 50; i++) {
+    for (const ip of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) {
+      for (let i = 0; i < 30; i++) {
+        expect((await v.request("GET", "/secrets", { token: `wrong-${i}`, headers: from(ip) })).status).toBe(401);
+      }
+      expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers: from(ip) })).status).toBe(200);
+    }
+  });
+
+  it("is on by default for remote clients: the 21st request after 20 failures gets 429", async () => {
+    const v = buildTestVault({ trustProxy: true });
+    for (let i = 0; i < 20; i++) {
       expect((await v.request("GET", "/secrets", { token: `wrong-${i}`, headers: from("192.0.2.9") })).status).toBe(401);
     }
-    expect((await v.request("GET", "/secrets", { token: null, headers: from("192.0.2.9") })).status).toBe(401);
-    expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers: from("192.0.2.9") })).status).toBe(200);
+    expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers: from("192.0.2.9") })).status).toBe(429);
+  });
+
+  it("counts the address the trusted proxy saw, not what the client wrote before it", async () => {
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 2 });
+    for (let i = 0; i < 2; i++) {
+      const spoofed = { "x-forwarded-for": `127.0.0.${i + 1}, 192.0.2.10` };
+      expect((await v.request("GET", "/secrets", { token: "wrong", headers: spoofed })).status).toBe(401);
+    }
+    expect((await v.request("GET", "/secrets", { token: "wrong", headers: from("192.0.2.10") })).status).toBe(429);
   });
 
   it("answers 429 with Retry-After after VAULT_AUTH_FAIL_LIMIT=20 failed authentications from one ip in 60 s, until the window passes", async () => {

@@ -46,7 +46,7 @@ describe("loadConfig defaults", () => {
       maxValueBytes: 65_536,
       trustProxy: false,
       logLevel: "info",
-      authFailLimit: 0,
+      authFailLimit: 20,
     });
   });
 

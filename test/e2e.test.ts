@@ -194,6 +194,10 @@ describe("generated keys", () => {
 
     // the printed key is the master key
     expect((await first.request("POST", "/secrets", { key: "k", value: "v" }, masterKey)).status).toBe(201);
+    // the database and its WAL hold the audit log and ciphertexts: owner only
+    for (const f of ["vault.db", "vault.db-wal"]) {
+      expect(statSync(join(dir, f)).mode & 0o777, f).toBe(0o600);
+    }
     expect((await first.request("GET", "/secrets/k", undefined, E2E_MASTER_KEY)).status).toBe(401);
     await first.stop();
 
