@@ -34,6 +34,8 @@ interface Waiter {
  */
 export class GroupCommit {
   private waiters: Waiter[] = [];
+  private readonly beforeCommitHooks: (() => void)[] = [];
+  private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
   private open = false;
   private closed = false;
   private readonly begin;
@@ -50,6 +52,24 @@ export class GroupCommit {
     this.savepoint = db.prepare("SAVEPOINT request");
     this.release = db.prepare("RELEASE request");
     this.rollbackTo = db.prepare("ROLLBACK TO request");
+  }
+
+  /**
+   * Registers work to do inside the batch's transaction just before its
+   * COMMIT (for example writing a head pointer once per batch instead of once
+   * per row). If it throws, the batch fails like a failed COMMIT.
+   */
+  onBeforeCommit(hook: () => void): void {
+    this.beforeCommitHooks.push(hook);
+  }
+
+  /**
+   * Registers a listener for rollbacks, so in-memory caches of what the
+   * transaction wrote can be dropped. `whole` is true when the whole batch
+   * was rolled back, false when one request's savepoint was.
+   */
+  onRollback(hook: (whole: boolean) => void): void {
+    this.rollbackHooks.push(hook);
   }
 
   /**
@@ -74,6 +94,7 @@ export class GroupCommit {
       if (this.db.inTransaction) {
         this.rollbackTo.run();
         this.release.run();
+        this.rolledBack(false);
       } else {
         // SQLite rolled the whole transaction back (I/O error, disk full):
         // nothing of this batch is durable, so nothing of it is acknowledged.
@@ -93,6 +114,7 @@ export class GroupCommit {
     this.waiters = [];
     this.open = false;
     try {
+      for (const hook of this.beforeCommitHooks) hook();
       this.commit.run();
     } catch (err) {
       if (this.db.inTransaction) {
@@ -102,6 +124,7 @@ export class GroupCommit {
           // the connection is unusable; the rejection below reports the cause
         }
       }
+      this.rolledBack(true);
       for (const w of waiters) w.reject(err);
       return;
     }
@@ -118,6 +141,11 @@ export class GroupCommit {
     const waiters = this.waiters;
     this.waiters = [];
     this.open = false;
+    this.rolledBack(true);
     for (const w of waiters) w.reject(err);
+  }
+
+  private rolledBack(whole: boolean): void {
+    for (const hook of this.rollbackHooks) hook(whole);
   }
 }

@@ -62,6 +62,7 @@ export interface Vault {
 export function createVault(options: VaultOptions): Vault {
   const tx = new GroupCommit(options.db);
   const audit = new AuditLog({ db: options.db, now: options.now });
+  audit.attach(tx);
   const webhooks = createWebhooks({
     db: options.db,
     tx,

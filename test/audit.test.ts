@@ -517,3 +517,38 @@ describe("webhook changes made with a scoped key", () => {
     expect(rows.map((e) => [e.action, e.key])).toEqual([["webhook.created", id]]);
   });
 });
+
+describe("the audit chain under the group commit", () => {
+  const row = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
+
+  it("stays whole when a request's savepoint rolls back after writing a row, and its head is the last row", async () => {
+    const v = buildTestVault();
+    await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
+    const failing = v.tx.run(() => {
+      v.audit.record(row("test.rolled-back"));
+      throw new Error("boom");
+    });
+    const kept = v.tx.run(() => v.audit.record(row("test.kept")));
+    await expect(failing).rejects.toThrow("boom");
+    await kept;
+    await v.asMaster("GET", "/secrets/a");
+
+    const report = verifyAuditChain(v.db);
+    expect(report).toMatchObject({ ok: true, rows: 3 });
+    expect(await actions(v)).toEqual(["secret.created", "test.kept", "secret.read"]);
+    const head = JSON.parse((v.db.prepare("SELECT value FROM meta WHERE name = 'audit_head'").get() as { value: string }).value);
+    const last = v.db.prepare("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").get() as { id: number; hash: string };
+    expect(head).toEqual({ id: last.id, hash: last.hash });
+  });
+
+  it("writes nothing of a batch whose commit fails, and chains the next batch from the table", async () => {
+    const v = buildTestVault();
+    await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
+    v.tx.onBeforeCommit(() => {
+      if (v.db.prepare("SELECT 1 FROM audit WHERE action = 'test.doomed'").get()) throw new Error("commit refused");
+    });
+    await expect(v.tx.run(() => v.audit.record(row("test.doomed")))).rejects.toThrow("commit refused");
+    await v.asMaster("GET", "/secrets/a");
+    expect(verifyAuditChain(v.db)).toMatchObject({ ok: true, rows: 2 });
+  });
+});

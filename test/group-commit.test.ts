@@ -263,3 +263,38 @@ describe("GroupCommit", () => {
     expect(get.get()).toEqual({ v: 100 });
   });
 });
+
+describe("commit and rollback hooks", () => {
+  it("runs before-commit hooks inside the batch's transaction, once per batch", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const seen: boolean[] = [];
+    tx.onBeforeCommit(() => {
+      seen.push(db.inTransaction);
+      db.prepare("INSERT INTO t (n) VALUES (99)").run();
+    });
+    await Promise.all([1, 2, 3].map((n) => tx.run(() => db.prepare("INSERT INTO t (n) VALUES (?)").run(n))));
+    expect(seen).toEqual([true]);
+    expect(rows(db)).toEqual([1, 2, 3, 99]);
+  });
+
+  it("tells rollback listeners whether one savepoint or the whole batch was rolled back", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const rollbacks: boolean[] = [];
+    tx.onRollback((whole) => rollbacks.push(whole));
+    await expect(
+      tx.run(() => {
+        throw new Error("one request fails");
+      }),
+    ).rejects.toThrow();
+    expect(rollbacks).toEqual([false]);
+    tx.onBeforeCommit(() => {
+      throw new Error("batch refused");
+    });
+    const batch = tx.run(() => db.prepare("INSERT INTO t (n) VALUES (7)").run());
+    await expect(batch).rejects.toThrow("batch refused");
+    expect(rollbacks).toEqual([false, true]);
+    expect(rows(db)).toEqual([]);
+  });
+});

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { GroupCommit } from "../group-commit.js";
 import type { Db } from "../db.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
@@ -137,6 +138,16 @@ export class AuditLog implements EventSink {
    * requests that recorded nothing.
    */
   private readonly recorded = new WeakSet<Origin>();
+  /**
+   * The chain's last row as this process last wrote it, or undefined when it
+   * must be read from the table (at start, after a rollback). Saves a query
+   * per row on the hot path (every read writes a row).
+   */
+  private head: Pick<Row, "id" | "at" | "hash"> | undefined;
+  /** Rows were appended since the meta head was last written. */
+  private headDirty = false;
+  /** Set by attach(): the meta head is then written once per batch, not per row. */
+  private batched = false;
 
   constructor(private readonly deps: AuditDeps) {
     const db = deps.db;
@@ -179,7 +190,7 @@ export class AuditLog implements EventSink {
    * @throws whatever SQLite throws; the caller's change must then roll back.
    */
   record(entry: AuditRecord): void {
-    const last = this.q.last.get();
+    const last = this.head ?? this.q.last.get();
     const row = {
       id: (last?.id ?? 0) + 1,
       scope: entry.scope,
@@ -192,7 +203,29 @@ export class AuditLog implements EventSink {
     };
     const hash = rowHash(last?.hash ?? GENESIS_HASH, row);
     this.q.insert.run({ ...row, hash });
-    this.q.setHead.run(HEAD_META, JSON.stringify({ id: row.id, hash }));
+    this.head = { id: row.id, at: row.at, hash };
+    if (this.batched) this.headDirty = true;
+    else this.q.setHead.run(HEAD_META, JSON.stringify({ id: row.id, hash }));
+  }
+
+  /**
+   * Ties the log to the group commit: the meta head (which lets `audit
+   * verify` notice a cut-off tail) is written once per batch, just before
+   * its COMMIT and inside its transaction, and the cached head is dropped
+   * whenever a savepoint or the batch rolls back.
+   */
+  attach(tx: GroupCommit): void {
+    this.batched = true;
+    tx.onBeforeCommit(() => {
+      if (!this.headDirty) return;
+      const last = this.head ?? this.q.last.get();
+      if (last) this.q.setHead.run(HEAD_META, JSON.stringify({ id: last.id, hash: last.hash }));
+      this.headDirty = false;
+    });
+    tx.onRollback((whole) => {
+      this.head = undefined;
+      if (whole) this.headDirty = false;
+    });
   }
 
   /**
