@@ -3,7 +3,8 @@ import { hashToken, newId, newToken } from "../crypto.js";
 import type { AuditLog } from "./audit.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
-import { GLOBAL_SCOPE } from "./secrets.js";
+import { cutPage } from "./paging.js";
+import { GLOBAL_SCOPE, globPrefix } from "./secret-model.js";
 
 /** Scoped API key permissions (interface section 5), in their canonical order. */
 export const SCOPED_PERMISSIONS = ["read", "write", "delete", "admin"] as const;
@@ -152,9 +153,8 @@ export class ScopedKeys {
       glob: viewerPrefix === null ? null : globPrefix(viewerPrefix),
       limit: options.limit + 1,
     });
-    const more = rows.length > options.limit;
-    const page = more ? rows.slice(0, options.limit) : rows;
-    return { keys: page.map(toKey), nextAfter: more ? (page[page.length - 1]?.seq ?? null) : null };
+    const { rows: page, next } = cutPage(rows, options.limit, (row) => row.seq);
+    return { keys: page.map(toKey), nextAfter: next };
   }
 
   /**
@@ -242,9 +242,4 @@ function toKey(row: Row): ScopedKey {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
   };
-}
-
-/** A GLOB pattern matching strings that start with `prefix`; metacharacters bracketed. */
-function globPrefix(prefix: string): string {
-  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
 }

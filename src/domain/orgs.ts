@@ -2,6 +2,7 @@ import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
+import { cutPage } from "./paging.js";
 import type { SecretLifecycle } from "./secrets.js";
 
 /** An organization. Times in milliseconds. */
@@ -94,10 +95,8 @@ export class Organizations {
 
   /** One page of orgs in creation order; `limit` 1-1000. */
   list(limit: number, afterId = 0): Page<Org> {
-    const rows = this.q.page.all(afterId, limit + 1);
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return { items: page.map(toOrg), nextAfterId: more ? (page[page.length - 1]?.rowid ?? null) : null };
+    const { rows, next } = cutPage(this.q.page.all(afterId, limit + 1), limit, (row) => row.rowid);
+    return { items: rows.map(toOrg), nextAfterId: next };
   }
 
   /**

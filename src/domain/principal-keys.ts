@@ -3,6 +3,7 @@ import { hashToken, newId, newToken } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import type { Page } from "./orgs.js";
+import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 
 /** A principal key's summary, never its token. Times in milliseconds. */
@@ -132,10 +133,8 @@ export class PrincipalKeys {
 
   /** One page of a principal's keys in creation order; `limit` 1-1000. Revoked keys are gone. */
   list(principalId: string, limit: number, afterId = 0): Page<PrincipalKey> {
-    const rows = this.q.page.all(principalId, afterId, limit + 1);
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return { items: page.map(toKey), nextAfterId: more ? (page[page.length - 1]?.rowid ?? null) : null };
+    const { rows, next } = cutPage(this.q.page.all(principalId, afterId, limit + 1), limit, (row) => row.rowid);
+    return { items: rows.map(toKey), nextAfterId: next };
   }
 
   /** All of a principal's keys (for `/me`), in creation order. */

@@ -2,6 +2,7 @@ import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Page } from "./orgs.js";
+import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 
 /** A principal (user or service account) of an org. Times in milliseconds. */
@@ -99,10 +100,8 @@ export class Principals {
 
   /** One page of the org's principals in creation order; `limit` 1-1000. */
   list(orgId: string, limit: number, afterId = 0): Page<Principal> {
-    const rows = this.q.page.all(orgId, afterId, limit + 1);
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    return { items: page.map(toPrincipal), nextAfterId: more ? (page[page.length - 1]?.rowid ?? null) : null };
+    const { rows, next } = cutPage(this.q.page.all(orgId, afterId, limit + 1), limit, (row) => row.rowid);
+    return { items: rows.map(toPrincipal), nextAfterId: next };
   }
 
   /**

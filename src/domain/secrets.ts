@@ -1,93 +1,16 @@
-import type { Statement } from "better-sqlite3";
 import type { Db } from "../db.js";
 import { aadFor, newPublicId } from "../crypto.js";
 import type { ValueCipher } from "../crypto.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
+import { cutPage } from "./paging.js";
+import { globPrefix, toMeta } from "./secret-model.js";
+import { ListStatements, secretStatements } from "./secret-statements.js";
+import type { ChangeOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, Row, SecretMeta } from "./secret-model.js";
 
-/** The scope of global secrets; org secrets use their org id. */
-export const GLOBAL_SCOPE = "global";
-
-/** Lifecycle states (interface section 3); burned and deleted rows are removed. */
-export type SecretState = "active" | "sealed" | "expired";
-
-/** A secret's metadata, never its value. Times in milliseconds. */
-export interface SecretMeta {
-  scope: string;
-  key: string;
-  isPublic: boolean;
-  state: SecretState;
-  createdAt: number;
-  expiresAt: number | null;
-  maxReads: number | null;
-  readCount: number;
-  /** false: seal instead of burn on reaching max_reads (org `delete: false`). */
-  burnOnLimit: boolean;
-  ownerId: string | null;
-  allowedKeys: string[] | null;
-}
-
-interface ListParams {
-  scope: string;
-  now: number;
-  after: number;
-  glob: string | null;
-  limit: number;
-}
-
-interface Row {
-  id: number;
-  scope: string;
-  key: string;
-  is_public: number;
-  state: SecretState;
-  ciphertext: Buffer | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  max_reads: number | null;
-  read_count: number;
-  burn_on_limit: number;
-  owner_id: string | null;
-  allowed_keys: string | null;
-}
-
-export interface CreateInput {
-  scope: string;
-  /** The caller's key; undefined makes a public secret with a generated id. */
-  key?: string | undefined;
-  value: string;
-  ttlSeconds?: number | undefined;
-  maxReads?: number | undefined;
-  /** Org `delete` flag; global secrets always burn. Default true. */
-  burnOnLimit?: boolean | undefined;
-  ownerId?: string | null | undefined;
-  allowedKeys?: string[] | null | undefined;
-}
-
-export interface PatchInput {
-  ttlSeconds?: number | undefined;
-  maxReads?: number | undefined;
-}
-
-/** Who reads: for `allowed_keys`. */
-export interface Reader {
-  /** The principal key id, or null for the master key (always allowed). */
-  principalKeyId: string | null;
-}
-
-/**
- * The outcome of a read. Not-found and sealed are results, not exceptions,
- * because a read that finds an expired secret destroys it and that change
- * must commit even though the answer is 404.
- */
-export type RetrieveOutcome =
-  | { kind: "ok"; secret: SecretMeta; value: string }
-  | { kind: "not_found" }
-  | { kind: "sealed" }
-  | { kind: "forbidden" };
-
-export type ChangeOutcome = { kind: "ok"; secret: SecretMeta } | { kind: "not_found" };
+// The lifecycle's shapes and limits live in secret-model.ts; this path keeps exporting them.
+export { GLOBAL_SCOPE, MAX_READS_LIMIT, MAX_TTL_SECONDS } from "./secret-model.js";
+export type { ChangeOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta, SecretState } from "./secret-model.js";
 
 export interface SecretsDeps {
   db: Db;
@@ -99,28 +22,6 @@ export interface SecretsDeps {
   activeLimit: () => number | null;
 }
 
-export interface ListOptions {
-  /** Page size, 1 to 1000. */
-  limit: number;
-  /** Return secrets with a row id above this (cursor). */
-  afterId?: number | undefined;
-  /** Only keyed secrets whose key starts with this (prefix-scoped keys). */
-  keyPrefix?: string | undefined;
-  /** Include sealed secrets (org lists). */
-  includeSealed?: boolean | undefined;
-}
-
-export interface ListPage {
-  secrets: SecretMeta[];
-  /** Row id to continue after, when more remain. */
-  nextAfterId: number | null;
-}
-
-/** Largest ttl_seconds (decisions.md section 3): ten years. */
-export const MAX_TTL_SECONDS = 315_360_000;
-/** Largest max_reads (decisions.md section 3). */
-export const MAX_READS_LIMIT = 2_147_483_647;
-
 /**
  * The one secret lifecycle (interface section 3, decisions.md section 4) for
  * global and org secrets alike: active -> burned | sealed | expired | deleted.
@@ -131,52 +32,11 @@ export const MAX_READS_LIMIT = 2_147_483_647;
  */
 export class SecretLifecycle {
   private readonly q;
-  private readonly listStatements = new Map<string, Statement<ListParams, Row>>();
+  private readonly lists: ListStatements;
 
   constructor(private readonly deps: SecretsDeps) {
-    const db = deps.db;
-    this.q = {
-      live: db.prepare<[string, string], Row>(
-        "SELECT * FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
-      ),
-      insert: db.prepare(
-        `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
-           max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
-         VALUES (@scope, @key, @is_public, 'active', @ciphertext, @now, @now, @expires_at,
-           @max_reads, 0, @burn_on_limit, @owner_id, @allowed_keys)
-         RETURNING *`,
-      ),
-      countRead: db.prepare<[number], Pick<Row, "read_count" | "max_reads">>(
-        `UPDATE secrets SET read_count = read_count + 1
-         WHERE id = ? AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
-         RETURNING read_count, max_reads`,
-      ),
-      remove: db.prepare<[number]>("DELETE FROM secrets WHERE id = ?"),
-      seal: db.prepare<[number, number]>("UPDATE secrets SET state = 'sealed', updated_at = ? WHERE id = ?"),
-      expire: db.prepare<[number, number]>(
-        "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = ? WHERE id = ?",
-      ),
-      patch: db.prepare(
-        `UPDATE secrets SET expires_at = @expires_at, max_reads = @max_reads, read_count = @read_count,
-           state = @state, updated_at = @now WHERE id = @id RETURNING *`,
-      ),
-      due: db.prepare<[number, number], Row>(
-        `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ?
-         ORDER BY expires_at LIMIT ?`,
-      ),
-      dueInScope: db.prepare<[number, string], Row>(
-        `SELECT * FROM secrets INDEXED BY secrets_due
-         WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ? AND scope = ?`,
-      ),
-      pruneScope: db.prepare<[string]>("DELETE FROM secrets WHERE scope = ? AND state = 'expired'"),
-      pruneScopePrefix: db.prepare<[string, string]>(
-        "DELETE FROM secrets WHERE scope = ? AND state = 'expired' AND is_public = 0 AND key GLOB ?",
-      ),
-      countActive: db.prepare<[number], { n: number }>(
-        `SELECT count(*) AS n FROM secrets WHERE state IN ('active', 'sealed')
-         AND (expires_at IS NULL OR expires_at > ?)`,
-      ),
-    };
+    this.q = secretStatements(deps.db);
+    this.lists = new ListStatements(deps.db);
   }
 
   /**
@@ -313,19 +173,15 @@ export class SecretLifecycle {
    */
   list(scope: string, options: ListOptions): ListPage {
     const now = this.deps.now();
-    const rows = this.listStatement(options.includeSealed === true, options.keyPrefix !== undefined).all({
-        scope,
-        now,
-        after: options.afterId ?? 0,
-        glob: options.keyPrefix !== undefined ? globPrefix(options.keyPrefix) : null,
-        limit: options.limit + 1,
-      });
-    const more = rows.length > options.limit;
-    const page = more ? rows.slice(0, options.limit) : rows;
-    return {
-      secrets: page.map(toMeta),
-      nextAfterId: more ? (page[page.length - 1]?.id ?? null) : null,
-    };
+    const rows = this.lists.get(options.includeSealed === true, options.keyPrefix !== undefined).all({
+      scope,
+      now,
+      after: options.afterId ?? 0,
+      glob: options.keyPrefix !== undefined ? globPrefix(options.keyPrefix) : null,
+      limit: options.limit + 1,
+    });
+    const { rows: page, next } = cutPage(rows, options.limit, (row) => row.id);
+    return { secrets: page.map(toMeta), nextAfterId: next };
   }
 
   /**
@@ -363,23 +219,6 @@ export class SecretLifecycle {
   /** Secrets that count toward the free tier: active or sealed, not past their TTL. */
   countActive(): number {
     return this.q.countActive.get(this.deps.now())?.n ?? 0;
-  }
-
-  private listStatement(includeSealed: boolean, byPrefix: boolean): Statement<ListParams, Row> {
-    const name = `${includeSealed}:${byPrefix}`;
-    let statement = this.listStatements.get(name);
-    if (!statement) {
-      const states = includeSealed ? "('active', 'sealed')" : "('active')";
-      const prefixClause = byPrefix ? "AND is_public = 0 AND key GLOB @glob" : "";
-      statement = this.deps.db.prepare<ListParams, Row>(
-        `SELECT * FROM secrets INDEXED BY secrets_live_list
-         WHERE scope = @scope AND state IN ('active', 'sealed') AND state IN ${states}
-           AND (expires_at IS NULL OR expires_at > @now) AND id > @after ${prefixClause}
-         ORDER BY id LIMIT @limit`,
-      );
-      this.listStatements.set(name, statement);
-    }
-    return statement;
   }
 
   /**
@@ -425,25 +264,4 @@ export class SecretLifecycle {
       origin,
     );
   }
-}
-
-/** A GLOB pattern matching keys that start with `prefix`; glob metacharacters are bracketed. */
-function globPrefix(prefix: string): string {
-  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
-}
-
-function toMeta(row: Row): SecretMeta {
-  return {
-    scope: row.scope,
-    key: row.key,
-    isPublic: row.is_public === 1,
-    state: row.state,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    maxReads: row.max_reads,
-    readCount: row.read_count,
-    burnOnLimit: row.burn_on_limit === 1,
-    ownerId: row.owner_id,
-    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
-  };
 }

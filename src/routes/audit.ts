@@ -8,6 +8,7 @@ import { GLOBAL_SCOPE } from "../domain/secrets.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { RouteDoc } from "../openapi.js";
 import { parse, queryInt } from "./input.js";
+import { listBody, listSchema } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 
 /** Largest since/until accepted: 9999-12-31T23:59:59Z, Unix seconds. */
@@ -79,11 +80,7 @@ export function auditRoutes(deps: AuditRouteDeps): Hono<AppEnv> {
     }
     // Through the group commit: entries leave only once they are committed.
     const page = await deps.tx.run(() => deps.audit.query(GLOBAL_SCOPE, filter));
-    const body: { entries: ReturnType<typeof globalEntry>[]; next_cursor?: string } = {
-      entries: page.entries.map(globalEntry),
-    };
-    if (page.nextCursor !== null) body.next_cursor = page.nextCursor;
-    return c.json(body);
+    return c.json(listBody("entries", page.entries.map(globalEntry), page.nextCursor));
   });
   app.all("/audit", methodNotAllowed(["GET", "HEAD"]));
   return app;
@@ -99,6 +96,28 @@ export const auditQueryDocs: Record<string, string> = {
   cursor: "next_cursor of the previous page",
 };
 
+/**
+ * The OpenAPI schema of an audit page, `{entries, next_cursor?}`, for GET
+ * /audit and GET /orgs/:org_id/audit: entries are `{id, timestamp, action,
+ * key, <who>, ip}`, where `who` is `actor` in the global log and
+ * `principal_id` in an org's (decisions.md section 8).
+ * @param whoDescription what the `who` field holds, for the reader.
+ */
+export function auditPageSchema(who: "actor" | "principal_id", whoDescription: string) {
+  return listSchema("entries", {
+    type: "object",
+    required: ["id", "timestamp", "action", "key", who, "ip"],
+    properties: {
+      id: { type: "string" },
+      timestamp: { type: "integer" },
+      action: { type: "string" },
+      key: { type: ["string", "null"] },
+      [who]: { type: ["string", "null"], description: whoDescription },
+      ip: { type: ["string", "null"] },
+    },
+  });
+}
+
 /** OpenAPI description of the route above. */
 export const auditRouteDocs: RouteDoc[] = [
   {
@@ -111,28 +130,7 @@ export const auditRouteDocs: RouteDoc[] = [
     responses: {
       200: {
         description: "{entries, next_cursor?}",
-        schema: {
-          type: "object",
-          required: ["entries"],
-          properties: {
-            entries: {
-              type: "array",
-              items: {
-                type: "object",
-                required: ["id", "timestamp", "action", "key", "actor", "ip"],
-                properties: {
-                  id: { type: "string" },
-                  timestamp: { type: "integer" },
-                  action: { type: "string" },
-                  key: { type: ["string", "null"] },
-                  actor: { type: ["string", "null"], description: "master, a scoped key id, or null" },
-                  ip: { type: ["string", "null"] },
-                },
-              },
-            },
-            next_cursor: { type: "string" },
-          },
-        },
+        schema: auditPageSchema("actor", "master, a scoped key id, or null"),
       },
       400: "invalid parameter or cursor",
     },

@@ -10,7 +10,8 @@ import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, encodeCursor, intRange, pageQuery, parse, readBody, seconds } from "./input.js";
+import { decodeCursor, intRange, pageQuery, parse, readBody, seconds } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 
 /** Largest expires_at accepted: 9999-12-31T23:59:59Z, Unix seconds. */
@@ -108,9 +109,7 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AppEnv> {
     // Read through the group commit, like every other request: the answer
     // leaves only once what it shows is committed.
     const page = await tx.run(() => keys.list(keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
-    const body: { keys: ReturnType<typeof keyEntry>[]; next_cursor?: string } = { keys: page.keys.map(keyEntry) };
-    if (page.nextAfter !== null) body.next_cursor = encodeCursor(page.nextAfter);
-    return c.json(body);
+    return c.json(pageBody("keys", page.keys.map(keyEntry), page.nextAfter));
   });
   app.all("/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -197,15 +196,11 @@ export const keyRouteDocs: RouteDoc[] = [
     path: "/keys",
     summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
     permission: "admin",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    query: pageQueryDocs,
     responses: {
       200: {
         description: "{keys, next_cursor?}",
-        schema: {
-          type: "object",
-          required: ["keys"],
-          properties: { keys: { type: "array", items: keySchema }, next_cursor: { type: "string" } },
-        },
+        schema: listSchema("keys", keySchema),
       },
       400: "invalid limit or cursor",
     },

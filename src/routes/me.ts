@@ -7,21 +7,20 @@ import type { Principal, Principals } from "../domain/principals.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needPrincipal } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, encodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
+import { deletedSchema, metadataField, pathId, principalJson, principalSchema } from "./org-input.js";
 import {
   createdKeyJson,
   createdKeySchema,
-  deletedSchema,
+  keyListBody,
+  keyListSchema,
   keySummaryJson,
   keySummarySchema,
-  metadataField,
   newKeyBody,
-  newKeyInput,
-  pathId,
-  principalJson,
-  principalSchema,
-} from "./org-input.js";
+  readNewKey,
+} from "./principal-keys.js";
 
 /** PATCH /me body (interface section 4 "Current principal"): metadata replaces the stored object. */
 export const patchMeBody = v.object({
@@ -66,19 +65,17 @@ export function meRoutes(deps: MeRouteDeps): Hono<AppEnv> {
   app.all("/me", methodNotAllowed(["GET", "HEAD", "PATCH"]));
 
   app.post("/me/keys", needPrincipal(), async (c) => {
-    const body = await readBody(c, newKeyBody);
+    const input = await readNewKey(c);
     const actor = me(c);
     const origin = originOf(c);
-    const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, newKeyInput(body), origin));
+    const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, input, origin));
     return c.json(createdKeyJson(created.key, created.token), 201);
   });
 
   app.get("/me/keys", needPrincipal(), (c) => {
     const query = parse(pageQuery, c.req.query());
     const page = keys.list(me(c).principalId, query.limit ?? 1000, decodeCursor(query.cursor));
-    const body: { keys: ReturnType<typeof keySummaryJson>[]; next_cursor?: string } = { keys: page.items.map(keySummaryJson) };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    return c.json(keyListBody(page));
   });
   app.all("/me/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -131,13 +128,8 @@ export const meRouteDocs: RouteDoc[] = [
     path: "/me/keys",
     summary: "List the calling principal's keys (summaries, never tokens), oldest first; the same as `keys` of GET /me, paged.",
     permission: "principal",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
-    responses: {
-      200: {
-        description: "{keys, next_cursor?}",
-        schema: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: keySummarySchema }, next_cursor: { type: "string" } } },
-      },
-    },
+    query: pageQueryDocs,
+    responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
   },
   {
     method: "delete",

@@ -4,7 +4,8 @@ import type { AuditEntry, AuditLog } from "../domain/audit.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needOrg, orgIdOf } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { auditQueryDocs, parseAuditQuery } from "./audit.js";
+import { auditPageSchema, auditQueryDocs, parseAuditQuery } from "./audit.js";
+import { listBody } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 
 export interface OrgAuditRouteDeps {
@@ -30,9 +31,7 @@ export function orgAuditRoutes(deps: OrgAuditRouteDeps): Hono<AppEnv> {
     const orgId = orgIdOf(c);
     // Through the group commit: entries leave only once they are committed.
     const page = await deps.tx.run(() => deps.audit.query(orgId, filter));
-    const body: { entries: ReturnType<typeof orgEntry>[]; next_cursor?: string } = { entries: page.entries.map(orgEntry) };
-    if (page.nextCursor !== null) body.next_cursor = page.nextCursor;
-    return c.json(body);
+    return c.json(listBody("entries", page.entries.map(orgEntry), page.nextCursor));
   });
   app.all("/orgs/:org_id/audit", methodNotAllowed(["GET", "HEAD"]));
   return app;
@@ -50,28 +49,7 @@ export const orgAuditRouteDocs: RouteDoc[] = [
     responses: {
       200: {
         description: "{entries, next_cursor?}",
-        schema: {
-          type: "object",
-          required: ["entries"],
-          properties: {
-            entries: {
-              type: "array",
-              items: {
-                type: "object",
-                required: ["id", "timestamp", "action", "key", "principal_id", "ip"],
-                properties: {
-                  id: { type: "string" },
-                  timestamp: { type: "integer" },
-                  action: { type: "string" },
-                  key: { type: ["string", "null"] },
-                  principal_id: { type: ["string", "null"], description: "null for the master key and background work" },
-                  ip: { type: ["string", "null"] },
-                },
-              },
-            },
-            next_cursor: { type: "string" },
-          },
-        },
+        schema: auditPageSchema("principal_id", "null for the master key and background work"),
       },
       400: "invalid parameter or cursor",
       404: "no such organization",

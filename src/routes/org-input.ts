@@ -1,9 +1,8 @@
 import * as v from "valibot";
 import type { Principal } from "../domain/principals.js";
-import type { PrincipalKey } from "../domain/principal-keys.js";
 import type { AppContext } from "../context.js";
 import { ApiError } from "../errors.js";
-import { intRange, seconds } from "./input.js";
+import { seconds } from "./input.js";
 
 /** Largest serialized `metadata`, bytes (decisions.md section 2). */
 export const MAX_METADATA_BYTES = 16 * 1024;
@@ -67,49 +66,9 @@ export const permissionsField = v.pipe(
   v.maxLength(14, "permissions may hold only the letters rRlLcCpPaAmMdD, each at most once"),
 );
 
-/**
- * POST /orgs/:org_id/principals/:id/keys and POST /me/keys (decisions.md
- * section 6): `name`, and optional `valid_after` / `valid_before` in Unix seconds.
- */
-export const newKeyBody = v.object({
-  name: nameField(),
-  valid_after: v.optional(intRange("valid_after", 0, MAX_UNIX_SECONDS)),
-  valid_before: v.optional(intRange("valid_before", 0, MAX_UNIX_SECONDS)),
-});
-
-/** The domain input of newKeyBody: seconds become milliseconds. */
-export function newKeyInput(body: v.InferOutput<typeof newKeyBody>): {
-  name: string;
-  validAfter: number | undefined;
-  validBefore: number | undefined;
-} {
-  return {
-    name: body.name,
-    validAfter: body.valid_after === undefined ? undefined : body.valid_after * 1000,
-    validBefore: body.valid_before === undefined ? undefined : body.valid_before * 1000,
-  };
-}
-
 /** A principal in responses: `{id, name, org_id, role, metadata, created_at}`. */
 export function principalJson(p: Principal) {
   return { id: p.id, name: p.name, org_id: p.orgId, role: p.role, metadata: p.metadata, created_at: seconds(p.createdAt) };
-}
-
-/** A principal key summary: `{id, name, valid_after, valid_before, created_at}`; never the token. */
-export function keySummaryJson(k: PrincipalKey) {
-  return {
-    id: k.id,
-    name: k.name,
-    valid_after: seconds(k.validAfter),
-    valid_before: seconds(k.validBefore),
-    created_at: seconds(k.createdAt),
-  };
-}
-
-/** The create response of a principal key: the summary plus `key`, the token, shown this once. */
-export function createdKeyJson(k: PrincipalKey, token: string) {
-  const summary = keySummaryJson(k);
-  return { id: summary.id, name: summary.name, key: token, valid_after: summary.valid_after, valid_before: summary.valid_before, created_at: summary.created_at };
 }
 
 /**
@@ -135,26 +94,6 @@ export const principalSchema = {
     metadata: { type: "object" },
     created_at: { type: "integer" },
   },
-};
-
-/** OpenAPI schema of a principal key summary. */
-export const keySummarySchema = {
-  type: "object",
-  required: ["id", "name", "valid_after", "valid_before", "created_at"],
-  properties: {
-    id: { type: "string" },
-    name: { type: "string" },
-    valid_after: { type: ["integer", "null"] },
-    valid_before: { type: ["integer", "null"] },
-    created_at: { type: "integer" },
-  },
-};
-
-/** OpenAPI schema of a created principal key (token shown once). */
-export const createdKeySchema = {
-  ...keySummarySchema,
-  required: [...keySummarySchema.required, "key"],
-  properties: { ...keySummarySchema.properties, key: { type: "string", description: "vpk_ token, shown only here" } },
 };
 
 /** OpenAPI schema of `{deleted: true}`. */

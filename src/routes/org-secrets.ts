@@ -8,10 +8,11 @@ import { ApiError } from "../errors.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needOrg, orgIdOf } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, encodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 import { deletedSchema } from "./org-input.js";
-import { KEY_PATTERN, checkValueSize, createSecretBody, patchSecretBody, pathKey } from "./secrets.js";
+import { KEY_PATTERN, checkValueSize, createSecretBody, patchSecretBody, pathKey, readJson } from "./secrets.js";
 
 /** Most entries in `allowed_keys`. */
 export const MAX_ALLOWED_KEYS = 100;
@@ -120,9 +121,7 @@ export function orgSecretRoutes(deps: OrgSecretRouteDeps): Hono<AppEnv> {
     const afterId = decodeCursor(query.cursor);
     const orgId = orgIdOf(c);
     const page = await tx.run(() => secrets.list(orgId, { limit: query.limit ?? 1000, afterId, includeSealed: true }));
-    const body: { secrets: ReturnType<typeof listEntry>[]; next_cursor?: string } = { secrets: page.secrets.map(listEntry) };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    return c.json(pageBody("secrets", page.secrets.map(listEntry), page.nextAfterId));
   });
   app.all("/orgs/:org_id/secrets", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -147,17 +146,8 @@ export function orgSecretRoutes(deps: OrgSecretRouteDeps): Hono<AppEnv> {
         throw new ApiError(403, NOT_ALLOWED);
       case "sealed":
         throw new ApiError(410, SEALED.error, { message: SEALED.message });
-      case "ok": {
-        const s = outcome.secret;
-        return c.json({
-          key: s.key,
-          value: outcome.value,
-          created_at: seconds(s.createdAt),
-          expires_at: seconds(s.expiresAt),
-          max_reads: s.maxReads,
-          read_count: s.readCount,
-        });
-      }
+      case "ok":
+        return c.json(readJson({ key: outcome.secret.key }, outcome.secret, outcome.value));
     }
   });
 
@@ -232,11 +222,11 @@ export const orgSecretRouteDocs: RouteDoc[] = [
     path: "/orgs/{org_id}/secrets",
     summary: "List the org's live secrets (active and sealed), never values, oldest first.",
     permission: "org:l",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    query: pageQueryDocs,
     responses: {
       200: {
         description: "{secrets, next_cursor?}",
-        schema: { type: "object", required: ["secrets"], properties: { secrets: { type: "array", items: orgSecretMetaSchema }, next_cursor: { type: "string" } } },
+        schema: listSchema("secrets", orgSecretMetaSchema),
       },
       404: "no such organization",
     },

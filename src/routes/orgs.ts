@@ -6,7 +6,8 @@ import type { Org, Organizations } from "../domain/orgs.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needMaster, orgIdOf } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, encodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 import { deletedSchema, metadataField, nameField } from "./org-input.js";
 
@@ -42,9 +43,7 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Hono<AppEnv> {
   app.get("/orgs", needMaster(), async (c) => {
     const query = parse(pageQuery, c.req.query());
     const page = orgs.list(query.limit ?? 1000, decodeCursor(query.cursor));
-    const body: { orgs: ReturnType<typeof orgSummary>[]; next_cursor?: string } = { orgs: page.items.map(orgSummary) };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
   });
   app.all("/orgs", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -85,11 +84,11 @@ export const orgManagementRouteDocs: RouteDoc[] = [
     path: "/orgs",
     summary: "List organizations, oldest first.",
     permission: "master",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    query: pageQueryDocs,
     responses: {
       200: {
         description: "{orgs, next_cursor?}",
-        schema: { type: "object", required: ["orgs"], properties: { orgs: { type: "array", items: orgSchema }, next_cursor: { type: "string" } } },
+        schema: listSchema("orgs", orgSchema),
       },
     },
   },

@@ -7,23 +7,11 @@ import type { Principals } from "../domain/principals.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needMaster, orgIdOf } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, encodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
-import {
-  createdKeyJson,
-  createdKeySchema,
-  deletedSchema,
-  keySummaryJson,
-  keySummarySchema,
-  metadataField,
-  nameField,
-  newKeyBody,
-  newKeyInput,
-  pathId,
-  principalJson,
-  principalSchema,
-  roleNameField,
-} from "./org-input.js";
+import { deletedSchema, metadataField, nameField, pathId, principalJson, principalSchema, roleNameField } from "./org-input.js";
+import { createdKeyJson, createdKeySchema, keyListBody, keyListSchema, newKeyBody, readNewKey } from "./principal-keys.js";
 
 /** POST /orgs/:org_id/principals body (interface section 4). */
 export const createPrincipalBody = v.object({
@@ -66,11 +54,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
     const query = parse(pageQuery, c.req.query());
     const orgId = orgIdOf(c);
     const page = principals.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
-    const body: { principals: ReturnType<typeof principalJson>[]; next_cursor?: string } = {
-      principals: page.items.map(principalJson),
-    };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
   });
   app.all("/orgs/:org_id/principals", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -96,13 +80,13 @@ export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
   app.all("/orgs/:org_id/principals/:id", methodNotAllowed(["GET", "HEAD", "PATCH", "DELETE"]));
 
   app.post("/orgs/:org_id/principals/:id/keys", needMaster(), async (c) => {
-    const body = await readBody(c, newKeyBody);
+    const input = await readNewKey(c);
     const orgId = orgIdOf(c);
     const id = pathId(c, "id", NO_PRINCIPAL);
     const origin = originOf(c);
     const created = await tx.run(() => {
       principals.require(orgId, id);
-      return keys.create(orgId, id, newKeyInput(body), origin);
+      return keys.create(orgId, id, input, origin);
     });
     return c.json(createdKeyJson(created.key, created.token), 201);
   });
@@ -112,9 +96,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
     const orgId = orgIdOf(c);
     const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
     const page = keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
-    const body: { keys: ReturnType<typeof keySummaryJson>[]; next_cursor?: string } = { keys: page.items.map(keySummaryJson) };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    return c.json(keyListBody(page));
   });
   app.all("/orgs/:org_id/principals/:id/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -154,11 +136,11 @@ export const principalRouteDocs: RouteDoc[] = [
     path: "/orgs/{org_id}/principals",
     summary: "List the org's principals, oldest first.",
     permission: "master",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    query: pageQueryDocs,
     responses: {
       200: {
         description: "{principals, next_cursor?}",
-        schema: { type: "object", required: ["principals"], properties: { principals: { type: "array", items: principalSchema }, next_cursor: { type: "string" } } },
+        schema: listSchema("principals", principalSchema),
       },
       404: "no such organization",
     },
@@ -204,14 +186,8 @@ export const principalRouteDocs: RouteDoc[] = [
     path: "/orgs/{org_id}/principals/{id}/keys",
     summary: "List a principal's keys (summaries, never tokens). Revoked keys are gone.",
     permission: "master",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
-    responses: {
-      200: {
-        description: "{keys, next_cursor?}",
-        schema: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: keySummarySchema }, next_cursor: { type: "string" } } },
-      },
-      404: "no such organization or principal",
-    },
+    query: pageQueryDocs,
+    responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: "no such organization or principal" },
   },
   {
     method: "delete",

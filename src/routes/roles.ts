@@ -6,7 +6,8 @@ import { ApiError } from "../errors.js";
 import type { GroupCommit } from "../group-commit.js";
 import { needMaster, orgIdOf } from "../org-auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, encodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 import { ROLE_NAME_PATTERN, deletedSchema, permissionsField, roleNameField } from "./org-input.js";
 
@@ -58,11 +59,8 @@ export function roleRoutes(deps: RoleRouteDeps): Hono<AppEnv> {
     const query = parse(pageQuery, c.req.query());
     const orgId = orgIdOf(c);
     const page = roles.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
-    const body: { roles: { name: string; permissions: string; builtin: boolean }[]; next_cursor?: string } = {
-      roles: page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin })),
-    };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
+    return c.json(pageBody("roles", items, page.nextAfterId));
   });
   app.all("/orgs/:org_id/roles", methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -112,25 +110,15 @@ export const roleRouteDocs: RouteDoc[] = [
     path: "/orgs/{org_id}/roles",
     summary: "List the org's roles: the four built-in ones first, then the custom ones.",
     permission: "master",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    query: pageQueryDocs,
     responses: {
       200: {
         description: "{roles: [{name, permissions, builtin}], next_cursor?}",
-        schema: {
+        schema: listSchema("roles", {
           type: "object",
-          required: ["roles"],
-          properties: {
-            roles: {
-              type: "array",
-              items: {
-                type: "object",
-                required: ["name", "permissions", "builtin"],
-                properties: { name: { type: "string" }, permissions: { type: "string" }, builtin: { type: "boolean" } },
-              },
-            },
-            next_cursor: { type: "string" },
-          },
-        },
+          required: ["name", "permissions", "builtin"],
+          properties: { name: { type: "string" }, permissions: { type: "string" }, builtin: { type: "boolean" } },
+        }),
       },
       404: "no such organization",
     },

@@ -9,7 +9,6 @@ import type { SecretLifecycle, SecretMeta } from "../domain/secrets.js";
 import type { GroupCommit } from "../group-commit.js";
 import {
   decodeCursor,
-  encodeCursor,
   intRange,
   pageQuery,
   parse,
@@ -18,6 +17,7 @@ import {
   requiredString,
   seconds,
 } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 import type { RouteDoc } from "../openapi.js";
 
@@ -87,6 +87,23 @@ function nameOf(s: SecretMeta): { key: string } | { id: string } {
   return s.isPublic ? { id: s.key } : { key: s.key };
 }
 
+/**
+ * The answer of a read, global or org: `{key | id, value, created_at,
+ * expires_at, max_reads, read_count}`, read_count after this read, times in
+ * Unix seconds. The only response that carries a value.
+ * @param name `{key}`, or `{id}` for a public secret.
+ */
+export function readJson(name: { key: string } | { id: string }, s: SecretMeta, value: string) {
+  return {
+    ...name,
+    value,
+    created_at: seconds(s.createdAt),
+    expires_at: seconds(s.expiresAt),
+    max_reads: s.maxReads,
+    read_count: s.readCount,
+  };
+}
+
 /** List metadata of a global secret: never the value. */
 function listEntry(s: SecretMeta) {
   return {
@@ -131,11 +148,7 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
     const query = parse(pageQuery, c.req.query());
     const afterId = decodeCursor(query.cursor);
     const page = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit: query.limit ?? 1000, afterId, keyPrefix: keyPrefixOf(c) }));
-    const body: { secrets: ReturnType<typeof listEntry>[]; next_cursor?: string } = {
-      secrets: page.secrets.map(listEntry),
-    };
-    if (page.nextAfterId !== null) body.next_cursor = encodeCursor(page.nextAfterId);
-    return c.json(body);
+    return c.json(pageBody("secrets", page.secrets.map(listEntry), page.nextAfterId));
   });
   // GET routes answer HEAD too, so HEAD is allowed (as on /keys and /audit).
   app.all("/secrets", methodNotAllowed(["GET", "HEAD", "POST"]));
@@ -151,15 +164,7 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
     }
     const outcome = await tx.run(() => secrets.retrieve(GLOBAL_SCOPE, key, { principalKeyId: null }, origin));
     if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
-    const s = outcome.secret;
-    return c.json({
-      ...nameOf(s),
-      value: outcome.value,
-      created_at: seconds(s.createdAt),
-      expires_at: seconds(s.expiresAt),
-      max_reads: s.maxReads,
-      read_count: s.readCount,
-    });
+    return c.json(readJson(nameOf(outcome.secret), outcome.secret, outcome.value));
   });
 
   app.patch("/secrets/:key{.+}", need("write"), async (c) => {
@@ -231,15 +236,11 @@ export const secretRouteDocs: RouteDoc[] = [
     path: "/secrets",
     summary: "List global secrets' metadata (never values), oldest first.",
     permission: "admin",
-    query: { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" },
+    query: pageQueryDocs,
     responses: {
       200: {
         description: "{secrets, next_cursor?}",
-        schema: {
-          type: "object",
-          required: ["secrets"],
-          properties: { secrets: { type: "array", items: secretMetaSchema }, next_cursor: { type: "string" } },
-        },
+        schema: listSchema("secrets", secretMetaSchema),
       },
     },
   },

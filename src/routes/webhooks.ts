@@ -12,7 +12,8 @@ import type { GroupCommit } from "../group-commit.js";
 import type { RouteDoc } from "../openapi.js";
 import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../webhooks/address-guard.js";
 import type { Lookup } from "../webhooks/address-guard.js";
-import { decodeCursor, encodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 import { charCount, MAX_NAME_CHARS } from "./org-input.js";
 
@@ -135,11 +136,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
       const orgId = orgOf(c);
       const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
       const page = await tx.run(() => registry.list(view, { limit: query.limit ?? 1000, afterId }));
-      const body: { webhooks: ReturnType<typeof webhookJson>[]; next_cursor?: string } = {
-        webhooks: page.items.map(webhookJson),
-      };
-      if (page.next !== null) body.next_cursor = encodeCursor(page.next);
-      return c.json(body);
+      return c.json(pageBody("webhooks", page.items.map(webhookJson), page.next));
     });
     app.all(base, methodNotAllowed(["GET", "HEAD", "POST"]));
 
@@ -165,11 +162,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
         return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
       });
       if (!page) throw new ApiError(404, NOT_FOUND);
-      const body: { deliveries: ReturnType<typeof attemptJson>[]; next_cursor?: string } = {
-        deliveries: page.items.map(attemptJson),
-      };
-      if (page.next !== null) body.next_cursor = encodeCursor(page.next);
-      return c.json(body);
+      return c.json(pageBody("deliveries", page.items.map(attemptJson), page.next));
     });
     app.all(`${base}/:id/deliveries`, methodNotAllowed(["GET", "HEAD"]));
   };
@@ -192,41 +185,24 @@ const webhookSchema = {
   },
 };
 
-const deliveriesSchema = {
+const deliveriesSchema = listSchema("deliveries", {
   type: "object",
-  required: ["deliveries"],
+  required: ["event_id", "type", "attempt", "status", "http_status", "error", "at"],
   properties: {
-    deliveries: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["event_id", "type", "attempt", "status", "http_status", "error", "at"],
-        properties: {
-          event_id: { type: "string", description: "evt_...; the X-Vault-Delivery header, the same on every retry" },
-          type: { type: "string" },
-          attempt: { type: "integer", description: "1 for the first attempt" },
-          status: {
-            type: "string",
-            enum: ["delivered", "retrying", "failed"],
-            description: "delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed",
-          },
-          http_status: { type: ["integer", "null"], description: "the receiver's status; null when no response came" },
-          error: { type: ["string", "null"], description: "why the attempt failed; null on success" },
-          at: { type: "integer" },
-        },
-      },
+    event_id: { type: "string", description: "evt_...; the X-Vault-Delivery header, the same on every retry" },
+    type: { type: "string" },
+    attempt: { type: "integer", description: "1 for the first attempt" },
+    status: {
+      type: "string",
+      enum: ["delivered", "retrying", "failed"],
+      description: "delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed",
     },
-    next_cursor: { type: "string" },
+    http_status: { type: ["integer", "null"], description: "the receiver's status; null when no response came" },
+    error: { type: ["string", "null"], description: "why the attempt failed; null on success" },
+    at: { type: "integer" },
   },
-};
+});
 
-const listSchema = {
-  type: "object",
-  required: ["webhooks"],
-  properties: { webhooks: { type: "array", items: webhookSchema }, next_cursor: { type: "string" } },
-};
-
-const pageDoc = { limit: "integer 1-1000, default 1000", cursor: "next_cursor of the previous page" };
 
 function docsFor(base: string, permission: RouteDoc["permission"], who: string): RouteDoc[] {
   const orgMissing: Record<number, string> = base.startsWith("/orgs") ? { 404: "no such organization" } : {};
@@ -248,9 +224,9 @@ function docsFor(base: string, permission: RouteDoc["permission"], who: string):
       path: base,
       summary: `List ${who} webhooks, oldest first.`,
       permission,
-      query: pageDoc,
+      query: pageQueryDocs,
       responses: {
-        200: { description: "{webhooks, next_cursor?}", schema: listSchema },
+        200: { description: "{webhooks, next_cursor?}", schema: listSchema("webhooks", webhookSchema) },
         ...orgMissing,
       },
     },
@@ -269,7 +245,7 @@ function docsFor(base: string, permission: RouteDoc["permission"], who: string):
       path: `${base}/{id}/deliveries`,
       summary: "Recent delivery attempts of a webhook, newest first (kept 7 days).",
       permission,
-      query: pageDoc,
+      query: pageQueryDocs,
       responses: { 200: { description: "{deliveries, next_cursor?}", schema: deliveriesSchema }, 404: "no such webhook" },
     },
   ];

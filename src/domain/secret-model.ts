@@ -1,0 +1,142 @@
+/**
+ * The data of the secret lifecycle (interface section 3, decisions.md
+ * sections 3 and 4): its shapes, limits and the pure row helpers. The
+ * lifecycle itself is SecretLifecycle in secrets.ts, which re-exports the
+ * public names of this module.
+ */
+
+/** The scope of global secrets; org secrets use their org id. */
+export const GLOBAL_SCOPE = "global";
+
+/** Lifecycle states (interface section 3); burned and deleted rows are removed. */
+export type SecretState = "active" | "sealed" | "expired";
+
+/** A secret's metadata, never its value. Times in milliseconds. */
+export interface SecretMeta {
+  scope: string;
+  key: string;
+  isPublic: boolean;
+  state: SecretState;
+  createdAt: number;
+  expiresAt: number | null;
+  maxReads: number | null;
+  readCount: number;
+  /** false: seal instead of burn on reaching max_reads (org `delete: false`). */
+  burnOnLimit: boolean;
+  ownerId: string | null;
+  allowedKeys: string[] | null;
+}
+
+/** Parameters of the list statements (SecretLifecycle.list). Times in milliseconds. */
+export interface ListParams {
+  scope: string;
+  now: number;
+  after: number;
+  glob: string | null;
+  limit: number;
+}
+
+/** A row of the `secrets` table (schema.sql). Times in milliseconds. */
+export interface Row {
+  id: number;
+  scope: string;
+  key: string;
+  is_public: number;
+  state: SecretState;
+  ciphertext: Buffer | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  max_reads: number | null;
+  read_count: number;
+  burn_on_limit: number;
+  owner_id: string | null;
+  allowed_keys: string | null;
+}
+
+export interface CreateInput {
+  scope: string;
+  /** The caller's key; undefined makes a public secret with a generated id. */
+  key?: string | undefined;
+  value: string;
+  ttlSeconds?: number | undefined;
+  maxReads?: number | undefined;
+  /** Org `delete` flag; global secrets always burn. Default true. */
+  burnOnLimit?: boolean | undefined;
+  ownerId?: string | null | undefined;
+  allowedKeys?: string[] | null | undefined;
+}
+
+export interface PatchInput {
+  ttlSeconds?: number | undefined;
+  maxReads?: number | undefined;
+}
+
+/** Who reads: for `allowed_keys`. */
+export interface Reader {
+  /** The principal key id, or null for the master key (always allowed). */
+  principalKeyId: string | null;
+}
+
+/**
+ * The outcome of a read. Not-found and sealed are results, not exceptions,
+ * because a read that finds an expired secret destroys it and that change
+ * must commit even though the answer is 404.
+ */
+export type RetrieveOutcome =
+  | { kind: "ok"; secret: SecretMeta; value: string }
+  | { kind: "not_found" }
+  | { kind: "sealed" }
+  | { kind: "forbidden" };
+
+export type ChangeOutcome = { kind: "ok"; secret: SecretMeta } | { kind: "not_found" };
+
+export interface ListOptions {
+  /** Page size, 1 to 1000. */
+  limit: number;
+  /** Return secrets with a row id above this (cursor). */
+  afterId?: number | undefined;
+  /** Only keyed secrets whose key starts with this (prefix-scoped keys). */
+  keyPrefix?: string | undefined;
+  /** Include sealed secrets (org lists). */
+  includeSealed?: boolean | undefined;
+}
+
+export interface ListPage {
+  secrets: SecretMeta[];
+  /** Row id to continue after, when more remain. */
+  nextAfterId: number | null;
+}
+
+/** Largest ttl_seconds (decisions.md section 3): ten years. */
+export const MAX_TTL_SECONDS = 315_360_000;
+/** Largest max_reads (decisions.md section 3). */
+export const MAX_READS_LIMIT = 2_147_483_647;
+
+/**
+ * A GLOB pattern matching strings (secret keys, key prefixes) that start
+ * with `prefix`; glob metacharacters are bracketed so they match themselves.
+ */
+export function globPrefix(prefix: string): string {
+  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
+}
+
+/**
+ * A secrets row as metadata: flags become booleans, `allowed_keys` JSON an
+ * array. Never carries the ciphertext. Times stay in milliseconds.
+ */
+export function toMeta(row: Row): SecretMeta {
+  return {
+    scope: row.scope,
+    key: row.key,
+    isPublic: row.is_public === 1,
+    state: row.state,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    maxReads: row.max_reads,
+    readCount: row.read_count,
+    burnOnLimit: row.burn_on_limit === 1,
+    ownerId: row.owner_id,
+    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+  };
+}

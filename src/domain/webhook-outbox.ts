@@ -1,0 +1,258 @@
+import type { Db } from "../db.js";
+import { newId } from "../crypto.js";
+import type { EventSink, Origin, SecretEvent } from "./events.js";
+import { GLOBAL_SCOPE } from "./secrets.js";
+
+/**
+ * The webhook outbox and delivery queue (design.md "Events are rows",
+ * decisions.md section 7): secret events written as rows in the change's
+ * transaction, and the pending deliveries the worker (webhooks/worker.ts)
+ * takes from them. Webhook registrations are WebhookRegistry in webhooks.ts,
+ * which re-exports this module's public names.
+ */
+
+/**
+ * Finished deliveries (delivered or failed) and their attempts are kept this
+ * long for GET .../deliveries, then removed by DeliveryQueue.cleanup():
+ * seven days, in milliseconds.
+ */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** An attempt's outcome: delivered; retrying (failed, another attempt is scheduled); failed (the last attempt failed). */
+export type AttemptStatus = "delivered" | "retrying" | "failed";
+
+/**
+ * The signed body of an event (interface section 6, decisions.md section 7):
+ * `{id, type, timestamp, data}`; `data` has `key` (or `id` for a public
+ * secret), `read_count`, `max_reads`, `expires_at` (Unix seconds or null) and
+ * `org_id` for org events. `timestamp` is Unix seconds. Never the value:
+ * SecretEvent does not carry it.
+ * @param at the time of the change, Unix milliseconds.
+ */
+export function eventPayload(eventId: string, event: SecretEvent, at: number): string {
+  const data: Record<string, string | number | null> = event.isPublic ? { id: event.key } : { key: event.key };
+  data.read_count = event.readCount;
+  data.max_reads = event.maxReads;
+  data.expires_at = event.expiresAt === null ? null : Math.floor(event.expiresAt / 1000);
+  if (event.scope !== GLOBAL_SCOPE) data.org_id = event.scope;
+  return JSON.stringify({ id: eventId, type: event.type, timestamp: Math.floor(at / 1000), data });
+}
+
+/** True when a webhook subscribed to events `events` wants an event of type `type`. */
+export function subscribes(events: readonly string[], type: string): boolean {
+  return events.includes("*") || events.includes(type);
+}
+
+interface SubscriberRow {
+  id: string;
+  events: string;
+  key_prefix: string | null;
+}
+
+export interface WebhookOutboxDeps {
+  db: Db;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  /**
+   * Called after an event was queued (still inside the transaction): wakes
+   * the delivery worker. It must only schedule work, never send.
+   */
+  onQueued?: (() => void) | undefined;
+}
+
+/**
+ * The webhook outbox, an EventSink (design.md "Events are rows"): a secret
+ * event is written, in the transaction of the change, as one
+ * `webhook_events` row (the exact body every attempt sends) and one pending
+ * `webhook_deliveries` row per subscribed webhook: global events to global
+ * webhooks, an org's events to that org's webhooks (decisions.md section 7).
+ * With no subscriber nothing is written. If the write fails the change
+ * rolls back with it.
+ */
+export class WebhookOutbox implements EventSink {
+  private readonly q;
+
+  constructor(private readonly deps: WebhookOutboxDeps) {
+    const db = deps.db;
+    this.q = {
+      globalSubscribers: db.prepare<[], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NULL"),
+      orgSubscribers: db.prepare<[string], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id = ?"),
+      insertEvent: db.prepare<[string, string, string, number]>(
+        "INSERT INTO webhook_events (id, type, body, created_at) VALUES (?, ?, ?, ?)",
+      ),
+      insertDelivery: db.prepare<[string, string, number, number]>(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, updated_at)
+         VALUES (?, ?, 'pending', 0, ?, ?)`,
+      ),
+    };
+  }
+
+  /** Queues the event for every webhook of its scope that subscribes to it. */
+  secretEvent(event: SecretEvent, _origin: Origin): void {
+    const rows = event.scope === GLOBAL_SCOPE ? this.q.globalSubscribers.all() : this.q.orgSubscribers.all(event.scope);
+    const targets = rows.filter(
+      (w) =>
+        subscribes(JSON.parse(w.events) as string[], event.type) &&
+        (w.key_prefix === null || (!event.isPublic && event.key.startsWith(w.key_prefix))),
+    );
+    if (targets.length === 0) return;
+    const now = this.deps.now();
+    const eventId = newId("evt_");
+    this.q.insertEvent.run(eventId, event.type, eventPayload(eventId, event, now), now);
+    for (const target of targets) this.q.insertDelivery.run(target.id, eventId, now, now);
+    this.deps.onQueued?.();
+  }
+
+  /** Pruning is an audit action, not a webhook event. */
+  secretsPruned(): void {}
+}
+
+/** A delivery the worker is about to attempt. */
+export interface DueDelivery {
+  deliveryId: number;
+  webhookId: string;
+  url: string;
+  eventId: string;
+  type: string;
+  /** The exact body to sign and send. */
+  body: string;
+  /** Attempts made so far (0 before the first). */
+  attempts: number;
+}
+
+/** The outcome of one attempt, as the worker decided it. Times in milliseconds. */
+export interface AttemptRecord {
+  status: AttemptStatus;
+  httpStatus: number | null;
+  error: string | null;
+  /** For `retrying`: when the next attempt is due. */
+  nextAttemptAt: number | null;
+}
+
+interface DueRow {
+  id: number;
+  webhook_id: string;
+  url: string;
+  event_id: string;
+  type: string;
+  body: string;
+  attempts: number;
+  next_attempt_at: number;
+}
+
+/**
+ * The outbox as the delivery worker sees it: due deliveries, recording
+ * attempts, and the retention cleanup. Synchronous; call inside
+ * GroupCommit.run() so what is read is committed when it is sent.
+ */
+export class DeliveryQueue {
+  private readonly q;
+
+  constructor(db: Db) {
+    this.q = {
+      // `busy`: a JSON array of webhook ids whose deliveries are left out.
+      due: db.prepare<[number, string, number], DueRow>(
+        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, d.next_attempt_at
+         FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
+         JOIN webhooks w ON w.id = d.webhook_id
+         JOIN webhook_events e ON e.id = d.event_id
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      ),
+      upcoming: db.prepare<[string], { next_attempt_at: number }>(
+        `SELECT next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+         WHERE state = 'pending' AND webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY next_attempt_at, id LIMIT 1`,
+      ),
+      update: db.prepare<{ id: number; state: string; next: number | null; now: number }, { attempts: number; webhook_id: string; event_id: string }>(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, state = @state, next_attempt_at = @next, updated_at = @now
+         WHERE id = @id AND state = 'pending'
+         RETURNING attempts, webhook_id, event_id`,
+      ),
+      type: db.prepare<[string], { type: string }>("SELECT type FROM webhook_events WHERE id = ?"),
+      pending: db.prepare<[number], { one: number }>(
+        "SELECT 1 AS one FROM webhook_deliveries WHERE id = ? AND state = 'pending'",
+      ),
+      insertAttempt: db.prepare(
+        `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
+         VALUES (@delivery_id, @webhook_id, @event_id, @type, @attempt, @status, @http_status, @error, @at)`,
+      ),
+      removeDone: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < ?"),
+      removeEvents: db.prepare<[number]>(
+        `DELETE FROM webhook_events WHERE created_at < ?
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
+      ),
+    };
+  }
+
+  /**
+   * Pending deliveries due at `now` (next_attempt_at <= now), oldest first,
+   * leaving out every delivery of the webhooks in `busy` (those with
+   * attempts in flight: the worker sends one webhook's deliveries one after
+   * another, in order).
+   * @param limit at most this many.
+   */
+  due(now: number, limit: number, busy: ReadonlySet<string>): DueDelivery[] {
+    if (limit <= 0) return [];
+    return this.q.due
+      .all(now, JSON.stringify([...busy]), limit)
+      .map((r) => ({
+        deliveryId: r.id,
+        webhookId: r.webhook_id,
+        url: r.url,
+        eventId: r.event_id,
+        type: r.type,
+        body: r.body,
+        attempts: r.attempts,
+      }));
+  }
+
+  /**
+   * When the next pending delivery of a webhook not in `busy` is due
+   * (milliseconds), or null when none is.
+   */
+  nextDueAt(busy: ReadonlySet<string>): number | null {
+    return this.q.upcoming.get(JSON.stringify([...busy]))?.next_attempt_at ?? null;
+  }
+
+  /** True while the delivery is pending (not finished, its webhook not deleted). */
+  isPending(deliveryId: number): boolean {
+    return this.q.pending.get(deliveryId) !== undefined;
+  }
+
+  /**
+   * Records an attempt: counts it, moves the delivery to delivered / failed or
+   * reschedules it, and logs the attempt. A delivery that is gone (its
+   * webhook was deleted meanwhile) is left alone.
+   * @param now time of the attempt's end, milliseconds.
+   * @returns the attempt number, or null when the delivery is gone.
+   */
+  record(deliveryId: number, outcome: AttemptRecord, now: number): number | null {
+    const state = outcome.status === "retrying" ? "pending" : outcome.status;
+    const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
+    const updated = this.q.update.get({ id: deliveryId, state, next, now });
+    if (!updated) return null;
+    this.q.insertAttempt.run({
+      delivery_id: deliveryId,
+      webhook_id: updated.webhook_id,
+      event_id: updated.event_id,
+      type: this.q.type.get(updated.event_id)?.type ?? "",
+      attempt: updated.attempts,
+      status: outcome.status,
+      http_status: outcome.httpStatus,
+      error: outcome.error,
+      at: now,
+    });
+    return updated.attempts;
+  }
+
+  /**
+   * Removes deliveries finished before `cutoff` (with their attempts) and
+   * events older than `cutoff` that no delivery needs any more.
+   * @returns how many rows were removed.
+   */
+  cleanup(cutoff: number): number {
+    return this.q.removeDone.run(cutoff).changes + this.q.removeEvents.run(cutoff).changes;
+  }
+}
