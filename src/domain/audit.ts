@@ -3,6 +3,7 @@ import type { GroupCommit } from "../group-commit.js";
 import type { Db } from "../db.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
+import { globPrefix } from "./secret-model.js";
 
 /** One audit row to write. Never a secret value (decisions.md section 8). */
 export interface AuditRecord {
@@ -355,9 +356,4 @@ function decodeAuditCursor(cursor: string): number {
   const m = /^a1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!m) throw new VaultError("invalid", "cursor is not valid");
   return Number(m[1]);
-}
-
-/** A GLOB pattern matching strings that start with `prefix`; metacharacters bracketed. */
-function globPrefix(prefix: string): string {
-  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
 }
