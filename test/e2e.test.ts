@@ -37,6 +37,39 @@ describe("durability", () => {
     expect(await (await second.request("GET", `/secrets/${pub.id}`)).json()).toMatchObject({ value: "public-survives" });
   });
 
+  it("kill -9 in the middle of concurrent creates loses none that were acknowledged (group commit)", async () => {
+    const dir = tempDir();
+    const first = await startVault(dir);
+    const acknowledged: string[] = [];
+    let stop = false;
+    let n = 0;
+    // 20 clients writing as fast as they can, so batches are in flight at the kill.
+    const client = async () => {
+      while (!stop && n < 60) {
+        const key = `crash/${n++}`;
+        try {
+          const res = await first.request("POST", "/secrets", { key, value: `value-of-${key}` });
+          if (res.status === 201) acknowledged.push(key);
+        } catch {
+          // the connection died with the process: not acknowledged
+        }
+      }
+    };
+    const clients = Array.from({ length: 20 }, client);
+    while (acknowledged.length < 20) await new Promise((r) => setTimeout(r, 5));
+    first.child.kill("SIGKILL");
+    stop = true;
+    await Promise.allSettled(clients);
+    await first.exited;
+
+    const second = await startVault(dir);
+    for (const key of acknowledged) {
+      const res = await second.request("GET", `/secrets/${key}`);
+      expect(res.status, key).toBe(200);
+      expect(await res.json()).toMatchObject({ key, value: `value-of-${key}` });
+    }
+  });
+
   it("a burn acknowledged before kill -9 stays burned", async () => {
     const dir = tempDir();
     const first = await startVault(dir);
