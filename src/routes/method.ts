@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors.js";
 
 /**
- * The last handler of a path: any method not handled before it gets 405
+ * The last handler of a path: a method not handled before it gets 405
  * with `Allow` (decisions.md section 10).
  * @throws ApiError 405.
  */
