@@ -144,6 +144,7 @@ export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
     const ip = clientIp(c, deps.trustProxy);
+    c.set("ip", ip);
     const waitMs = deps.limiter.retryAfterMs(ip);
     if (waitMs > 0) {
       throw new ApiError(429, "too many failed authentications", {

@@ -50,7 +50,8 @@ export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy
 export function authenticate(deps: AuthDeps): MiddlewareHandler<AppEnv> {
   const master = new SecretMatcher(deps.masterKey);
   return async (c, next) => {
-    c.set("ip", clientIp(c, deps.trustProxy));
+    // The access guard, mounted before, has usually worked the ip out already.
+    if (c.get("ip") === undefined) c.set("ip", clientIp(c, deps.trustProxy));
     if (PUBLIC_PATHS.has(c.req.path)) return next();
     const header = c.req.header("authorization");
     if (header === undefined) throw new ApiError(401, "missing bearer token");
