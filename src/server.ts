@@ -1,10 +1,10 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
 import type { Config } from "./config.js";
 import { ConfigError, defaultPublicUrl } from "./config.js";
 import { ValueCipher } from "./crypto.js";
+import { createHttpServer } from "./http-server.js";
 import { openDatabase } from "./db.js";
 import type { Db } from "./db.js";
 import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./keyfiles.js";
@@ -94,15 +94,15 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: vault.app.fetch, port: config.port, hostname: config.host }) as Server;
+    const s = createHttpServer(vault.app.fetch, config, log, config.host);
     s.once("listening", () => resolve(s));
     s.once("error", reject);
+    s.listen(config.port, config.host);
   }).catch(async (err: unknown) => {
     await sweeper.stop();
     db.close();
     throw listenError(err, config);
   });
-  server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
   const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `http://${shownHost}:${port}`;
