@@ -89,6 +89,8 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
       timeoutMs: config.webhookTimeoutMs,
       maxAttempts: config.webhookMaxAttempts,
       retryBaseMs: config.webhookRetryBaseMs,
+      perScope: config.webhooksPerScope,
+      failingAfter: config.webhookFailingAfter,
     },
   });
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
