@@ -6,6 +6,7 @@ import { ConfigError, defaultPublicUrl } from "./config.js";
 import { ValueCipher } from "./crypto.js";
 import { createHttpServer } from "./http-server.js";
 import { openDatabase } from "./db.js";
+import { DbFileWatch } from "./db-file-watch.js";
 import type { Db } from "./db.js";
 import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./keyfiles.js";
 import type { Notice } from "./keyfiles.js";
@@ -45,8 +46,11 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   const keys = loadKeyMaterial(config, notice);
 
   let db: Db;
+  let dbFile: DbFileWatch | undefined;
   try {
-    db = openDatabase(inMemory ? ":memory:" : join(config.dataDir, "vault.db"));
+    const path = join(config.dataDir, "vault.db");
+    db = openDatabase(inMemory ? ":memory:" : path);
+    if (!inMemory) dbFile = new DbFileWatch(path);
   } catch (err) {
     throw new ConfigError(`VAULT_DATA_DIR: the database cannot be opened: ${(err as Error).message}`);
   }
@@ -83,6 +87,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     trustProxy: config.trustProxy,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
+    dbFile,
     webhooks: {
       secret: keys.webhookSecret,
       allowPrivate: config.webhookAllowPrivate,
