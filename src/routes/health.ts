@@ -10,6 +10,7 @@ import { methodNotAllowed } from "./method.js";
 /** A successful write check is trusted this long before /health writes again, milliseconds. */
 export const HEALTH_WRITE_EVERY_MS = 1000;
 
+/** What GET /health checks: the database, its write path, and that its file is still at its path. */
 export interface HealthDeps {
   db: Db;
   /** The group commit the write check goes through, as every write does. */
