@@ -206,3 +206,11 @@ CREATE TABLE principal_keys (
   CHECK (valid_before IS NULL OR valid_after IS NULL OR valid_before > valid_after)
 ) STRICT;
 CREATE INDEX principal_keys_principal ON principal_keys (principal_id);
+
+-- version: 6
+-- Webhook health: consecutive deliveries that ended failed (every attempt
+-- failed), reset by a delivered one. At VAULT_WEBHOOK_FAILING_AFTER the
+-- webhook is failing (failing_since, ms): its deliveries get one attempt
+-- each, no retries, until one is delivered again.
+ALTER TABLE webhooks ADD COLUMN failed_deliveries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE webhooks ADD COLUMN failing_since INTEGER;

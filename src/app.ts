@@ -11,6 +11,7 @@ import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRouteDocs, secretRoutes } from "./routes/secrets.js";
 import { healthRouteDocs, healthRoutes } from "./routes/health.js";
+import type { DbFileWatch } from "./db-file-watch.js";
 import { methodNotAllowed } from "./routes/method.js";
 import type { OrgDomain } from "./domain/org-domain.js";
 import { orgRouteDocs, orgRoutes } from "./routes/org-routes.js";
@@ -49,6 +50,8 @@ export interface AppDeps {
   keys: ScopedKeys;
   /** Current time, Unix milliseconds (the brute-force guard's window). */
   now: () => number;
+  /** The database file's identity, for /health; undefined for `:memory:`. */
+  dbFile?: DbFileWatch | undefined;
   /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
   authFailLimit?: number | undefined;
   /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
@@ -103,7 +106,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
   // body, so the node adapter never builds a full Request for it.
 
-  app.route("/", healthRoutes(deps.db));
+  app.route("/", healthRoutes({ db: deps.db, tx: deps.tx, now: deps.now, dbFile: deps.dbFile }));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));
   app.all("/openapi.json", methodNotAllowed(["GET", "HEAD"]));
   app.route(

@@ -40,7 +40,42 @@ export interface Config {
   authFailLimit: number;
   /** The brute-force guard's window, milliseconds. */
   authFailWindowMs: number;
+  /** Time a client has to send a request's complete headers, milliseconds (Node's server.headersTimeout). */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request, headers and body, milliseconds (server.requestTimeout). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open, milliseconds (server.keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Open client connections at most; further ones are closed at once (server.maxConnections). */
+  maxConnections: number;
+  /** Webhooks at most per scope (the global scope, or one org). */
+  webhooksPerScope: number;
+  /** Consecutive failed deliveries after which a webhook is marked failing and no longer retried. */
+  webhookFailingAfter: number;
 }
+
+/**
+ * Default of VAULT_HEADERS_TIMEOUT_MS: 10 s for a client to send its headers.
+ * A real client sends them in one packet; a slowloris client dribbling them
+ * holds its connection at most this long.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** Default of VAULT_REQUEST_TIMEOUT_MS: 30 s for a whole request (a 1 MiB body on a slow link fits). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Default of VAULT_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after 5 s (Node's default). */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * Default of VAULT_MAX_CONNECTIONS: 512 client connections. The usual open
+ * file limit is 1024 per process; the vault also needs descriptors for
+ * vault.db, its -wal and -shm files, the listening socket, stdio, the event
+ * loop and outgoing webhook connections. Half the limit keeps well clear of
+ * EMFILE, which would fail database writes and new connections alike.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+/** Default of VAULT_WEBHOOKS_PER_SCOPE: 25 webhooks for the global scope and for each org. */
+export const DEFAULT_WEBHOOKS_PER_SCOPE = 25;
+/** Default of VAULT_WEBHOOK_FAILING_AFTER: 5 consecutive failed deliveries mark a webhook failing. */
+export const DEFAULT_WEBHOOK_FAILING_AFTER = 5;
 
 /**
  * Default of VAULT_AUTH_FAIL_LIMIT (issue 3): failed authentications per
@@ -92,6 +127,12 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   logLevel: { env: ["VAULT_LOG_LEVEL"], kind: "string", help: "debug, info, warn, error or silent (default info)" },
   authFailLimit: { env: ["VAULT_AUTH_FAIL_LIMIT"], kind: "string", help: "failed authentications per remote ip per window before 429 (default 20; 0: off)" },
   authFailWindowMs: { env: ["VAULT_AUTH_FAIL_WINDOW_MS"], kind: "string", help: "window of the failed-authentication limit, ms (default 60000)" },
+  headersTimeoutMs: { env: ["VAULT_HEADERS_TIMEOUT_MS"], kind: "string", help: "time a client has to send a request's headers, ms (default 10000)" },
+  requestTimeoutMs: { env: ["VAULT_REQUEST_TIMEOUT_MS"], kind: "string", help: "time a client has to send a whole request, ms (default 30000)" },
+  keepAliveTimeoutMs: { env: ["VAULT_KEEP_ALIVE_TIMEOUT_MS"], kind: "string", help: "idle keep-alive connections are closed after this, ms (default 5000)" },
+  maxConnections: { env: ["VAULT_MAX_CONNECTIONS"], kind: "string", help: "open client connections at most; more are closed at once (default 512)" },
+  webhooksPerScope: { env: ["VAULT_WEBHOOKS_PER_SCOPE"], kind: "string", help: "webhooks at most for the global scope and for each org (default 25)" },
+  webhookFailingAfter: { env: ["VAULT_WEBHOOK_FAILING_AFTER"], kind: "string", help: "consecutive failed deliveries that mark a webhook failing: no more retries (default 5)" },
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
@@ -254,6 +295,12 @@ export function loadConfig(
     throw new ConfigError("VAULT_WEBHOOK_SECRET must be at least 16 characters");
   }
 
+  const headersTimeoutMs = int("headersTimeoutMs", DEFAULT_HEADERS_TIMEOUT_MS, 100, 600_000);
+  const requestTimeoutMs = int("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS, 100, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError("VAULT_HEADERS_TIMEOUT_MS must not be larger than VAULT_REQUEST_TIMEOUT_MS");
+  }
+
   return {
     port,
     host,
@@ -276,6 +323,12 @@ export function loadConfig(
     // Loopback clients are never counted (access-guard.ts FailedAuthLimiter).
     authFailLimit: int("authFailLimit", DEFAULT_AUTH_FAIL_LIMIT, 0, 1_000_000),
     authFailWindowMs: int("authFailWindowMs", DEFAULT_AUTH_FAIL_WINDOW_MS, 1000, 86_400_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int("keepAliveTimeoutMs", DEFAULT_KEEP_ALIVE_TIMEOUT_MS, 100, 600_000),
+    maxConnections: int("maxConnections", DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    webhooksPerScope: int("webhooksPerScope", DEFAULT_WEBHOOKS_PER_SCOPE, 1, 100_000),
+    webhookFailingAfter: int("webhookFailingAfter", DEFAULT_WEBHOOK_FAILING_AFTER, 1, 1_000_000),
   };
 }
 

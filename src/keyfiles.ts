@@ -63,7 +63,8 @@ function makeDirs(dir: string): void {
  * (decisions.md section 1): a setting wins; else the key file in the data
  * dir; else a new one is generated, written with mode 0600, and announced
  * once through `notice`. With `:memory:` nothing is written.
- * @throws ConfigError when a key file exists but is malformed or unreadable.
+ * @throws ConfigError when a key file exists but is malformed, unreadable,
+ *   or accessible by group or others (mode not 0600 or stricter).
  */
 export function loadKeyMaterial(config: Config, notice: Notice): KeyMaterial {
   const inMemory = config.dataDir === ":memory:";
@@ -118,8 +119,20 @@ export function loadKeyMaterial(config: Config, notice: Notice): KeyMaterial {
   return { masterKey, rootKey, previousRootKeys: config.previousEncryptionKeys, webhookSecret };
 }
 
+/**
+ * Reads a key file, refusing one that other users could read (as ssh
+ * refuses a private key with open permissions): any group or other bit in
+ * its mode stops the start with a message naming the file and `chmod 600`.
+ * @throws ConfigError for open permissions, an empty or unreadable file.
+ */
 function readKeyFile(path: string, what: string): string | undefined {
   if (!existsSync(path)) return undefined;
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new ConfigError(
+      `${path} (${what}) is accessible by group or others (mode 0${mode.toString(8)}); run: chmod 600 ${path}`,
+    );
+  }
   try {
     const text = readFileSync(path, "utf8").trim();
     if (text === "") throw new ConfigError(`${path} is empty; delete it to generate a new ${what}`);

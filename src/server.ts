@@ -1,11 +1,12 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
 import type { Config } from "./config.js";
 import { ConfigError, defaultPublicUrl } from "./config.js";
 import { ValueCipher } from "./crypto.js";
+import { createHttpServer } from "./http-server.js";
 import { openDatabase } from "./db.js";
+import { DbFileWatch } from "./db-file-watch.js";
 import type { Db } from "./db.js";
 import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./keyfiles.js";
 import type { Notice } from "./keyfiles.js";
@@ -45,8 +46,11 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   const keys = loadKeyMaterial(config, notice);
 
   let db: Db;
+  let dbFile: DbFileWatch | undefined;
   try {
-    db = openDatabase(inMemory ? ":memory:" : join(config.dataDir, "vault.db"));
+    const path = join(config.dataDir, "vault.db");
+    db = openDatabase(inMemory ? ":memory:" : path);
+    if (!inMemory) dbFile = new DbFileWatch(path);
   } catch (err) {
     throw new ConfigError(`VAULT_DATA_DIR: the database cannot be opened: ${(err as Error).message}`);
   }
@@ -83,26 +87,29 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     trustProxy: config.trustProxy,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
+    dbFile,
     webhooks: {
       secret: keys.webhookSecret,
       allowPrivate: config.webhookAllowPrivate,
       timeoutMs: config.webhookTimeoutMs,
       maxAttempts: config.webhookMaxAttempts,
       retryBaseMs: config.webhookRetryBaseMs,
+      perScope: config.webhooksPerScope,
+      failingAfter: config.webhookFailingAfter,
     },
   });
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: vault.app.fetch, port: config.port, hostname: config.host }) as Server;
+    const s = createHttpServer(vault.app.fetch, config, log, config.host);
     s.once("listening", () => resolve(s));
     s.once("error", reject);
+    s.listen(config.port, config.host);
   }).catch(async (err: unknown) => {
     await sweeper.stop();
     db.close();
     throw listenError(err, config);
   });
-  server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
   const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `http://${shownHost}:${port}`;

@@ -16,6 +16,8 @@ import { ScopedKeys } from "./domain/keys.js";
 import { scopedKeyResolver } from "./routes/keys.js";
 import type { Logger } from "./log.js";
 import { version } from "./version.js";
+import type { DbFileWatch } from "./db-file-watch.js";
+import { ApiError } from "./errors.js";
 
 /** What a vault is built from: everything injected, nothing global. */
 export interface VaultOptions {
@@ -37,6 +39,12 @@ export interface VaultOptions {
   authFailLimit?: number | undefined;
   /** The brute-force window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;
+  /**
+   * The database file's identity (server.ts; none for `:memory:`): while it
+   * is deleted or replaced, every commit is refused with 503 and /health
+   * answers 503.
+   */
+  dbFile?: DbFileWatch | undefined;
 }
 
 /** A built vault: the HTTP app and the parts background work and tests use. */
@@ -61,6 +69,17 @@ export interface Vault {
  */
 export function createVault(options: VaultOptions): Vault {
   const tx = new GroupCommit(options.db);
+  const dbFile = options.dbFile;
+  if (dbFile !== undefined) {
+    // Never acknowledge a write into a file that is no longer at its path.
+    tx.onBeforeCommit(() => {
+      if (!dbFile.present()) {
+        throw new ApiError(503, "the database file was deleted or replaced; restart the vault", {
+          message: `${dbFile.path} is not the file this process opened`,
+        });
+      }
+    });
+  }
   const audit = new AuditLog({ db: options.db, now: options.now });
   audit.attach(tx);
   const webhooks = createWebhooks({
@@ -99,6 +118,7 @@ export function createVault(options: VaultOptions): Vault {
     now: options.now,
     authFailLimit: options.authFailLimit,
     authFailWindowMs: options.authFailWindowMs,
+    dbFile,
   });
   return { app, tx, secrets, orgs, webhooks, audit, keys };
 }

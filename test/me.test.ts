@@ -85,6 +85,27 @@ describe("/me/keys", () => {
     expect((await expectStatus(v.request("GET", "/me", { token: p.token }), 200)).keys).toHaveLength(6);
   });
 
+  it("caps a new key's window at the calling key's valid_before", async () => {
+    const v = buildTestVault();
+    const orgId = await createOrg(v);
+    const p = await createPrincipal(v, orgId, "reader");
+    const hourLeft = nowSeconds(v) + 3600;
+    const limited = await createPrincipalKey(v, orgId, p.id, { name: "one hour", valid_before: hourLeft });
+    const asLimited = (body: Record<string, unknown>) => v.request("POST", "/me/keys", { token: limited.token, body });
+    // No valid_before asked: the creator's, not "never".
+    expect((await expectStatus(asLimited({ name: "open" }), 201)).valid_before).toBe(hourLeft);
+    // A later one asked: capped.
+    expect((await expectStatus(asLimited({ name: "later", valid_before: hourLeft + 86_400 }), 201)).valid_before).toBe(hourLeft);
+    // An earlier one asked: kept.
+    expect((await expectStatus(asLimited({ name: "earlier", valid_before: hourLeft - 60 }), 201)).valid_before).toBe(hourLeft - 60);
+    // A window that would start after the creator's ends: 400, nothing made.
+    const refused = await expectStatus(asLimited({ name: "late start", valid_after: hourLeft + 60 }), 400);
+    expect(refused.error).toMatch(/valid_before/);
+    expect((await expectStatus(v.request("GET", "/me/keys", { token: p.token }), 200)).keys).toHaveLength(5);
+    // A key without an end still makes keys without an end.
+    expect((await expectStatus(v.request("POST", "/me/keys", { token: p.token, body: { name: "free" } }), 201)).valid_before).toBeNull();
+  });
+
   it("lists the caller's own keys with GET /me/keys, as GET /me shows them, never a token", async () => {
     const v = buildTestVault();
     const orgId = await createOrg(v);

@@ -93,6 +93,7 @@ export class PrincipalKeys {
         "SELECT 1 AS one FROM principal_keys WHERE org_id = ? AND id = ?",
       ),
       remove: db.prepare<[string]>("DELETE FROM principal_keys WHERE id = ?"),
+      validBefore: db.prepare<[string], { valid_before: number | null }>("SELECT valid_before FROM principal_keys WHERE id = ?"),
       byHash: db.prepare<[string], KeyRow & { role: string }>(
         `SELECT k.rowid, k.*, p.role FROM principal_keys k JOIN principals p ON p.id = k.principal_id
          WHERE k.token_hash = ?`,
@@ -104,16 +105,40 @@ export class PrincipalKeys {
    * Makes a key for a principal of an org. A principal may have any number
    * of keys (interface section 8). Audit: `key.created` with the key id, in
    * the org's log (decisions.md section 8).
+   *
+   * A key made by a principal key (POST /me/keys) never outlives the key
+   * that makes it, as scoped keys already do (decisions.md section 5): its
+   * valid_before is min(the requested one or none, the creator's), so a key
+   * valid for one hour cannot make a key that never expires.
+   *
+   * @param creatorKeyId the principal key making it (POST /me/keys); undefined
+   *   when an org admin or the master key makes it (no cap).
    * @returns the summary and the `vpk_` token: the only time it exists in clear.
-   * @throws VaultError "invalid" (400) when valid_before is not after both
-   *   now and valid_after (decisions.md section 6).
+   * @throws VaultError "invalid" (400) when valid_before (requested, or the
+   *   creator's) is not after both now and valid_after (decisions.md section 6).
    */
-  create(orgId: string, principalId: string, input: NewKeyInput, origin: Origin): { key: PrincipalKey; token: string } {
+  create(
+    orgId: string,
+    principalId: string,
+    input: NewKeyInput,
+    origin: Origin,
+    creatorKeyId?: string,
+  ): { key: PrincipalKey; token: string } {
     const now = this.deps.now();
-    if (input.validBefore !== undefined) {
-      if (input.validBefore <= now) throw new VaultError("invalid", "valid_before must be in the future");
-      if (input.validAfter !== undefined && input.validBefore <= input.validAfter) {
-        throw new VaultError("invalid", "valid_before must be after valid_after");
+    let validBefore = input.validBefore;
+    if (creatorKeyId !== undefined) {
+      const cap = this.q.validBefore.get(creatorKeyId)?.valid_before ?? null;
+      if (cap !== null && (validBefore === undefined || validBefore > cap)) validBefore = cap;
+    }
+    if (validBefore !== undefined) {
+      if (validBefore <= now) throw new VaultError("invalid", "valid_before must be in the future");
+      if (input.validAfter !== undefined && validBefore <= input.validAfter) {
+        throw new VaultError(
+          "invalid",
+          validBefore === input.validBefore
+            ? "valid_before must be after valid_after"
+            : "valid_after must be before the creating key's valid_before",
+        );
       }
     }
     const token = newToken("vpk_");
@@ -124,7 +149,7 @@ export class PrincipalKeys {
       name: input.name,
       token_hash: hashToken(token),
       valid_after: input.validAfter ?? null,
-      valid_before: input.validBefore ?? null,
+      valid_before: validBefore ?? null,
       now,
     }) as KeyRow;
     this.deps.audit?.recordFor(origin, orgId, "key.created", row.id);

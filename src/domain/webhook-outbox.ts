@@ -118,6 +118,16 @@ export interface DueDelivery {
   body: string;
   /** Attempts made so far (0 before the first). */
   attempts: number;
+  /** The webhook is failing: this attempt is the last, whatever its outcome. */
+  failing: boolean;
+}
+
+/** What record() did. */
+export interface Recorded {
+  /** The attempt's number, 1 for the first. */
+  attempt: number;
+  /** This attempt made the webhook failing (it reached the threshold of failed deliveries). */
+  turnedFailing: boolean;
 }
 
 /** The outcome of one attempt, as the worker decided it. Times in milliseconds. */
@@ -138,27 +148,56 @@ interface DueRow {
   body: string;
   attempts: number;
   next_attempt_at: number;
+  failing_since: number | null;
 }
 
+/** The scope key of a webhook row: "" for global webhooks, else the org id. */
+const SCOPE = "coalesce(w.org_id, '')";
+
 /**
- * The outbox as the delivery worker sees it: due deliveries, recording
- * attempts, and the retention cleanup. Synchronous; call inside
- * GroupCommit.run() so what is read is committed when it is sent.
+ * The outbox as the delivery worker sees it: due deliveries, shared fairly
+ * between scopes, recording attempts (and the webhook's health), and the
+ * retention cleanup. Synchronous; call inside GroupCommit.run() so what is
+ * read is committed when it is sent.
  */
 export class DeliveryQueue {
   private readonly q;
+  /** The scope served first in the last due() call; the next call starts after it. */
+  private lastScope: string | undefined;
 
-  constructor(db: Db) {
+  /**
+   * @param failingAfter VAULT_WEBHOOK_FAILING_AFTER: consecutive failed
+   *   deliveries that mark a webhook failing (default 5).
+   */
+  constructor(
+    db: Db,
+    private readonly failingAfter = 5,
+  ) {
     this.q = {
       // `busy`: a JSON array of webhook ids whose deliveries are left out.
-      due: db.prepare<[number, string, number], DueRow>(
-        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, d.next_attempt_at
+      dueScopes: db.prepare<[number, string], { scope: string }>(
+        `SELECT DISTINCT ${SCOPE} AS scope
+         FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
+         JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY scope`,
+      ),
+      due: db.prepare<[number, string, string, number], DueRow>(
+        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, d.next_attempt_at, w.failing_since
          FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          JOIN webhooks w ON w.id = d.webhook_id
          JOIN webhook_events e ON e.id = d.event_id
          WHERE d.state = 'pending' AND d.next_attempt_at <= ?
            AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+           AND ${SCOPE} = ?
          ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      ),
+      delivered: db.prepare<[string]>("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = ?"),
+      failed: db.prepare<{ id: string; now: number; threshold: number }, { failed_deliveries: number }>(
+        `UPDATE webhooks SET failed_deliveries = failed_deliveries + 1,
+           failing_since = CASE WHEN failing_since IS NULL AND failed_deliveries + 1 >= @threshold THEN @now ELSE failing_since END
+         WHERE id = @id RETURNING failed_deliveries`,
       ),
       upcoming: db.prepare<[string], { next_attempt_at: number }>(
         `SELECT next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
@@ -187,25 +226,50 @@ export class DeliveryQueue {
   }
 
   /**
-   * Pending deliveries due at `now` (next_attempt_at <= now), oldest first,
-   * leaving out every delivery of the webhooks in `busy` (those with
-   * attempts in flight: the worker sends one webhook's deliveries one after
-   * another, in order).
+   * Pending deliveries due at `now` (next_attempt_at <= now), leaving out
+   * every delivery of the webhooks in `busy` (those with attempts in flight:
+   * the worker sends one webhook's deliveries one after another, in order).
+   *
+   * The `limit` slots are shared round-robin between the scopes (the global
+   * scope and each org) that have due deliveries: one each in turn, oldest
+   * first within a scope, and each call starts with the scope after the one
+   * the previous call started with. So one tenant with thousands of queued
+   * deliveries delays another tenant's by at most one turn.
+   *
    * @param limit at most this many.
    */
   due(now: number, limit: number, busy: ReadonlySet<string>): DueDelivery[] {
     if (limit <= 0) return [];
-    return this.q.due
-      .all(now, JSON.stringify([...busy]), limit)
-      .map((r) => ({
-        deliveryId: r.id,
-        webhookId: r.webhook_id,
-        url: r.url,
-        eventId: r.event_id,
-        type: r.type,
-        body: r.body,
-        attempts: r.attempts,
-      }));
+    const busyJson = JSON.stringify([...busy]);
+    const scopes = this.q.dueScopes.all(now, busyJson).map((r) => r.scope);
+    if (scopes.length === 0) return [];
+    const last = this.lastScope;
+    const start = last === undefined ? 0 : scopes.findIndex((scope) => scope > last);
+    const rotated = start <= 0 ? scopes : [...scopes.slice(start), ...scopes.slice(0, start)];
+    const served = rotated.slice(0, limit);
+    this.lastScope = served[0];
+    const queues = served.map((scope) => this.q.due.all(now, busyJson, scope, limit));
+    const picked: DueRow[] = [];
+    for (let turn = 0; picked.length < limit; turn++) {
+      let any = false;
+      for (const queue of queues) {
+        const row = queue[turn];
+        if (row === undefined) continue;
+        any = true;
+        if (picked.length < limit) picked.push(row);
+      }
+      if (!any) break;
+    }
+    return picked.map((r) => ({
+      deliveryId: r.id,
+      webhookId: r.webhook_id,
+      url: r.url,
+      eventId: r.event_id,
+      type: r.type,
+      body: r.body,
+      attempts: r.attempts,
+      failing: r.failing_since !== null,
+    }));
   }
 
   /**
@@ -225,10 +289,17 @@ export class DeliveryQueue {
    * Records an attempt: counts it, moves the delivery to delivered / failed or
    * reschedules it, and logs the attempt. A delivery that is gone (its
    * webhook was deleted meanwhile) is left alone.
+   *
+   * The webhook's health follows: a delivered attempt resets its count of
+   * consecutive failed deliveries and clears `failing`; a delivery that ends
+   * failed adds one, and reaching `failingAfter` marks it failing (from then
+   * on the worker makes one attempt per delivery, no retries).
+   *
    * @param now time of the attempt's end, milliseconds.
-   * @returns the attempt number, or null when the delivery is gone.
+   * @returns the attempt number and whether the webhook just became failing,
+   *   or null when the delivery is gone.
    */
-  record(deliveryId: number, outcome: AttemptRecord, now: number): number | null {
+  record(deliveryId: number, outcome: AttemptRecord, now: number): Recorded | null {
     const state = outcome.status === "retrying" ? "pending" : outcome.status;
     const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
     const updated = this.q.update.get({ id: deliveryId, state, next, now });
@@ -244,7 +315,14 @@ export class DeliveryQueue {
       error: outcome.error,
       at: now,
     });
-    return updated.attempts;
+    let turnedFailing = false;
+    if (outcome.status === "delivered") {
+      this.q.delivered.run(updated.webhook_id);
+    } else if (outcome.status === "failed") {
+      const health = this.q.failed.get({ id: updated.webhook_id, now, threshold: this.failingAfter });
+      turnedFailing = health?.failed_deliveries === this.failingAfter;
+    }
+    return { attempt: updated.attempts, turnedFailing };
   }
 
   /**

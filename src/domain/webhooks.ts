@@ -1,5 +1,6 @@
 import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
+import { VaultError } from "./errors.js";
 import { SECRET_EVENT_TYPES } from "./events.js";
 import type { Origin, SecretEventType } from "./events.js";
 import { cutPage } from "./paging.js";
@@ -8,7 +9,7 @@ import type { AttemptStatus } from "./webhook-outbox.js";
 
 // The outbox and the delivery queue live in webhook-outbox.ts; this path keeps exporting them.
 export { DELIVERY_RETENTION_MS, DeliveryQueue, eventPayload, subscribes, WebhookOutbox } from "./webhook-outbox.js";
-export type { AttemptRecord, AttemptStatus, DueDelivery, WebhookOutboxDeps } from "./webhook-outbox.js";
+export type { AttemptRecord, AttemptStatus, DueDelivery, Recorded, WebhookOutboxDeps } from "./webhook-outbox.js";
 
 /** The event types a webhook may subscribe to (decisions.md section 7); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
@@ -103,6 +104,8 @@ export interface WebhookRegistryDeps {
   now: () => number;
   /** Audit log for `webhook.created` / `webhook.deleted`; none when undefined. */
   audit?: AuditRecorder | undefined;
+  /** VAULT_WEBHOOKS_PER_SCOPE: webhooks at most in one scope (global, or one org); default 25. */
+  perScope?: number | undefined;
 }
 
 export interface Page<T> {
@@ -145,6 +148,7 @@ export class WebhookRegistry {
         `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id = @org AND ${VISIBLE}`,
       ),
       remove: db.prepare<[string]>("DELETE FROM webhooks WHERE id = ?"),
+      countInScope: db.prepare<[string | null], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE org_id IS ?"),
       attempts: db.prepare<{ webhook: string; before: number; limit: number }, AttemptRow>(
         `SELECT id, event_id, type, attempt, status, http_status, error, at FROM webhook_attempts
          WHERE webhook_id = @webhook AND id < @before ORDER BY id DESC LIMIT @limit`,
@@ -154,10 +158,17 @@ export class WebhookRegistry {
 
   /**
    * Registers a webhook; audit action `webhook.created` with the webhook id
-   * as key (decisions.md section 8).
+   * as key (decisions.md section 8). A scope (the global one, or an org)
+   * holds at most `perScope` webhooks, so one tenant cannot multiply every
+   * event into thousands of deliveries.
    * @returns the webhook.
+   * @throws VaultError "conflict" (409) when the scope already has `perScope` webhooks.
    */
   create(input: CreateWebhookInput, origin: Origin): Webhook {
+    const cap = this.deps.perScope ?? 25;
+    if ((this.q.countInScope.get(input.orgId)?.n ?? 0) >= cap) {
+      throw new VaultError("conflict", `at most ${cap} webhooks per ${input.orgId === null ? "vault" : "org"} (VAULT_WEBHOOKS_PER_SCOPE); delete one first`);
+    }
     const row = this.q.insert.get({
       id: newId("wh_"),
       org_id: input.orgId,

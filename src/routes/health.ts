@@ -1,21 +1,53 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../context.js";
 import type { Db } from "../db.js";
+import { setMeta } from "../db.js";
+import type { DbFileWatch } from "../db-file-watch.js";
+import type { GroupCommit } from "../group-commit.js";
 import type { RouteDoc } from "../openapi.js";
 import { methodNotAllowed } from "./method.js";
 
+/** A successful write check is trusted this long before /health writes again, milliseconds. */
+export const HEALTH_WRITE_EVERY_MS = 1000;
+
+/** What GET /health checks: the database, its write path, and that its file is still at its path. */
+export interface HealthDeps {
+  db: Db;
+  /** The group commit the write check goes through, as every write does. */
+  tx: GroupCommit;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  /** The database file's identity; undefined for `:memory:`. */
+  dbFile?: DbFileWatch | undefined;
+}
+
 /**
  * GET /health, no authentication (decisions.md section 10): 200
- * `{status: "ok"}` when the database answers a query, else 503
- * `{status: "unavailable"}`.
+ * `{status: "ok"}` when the database answers a query, takes a write and is
+ * still the file at its path; else 503 `{status: "unavailable"}`.
+ *
+ * The write check updates the meta row `health_checked_at` through the
+ * group commit (so it shares a batch and its fsync with requests) at most
+ * once per HEALTH_WRITE_EVERY_MS after a success, on every call after a
+ * failure: a full disk or a read-only file system turns /health to 503
+ * within a second.
  */
-export function healthRoutes(db: Db): Hono<AppEnv> {
+export function healthRoutes(deps: HealthDeps): Hono<AppEnv> {
+  const { db, tx, now, dbFile } = deps;
   const app = new Hono<AppEnv>();
   let ping: { get: () => unknown } | undefined;
-  app.get("/health", (c) => {
+  let lastWriteOk = Number.NEGATIVE_INFINITY;
+  app.get("/health", async (c) => {
     try {
+      if (dbFile !== undefined && !dbFile.present()) throw new Error("database file gone");
       ping ??= db.prepare("SELECT 1");
       ping.get();
+      const at = now();
+      if (at - lastWriteOk >= HEALTH_WRITE_EVERY_MS) {
+        lastWriteOk = Number.NEGATIVE_INFINITY;
+        await tx.run(() => setMeta(db, "health_checked_at", String(at)));
+        lastWriteOk = at;
+      }
       return c.json({ status: "ok" });
     } catch {
       return c.json({ status: "unavailable" }, 503);
@@ -29,12 +61,13 @@ export const healthRouteDocs: RouteDoc[] = [
   {
     method: "get",
     path: "/health",
-    summary: "Liveness and database check. No token.",
+    summary: "Liveness, database read and write check. No token.",
     permission: "none",
     responses: {
       200: { description: '{status: "ok"}', schema: { type: "object", properties: { status: { const: "ok" } } } },
       503: {
-        description: '{status: "unavailable"}: the database does not answer',
+        description:
+          '{status: "unavailable"}: the database does not answer, a write fails (disk full, read-only), or the database file was deleted or replaced',
         schema: { type: "object", properties: { status: { const: "unavailable" } } },
       },
     },

@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import { ApiError } from "../errors.js";
+import { isWellFormedJson } from "./text-checks.js";
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -87,7 +88,9 @@ function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
 /**
  * Reads a POST/PATCH body as a JSON object (decisions.md section 10):
  * `Content-Type: application/json` (parameters such as charset allowed),
- * valid UTF-8, parsable, and an object. Anything else: 400. A body over
+ * valid UTF-8, parsable, an object, and every string in it well-formed
+ * Unicode (a lone surrogate escape such as `"a\ud800b"` would be stored as
+ * U+FFFD and read back different). Anything else: 400. A body over
  * MAX_BODY_BYTES: 413.
  * @returns the parsed object (unknown fields are kept, to be ignored by the schema).
  * @throws ApiError 400 or 413.
@@ -111,6 +114,7 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ApiError(400, "body must be a JSON object");
   }
+  if (!isWellFormedJson(body)) throw new ApiError(400, "body contains a lone surrogate (\\uD800-\\uDFFF without its pair)");
   return body as Record<string, unknown>;
 }
 

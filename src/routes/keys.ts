@@ -13,6 +13,7 @@ import type { RouteDoc } from "../openapi.js";
 import { decodeCursor, intRange, pageQuery, parse, readBody, seconds } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
+import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** Largest expires_at accepted: 9999-12-31T23:59:59Z, Unix seconds. */
 const MAX_TIMESTAMP = 253_402_300_799;
@@ -27,6 +28,7 @@ export const createKeyBody = v.object({
     v.trim(),
     v.minLength(1, "name must not be empty"),
     v.maxLength(128, "name must be at most 128 characters"),
+    v.check(isSafeName, unsafeNameMessage("name")),
   ),
   permissions: v.pipe(
     v.array(

@@ -68,7 +68,7 @@ export function meRoutes(deps: MeRouteDeps): Hono<AppEnv> {
     const input = await readNewKey(c);
     const actor = me(c);
     const origin = originOf(c);
-    const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, input, origin));
+    const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, input, origin, actor.keyId));
     return c.json(createdKeyJson(created.key, created.token), 201);
   });
 
@@ -118,7 +118,7 @@ export const meRouteDocs: RouteDoc[] = [
     method: "post",
     path: "/me/keys",
     summary:
-      "Make another key for the calling principal (any number). The vpk_ token is in `key`, shown this once. valid_after and valid_before: optional Unix seconds.",
+      "Make another key for the calling principal (any number). The vpk_ token is in `key`, shown this once. valid_after and valid_before: optional Unix seconds. The new key never outlives the calling key: its valid_before is the earlier of the requested one (none: no end) and the calling key's.",
     permission: "principal",
     body: newKeyBody,
     responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: "invalid input" },

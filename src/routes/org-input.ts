@@ -3,6 +3,7 @@ import type { Principal } from "../domain/principals.js";
 import type { AppContext } from "../context.js";
 import { ApiError } from "../errors.js";
 import { seconds } from "./input.js";
+import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** Largest serialized `metadata`, bytes (decisions.md section 2). */
 export const MAX_METADATA_BYTES = 16 * 1024;
@@ -24,7 +25,8 @@ export function charCount(text: string): number {
 
 /**
  * A `name` (org, principal, key label, webhook description): 1-128
- * characters (code points) after trimming (decisions.md section 2).
+ * characters (code points) after trimming, without control, bidi or
+ * zero-width characters (text-checks.ts isSafeName) (decisions.md section 2).
  */
 export const nameField = (field = "name") =>
   v.pipe(
@@ -32,6 +34,7 @@ export const nameField = (field = "name") =>
     v.trim(),
     v.minLength(1, `${field} must not be empty`),
     v.check((text) => charCount(text) <= MAX_NAME_CHARS, `${field} must be at most ${MAX_NAME_CHARS} characters`),
+    v.check(isSafeName, unsafeNameMessage(field)),
   );
 
 /** `metadata`: a JSON object of at most 16 KiB serialized (decisions.md section 2). */

@@ -216,6 +216,7 @@ function docsFor(base: string, permission: RouteDoc["permission"], who: string):
       responses: {
         201: { description: "the webhook", schema: webhookSchema },
         400: "invalid body, url not https, unknown event type, or a refused address",
+        409: "the scope already has VAULT_WEBHOOKS_PER_SCOPE webhooks (default 25)",
         ...orgMissing,
       },
     },

@@ -38,15 +38,28 @@ export class AddressRefusedError extends Error {
  * metadata address, fe80::/10), unspecified (0.0.0.0, ::), carrier-grade NAT,
  * multicast, broadcast, reserved and documentation ranges, unique-local
  * fc00::/7, and every IPv6 form that embeds an IPv4 address (IPv4-mapped
- * ::ffff:0:0/96, NAT64 64:ff9b::/96, 6to4, Teredo). Not an IP: false.
+ * ::ffff:0:0/96, the deprecated IPv4-compatible ::/96 of RFC 4291 section
+ * 2.5.5.1, NAT64 64:ff9b::/96, 6to4, Teredo). Not an IP: false.
  */
 export function isPublicAddress(address: string): boolean {
   if (isIP(address) === 0) return false;
   try {
-    return ipaddr.parse(address).range() === "unicast";
+    const parsed = ipaddr.parse(address);
+    if (parsed.kind() === "ipv6" && isIpv4Compatible(parsed as ipaddr.IPv6)) return false;
+    return parsed.range() === "unicast";
   } catch {
     return false;
   }
+}
+
+/**
+ * True for the IPv4-compatible IPv6 block ::/96 (RFC 4291 section 2.5.5.1,
+ * deprecated): the first 96 bits are zero, so `::127.0.0.1` (written by the
+ * URL parser as `::7f00:1`) embeds 127.0.0.1. ipaddr.js classes most of the
+ * block as plain unicast, so it is checked here.
+ */
+function isIpv4Compatible(address: ipaddr.IPv6): boolean {
+  return address.parts.slice(0, 6).every((part) => part === 0);
 }
 
 /**

@@ -31,6 +31,10 @@ export interface WebhookSettings {
   lookup?: Lookup | undefined;
   /** Jitter source, uniform [0, 1); default Math.random. */
   random?: (() => number) | undefined;
+  /** VAULT_WEBHOOKS_PER_SCOPE; default 25. */
+  perScope?: number | undefined;
+  /** VAULT_WEBHOOK_FAILING_AFTER; default 5. */
+  failingAfter?: number | undefined;
   /** Replaces the HTTPS transport (tests). */
   transport?: Transport | undefined;
 }
@@ -68,7 +72,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
   const settings = deps.settings ?? {};
   const allowPrivate = settings.allowPrivate ?? false;
   const lookup = settings.lookup ?? systemLookup;
-  const queue = new DeliveryQueue(deps.db);
+  const queue = new DeliveryQueue(deps.db, settings.failingAfter ?? 5);
   const worker = new DeliveryWorker({
     queue,
     tx: deps.tx,
@@ -82,7 +86,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     retryBaseMs: settings.retryBaseMs ?? 1000,
     random: settings.random,
   });
-  const registry = new WebhookRegistry({ db: deps.db, now: deps.now, audit: deps.audit });
+  const registry = new WebhookRegistry({ db: deps.db, now: deps.now, audit: deps.audit, perScope: settings.perScope ?? 25 });
   const outbox = new WebhookOutbox({ db: deps.db, now: deps.now, onQueued: () => worker.wake() });
   return { registry, outbox, queue, worker, allowPrivate, lookup };
 }

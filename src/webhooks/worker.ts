@@ -76,7 +76,9 @@ export interface DeliveryWorkerDeps {
  * webhook's deliveries one after another, in event order; different
  * webhooks in parallel), and records the attempt: a 2xx marks it
  * delivered; anything else schedules the next attempt after
- * retryDelayMs(), or marks it failed after maxAttempts.
+ * retryDelayMs(), or marks it failed after maxAttempts, or at once when
+ * the webhook is failing (DeliveryQueue.record). The free slots are shared
+ * round-robin between scopes (DeliveryQueue.due).
  * Requests never wait for it: they only write outbox rows and call wake().
  * A pending delivery survives a restart (it is a row); one in flight when
  * the process dies is attempted again.
@@ -258,22 +260,33 @@ export class DeliveryWorker {
     );
     // A stop aborted the attempt: it is not counted and the delivery stays due.
     if (this.stopped && !result.ok) return;
-    const record = this.outcome(delivery.attempts + 1, result);
+    const record = this.outcome(delivery.attempts + 1, result, delivery.failing);
+    let recorded;
     try {
-      await this.deps.tx.run(() => this.deps.queue.record(delivery.deliveryId, record, this.deps.now()));
+      recorded = await this.deps.tx.run(() => this.deps.queue.record(delivery.deliveryId, record, this.deps.now()));
     } catch (err) {
       if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook attempt not recorded");
       return;
     }
     const fields = { webhook_id: delivery.webhookId, event_id: delivery.eventId, attempt: delivery.attempts + 1 };
+    if (recorded?.turnedFailing) {
+      this.deps.log.warn({ webhook_id: delivery.webhookId }, "webhook marked failing: its deliveries keep failing; no more retries until one is delivered");
+    }
     if (record.status === "delivered") this.deps.log.debug(fields, "webhook delivered");
     else if (record.status === "retrying") this.deps.log.info({ ...fields, error: record.error }, "webhook attempt failed; will retry");
     else this.deps.log.warn({ ...fields, error: record.error }, "webhook delivery failed after the last attempt");
   }
 
-  /** Decides what an attempt's result means for its delivery. */
-  private outcome(attempt: number, result: DeliveryResult): AttemptRecord {
+  /**
+   * Decides what an attempt's result means for its delivery: delivered on
+   * success; failed after the last attempt, or at once when the webhook is
+   * failing (the attempt log says so); else retrying.
+   */
+  private outcome(attempt: number, result: DeliveryResult, failing: boolean): AttemptRecord {
     if (result.ok) return { status: "delivered", httpStatus: result.httpStatus, error: null, nextAttemptAt: null };
+    if (failing) {
+      return { status: "failed", httpStatus: result.httpStatus, error: `${result.error} (webhook failing: not retried)`, nextAttemptAt: null };
+    }
     if (attempt >= this.deps.maxAttempts) {
       return { status: "failed", httpStatus: result.httpStatus, error: result.error, nextAttemptAt: null };
     }

@@ -1,0 +1,138 @@
+import { connect } from "node:net";
+import type { Socket } from "node:net";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
+
+/**
+ * The built server on real sockets: requests the HTTP layer refuses still
+ * get JSON, and idle or slow clients are bounded (connection cap, header
+ * timeout).
+ */
+
+afterEach(killChildren);
+afterAll(cleanupTemp);
+
+/** Host and port of a vault url. */
+function target(url: string): { host: string; port: number } {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port) };
+}
+
+/** Writes raw bytes and resolves with everything the server sent once it closes (or after 5 s). */
+function rawExchange(url: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(target(url));
+    let got = "";
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      got += chunk;
+      // A keep-alive answer: stop once the whole body is in.
+      const m = /\r\ncontent-length: (\d+)\r\n/i.exec(got);
+      const head = got.indexOf("\r\n\r\n");
+      if (m && head >= 0 && Buffer.byteLength(got.slice(head + 4)) >= Number(m[1])) socket.end();
+    });
+    socket.on("error", reject);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
+    socket.write(text);
+  });
+}
+
+/** Splits a raw HTTP response into status, headers (lower-case names) and body. */
+function parseRaw(raw: string): { status: number; headers: Record<string, string>; body: string } {
+  const head = raw.indexOf("\r\n\r\n");
+  const lines = raw.slice(0, head).split("\r\n");
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? "")?.[1]);
+  const headers: Record<string, string> = {};
+  for (const line of lines.slice(1)) {
+    const i = line.indexOf(":");
+    headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+  }
+  return { status, headers, body: raw.slice(head + 4) };
+}
+
+/** A socket that has sent an unfinished request; `closed` resolves with the ms it stayed open and what it got. */
+function slowClient(url: string): { socket: Socket; closed: Promise<{ ms: number; got: string }> } {
+  const started = Date.now();
+  const socket = connect(target(url));
+  let got = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => (got += chunk));
+  socket.on("error", () => undefined);
+  socket.write("GET /health HTTP/1.1\r\nHost: vault\r\n");
+  const closed = new Promise<{ ms: number; got: string }>((resolve) => socket.on("close", () => resolve({ ms: Date.now() - started, got })));
+  return { socket, closed };
+}
+
+describe("every answer is JSON", () => {
+  it.each([
+    ["a backslash in the path", "GET /\\secrets HTTP/1.1\r\nHost: localhost\r\n\r\n"],
+    ["* as the request target", "OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n"],
+    ["a malformed Host", "GET /health HTTP/1.1\r\nHost: a/b\r\n\r\n"],
+    ["a Host with a user part", "GET /health HTTP/1.1\r\nHost: user@localhost\r\n\r\n"],
+    ["a request line the parser refuses", "NOT A REQUEST\r\n\r\n"],
+    ["a header without a colon", "GET /health HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n"],
+  ])("%s: 400 application/json {error}", async (_what, request) => {
+    const vault = await startVault(tempDir());
+    const res = parseRaw(await rawExchange(vault.url, request));
+    expect(res.status).toBe(400);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    const body = JSON.parse(res.body) as { error: unknown };
+    expect(typeof body.error).toBe("string");
+    // The server still answers normally afterwards.
+    expect((await vault.request("GET", "/health", undefined, null)).status).toBe(200);
+  });
+
+  it("headers larger than the parser takes: 431 application/json", async () => {
+    const vault = await startVault(tempDir());
+    const res = parseRaw(await rawExchange(vault.url, `GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`));
+    expect(res.status).toBe(431);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) });
+  });
+});
+
+describe("slow clients", () => {
+  const env = {
+    VAULT_MAX_CONNECTIONS: "20",
+    VAULT_HEADERS_TIMEOUT_MS: "1000",
+    VAULT_REQUEST_TIMEOUT_MS: "2000",
+    VAULT_KEEP_ALIVE_TIMEOUT_MS: "1000",
+  };
+
+  it("unfinished headers: connections over the cap are closed at once, the rest at the header timeout, and /health answers", async () => {
+    const vault = await startVault(tempDir(), { env });
+    const below = Array.from({ length: 10 }, () => slowClient(vault.url));
+    await new Promise((r) => setTimeout(r, 100));
+    // Under the cap the vault keeps serving while the slow connections hang.
+    expect(await (await vault.request("GET", "/health", undefined, null)).json()).toEqual({ status: "ok" });
+
+    const over = Array.from({ length: 30 }, () => slowClient(vault.url));
+    const all = await Promise.all([...below, ...over].map((c) => c.closed));
+    // Every slow connection was closed by the server; none was served.
+    expect(all.every((c) => !c.got.includes("200 OK"))).toBe(true);
+    // The 20 allowed were answered 408 at the header timeout; the rest refused at once.
+    const timedOut = all.filter((c) => c.got.startsWith("HTTP/1.1 408"));
+    expect(timedOut.length).toBeGreaterThanOrEqual(10);
+    expect(timedOut.length).toBeLessThanOrEqual(20);
+    for (const c of timedOut) expect(parseRaw(c.got).headers["content-type"]).toMatch(/^application\/json/);
+    expect(all.filter((c) => c.got === "").length).toBeGreaterThanOrEqual(20);
+
+    expect(await (await vault.request("GET", "/health", undefined, null)).json()).toEqual({ status: "ok" });
+  });
+
+  it("a connection dribbling its headers is closed at VAULT_HEADERS_TIMEOUT_MS", async () => {
+    const vault = await startVault(tempDir(), { env });
+    const client = slowClient(vault.url);
+    const drip = setInterval(() => client.socket.writable && client.socket.write(`X-Drip-${Date.now()}: 1\r\n`), 100);
+    const { ms, got } = await client.closed;
+    clearInterval(drip);
+    expect(parseRaw(got).status).toBe(408);
+    // Closed at the 1 s header timeout (checked every 500 ms), not at Node's default 60 s.
+    expect(ms).toBeGreaterThanOrEqual(900);
+    expect(ms).toBeLessThan(5000);
+  });
+});
