@@ -120,8 +120,9 @@ export class ValueCipher {
    *   another row (or an older secret of the same key), or was altered.
    */
   decryptRecord(envelope: Buffer, place: RecordPlace): string {
-    const aad = envelope[0] === ENVELOPE_V2 ? aadForRecord(place) : aadFor(place.scope, place.key);
-    return this.decrypt(envelope, aad);
+    // Each version's AAD names the version, so a changed version byte fails authentication.
+    if (envelope[0] === ENVELOPE_V2) return this.open(envelope, ENVELOPE_V2, aadForRecord(place));
+    return this.open(envelope, ENVELOPE_V1, aadFor(place.scope, place.key));
   }
 
   /**
@@ -170,12 +171,16 @@ export class ValueCipher {
   }
 
   /**
-   * Opens an envelope made by encrypt() (or encryptRecord(), given its AAD).
+   * Opens a v1 envelope made by encrypt().
    * @throws DecryptError when the key is unknown, the AAD differs (the
    *   ciphertext belongs to another secret) or the bytes were altered.
    */
   decrypt(envelope: Buffer, aad: Buffer): string {
-    if (envelope.length < HEADER_BYTES || (envelope[0] !== ENVELOPE_V1 && envelope[0] !== ENVELOPE_V2)) {
+    return this.open(envelope, ENVELOPE_V1, aad);
+  }
+
+  private open(envelope: Buffer, version: number, aad: Buffer): string {
+    if (envelope.length < HEADER_BYTES || envelope[0] !== version) {
       throw new DecryptError("unknown ciphertext format");
     }
     let at = 1;

@@ -77,6 +77,24 @@ describe("AAD binds the row's creation time", () => {
   });
 });
 
+describe("envelope versions", () => {
+  it("a changed version byte fails authentication in both directions", () => {
+    const cipher = new ValueCipher(generateRootKey());
+    const place = { scope: "global", key: "k", createdAt: 5 };
+    const v2 = cipher.encryptRecord("value", place);
+    const v1 = cipher.encrypt("value", aadFor("global", "k"));
+    expect(cipher.decryptRecord(v2, place)).toBe("value");
+    expect(cipher.decryptRecord(v1, place)).toBe("value");
+    const downgraded = Buffer.from(v2);
+    downgraded[0] = 1;
+    const upgraded = Buffer.from(v1);
+    upgraded[0] = 2;
+    expect(() => cipher.decryptRecord(downgraded, place)).toThrow(/authentication/);
+    expect(() => cipher.decryptRecord(upgraded, place)).toThrow(/authentication/);
+    expect(() => cipher.decryptRecord(v2, { ...place, createdAt: 6 })).toThrow(/authentication/);
+  });
+});
+
 describe("data-dir lock", () => {
   it("a second holder is refused with a clear message until the first releases it", () => {
     const dir = tempDir();
