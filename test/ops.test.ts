@@ -200,6 +200,33 @@ describe("backup and restore", () => {
     kept.close();
   });
 
+  it("restore keeps the writes of a crashed vault's WAL in the database it puts aside", async () => {
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    const source = vaultDir(cipher, { restored: "from-backup" });
+    const backup = join(tempDir(), "b.db");
+    await backupDatabase(join(source, "vault.db"), backup);
+    // a crash image: vault.db and a -wal holding a write not yet checkpointed
+    const live = tempDir();
+    const db = openDatabase(join(live, "vault.db"));
+    verifyRootKeys(db, cipher);
+    db.pragma("wal_autocheckpoint = 0");
+    insertSecret(db, cipher, "only-in-wal", "late-write", 9);
+    const crashed = tempDir();
+    for (const name of ["vault.db", "vault.db-wal"]) writeFileSync(join(crashed, name), readFileSync(join(live, name)));
+    db.close();
+    expect(statSync(join(crashed, "vault.db-wal")).size).toBeGreaterThan(0);
+
+    const report = await restoreDatabase(backup, crashed, cipher);
+    expect(existsSync(join(crashed, "vault.db-wal"))).toBe(false);
+    const kept = new Database(report.previous as string, { readonly: true });
+    expect(readAll(kept, cipher)).toEqual({ "only-in-wal": "late-write" });
+    kept.close();
+    const restored = openDatabase(join(crashed, "vault.db"));
+    expect(readAll(restored, cipher)).toEqual({ restored: "from-backup" });
+    restored.close();
+  });
+
   it("restore refuses a wrong key, a damaged file and a locked data dir, replacing nothing", async () => {
     const cipher = new ValueCipher(generateRootKey());
     const source = vaultDir(cipher, { s: "backup-value" });

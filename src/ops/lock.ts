@@ -1,3 +1,4 @@
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
@@ -53,6 +54,11 @@ export function lockDataDir(dataDir: string, what: string): DataDirLock {
       );
     }
     throw new ConfigError(`${path} cannot be locked: ${(err as Error).message}; if it is damaged, delete it (no vault runs there)`);
+  }
+  try {
+    chmodSync(path, 0o600);
+  } catch {
+    // the lock works whatever its mode; 0600 only keeps the data dir owner-only
   }
   let held = true;
   return {

@@ -129,9 +129,13 @@ export async function restoreDatabase(file: string, dataDir: string, cipher: Val
     fsyncFile(temp);
 
     let previous: string | null = null;
+    const kept = join(dataDir, `vault.db.before-restore-${stamp}`);
     if (existsSync(target)) {
-      previous = join(dataDir, `vault.db.before-restore-${stamp}`);
+      previous = kept;
       keepPrevious(target, previous);
+    } else {
+      // A -wal without its database would be replayed into the new file: move it aside.
+      moveAside(target, kept);
     }
     renameSync(temp, target);
     fsyncFile(dataDir);
@@ -165,13 +169,16 @@ function keepPrevious(target: string, previous: string): void {
   } catch {
     merged = false;
   }
-  if (!merged) {
-    for (const suffix of ["-wal", "-shm"]) {
-      if (existsSync(target + suffix)) renameSync(target + suffix, previous + suffix);
-    }
-  }
+  if (!merged) moveAside(target, previous);
   linkSync(target, previous);
   chmodSync(previous, 0o600);
+}
+
+/** Moves a database's -wal and -shm files, if any, to the same names beside `previous`. */
+function moveAside(target: string, previous: string): void {
+  for (const suffix of ["-wal", "-shm"]) {
+    if (existsSync(target + suffix)) renameSync(target + suffix, previous + suffix);
+  }
 }
 
 /**
