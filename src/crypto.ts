@@ -85,6 +85,8 @@ export class ValueCipher {
   private readonly recordKeys = new Map<string, Buffer>();
   /** Id of the key new records are written with. */
   readonly currentKeyId: string;
+  /** Set once every stored value is v2 (after `rekey`): v1 envelopes no longer open as records. */
+  private legacyRefused = false;
 
   /**
    * @param current the root key for new writes (32 bytes).
@@ -120,9 +122,21 @@ export class ValueCipher {
    *   another row (or an older secret of the same key), or was altered.
    */
   decryptRecord(envelope: Buffer, place: RecordPlace): string {
+    if (this.legacyRefused && envelope[0] === ENVELOPE_V1) {
+      throw new DecryptError("a v1 envelope in a database whose values were all upgraded to v2");
+    }
     // Each version's AAD names the version, so a changed version byte fails authentication.
     if (envelope[0] === ENVELOPE_V2) return this.open(envelope, ENVELOPE_V2, aadForRecord(place));
     return this.open(envelope, ENVELOPE_V1, aadFor(place.scope, place.key));
+  }
+
+  /**
+   * Refuses v1 envelopes from now on (decryptRecord throws DecryptError): a
+   * v1 AAD binds only scope and key, so once `rekey` has upgraded every value
+   * an older v1 value of the same key pasted back into a row must not open.
+   */
+  refuseLegacyEnvelopes(): void {
+    this.legacyRefused = true;
   }
 
   /**

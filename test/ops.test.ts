@@ -139,6 +139,22 @@ describe("rekey", () => {
     db.close();
   });
 
+  it("after a complete rekey a v1 value pasted back into its row no longer opens", () => {
+    const db = openDatabase(":memory:");
+    const key = generateRootKey();
+    const before = new ValueCipher(key);
+    verifyRootKeys(db, before);
+    insertSecret(db, before, "k", "old-v1-value", 10, true);
+    const oldEnvelope = (db.prepare("SELECT ciphertext FROM secrets").get() as Stored).ciphertext;
+    expect(rekeyDatabase(db, new ValueCipher(key)).remaining).toBe(0);
+    db.prepare("UPDATE secrets SET ciphertext = ?").run(oldEnvelope);
+    const restarted = new ValueCipher(key);
+    expect(readAll(db, restarted)).toEqual({ k: "old-v1-value" }); // before the start check: still accepted
+    verifyRootKeys(db, restarted);
+    expect(() => readAll(db, restarted)).toThrow(/v1 envelope/);
+    db.close();
+  });
+
   it("refuses when records need a key that is not loaded", () => {
     const db = openDatabase(":memory:");
     const oldCipher = new ValueCipher(generateRootKey());

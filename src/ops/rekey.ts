@@ -38,7 +38,9 @@ interface StoredValue {
  * current envelope version (which binds the row's creation time into the
  * AAD), in transactions of `batch` rows, walking the table by id. Then, when
  * nothing remains under another key, the meta row `root_key_ids` is set to
- * the current key alone, so the server starts without the old keys.
+ * the current key alone, so the server starts without the old keys, and
+ * `min_envelope_version` to 2, so v1 envelopes (whose AAD does not bind the
+ * row's creation time) no longer open (verifyRootKeys).
  *
  * Runs on a database no server has open (rekeyCommand takes the data-dir
  * lock). A value that does not open is counted in `failed` and left alone.
@@ -84,7 +86,11 @@ export function rekeyDatabase(db: Db, cipher: ValueCipher, batch: number = REKEY
       )
       .get(Buffer.from([CURRENT_ENVELOPE_VERSION]), Buffer.from(cipher.currentKeyId, "hex")) as { n: number }
   ).n;
-  if (report.remaining === 0) setMeta(db, "root_key_ids", JSON.stringify([cipher.currentKeyId]));
+  if (report.remaining === 0) {
+    setMeta(db, "root_key_ids", JSON.stringify([cipher.currentKeyId]));
+    // Every value is v2 now: from the next start on, a v1 value pasted back does not open.
+    setMeta(db, "min_envelope_version", String(CURRENT_ENVELOPE_VERSION));
+  }
   // The old ciphertexts: out of the WAL now (secure_delete clears the freed pages of the main file).
   db.pragma("wal_checkpoint(TRUNCATE)");
   return report;
