@@ -13,6 +13,11 @@ Usage:
   ephemeral-vault [serve] [flags]        start the vault (default command)
   ephemeral-vault audit verify [--data-dir DIR]
                                          check the audit log's hash chain; exit 1 at the first broken row
+  ephemeral-vault backup FILE [--data-dir DIR] [--force]
+                                         online copy of the database (mode 0600), checked; row counts printed
+  ephemeral-vault restore FILE [--data-dir DIR]
+                                         replace the database with a backup (vault stopped); keeps the old one
+  ephemeral-vault rekey [--data-dir DIR]  re-encrypt every value under VAULT_ENCRYPTION_KEY (vault stopped)
   ephemeral-vault license keygen [--private-key FILE]
                                          make an Ed25519 key pair for issuing licenses: the private key
                                          goes to FILE (mode 0600), or to stdout without --private-key
@@ -48,6 +53,9 @@ export async function main(argv: string[]): Promise<number | undefined> {
   try {
     if (first === "license") return licenseCommand(rest);
     if (first === "audit") return (await import("./audit-cli.js")).auditCommand(rest);
+    if (first === "backup") return await (await import("./ops/backup.js")).backupCommand(rest);
+    if (first === "restore") return await (await import("./ops/restore.js")).restoreCommand(rest);
+    if (first === "rekey") return await (await import("./ops/rekey.js")).rekeyCommand(rest);
     if (first === "serve") return await serveCommand(rest);
     if (first === undefined || first.startsWith("-")) return await serveCommand(argv);
     throw new ConfigError(`unknown command "${first}"; see ephemeral-vault --help`);

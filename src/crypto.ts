@@ -8,8 +8,16 @@ import {
   timingSafeEqual,
 } from "node:crypto";
 
-/** Envelope format version, the first byte of every stored ciphertext. */
+/**
+ * Envelope format versions, the first byte of every stored ciphertext. v1:
+ * the AAD binds scope and key (aadFor). v2: it also binds the row's creation
+ * time (aadForRecord), so an older ciphertext of the same key does not open
+ * in a newer row.
+ */
 const ENVELOPE_V1 = 1;
+const ENVELOPE_V2 = 2;
+/** The envelope version new records are written with. */
+export const CURRENT_ENVELOPE_VERSION = ENVELOPE_V2;
 const KEY_ID_BYTES = 8;
 const SALT_BYTES = 16;
 const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
@@ -77,6 +85,8 @@ export class ValueCipher {
   private readonly recordKeys = new Map<string, Buffer>();
   /** Id of the key new records are written with. */
   readonly currentKeyId: string;
+  /** Set once every stored value is v2 (after `rekey`): v1 envelopes no longer open as records. */
+  private legacyRefused = false;
 
   /**
    * @param current the root key for new writes (32 bytes).
@@ -97,11 +107,65 @@ export class ValueCipher {
   }
 
   /**
-   * Encrypts a UTF-8 string.
-   * @param aad binds the ciphertext to its place; use aadFor().
+   * Encrypts a secret's value for its row: a v2 envelope whose AAD binds
+   * scope, key and the row's creation time (aadForRecord).
    * @returns the envelope bytes to store.
    */
+  encryptRecord(plaintext: string, place: RecordPlace): Buffer {
+    return this.encryptAs(ENVELOPE_V2, plaintext, aadForRecord(place));
+  }
+
+  /**
+   * Opens a stored secret value, v1 (scope and key) or v2 (scope, key and
+   * creation time) by the envelope's version byte.
+   * @throws DecryptError when the key is unknown, the ciphertext belongs to
+   *   another row (or an older secret of the same key), or was altered.
+   */
+  decryptRecord(envelope: Buffer, place: RecordPlace): string {
+    if (this.legacyRefused && envelope[0] === ENVELOPE_V1) {
+      throw new DecryptError("a v1 envelope in a database whose values were all upgraded to v2");
+    }
+    // Each version's AAD names the version, so a changed version byte fails authentication.
+    if (envelope[0] === ENVELOPE_V2) return this.open(envelope, ENVELOPE_V2, aadForRecord(place));
+    return this.open(envelope, ENVELOPE_V1, aadFor(place.scope, place.key));
+  }
+
+  /**
+   * Refuses v1 envelopes from now on (decryptRecord throws DecryptError): a
+   * v1 AAD binds only scope and key, so once `rekey` has upgraded every value
+   * an older v1 value of the same key pasted back into a row must not open.
+   */
+  refuseLegacyEnvelopes(): void {
+    this.legacyRefused = true;
+  }
+
+  /**
+   * True when a stored envelope is already in the current format under the
+   * current root key, so `rekey` leaves it alone.
+   */
+  isCurrent(envelope: Buffer): boolean {
+    return envelope[0] === CURRENT_ENVELOPE_VERSION && envelopeKeyId(envelope) === this.currentKeyId;
+  }
+
+  /**
+   * Re-encrypts a stored value under the current root key and the current
+   * envelope version (used by `rekey`).
+   * @throws DecryptError when the envelope does not open for this place.
+   */
+  rewrap(envelope: Buffer, place: RecordPlace): Buffer {
+    return this.encryptRecord(this.decryptRecord(envelope, place), place);
+  }
+
+  /**
+   * Encrypts a UTF-8 string into a v1 envelope with a caller-made AAD
+   * (aadFor). Secret values use encryptRecord().
+   * @returns the envelope bytes.
+   */
   encrypt(plaintext: string, aad: Buffer): Buffer {
+    return this.encryptAs(ENVELOPE_V1, plaintext, aad);
+  }
+
+  private encryptAs(version: number, plaintext: string, aad: Buffer): Buffer {
     const root = this.keys.get(this.currentKeyId) as Buffer;
     const salt = randomBytes(SALT_BYTES);
     const nonce = randomBytes(NONCE_BYTES);
@@ -111,7 +175,7 @@ export class ValueCipher {
     const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     const tag = cipher.getAuthTag();
     return Buffer.concat([
-      Buffer.from([ENVELOPE_V1]),
+      Buffer.from([version]),
       Buffer.from(this.currentKeyId, "hex"),
       salt,
       nonce,
@@ -121,12 +185,16 @@ export class ValueCipher {
   }
 
   /**
-   * Opens an envelope made by encrypt().
+   * Opens a v1 envelope made by encrypt().
    * @throws DecryptError when the key is unknown, the AAD differs (the
    *   ciphertext belongs to another secret) or the bytes were altered.
    */
   decrypt(envelope: Buffer, aad: Buffer): string {
-    if (envelope.length < HEADER_BYTES || envelope[0] !== ENVELOPE_V1) {
+    return this.open(envelope, ENVELOPE_V1, aad);
+  }
+
+  private open(envelope: Buffer, version: number, aad: Buffer): string {
+    if (envelope.length < HEADER_BYTES || envelope[0] !== version) {
       throw new DecryptError("unknown ciphertext format");
     }
     let at = 1;
@@ -177,6 +245,24 @@ export function envelopeKeyId(envelope: Buffer): string {
  */
 export function aadFor(scope: string, key: string): Buffer {
   return Buffer.from(`ephemeral-vault/v1\0${scope}\0${key}`, "utf8");
+}
+
+/** Where a secret value is stored: its scope, key and row creation time (Unix ms). */
+export interface RecordPlace {
+  scope: string;
+  key: string;
+  /** The row's created_at, Unix milliseconds. */
+  createdAt: number;
+}
+
+/**
+ * The v2 AAD of a secret value: scope, key and the row's creation time in
+ * milliseconds, NUL-separated. A secret deleted and created again under the
+ * same key gets a new creation time, so the older ciphertext copied into the
+ * newer row fails authentication (no rollback to an older value).
+ */
+export function aadForRecord(place: RecordPlace): Buffer {
+  return Buffer.from(`ephemeral-vault/v2\0${place.scope}\0${place.key}\0${place.createdAt}`, "utf8");
 }
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";

@@ -165,6 +165,8 @@ export class WrongKeyError extends Error {
  * unloaded id is dropped only when no stored ciphertext still uses it. The
  * current key is then added. So a wrong key never starts, and a rotation
  * (new current key, old one in VAULT_PREVIOUS_ENCRYPTION_KEYS) does.
+ * When the meta row `min_envelope_version` is 2 (set by `rekey` once every
+ * value is a v2 envelope), the cipher refuses v1 envelopes from then on.
  *
  * @throws WrongKeyError with a message naming what to set.
  */
@@ -187,5 +189,6 @@ export function verifyRootKeys(db: Db, cipher: ValueCipher): void {
   }
   if (!keep.includes(cipher.currentKeyId)) keep.push(cipher.currentKeyId);
   setMeta(db, "root_key_ids", JSON.stringify(keep));
+  if (getMeta(db, "min_envelope_version") === "2") cipher.refuseLegacyEnvelopes();
 }
 

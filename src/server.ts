@@ -12,6 +12,8 @@ import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "
 import type { Notice } from "./keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./license.js";
 import type { Logger } from "./log.js";
+import { lockDataDir } from "./ops/lock.js";
+import type { DataDirLock } from "./ops/lock.js";
 import { startSweeper } from "./sweeper.js";
 import { createVault } from "./vault.js";
 
@@ -43,22 +45,31 @@ export interface RunningServer {
 export async function startServer(config: Config, log: Logger, notice: Notice): Promise<RunningServer> {
   const inMemory = config.dataDir === ":memory:";
   if (!inMemory) prepareDataDir(config.dataDir);
-  const keys = loadKeyMaterial(config, notice);
-
+  // One process per data dir (ops/lock.ts): taken before any key file or the
+  // database is touched, held until stop() or the process ends.
+  const lock: DataDirLock | undefined = inMemory ? undefined : lockDataDir(config.dataDir, "a second vault");
   let db: Db;
+  let keys: ReturnType<typeof loadKeyMaterial>;
   let dbFile: DbFileWatch | undefined;
   try {
+    keys = loadKeyMaterial(config, notice);
     const path = join(config.dataDir, "vault.db");
-    db = openDatabase(inMemory ? ":memory:" : path);
+    try {
+      db = openDatabase(inMemory ? ":memory:" : path);
+    } catch (err) {
+      throw new ConfigError(`VAULT_DATA_DIR: the database cannot be opened: ${(err as Error).message}`);
+    }
     if (!inMemory) dbFile = new DbFileWatch(path);
   } catch (err) {
-    throw new ConfigError(`VAULT_DATA_DIR: the database cannot be opened: ${(err as Error).message}`);
+    lock?.release();
+    throw err;
   }
   const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
   try {
     verifyRootKeys(db, cipher);
   } catch (err) {
     db.close();
+    lock?.release();
     if (err instanceof WrongKeyError) throw new ConfigError(err.message);
     throw err;
   }
@@ -108,6 +119,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   }).catch(async (err: unknown) => {
     await sweeper.stop();
     db.close();
+    lock?.release();
     throw listenError(err, config);
   });
   const port = (server.address() as AddressInfo).port;
@@ -137,6 +149,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
       await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
       vault.tx.close();
       db.close();
+      lock?.release();
       log.info("ephemeral-vault stopped");
     })());
 

@@ -1,5 +1,5 @@
 import type { Db } from "../db.js";
-import { aadFor, newPublicId } from "../crypto.js";
+import { newPublicId } from "../crypto.js";
 import type { ValueCipher } from "../crypto.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
@@ -63,7 +63,7 @@ export class SecretLifecycle {
       scope: input.scope,
       key,
       is_public: isPublic ? 1 : 0,
-      ciphertext: this.deps.cipher.encrypt(input.value, aadFor(input.scope, key)),
+      ciphertext: this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now }),
       now,
       expires_at: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
       max_reads: input.maxReads ?? null,
@@ -95,7 +95,11 @@ export class SecretLifecycle {
     if (row.state === "sealed") return { kind: "sealed" };
     const counted = this.q.countRead.get(row.id);
     if (!counted) return { kind: row.burn_on_limit ? "not_found" : "sealed" };
-    const value = this.deps.cipher.decrypt(row.ciphertext as Buffer, aadFor(row.scope, row.key));
+    const value = this.deps.cipher.decryptRecord(row.ciphertext as Buffer, {
+      scope: row.scope,
+      key: row.key,
+      createdAt: row.created_at,
+    });
     const meta = toMeta({ ...row, read_count: counted.read_count });
     this.emit("secret.read", meta, origin);
     if (counted.max_reads !== null && counted.read_count >= counted.max_reads) {

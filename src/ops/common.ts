@@ -1,0 +1,154 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type Database from "better-sqlite3";
+import { ConfigError, loadConfig } from "../config.js";
+import { parseRootKey, ValueCipher } from "../crypto.js";
+
+/** Exit codes of the operator commands: 0 done, 1 runtime failure, 2 usage or setting. */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** Where a command writes: stdout and stderr by default, strings in tests. */
+export interface OpsOutput {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** The process's stdout and stderr. */
+export const processOutput: OpsOutput = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/** A command's parsed arguments: positionals and flag values. */
+export interface ParsedOps {
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+}
+
+/**
+ * util.parseArgs with the given flags (each a string unless listed in `booleans`).
+ * @throws ConfigError for an unknown flag or a flag missing its value.
+ */
+export function parseOpsArgs(argv: string[], strings: string[], booleans: string[] = []): ParsedOps {
+  const options: Record<string, { type: "string" | "boolean" }> = {};
+  for (const name of strings) options[name] = { type: "string" };
+  for (const name of booleans) options[name] = { type: "boolean" };
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+    return { values, positionals };
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+/**
+ * The data dir of an operator command: --data-dir, else VAULT_DATA_DIR, else
+ * ./.vault (decisions.md section 1).
+ * @throws ConfigError for `:memory:`, which has nothing to back up or restore.
+ */
+export function dataDirOf(values: Record<string, string | boolean | undefined>, env: Record<string, string | undefined>): string {
+  const flag = values["data-dir"];
+  const dir = typeof flag === "string" ? flag : env.VAULT_DATA_DIR || "./.vault";
+  if (dir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
+  return dir;
+}
+
+/**
+ * The root keys a command opens records with, as the server would load them,
+ * but never generating one: VAULT_ENCRYPTION_KEY (or --encryption-key), else
+ * the data dir's encryption.key; plus VAULT_PREVIOUS_ENCRYPTION_KEYS (or
+ * --previous-encryption-keys).
+ * @throws ConfigError when a key is malformed or none is configured.
+ */
+export function loadCipher(
+  dataDir: string,
+  values: Record<string, string | boolean | undefined>,
+  env: Record<string, string | undefined>,
+): ValueCipher {
+  const flags: Record<string, string | undefined> = {};
+  for (const name of ["encryption-key", "previous-encryption-keys"]) {
+    const value = values[name];
+    if (typeof value === "string") flags[name] = value;
+  }
+  const config = loadConfig(flags, { ...env, VAULT_DATA_DIR: dataDir });
+  let root = config.encryptionKey;
+  if (root === undefined) {
+    const file = join(dataDir, "encryption.key");
+    if (!existsSync(file)) {
+      throw new ConfigError(`no encryption key: set VAULT_ENCRYPTION_KEY (or --encryption-key), or put encryption.key in ${dataDir}`);
+    }
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      throw new ConfigError(`${file} cannot be read (encryption key)`);
+    }
+    root = parseRootKey(text);
+    if (root === undefined) throw new ConfigError(`${file} is not 64 hex characters or base64 of 32 bytes`);
+  }
+  return new ValueCipher(root, config.previousEncryptionKeys);
+}
+
+/** Row counts of a vault database, for the operator. */
+export interface VaultCounts {
+  secrets: { active: number; sealed: number; expired: number };
+  scopedKeys: number;
+  principalKeys: number;
+  orgs: number;
+  principals: number;
+  auditRows: number;
+  webhooks: number;
+}
+
+/**
+ * Counts a vault database's rows: secrets by state, keys, orgs, principals,
+ * audit rows, webhooks. A table the schema does not have yet counts 0.
+ */
+export function countRows(db: Database.Database): VaultCounts {
+  const tables = new Set(
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name),
+  );
+  const count = (table: string): number =>
+    tables.has(table) ? (db.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n : 0;
+  const secrets = { active: 0, sealed: 0, expired: 0 };
+  if (tables.has("secrets")) {
+    for (const row of db.prepare("SELECT state, count(*) AS n FROM secrets GROUP BY state").all() as { state: string; n: number }[]) {
+      if (row.state === "active" || row.state === "sealed" || row.state === "expired") secrets[row.state] = row.n;
+    }
+  }
+  return {
+    secrets,
+    scopedKeys: count("scoped_keys"),
+    principalKeys: count("principal_keys"),
+    orgs: count("orgs"),
+    principals: count("principals"),
+    auditRows: count("audit"),
+    webhooks: count("webhooks"),
+  };
+}
+
+/** The counts as two human-readable lines. */
+export function formatCounts(c: VaultCounts): string {
+  return (
+    `secrets: ${c.secrets.active} active, ${c.secrets.sealed} sealed, ${c.secrets.expired} expired\n` +
+    `scoped keys: ${c.scopedKeys}, principal keys: ${c.principalKeys}, orgs: ${c.orgs}, principals: ${c.principals}, ` +
+    `audit rows: ${c.auditRows}, webhooks: ${c.webhooks}\n`
+  );
+}
+
+/**
+ * `PRAGMA integrity_check` of a database.
+ * @returns "ok", or the first problems SQLite reports (at most 5 lines).
+ */
+export function integrityOf(db: Database.Database): string {
+  const rows = db.pragma("integrity_check(5)") as { integrity_check: string }[];
+  return rows.map((r) => r.integrity_check).join("; ");
+}
+
+/** A UTC timestamp for file names: 20261123T221530Z. */
+export function fileStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
