@@ -1,11 +1,31 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
+// Two projects: `unit` (everything on SQLite, in-process and end-to-end) and `pg` (tests
+// against a real throwaway PostgreSQL cluster, *.pg.test.ts). `npm test` runs both; the pg
+// project starts its cluster only when one of its files is selected.
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/**/*.pg.test.ts"],
+          globalSetup: ["test/global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "pg",
+          include: ["test/**/*.pg.test.ts"],
+          globalSetup: ["test/pg-global-setup.ts"],
+        },
+      },
+    ],
   },
 });
