@@ -135,6 +135,37 @@ describe("errors", () => {
   });
 });
 
+describe("connection defaults", () => {
+  it("addr, token and org come from VAULT_ADDR, VAULT_TOKEN and VAULT_ORG; org null opts out", async () => {
+    const seen: Array<{ url: string; auth: string | undefined }> = [];
+    const fetch = async (url: string, init?: RequestInit) => {
+      seen.push({ url, auth: (init?.headers as Record<string, string> | undefined)?.Authorization });
+      return new Response(JSON.stringify({ key: "k", value: "v" }), { status: 200, headers: { "content-type": "application/json" } });
+    };
+    const saved = { addr: process.env.VAULT_ADDR, token: process.env.VAULT_TOKEN, org: process.env.VAULT_ORG };
+    let defaultAddr = "";
+    process.env.VAULT_ADDR = "http://vault.example:9000/";
+    process.env.VAULT_TOKEN = "env-token";
+    process.env.VAULT_ORG = "org_1";
+    try {
+      await new VaultClient({ fetch }).get("a b/c");
+      await new VaultClient({ fetch, org: null, token: "flag-token", addr: "http://other:1" }).get("k");
+      delete process.env.VAULT_ADDR;
+      defaultAddr = new VaultClient({ fetch }).addr;
+    } finally {
+      for (const [name, value] of [["VAULT_ADDR", saved.addr], ["VAULT_TOKEN", saved.token], ["VAULT_ORG", saved.org]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(seen).toEqual([
+      { url: "http://vault.example:9000/orgs/org_1/secrets/a%20b/c", auth: "Bearer env-token" },
+      { url: "http://other:1/secrets/k", auth: "Bearer flag-token" },
+    ]);
+    expect(defaultAddr).toBe("http://127.0.0.1:8484");
+  });
+});
+
 describe("resource groups", () => {
   it("keys: create, a scoped client limited to its prefix, list, delete (then 401)", async () => {
     const created = await client.keys.create({ name: "ci", permissions: ["read", "write"], prefix: "ci/" });
@@ -199,7 +230,8 @@ describe("resource groups", () => {
     expect((await asBot.get("db/url")).value).toBe("postgres://org\nsecret \u2603");
     expect(await asBot.delete("db/url")).toEqual({ deleted: true });
     expect(await asBot.exists("db/url")).toBe(false);
-    expect(await asBot.orgs.of(org.id).prune()).toEqual({ pruned: expect.any(Number) });
+    expect(await asBot.prune()).toEqual({ pruned: expect.any(Number) });
+    expect(await asBot.orgs.of(org.id).prune()).toEqual({ pruned: 0 });
     const audit = await asBot.orgs.of(org.id).audit({ key: "db/url" });
     expect(audit.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["secret.created", "secret.read"]));
     expect(await rejection(client.me.get())).toMatchObject({ status: 403 });

@@ -21,8 +21,12 @@ export interface VaultClientOptions {
   addr?: string | undefined;
   /** Bearer token (master key, scoped key or principal key); default VAULT_TOKEN where `process` exists. */
   token?: string | undefined;
-  /** An org id: the secret verbs then act on /orgs/{org}/secrets (use a principal key). */
-  org?: string | undefined;
+  /**
+   * An org id: the secret verbs (and prune) then act on /orgs/{org}/secrets
+   * (use a principal key). Default VAULT_ORG where `process` exists; null:
+   * global secrets whatever VAULT_ORG says.
+   */
+  org?: string | null | undefined;
   /** The fetch to use; default globalThis.fetch. */
   fetch?: FetchLike | undefined;
 }
@@ -67,7 +71,7 @@ export class VaultClient {
     const fetchFn = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
     this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn);
     this.addr = this.#t.addr;
-    this.org = options.org;
+    this.org = options.org === null ? undefined : (options.org ?? env("VAULT_ORG"));
     this.keys = new KeysApi(this.#t);
     this.audit = new AuditApi(this.#t);
     this.webhooks = new WebhooksApi(this.#t, "/webhooks");
@@ -182,9 +186,14 @@ export class VaultClient {
     }
   }
 
-  /** POST /prune (admin): removes expired global secrets; `{pruned}`. For an org: `orgs.of(id).prune()`. */
+  /**
+   * Removes the tombstones of expired secrets: POST /prune (admin), or
+   * POST /orgs/{org}/prune (the `C` letter) with `org` set.
+   * @returns `{pruned}`, how many were removed.
+   */
   async prune(): Promise<ResponseOf<"/prune", "post">> {
-    return this.#t.json({ method: "POST", path: "/prune" });
+    const path = this.org === undefined ? "/prune" : `/orgs/${seg(this.org)}/prune`;
+    return this.#t.json({ method: "POST", path });
   }
 
   /** GET /health, unauthenticated: `{status: "ok"}`. */
