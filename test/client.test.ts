@@ -118,6 +118,24 @@ describe("errors", () => {
     expect(await new VaultClient({ addr: vault.url }).health()).toEqual({ status: "ok" });
   });
 
+  it("message is the body's message when it has one, else its error; a non-JSON body keeps the status text", async () => {
+    const bodies = [
+      new Response(JSON.stringify({ error: "payment required", message: "free tier limit of 100 active secrets" }), {
+        status: 402,
+        headers: { "content-type": "application/json" },
+      }),
+      new Response("<html>bad gateway</html>", { status: 502, statusText: "Bad Gateway", headers: { "content-type": "text/html" } }),
+    ];
+    const fake = new VaultClient({ addr: "http://fake", token: "t", fetch: async () => bodies.shift() ?? new Response(null, { status: 500 }) });
+    expect(await rejection(fake.put("k", "v"))).toMatchObject({
+      status: 402,
+      error: "payment required",
+      message: "free tier limit of 100 active secrets",
+      request: "POST /secrets",
+    });
+    expect(await rejection(fake.get("a/b"))).toMatchObject({ status: 502, error: "Bad Gateway", message: "Bad Gateway", request: "GET /secrets/a/b" });
+  });
+
   it("409 on a duplicate key carries the body's error", async () => {
     await client.put("dup", "1");
     const err = await rejection(client.put("dup", "2"));
