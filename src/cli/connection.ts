@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { DEFAULT_ADDR } from "../client/index.js";
 import { ConfigError } from "../config.js";
 
 /** The vault a client command talks to. */
@@ -20,8 +21,6 @@ export interface ConnectionFlags {
   org?: string;
 }
 
-/** Where a client command connects when neither --addr nor VAULT_ADDR says. */
-export const DEFAULT_ADDR = "http://127.0.0.1:8484";
 
 /** Adds --addr, --token and --org to a command. */
 export function withConnectionOptions(command: Command): Command {

@@ -4,13 +4,10 @@ import * as z from "zod";
 import type { VaultClient } from "../client/index.js";
 import { describeFailure } from "../cli/client-call.js";
 
-const MAX_TTL_SECONDS = 31_536_000 * 10;
-
 const ttlSeconds = z
   .number()
   .int()
   .positive()
-  .max(MAX_TTL_SECONDS)
   .optional()
   .describe("Seconds until the secret expires (e.g. 3600 for one hour). Omit for no expiry.");
 const maxReads = z.number().int().positive().optional().describe("Number of reads after which the secret is burned. Omit for unlimited reads.");
