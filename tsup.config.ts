@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { cli: "src/cli.ts", index: "src/index.ts" },
+  entry: { cli: "src/cli.ts", index: "src/index.ts", client: "src/client/index.ts" },
   format: ["esm"],
   target: "node20",
   platform: "node",
@@ -9,5 +9,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   splitting: true,
-  dts: false,
+  // Type declarations for the client entry only ("ephemeral-vault/client").
+  dts: { entry: { client: "src/client/index.ts" } },
 });

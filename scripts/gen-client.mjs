@@ -1,0 +1,25 @@
+// npm run gen:client: builds the vault in-process from dist/ (run after
+// tsup), reads GET /openapi.json and writes src/client/schema.d.ts.
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/index.js";
+import { renderSchema, SCHEMA_PATH } from "./client-schema.mjs";
+
+const root = join(import.meta.dirname, "..");
+const vault = createVault({
+  db: openDatabase(":memory:"),
+  cipher: new ValueCipher(randomBytes(32)),
+  log: createLogger("silent"),
+  masterKey: randomBytes(16).toString("hex"),
+  now: () => Date.now(),
+  activeLimit: () => null,
+  publicUrl: "http://127.0.0.1:8484",
+  maxValueBytes: 65_536,
+  trustProxy: false,
+});
+const res = await vault.app.request("/openapi.json");
+if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
+writeFileSync(join(root, SCHEMA_PATH), await renderSchema(await res.json()));
+console.log(`wrote ${SCHEMA_PATH}`);
+process.exit(0);

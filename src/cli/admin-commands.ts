@@ -1,0 +1,123 @@
+import type { Command } from "commander";
+import type { ExitCode } from "./registry.js";
+
+/**
+ * Registers a command whose words are handed, untouched, to an existing
+ * handler (its own parser keeps its exact behaviour); commander adds `--help`
+ * with examples.
+ */
+function registerPassThrough(
+  program: Command,
+  exit: ExitCode,
+  spec: { name: string; description: string; help: string; run: (args: string[]) => Promise<number> | number },
+): void {
+  const command = program
+    .command(spec.name)
+    .description(spec.description)
+    .argument("[args...]")
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .passThroughOptions()
+    .helpOption("-h, --help", "show this help")
+    .addHelpText("after", spec.help)
+    .action(async (args: string[]) => {
+      if (args.includes("--help") || args.includes("-h")) command.help();
+      exit.code = await spec.run(args);
+    });
+}
+
+/** `ephemeral-vault license keygen|issue` (decisions.md section 9), via license-command.ts. */
+export function registerLicense(program: Command, exit: ExitCode): void {
+  registerPassThrough(program, exit, {
+    name: "license",
+    description: "make an Ed25519 key pair for issuing licenses, or issue a signed license key",
+    help: `
+Subcommands:
+  keygen [--private-key FILE] [--force]
+      write the private key to FILE (mode 0600; --force overwrites) and print
+      VAULT_LICENSE_PUBLIC_KEY=...; without --private-key print both to stdout
+  issue --private-key FILE --subject NAME [--expires UNIX]
+      print a signed license key (give it to a vault as VAULT_LICENSE_KEY)
+
+Examples:
+  ephemeral-vault license keygen --private-key license.pem
+  ephemeral-vault license issue --private-key license.pem --subject "ACME Corp" --expires 1893456000
+
+Exit codes: 0 done, 2 usage error, existing FILE or unreadable key.`,
+    run: async (args) => (await import("./license-command.js")).licenseCommand(args),
+  });
+}
+
+/** `ephemeral-vault audit verify [--data-dir DIR]`, via audit-cli.ts. */
+export function registerAudit(program: Command, exit: ExitCode): void {
+  registerPassThrough(program, exit, {
+    name: "audit",
+    description: "check the audit log's hash chain of a data directory (read-only)",
+    help: `
+Subcommands:
+  verify [--data-dir DIR]   DIR defaults to VAULT_DATA_DIR, then ./.vault
+
+Examples:
+  ephemeral-vault audit verify
+  ephemeral-vault audit verify --data-dir /var/lib/ephemeral-vault
+
+Exit codes: 0 chain intact, 1 chain broken (the first broken row is named), 2 usage error or no database.`,
+    run: async (args) => (await import("../audit-cli.js")).auditCommand(args),
+  });
+}
+
+/** `ephemeral-vault backup FILE [--data-dir DIR] [--force]`, via ops/backup.ts. */
+export function registerBackup(program: Command, exit: ExitCode): void {
+  registerPassThrough(program, exit, {
+    name: "backup",
+    description: "write an online, consistent copy of the database (mode 0600), checked, with its row counts",
+    help: `
+Arguments:
+  FILE                the copy to write; never replaced unless --force
+  --data-dir DIR      DIR defaults to VAULT_DATA_DIR, then ./.vault
+  --force             replace an existing FILE
+
+Examples:
+  ephemeral-vault backup /backups/vault-$(date -u +%Y%m%dT%H%M%SZ).db --data-dir /var/lib/vault
+
+Exit codes: 0 written and intact, 1 failed (no FILE left), 2 usage error.`,
+    run: async (args) => (await import("../ops/backup.js")).backupCommand(args),
+  });
+}
+
+/** `ephemeral-vault restore FILE [--data-dir DIR]`, via ops/restore.ts. */
+export function registerRestore(program: Command, exit: ExitCode): void {
+  registerPassThrough(program, exit, {
+    name: "restore",
+    description: "replace the database with a checked backup (the vault stopped); the old one is kept beside it",
+    help: `
+Arguments:
+  FILE                a backup written by \`ephemeral-vault backup\`
+  --data-dir DIR      DIR defaults to VAULT_DATA_DIR, then ./.vault
+The configured encryption key (VAULT_ENCRYPTION_KEY or the data dir's encryption.key,
+plus VAULT_PREVIOUS_ENCRYPTION_KEYS) must open the backup.
+
+Examples:
+  VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault restore /backups/vault-20261123T221530Z.db --data-dir /var/lib/vault
+
+Exit codes: 0 restored, 1 refused (integrity, schema, key; nothing replaced), 2 usage or a vault running there.`,
+    run: async (args) => (await import("../ops/restore.js")).restoreCommand(args),
+  });
+}
+
+/** `ephemeral-vault rekey [--data-dir DIR]`, via ops/rekey.ts. */
+export function registerRekey(program: Command, exit: ExitCode): void {
+  registerPassThrough(program, exit, {
+    name: "rekey",
+    description: "re-encrypt every stored value under VAULT_ENCRYPTION_KEY (offline: the vault stopped)",
+    help: `
+Give the new root key in VAULT_ENCRYPTION_KEY and the old ones in VAULT_PREVIOUS_ENCRYPTION_KEYS.
+Afterwards the old keys can be dropped.
+
+Examples:
+  VAULT_ENCRYPTION_KEY=$NEW VAULT_PREVIOUS_ENCRYPTION_KEYS=$OLD ephemeral-vault rekey --data-dir /var/lib/vault
+
+Exit codes: 0 nothing left under an old key, 1 some records remain or failed, 2 usage or a vault running there.`,
+    run: async (args) => (await import("../ops/rekey.js")).rekeyCommand(args),
+  });
+}

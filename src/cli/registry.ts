@@ -1,0 +1,104 @@
+import type { Command } from "commander";
+
+/**
+ * A command of the command line besides `serve`. The module behind `load` is
+ * imported only when this command runs, so commander, the HTTP client and the
+ * MCP SDK never slow down the server start. Adding a command is one entry here
+ * plus its module exporting `register`.
+ */
+export interface CommandEntry {
+  /** The word after `ephemeral-vault`. */
+  name: string;
+  /** Synopsis and one-line summary for the top-level `--help`. */
+  usage: string;
+  summary: string;
+  /** Adds the command (its options, help text with examples and action) to the program. */
+  load: () => Promise<{ register: (program: Command, exit: ExitCode) => void }>;
+}
+
+/** Where an action leaves its exit code (0 ok, 1 API refused, 2 usage or connection). */
+export interface ExitCode {
+  code: number;
+}
+
+/** Every command but `serve`, in the order the top-level help lists them. */
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: "put",
+    usage: "put KEY [VALUE] [--ttl DURATION] [--reads N] [--seal]",
+    summary: "store a keyed secret (VALUE omitted: read from stdin)",
+    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerPut })),
+  },
+  {
+    name: "get",
+    usage: "get KEY [--json]",
+    summary: "print a secret's value (counts a read)",
+    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerGet })),
+  },
+  {
+    name: "share",
+    usage: "share [VALUE] [--ttl DURATION] [--reads N]",
+    summary: "make a public dead drop (default one read) and print its url",
+    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerShare })),
+  },
+  {
+    name: "ls",
+    usage: "ls [--prefix P] [--json]",
+    summary: "list secrets' metadata (never values)",
+    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerLs })),
+  },
+  {
+    name: "rm",
+    usage: "rm KEY",
+    summary: "delete a secret",
+    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerRm })),
+  },
+  {
+    name: "patch",
+    usage: "patch KEY [--ttl DURATION] [--reads N]",
+    summary: "set a new TTL (from now) and/or read limit",
+    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerPatch })),
+  },
+  {
+    name: "run",
+    usage: "run [--env NAME=KEY ...] [--prefix P] -- COMMAND [ARGS...]",
+    summary: "start COMMAND with secrets added to its environment",
+    load: () => import("./run-command.js").then((m) => ({ register: m.registerRun })),
+  },
+  {
+    name: "mcp",
+    usage: "mcp [--org ORG_ID]",
+    summary: "serve the Model Context Protocol over stdio for AI agents",
+    load: () => import("./mcp-command.js").then((m) => ({ register: m.registerMcp })),
+  },
+  {
+    name: "audit",
+    usage: "audit verify [--data-dir DIR]",
+    summary: "check the audit log's hash chain; exit 1 at the first broken row",
+    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
+  },
+  {
+    name: "license",
+    usage: "license keygen [--private-key FILE] | license issue --private-key FILE --subject NAME [--expires UNIX]",
+    summary: "make an Ed25519 key pair for licenses (private key to FILE, mode 0600, or stdout) / print a signed license key",
+    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerLicense })),
+  },
+  {
+    name: "backup",
+    usage: "backup FILE [--data-dir DIR] [--force]",
+    summary: "online copy of the database (mode 0600), checked; row counts printed",
+    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerBackup })),
+  },
+  {
+    name: "restore",
+    usage: "restore FILE [--data-dir DIR]",
+    summary: "replace the database with a backup (vault stopped); keeps the old one",
+    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerRestore })),
+  },
+  {
+    name: "rekey",
+    usage: "rekey [--data-dir DIR]",
+    summary: "re-encrypt every value under VAULT_ENCRYPTION_KEY (vault stopped)",
+    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerRekey })),
+  },
+];

@@ -1,0 +1,39 @@
+import { flagName, SETTINGS } from "../config.js";
+import { version } from "../version.js";
+import { COMMANDS } from "./registry.js";
+
+/**
+ * The top-level usage (`ephemeral-vault --help`, the same as `serve --help`):
+ * every command with its synopsis, then the serve flags and their variables.
+ * Built without commander so the help and the server start stay fast.
+ */
+export function topLevelUsage(): string {
+  const commands = COMMANDS.map((c) => `  ephemeral-vault ${c.usage}\n${" ".repeat(8)}${c.summary}`).join("\n");
+  return `ephemeral-vault ${version}: a secrets vault, one process and one SQLite file.
+
+Usage:
+  ephemeral-vault [serve] [flags]
+        start the vault (default command)
+${commands}
+  ephemeral-vault --help | --version | COMMAND --help
+
+Client commands (put, get, share, ls, rm, patch, run, mcp) talk to a running vault over HTTP:
+  --addr URL      VAULT_ADDR    default http://127.0.0.1:8484
+  --token TOKEN   VAULT_TOKEN   default: ./.vault/master.key or $VAULT_DATA_DIR/master.key when readable
+  --org ORG_ID    VAULT_ORG     act on that organization's secrets (a principal key as token)
+  DURATION is seconds or 30s, 15m, 2h, 7d.
+
+Serve flags (each also an environment variable; a flag wins):
+${Object.values(SETTINGS)
+  .map((s) => `  --${flagName(s).padEnd(26)} ${s.env.join(", ").padEnd(32)} ${s.help}`)
+  .join("\n")}
+
+Examples:
+  ephemeral-vault --data-dir ./.vault --port 8484
+  printf %s "$DB_PASSWORD" | ephemeral-vault put prod/db_password --ttl 7d
+  ephemeral-vault run --prefix prod -- node server.js
+
+Exit codes: serve 0 stopped cleanly, 1 runtime failure, 2 bad setting or usage. Client commands 0 ok,
+1 the API refused (its message on stderr), 2 usage error or vault not reachable. audit verify 1 on a broken chain.
+`;
+}

@@ -1,0 +1,208 @@
+import { VaultApiError } from "./errors.js";
+import { encodeKey, seg, Transport } from "./http.js";
+import type { FetchLike } from "./http.js";
+import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
+import type { ListOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
+import type { ResponseOf } from "./types.js";
+
+export { VaultApiError, VaultConnectionError } from "./errors.js";
+export { encodeKey } from "./http.js";
+export type { FetchLike } from "./http.js";
+export { AuditApi, KeysApi, MeApi, OrgApi, OrgsApi, PrincipalsApi, RolesApi, WebhooksApi } from "./resources.js";
+export type * from "./types.js";
+export type { paths } from "./schema.js";
+
+/** The vault address when neither `addr` nor VAULT_ADDR is given. */
+export const DEFAULT_ADDR = "http://127.0.0.1:8484";
+
+/** Options of new VaultClient(). */
+export interface VaultClientOptions {
+  /** Base address; default VAULT_ADDR (where `process` exists), else http://127.0.0.1:8484. */
+  addr?: string | undefined;
+  /** Bearer token (master key, scoped key or principal key); default VAULT_TOKEN where `process` exists. */
+  token?: string | undefined;
+  /**
+   * An org id: the secret verbs (and prune) then act on /orgs/{org}/secrets
+   * (use a principal key). Default VAULT_ORG where `process` exists; null:
+   * global secrets whatever VAULT_ORG says.
+   */
+  org?: string | null | undefined;
+  /** The fetch to use; default globalThis.fetch. */
+  fetch?: FetchLike | undefined;
+}
+
+/** VAULT_* from the environment, where there is a `process` (Node, Bun, Deno's node compat). */
+function env(name: string): string | undefined {
+  const proc = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  const value = proc?.env?.[name];
+  return value === "" ? undefined : value;
+}
+
+/**
+ * A typed client of the vault's HTTP API, over fetch (Node 20+, browsers,
+ * Deno, Bun, workers). It never loads server code. Secret verbs are named
+ * like the CLI's (put, get, share, list, delete, patch, exists) and act on
+ * global secrets, or on an org's secrets when `org` is set; the other
+ * resources are grouped: `keys`, `audit`, `webhooks`, `orgs`, `me`.
+ *
+ * Every method throws VaultApiError when the API answers 400 or more
+ * (`status`, `error`, `message`) and VaultConnectionError when the vault is
+ * not reachable (naming the address). Times are Unix seconds; TTLs seconds.
+ */
+export class VaultClient {
+  /** The base address requests go to, without a trailing slash. */
+  readonly addr: string;
+  /** The org the secret verbs act on, or undefined for global secrets. */
+  readonly org: string | undefined;
+  /** Scoped API keys: /keys. */
+  readonly keys: KeysApi;
+  /** The global audit log: /audit. */
+  readonly audit: AuditApi;
+  /** Global webhooks and their deliveries: /webhooks. */
+  readonly webhooks: WebhooksApi;
+  /** Organizations and, through `orgs.of(id)`, their principals, principal keys, roles, webhooks, audit and prune. */
+  readonly orgs: OrgsApi;
+  /** The calling principal: /me and /me/keys. */
+  readonly me: MeApi;
+  readonly #t: Transport;
+
+  /** @param options addr, token, org and fetch; each optional (see VaultClientOptions for defaults). */
+  constructor(options: VaultClientOptions = {}) {
+    const fetchFn = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
+    this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn);
+    this.addr = this.#t.addr;
+    this.org = options.org === null ? undefined : (options.org ?? env("VAULT_ORG"));
+    this.keys = new KeysApi(this.#t);
+    this.audit = new AuditApi(this.#t);
+    this.webhooks = new WebhooksApi(this.#t, "/webhooks");
+    this.orgs = new OrgsApi(this.#t);
+    this.me = new MeApi(this.#t);
+  }
+
+  /** /secrets, or /orgs/{org}/secrets with `org` set. */
+  #secrets(): string {
+    return this.org === undefined ? "/secrets" : `/orgs/${seg(this.org)}/secrets`;
+  }
+
+  /**
+   * Creates a keyed secret (POST /secrets, or /orgs/{org}/secrets).
+   * @param key the key; may contain `/`.
+   * @param value the value, any string (sent as is).
+   * @param options ttlSeconds (seconds), maxReads, seal (org secrets only: `delete: false`), allowedKeys (org only).
+   * @returns `{key}`.
+   * @throws VaultApiError 409 when a live secret has the key, 402 at the free-tier limit, 400/413 on bad input;
+   *   a plain Error when `seal` or `allowedKeys` is used without `org` (global secrets burn).
+   */
+  async put(key: string, value: string, options: PutOptions = {}): Promise<{ key: string }> {
+    const body: Record<string, unknown> = { key, value };
+    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
+    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
+    if (this.org === undefined && (options.seal || options.allowedKeys !== undefined)) {
+      throw new Error("seal and allowedKeys apply to org secrets only (set org)");
+    }
+    if (options.seal) body.delete = false;
+    if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
+    return this.#t.json({ method: "POST", path: this.#secrets(), body });
+  }
+
+  /**
+   * Retrieves a secret and counts the read (the read reaching max_reads burns
+   * it, or seals an org secret created with seal).
+   * @returns the whole retrieve body: `value`, `key` (or `id`) and, where the server sends them, metadata.
+   * @throws VaultApiError 404 when missing, expired or burned; 410 when sealed.
+   */
+  async get(key: string): Promise<SecretRead> {
+    return this.#t.json({ method: "GET", path: `${this.#secrets()}/${encodeKey(key)}` });
+  }
+
+  /**
+   * Creates a public secret, a dead drop with a server-made id (POST /secrets
+   * without `key`); always global, whatever `org`.
+   * @param options ttlSeconds (seconds) and maxReads (omitted: unlimited; the CLI defaults to 1).
+   * @returns `{id, url}`: 64 hex characters and the shareable link.
+   */
+  async share(value: string, options: ShareOptions = {}): Promise<Shared> {
+    const body: Record<string, unknown> = { value };
+    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
+    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
+    const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body });
+    if (typeof res.id !== "string" || typeof res.url !== "string") {
+      throw new VaultApiError(500, "unexpected response: no id and url", undefined, "POST /secrets");
+    }
+    return { id: res.id, url: res.url };
+  }
+
+  /**
+   * Lists secrets' metadata, never values (GET /secrets needs an admin
+   * token; org: the `l` letter). One page per call; pass `next_cursor` back
+   * as `cursor` while it is present.
+   * @param options `prefix` keeps entries whose key starts with it (filtered
+   *   here, so a page may hold fewer than `limit`), `limit` 1-1000, `cursor`.
+   */
+  async list(options: ListOptions = {}): Promise<SecretPage> {
+    const page = await this.#t.json<SecretPage>({
+      method: "GET",
+      path: this.#secrets(),
+      query: { limit: options.limit, cursor: options.cursor },
+    });
+    const { prefix } = options;
+    if (prefix === undefined || prefix === "") return page;
+    return { ...page, secrets: page.secrets.filter((s) => typeof s.key === "string" && s.key.startsWith(prefix)) };
+  }
+
+  /**
+   * Deletes a secret at once, whatever its TTL or remaining reads.
+   * @returns `{deleted: true}`.
+   * @throws VaultApiError 404 when missing.
+   */
+  async delete(key: string): Promise<{ deleted: boolean }> {
+    return this.#t.json({ method: "DELETE", path: `${this.#secrets()}/${encodeKey(key)}` });
+  }
+
+  /**
+   * Sets a new TTL (seconds, from now) and/or a new read limit.
+   * @returns `{key, updated: true}` (`id` for a public secret).
+   * @throws VaultApiError 400 when neither option is given, 404 when missing.
+   */
+  async patch(key: string, options: PatchOptions): Promise<{ key?: string; id?: string; updated: boolean }> {
+    const body: Record<string, unknown> = {};
+    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
+    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
+    return this.#t.json({ method: "PATCH", path: `${this.#secrets()}/${encodeKey(key)}`, body });
+  }
+
+  /**
+   * Whether a secret exists (HEAD): no read counted, nothing decrypted.
+   * @returns true on 200, false on 404.
+   * @throws VaultApiError for any other status (401, 403, ...).
+   */
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.#t.send({ method: "HEAD", path: `${this.#secrets()}/${encodeKey(key)}` });
+      return true;
+    } catch (err) {
+      if (err instanceof VaultApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Removes the tombstones of expired secrets: POST /prune (admin), or
+   * POST /orgs/{org}/prune (the `C` letter) with `org` set.
+   * @returns `{pruned}`, how many were removed.
+   */
+  async prune(): Promise<ResponseOf<"/prune", "post">> {
+    const path = this.org === undefined ? "/prune" : `/orgs/${seg(this.org)}/prune`;
+    return this.#t.json({ method: "POST", path });
+  }
+
+  /** GET /health, unauthenticated: `{status: "ok"}`. */
+  async health(): Promise<ResponseOf<"/health", "get">> {
+    return this.#t.json({ method: "GET", path: "/health", anonymous: true });
+  }
+
+  /** GET /openapi.json: the server's OpenAPI 3.1 document. */
+  async openapi(): Promise<Record<string, unknown>> {
+    return this.#t.json({ method: "GET", path: "/openapi.json" });
+  }
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../src/config.js";
+import { resolveConnection } from "../src/cli/connection.js";
+import { parseDuration, parseReads } from "../src/cli/duration.js";
+import { envNameFor, parseEnvMapping } from "../src/cli/env-names.js";
+import { formatTable } from "../src/cli/table.js";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+describe("DURATION", () => {
+  it.each([
+    ["30", 30],
+    ["30s", 30],
+    ["15m", 900],
+    ["2h", 7200],
+    ["7d", 604_800],
+  ])("%s is %i seconds", (text, seconds) => {
+    expect(parseDuration(text)).toBe(seconds);
+  });
+
+  it.each(["", "0", "-5", "1.5h", "10w", "h", "3 days", "1e3"])("refuses %j as a usage error", (text) => {
+    expect(() => parseDuration(text)).toThrow(ConfigError);
+  });
+
+  it("read counts are positive whole numbers", () => {
+    expect(parseReads("3")).toBe(3);
+    for (const bad of ["0", "-1", "two", "1.5"]) expect(() => parseReads(bad)).toThrow(ConfigError);
+  });
+});
+
+describe("run's environment names", () => {
+  it("strips the prefix and one slash, uppercases, replaces the rest with _", () => {
+    expect(envNameFor("prod/db_url", "prod")).toBe("DB_URL");
+    expect(envNameFor("prod/db_url", "prod/")).toBe("DB_URL");
+    expect(envNameFor("prod/api-key.v2", "prod")).toBe("API_KEY_V2");
+    expect(envNameFor("prod/", "prod/")).toBeNull();
+  });
+
+  it("parses NAME=KEY and refuses bad names", () => {
+    expect(parseEnvMapping("DATABASE_URL=prod/db=1")).toEqual({ name: "DATABASE_URL", key: "prod/db=1" });
+    for (const bad of ["NOEQUALS", "=key", "1ABC=key", "A-B=key", "NAME="]) expect(() => parseEnvMapping(bad)).toThrow(ConfigError);
+  });
+});
+
+describe("connection", () => {
+  it("a flag wins over the environment, which wins over the default", () => {
+    const env = { VAULT_ADDR: "http://vault.internal:9000/", VAULT_TOKEN: "env-token", VAULT_ORG: "org-env" };
+    expect(resolveConnection({}, env, "/nonexistent")).toEqual({ addr: "http://vault.internal:9000", token: "env-token", org: "org-env" });
+    expect(resolveConnection({ addr: "https://v.example", token: "flag-token", org: "org-flag" }, env, "/nonexistent")).toEqual({
+      addr: "https://v.example",
+      token: "flag-token",
+      org: "org-flag",
+    });
+    expect(resolveConnection({ token: "t" }, {}, "/nonexistent")).toEqual({ addr: "http://127.0.0.1:8484", token: "t", org: undefined });
+  });
+
+  it("without a token uses a readable master.key, else names VAULT_TOKEN", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ev-conn-"));
+    try {
+      expect(() => resolveConnection({}, {}, dir)).toThrow(/VAULT_TOKEN/);
+      mkdirSync(join(dir, ".vault"));
+      writeFileSync(join(dir, ".vault", "master.key"), "local-master-key-123456\n");
+      expect(resolveConnection({}, {}, dir).token).toBe("local-master-key-123456");
+      const other = join(dir, "data");
+      mkdirSync(other);
+      writeFileSync(join(other, "master.key"), "data-dir-master-key-1234");
+      expect(resolveConnection({}, { VAULT_DATA_DIR: other }, dir).token).toBe("data-dir-master-key-1234");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses an address that is not http(s)", () => {
+    expect(() => resolveConnection({ addr: "ftp://x", token: "t" }, {}, "/")).toThrow(ConfigError);
+    expect(() => resolveConnection({ addr: "not a url", token: "t" }, {}, "/")).toThrow(ConfigError);
+  });
+});
+
+describe("the ls table", () => {
+  it("shows key, reads and expiry, never a value", () => {
+    const table = formatTable([
+      { key: "prod/db", read_count: 1, max_reads: 3, expires_at: 1_900_000_000, created_at: 1, value: "LEAK" },
+      { id: "ab".repeat(32), read_count: 0, created_at: 1 },
+    ]);
+    expect(table.split("\n")[0]).toMatch(/^KEY\s+READS\s+EXPIRES$/);
+    expect(table).toContain("prod/db");
+    expect(table).toContain("1/3");
+    expect(table).toContain("2030-03-17T17:46:40Z");
+    expect(table).toContain("0/-");
+    expect(table).toContain("never");
+    expect(table).not.toContain("LEAK");
+    expect(formatTable([])).toBe("no secrets\n");
+  });
+});
