@@ -1,8 +1,6 @@
 import type { Context } from "hono";
 import type { Origin } from "./domain/events.js";
-
-/** Scoped API key permissions (interface section 5). */
-export type Permission = "read" | "write" | "delete" | "admin";
+import type { Permission } from "./domain/permissions.js";
 
 /**
  * Who is calling, decided once per request by auth.ts from the bearer token

@@ -5,7 +5,7 @@
  * validate against the document's own response schemas.
  */
 import { readFileSync } from "node:fs";
-import Ajv2020 from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { buildTestVault, createKey } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

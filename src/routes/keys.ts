@@ -5,7 +5,7 @@ import { originOf } from "../context.js";
 import { keyPrefixOf, need } from "../auth.js";
 import type { TokenResolver } from "../auth.js";
 import { ApiError } from "../errors.js";
-import { SCOPED_PERMISSIONS } from "../domain/keys.js";
+import { SCOPED_PERMISSIONS } from "../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
