@@ -20,7 +20,8 @@ import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, Fail
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDocs, keyRoutes } from "./routes/keys.js";
-import { auditRouteDocs, auditRoutes } from "./routes/audit.js";
+import { auditRouteDecls, auditRoutes } from "./routes/audit.js";
+import { routeDocs } from "./routes/declare.js";
 
 /** Largest request body, bytes (decisions.md section 3); enforced where a body is read (routes/input.ts). */
 export { MAX_BODY_BYTES } from "./routes/input.js";
@@ -63,7 +64,18 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const openapi = JSON.stringify(buildOpenApi(deps.version, [...healthRouteDocs, ...secretRouteDocs, ...orgRouteDocs, ...webhookRouteDocs, ...keyRouteDocs, ...auditRouteDocs, openApiDoc]));
+  const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
+  const openapi = JSON.stringify(
+    buildOpenApi(deps.version, [
+      ...healthRouteDocs,
+      ...secretRouteDocs,
+      ...orgRouteDocs,
+      ...webhookRouteDocs,
+      ...keyRouteDocs,
+      ...routeDocs(audit),
+      openApiDoc,
+    ]),
+  );
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -112,11 +124,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   if (deps.webhooks) app.route("/", webhookRoutes({ ...deps.webhooks, tx: deps.tx }));
   app.route("/", keyRoutes({ keys: deps.keys, tx: deps.tx }));
-  app.route("/", auditRoutes({ audit: deps.audit, tx: deps.tx }));
+  app.route("/", auditRoutes(audit));
 
   app.route(
     "/",
-    orgRoutes({ ...deps.orgs, secrets: deps.secrets, tx: deps.tx, audit: deps.audit, maxValueBytes: deps.maxValueBytes }),
+    orgRoutes({ ...deps.orgs, secrets: deps.secrets, tx: deps.tx, maxValueBytes: deps.maxValueBytes }),
   );
 
   app.notFound((c) => c.json({ error: "not found" }, 404));

@@ -81,10 +81,13 @@ function resolveToken(token: string, master: SecretMatcher, resolvers: TokenReso
  * `secrets.delete('/:key{.+}', need('delete'), handler)`. The master key
  * holds every permission; scoped keys are judged by the one table,
  * PERMISSION_GRANTED_BY (domain/permissions.ts).
+ * @param auditAction the audit action of a scoped-key request whose handler
+ *   records none (decisions.md section 8), put on the context for the access guard.
  * @throws ApiError 403 when the actor lacks it.
  */
-export function need(permission: Permission): MiddlewareHandler<AppEnv> {
+export function need(permission: Permission, auditAction?: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    if (auditAction !== undefined) c.set("auditAction", auditAction);
     const actor = c.get("actor");
     if (actor.kind === "master") return next();
     if (actor.kind === "scoped") {

@@ -28,6 +28,11 @@ export interface AppEnv {
     requestId: string;
     /** The request's audit origin, made once by originOf() (the access guard asks the audit log about it). */
     origin?: Origin;
+    /**
+     * The audit action the route declares for a scoped-key request whose
+     * handler records none (routes/declare.ts, need()); read by the access guard.
+     */
+    auditAction?: string;
   };
 }
 

@@ -1,7 +1,8 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
 
-type JsonSchema = Record<string, unknown>;
+/** A JSON Schema (2020-12) object. */
+export type JsonSchema = Record<string, unknown>;
 
 /** One route's description; route modules export a list of these beside their handlers. */
 export interface RouteDoc {
@@ -20,6 +21,8 @@ export interface RouteDoc {
   body?: v.GenericSchema;
   /** Query parameters and their description. */
   query?: Record<string, string>;
+  /** Path parameters' descriptions. */
+  params?: Record<string, string>;
   /** Status -> description, or description and body schema. */
   responses: Record<number, string | { description: string; schema?: JsonSchema }>;
 }
@@ -42,6 +45,7 @@ export function buildOpenApi(version: string, docs: RouteDoc[]): JsonSchema {
       name: m[1],
       in: "path",
       required: true,
+      ...(m[1] !== undefined && doc.params?.[m[1]] !== undefined ? { description: doc.params[m[1]] } : {}),
       schema: { type: "string" },
     }));
     const query = Object.entries(doc.query ?? {}).map(([name, description]) => ({

@@ -103,7 +103,7 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AppEnv> {
     );
   });
 
-  app.get("/keys", need("admin"), async (c) => {
+  app.get("/keys", need("admin", "key.listed"), async (c) => {
     const query = parse(pageQuery, c.req.query());
     const after = decodeCursor(query.cursor);
     // Read through the group commit, like every other request: the answer

@@ -144,7 +144,7 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
     return c.json({ key: created.key }, 201);
   });
 
-  app.get("/secrets", need("admin"), async (c) => {
+  app.get("/secrets", need("admin", "secret.listed"), async (c) => {
     const query = parse(pageQuery, c.req.query());
     const afterId = decodeCursor(query.cursor);
     const page = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit: query.limit ?? 1000, afterId, keyPrefix: keyPrefixOf(c) }));
@@ -153,7 +153,7 @@ export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
   // GET routes answer HEAD too, so HEAD is allowed (as on /keys and /audit).
   app.all("/secrets", methodNotAllowed(["GET", "HEAD", "POST"]));
 
-  app.get("/secrets/:key{.+}", need("read"), async (c) => {
+  app.get("/secrets/:key{.+}", need("read", "secret.checked"), async (c) => {
     const key = pathKey(c);
     const origin = originOf(c);
     if (c.req.method === "HEAD") {

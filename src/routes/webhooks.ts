@@ -167,7 +167,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
     app.all(`${base}/:id/deliveries`, methodNotAllowed(["GET", "HEAD"]));
   };
 
-  mount("/webhooks", need("admin"), () => null);
+  mount("/webhooks", need("admin", "webhook.listed"), () => null);
   mount("/orgs/:org_id/webhooks", needOrg("M"), (c) => orgIdOf(c));
   return app;
 }
