@@ -9,11 +9,8 @@ import type { GroupCommit } from "../group-commit.js";
 import { orgIdOf } from "../org-auth.js";
 import { mount } from "./declare.js";
 import type { RouteDecl } from "./declare.js";
-import { parse, queryInt } from "./input.js";
+import { MAX_UNIX_SECONDS, parse, queryInt } from "./input.js";
 import { listBody } from "./lists.js";
-
-/** Largest since/until accepted: 9999-12-31T23:59:59Z, Unix seconds. */
-const MAX_TIMESTAMP = 253_402_300_799;
 
 /**
  * The query of `GET /audit` and `GET /orgs/:org_id/audit` (interface section
@@ -21,8 +18,8 @@ const MAX_TIMESTAMP = 253_402_300_799;
  * in Unix seconds, action, key, limit 1-1000 (default 100), cursor.
  */
 export const auditQuery = v.object({
-  since: v.optional(queryInt("since", 0, MAX_TIMESTAMP)),
-  until: v.optional(queryInt("until", 0, MAX_TIMESTAMP)),
+  since: v.optional(queryInt("since", 0, MAX_UNIX_SECONDS)),
+  until: v.optional(queryInt("until", 0, MAX_UNIX_SECONDS)),
   action: v.optional(
     v.pipe(v.string(), v.regex(/^[a-z][a-z_.]{0,63}$/, "action must be an action name such as secret.read")),
   ),

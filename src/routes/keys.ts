@@ -10,15 +10,10 @@ import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
 import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, intRange, pageQuery, parse, readBody, seconds } from "./input.js";
+import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
+import { KEY_PATTERN } from "./secrets.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
-
-/** Largest expires_at accepted: 9999-12-31T23:59:59Z, Unix seconds. */
-const MAX_TIMESTAMP = 253_402_300_799;
-
-/** A key `prefix` uses the characters of secret keys (decisions.md section 2). */
-const PREFIX_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
 
 /** POST /keys body (interface section 4 "Scoped API keys", decisions.md sections 2-3 and 5). */
 export const createKeyBody = v.object({
@@ -39,11 +34,11 @@ export const createKeyBody = v.object({
     v.nullable(
       v.pipe(
         v.string("prefix must be a string"),
-        v.regex(PREFIX_PATTERN, "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
+        v.regex(KEY_PATTERN, "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
       ),
     ),
   ),
-  expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_TIMESTAMP))),
+  expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_UNIX_SECONDS))),
 });
 
 export interface KeyRouteDeps {

@@ -6,8 +6,6 @@ import { seconds } from "./input.js";
 
 /** Largest serialized `metadata`, bytes (decisions.md section 2). */
 export const MAX_METADATA_BYTES = 16 * 1024;
-/** Latest accepted valid_after / valid_before: 9999-12-31T23:59:59Z, Unix seconds. */
-export const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** Most characters of a `name` (decisions.md section 2). */
 export const MAX_NAME_CHARS = 128;
