@@ -9,7 +9,7 @@ import { authenticate } from "./auth.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
-import { secretRouteDocs, secretRoutes } from "./routes/secrets.js";
+import { secretRouteDecls, secretRoutes } from "./routes/secrets.js";
 import { healthRouteDocs, healthRoutes } from "./routes/health.js";
 import { methodNotAllowed } from "./routes/method.js";
 import type { OrgDomain } from "./domain/org-domain.js";
@@ -65,10 +65,19 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
+  const secretDeps = {
+    secrets: deps.secrets,
+    keys: deps.orgs.keys,
+    tx: deps.tx,
+    publicUrl: deps.publicUrl,
+    maxValueBytes: deps.maxValueBytes,
+  };
+  // One secret router, mounted for the global key space and for every org's.
+  const secrets = [...secretRouteDecls(secretDeps, "global"), ...secretRouteDecls(secretDeps, "org")];
   const openapi = JSON.stringify(
     buildOpenApi(deps.version, [
       ...healthRouteDocs,
-      ...secretRouteDocs,
+      ...routeDocs(secrets),
       ...orgRouteDocs,
       ...webhookRouteDocs,
       ...keyRouteDocs,
@@ -118,18 +127,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", healthRoutes(deps.db));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));
   app.all("/openapi.json", methodNotAllowed(["GET", "HEAD"]));
-  app.route(
-    "/",
-    secretRoutes({ secrets: deps.secrets, tx: deps.tx, publicUrl: deps.publicUrl, maxValueBytes: deps.maxValueBytes }),
-  );
+  app.route("/", secretRoutes(secrets));
   if (deps.webhooks) app.route("/", webhookRoutes({ ...deps.webhooks, tx: deps.tx }));
   app.route("/", keyRoutes({ keys: deps.keys, tx: deps.tx }));
   app.route("/", auditRoutes(audit));
 
-  app.route(
-    "/",
-    orgRoutes({ ...deps.orgs, secrets: deps.secrets, tx: deps.tx, maxValueBytes: deps.maxValueBytes }),
-  );
+  app.route("/", orgRoutes({ ...deps.orgs, tx: deps.tx }));
 
   app.notFound((c) => c.json({ error: "not found" }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log));

@@ -11,7 +11,7 @@ import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
 import type { RouteDoc } from "../openapi.js";
 import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
-import { KEY_PATTERN } from "./secrets.js";
+import { KEY_PATTERN } from "./secret-input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { methodNotAllowed } from "./method.js";
 
