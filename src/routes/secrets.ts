@@ -14,6 +14,7 @@ import type { ResponseDecl, RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, readJsonObject, seconds } from "./input.js";
 import { pageBody, pageQueryDocs } from "./lists.js";
 import { checkValueSize, createOrgSecretBody, createSecretBody, patchSecretBody, pathKey } from "./secret-input.js";
+import { deleted, globalMeta, globalName, globalRead, orgMeta, orgRead, page, pruned } from "./secret-schemas.js";
 
 export interface SecretRouteDeps {
   secrets: SecretLifecycle;
@@ -70,32 +71,6 @@ function refuse(outcome: Exclude<RetrieveOutcome | CheckOutcome, { kind: "ok" }>
       throw new ApiError(410, SEALED.error, { message: SEALED.message });
   }
 }
-
-// Response schemas: one family, global and org differ only by fields.
-const int = v.pipe(v.number(), v.integer());
-const metaFields = {
-  created_at: int,
-  expires_at: v.nullable(int),
-  max_reads: v.nullable(int),
-  read_count: int,
-};
-const globalName = {
-  key: v.optional(v.pipe(v.string(), v.description("present for keyed secrets"))),
-  id: v.optional(v.pipe(v.string(), v.description("present for public secrets (64 hex)"))),
-};
-const globalMeta = v.object({ ...globalName, ...metaFields });
-const orgMeta = v.object({
-  key: v.string(),
-  ...metaFields,
-  owner_id: v.pipe(v.nullable(v.string()), v.description("the creating principal; null when the master key created it")),
-  state: v.picklist(["active", "sealed"]),
-  delete: v.pipe(v.boolean(), v.description("true: burns on its last read; false: seals")),
-});
-const globalRead = v.object({ ...globalName, value: v.string(), ...metaFields });
-const orgRead = v.object({ key: v.string(), value: v.string(), ...metaFields });
-const page = <S extends v.GenericSchema>(entry: S) => v.object({ secrets: v.array(entry), next_cursor: v.optional(v.string()) });
-const deleted = v.object({ deleted: v.literal(true) });
-const pruned = v.object({ pruned: int });
 
 /** Where a set of secret routes lives: the global key space or an org's. */
 export type SecretScope = "global" | "org";
