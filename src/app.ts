@@ -19,9 +19,9 @@ import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
-import { keyRouteDocs, keyRoutes } from "./routes/keys.js";
+import { keyRouteDecls } from "./routes/keys.js";
 import { auditRouteDecls, auditRoutes } from "./routes/audit.js";
-import { routeDocs } from "./routes/declare.js";
+import { mount, routeDocs } from "./routes/declare.js";
 
 /** Largest request body, bytes (decisions.md section 3); enforced where a body is read (routes/input.ts). */
 export { MAX_BODY_BYTES } from "./routes/input.js";
@@ -65,6 +65,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
+  const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
   const secretDeps = {
     secrets: deps.secrets,
     keys: deps.orgs.keys,
@@ -80,7 +81,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       ...routeDocs(secrets),
       ...orgRouteDocs,
       ...webhookRouteDocs,
-      ...keyRouteDocs,
+      ...routeDocs(keys),
       ...routeDocs(audit),
       openApiDoc,
     ]),
@@ -129,7 +130,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.all("/openapi.json", methodNotAllowed(["GET", "HEAD"]));
   app.route("/", secretRoutes(secrets));
   if (deps.webhooks) app.route("/", webhookRoutes({ ...deps.webhooks, tx: deps.tx }));
-  app.route("/", keyRoutes({ keys: deps.keys, tx: deps.tx }));
+  mount(app, keys);
   app.route("/", auditRoutes(audit));
 
   app.route("/", orgRoutes({ ...deps.orgs, tx: deps.tx }));

@@ -154,3 +154,26 @@ describe("the OpenAPI document", () => {
     }
   });
 });
+
+describe("405 answers", () => {
+  it("list the declared methods of each path in one order, GET implying HEAD", async () => {
+    const v = buildTestVault();
+    const cases: [string, string, string][] = [
+      ["PUT", "/secrets", "GET, HEAD, POST"],
+      ["POST", "/secrets/team/db", "GET, HEAD, PATCH, DELETE"],
+      ["GET", "/prune", "POST"],
+      ["POST", "/audit", "GET, HEAD"],
+      ["DELETE", "/keys", "GET, HEAD, POST"],
+      ["GET", "/keys/sk_x", "DELETE"],
+      ["PUT", "/orgs/org_x/secrets", "GET, HEAD, POST"],
+      ["POST", "/orgs/org_x/secrets/a/b", "GET, HEAD, PATCH, DELETE"],
+      ["GET", "/orgs/org_x/prune", "POST"],
+      ["POST", "/orgs/org_x/audit", "GET, HEAD"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await v.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow"), `${method} ${path}`).toBe(allow);
+    }
+  });
+});

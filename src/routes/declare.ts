@@ -61,6 +61,9 @@ function guardFor(permission: Exclude<RoutePermission, "none">, auditAction: str
   return need(permission as Permission, auditAction);
 }
 
+/** The order of methods in `Allow` headers. */
+const ALLOW_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+
 /**
  * Mounts declarations on `app`: each route gets its permission check (with
  * its audit action put on the context, for the access guard) and its
@@ -81,7 +84,9 @@ export function mount(app: Hono<AppEnv>, decls: readonly RouteDecl[]): void {
     }
     app.on(d.method.toUpperCase(), d.path, guardFor(d.permission, d.auditAction), d.handler);
   }
-  for (const [path, allowed] of methods) app.all(path, methodNotAllowed(allowed));
+  for (const [path, allowed] of methods) {
+    app.all(path, methodNotAllowed(allowed.sort((a, b) => ALLOW_ORDER.indexOf(a) - ALLOW_ORDER.indexOf(b))));
+  }
 }
 
 /** `/orgs/:org_id/secrets/:key{.+}` -> `/orgs/{org_id}/secrets/{key}`. */
