@@ -14,7 +14,7 @@ import { healthRouteDocs, healthRoutes } from "./routes/health.js";
 import { methodNotAllowed } from "./routes/method.js";
 import type { OrgDomain } from "./domain/org-domain.js";
 import { orgRouteDocs, orgRoutes } from "./routes/org-routes.js";
-import { webhookRouteDocs, webhookRoutes } from "./routes/webhooks.js";
+import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
 import type { AuditLog } from "./domain/audit.js";
@@ -66,6 +66,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
   const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
+  const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
   const secretDeps = {
     secrets: deps.secrets,
     keys: deps.orgs.keys,
@@ -80,7 +81,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       ...healthRouteDocs,
       ...routeDocs(secrets),
       ...orgRouteDocs,
-      ...webhookRouteDocs,
+      ...routeDocs(webhooks),
       ...routeDocs(keys),
       ...routeDocs(audit),
       openApiDoc,
@@ -129,7 +130,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));
   app.all("/openapi.json", methodNotAllowed(["GET", "HEAD"]));
   app.route("/", secretRoutes(secrets));
-  if (deps.webhooks) app.route("/", webhookRoutes({ ...deps.webhooks, tx: deps.tx }));
+  mount(app, webhooks);
   mount(app, keys);
   app.route("/", auditRoutes(audit));
 
