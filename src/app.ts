@@ -10,8 +10,7 @@ import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRouteDecls, secretRoutes } from "./routes/secrets.js";
-import { healthRouteDocs, healthRoutes } from "./routes/health.js";
-import { methodNotAllowed } from "./routes/method.js";
+import { healthRouteDecls } from "./routes/health.js";
 import type { OrgDomain } from "./domain/org-domain.js";
 import { orgRouteDocs, orgRoutes } from "./routes/org-routes.js";
 import { webhookRouteDecls } from "./routes/webhooks.js";
@@ -22,6 +21,7 @@ import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDecls } from "./routes/keys.js";
 import { auditRouteDecls, auditRoutes } from "./routes/audit.js";
 import { mount, routeDocs } from "./routes/declare.js";
+import type { RouteDecl } from "./routes/declare.js";
 
 /** Largest request body, bytes (decisions.md section 3); enforced where a body is read (routes/input.ts). */
 export { MAX_BODY_BYTES } from "./routes/input.js";
@@ -64,6 +64,18 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  let openapi = "";
+  const open: RouteDecl[] = [
+    ...healthRouteDecls(deps.db),
+    {
+      method: "get",
+      path: "/openapi.json",
+      summary: "This OpenAPI 3.1 document. No token.",
+      permission: "none",
+      responses: { 200: { description: "the document", schema: { type: "object" } } },
+      handler: (c) => c.body(openapi, 200, { "Content-Type": "application/json" }),
+    },
+  ];
   const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
   const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
   const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
@@ -76,15 +88,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   // One secret router, mounted for the global key space and for every org's.
   const secrets = [...secretRouteDecls(secretDeps, "global"), ...secretRouteDecls(secretDeps, "org")];
-  const openapi = JSON.stringify(
+  openapi = JSON.stringify(
     buildOpenApi(deps.version, [
-      ...healthRouteDocs,
+      ...routeDocs(open),
       ...routeDocs(secrets),
       ...orgRouteDocs,
       ...routeDocs(webhooks),
       ...routeDocs(keys),
       ...routeDocs(audit),
-      openApiDoc,
     ]),
   );
 
@@ -126,9 +137,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
   // body, so the node adapter never builds a full Request for it.
 
-  app.route("/", healthRoutes(deps.db));
-  app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));
-  app.all("/openapi.json", methodNotAllowed(["GET", "HEAD"]));
+  mount(app, open);
   app.route("/", secretRoutes(secrets));
   mount(app, webhooks);
   mount(app, keys);
@@ -140,11 +149,3 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.onError((err, c) => errorResponse(err, c, deps.log));
   return app;
 }
-
-const openApiDoc = {
-  method: "get" as const,
-  path: "/openapi.json",
-  summary: "This OpenAPI 3.1 document. No token.",
-  permission: "none" as const,
-  responses: { 200: "the document" },
-};
