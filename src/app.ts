@@ -9,17 +9,17 @@ import { authenticate } from "./auth.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
-import { secretRouteDecls, secretRoutes } from "./routes/secrets.js";
+import { secretRouteDecls } from "./routes/secrets.js";
 import { healthRouteDecls } from "./routes/health.js";
 import type { OrgDomain } from "./domain/org-domain.js";
-import { orgRouteDocs, orgRoutes } from "./routes/org-routes.js";
+import { orgRouteDecls } from "./routes/org-routes.js";
 import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDecls } from "./routes/keys.js";
-import { auditRouteDecls, auditRoutes } from "./routes/audit.js";
+import { auditRouteDecls } from "./routes/audit.js";
 import { mount, routeDocs } from "./routes/declare.js";
 import type { RouteDecl } from "./routes/declare.js";
 
@@ -76,6 +76,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       handler: (c) => c.body(openapi, 200, { "Content-Type": "application/json" }),
     },
   ];
+  const orgs = orgRouteDecls({ ...deps.orgs, tx: deps.tx });
   const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
   const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
   const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
@@ -88,16 +89,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   // One secret router, mounted for the global key space and for every org's.
   const secrets = [...secretRouteDecls(secretDeps, "global"), ...secretRouteDecls(secretDeps, "org")];
-  openapi = JSON.stringify(
-    buildOpenApi(deps.version, [
-      ...routeDocs(open),
-      ...routeDocs(secrets),
-      ...orgRouteDocs,
-      ...routeDocs(webhooks),
-      ...routeDocs(keys),
-      ...routeDocs(audit),
-    ]),
-  );
+  // Every route, declared once: the app mounts this list and the document describes it.
+  const routes: RouteDecl[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
+  openapi = JSON.stringify(buildOpenApi(deps.version, routeDocs(routes)));
+
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -137,13 +132,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
   // body, so the node adapter never builds a full Request for it.
 
-  mount(app, open);
-  app.route("/", secretRoutes(secrets));
-  mount(app, webhooks);
-  mount(app, keys);
-  app.route("/", auditRoutes(audit));
-
-  app.route("/", orgRoutes({ ...deps.orgs, tx: deps.tx }));
+  mount(app, routes);
 
   app.notFound((c) => c.json({ error: "not found" }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log));

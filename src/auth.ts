@@ -77,8 +77,8 @@ function resolveToken(token: string, master: SecretMatcher, resolvers: TokenReso
 }
 
 /**
- * Declares, in the route chain, the permission a route needs:
- * `secrets.delete('/:key{.+}', need('delete'), handler)`. The master key
+ * The check of a route that needs a scoped-key permission, built once per
+ * route by routes/declare.ts from the route's declaration. The master key
  * holds every permission; scoped keys are judged by the one table,
  * PERMISSION_GRANTED_BY (domain/permissions.ts).
  * @param auditAction the audit action of a scoped-key request whose handler

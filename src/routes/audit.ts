@@ -1,13 +1,11 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppContext, AppEnv } from "../context.js";
+import type { AppContext } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { AuditEntry, AuditFilter, AuditLog } from "../domain/audit.js";
 import { GLOBAL_SCOPE } from "../domain/secrets.js";
 import type { GroupCommit } from "../group-commit.js";
 import { orgIdOf } from "../org-auth.js";
-import { mount } from "./declare.js";
 import type { RouteDecl } from "./declare.js";
 import { MAX_UNIX_SECONDS, parse, queryInt } from "./input.js";
 import { listBody } from "./lists.js";
@@ -152,11 +150,4 @@ export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
       },
     },
   ];
-}
-
-/** The audit routes above, mounted (with their 405 answers) on a router of their own. */
-export function auditRoutes(decls: readonly RouteDecl[]): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  mount(app, decls);
-  return app;
 }

@@ -1,6 +1,5 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppContext, AppEnv } from "../context.js";
+import type { AppContext } from "../context.js";
 import { originOf } from "../context.js";
 import { keyPrefixOf, requireInPrefix } from "../auth.js";
 import { ApiError } from "../errors.js";
@@ -9,7 +8,6 @@ import type { CheckOutcome, Reader, RetrieveOutcome, SecretLifecycle, SecretMeta
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { GroupCommit } from "../group-commit.js";
 import { orgIdOf } from "../org-auth.js";
-import { mount } from "./declare.js";
 import type { ResponseDecl, RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, readJsonObject, seconds } from "./input.js";
 import { pageBody, pageQueryDocs } from "./lists.js";
@@ -295,11 +293,4 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       },
     },
   ];
-}
-
-/** Secret routes, mounted (with their 405 answers) on a router of their own. */
-export function secretRoutes(decls: readonly RouteDecl[]): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  mount(app, decls);
-  return app;
 }
