@@ -23,9 +23,6 @@ import { auditRouteDecls } from "./routes/audit.js";
 import { mount, routeDocs } from "./routes/declare.js";
 import type { RouteDecl } from "./routes/declare.js";
 
-/** Largest request body, bytes (decisions.md section 3); enforced where a body is read (routes/input.ts). */
-export { MAX_BODY_BYTES } from "./routes/input.js";
-
 /** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
 export interface AppDeps {
   db: Db;

@@ -6,11 +6,9 @@ import type { OrgLetter } from "./domain/permissions.js";
 import type { PrincipalKeys } from "./domain/principal-keys.js";
 import type { TokenResolver } from "./auth.js";
 
-export type { OrgLetter };
-
 /**
- * Authorization of org routes, declared in the route chain
- * (`app.get("/orgs/:org_id/secrets", needOrg("l"), handler)`), per
+ * Authorization of org routes, built from each route's declared permission
+ * (`org:l` -> needOrg("l"), routes/declare.ts), per
  * decisions.md section 5:
  *
  * - the master key passes for any org id (whether the org exists is checked

@@ -11,7 +11,7 @@ import type { Lookup } from "../webhooks/address-guard.js";
 import { decodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import type { ResponseDecl, RouteDecl, RoutePermission } from "./declare.js";
-import { charCount, MAX_NAME_CHARS } from "./org-input.js";
+import { charCount, MAX_NAME_CHARS, pathId } from "./org-input.js";
 
 const EVENTS_RULE = `events must be a non-empty array of event types (${WEBHOOK_EVENT_TYPES.join(", ")}) or ["*"]`;
 
@@ -92,10 +92,8 @@ function viewerPrefix(c: AppContext): string | null {
 }
 
 /** The webhook id of the path; an id of the wrong shape is simply not found. */
-function pathId(c: AppContext): string {
-  const id = c.req.param("id") ?? "";
-  if (!WEBHOOK_ID_PATTERN.test(id)) throw new ApiError(404, NOT_FOUND);
-  return id;
+function webhookId(c: AppContext): string {
+  return pathId(c, "id", NOT_FOUND, WEBHOOK_ID_PATTERN);
 }
 
 /**
@@ -186,7 +184,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         },
         handler: async (c) => {
           const orgId = orgOf(c);
-          const id = pathId(c);
+          const id = webhookId(c);
           const origin = originOf(c);
           const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
           const removed = await tx.run(() => registry.remove(view, id, origin));
@@ -211,7 +209,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           const query = parse(pageQuery, c.req.query());
           const beforeId = decodeCursor(query.cursor);
           const orgId = orgOf(c);
-          const id = pathId(c);
+          const id = webhookId(c);
           const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
           const page = await tx.run(() => {
             if (!registry.get(view, id)) return undefined;
