@@ -87,11 +87,14 @@ function resolveToken(token: string, master: SecretMatcher, resolvers: TokenReso
  */
 export function need(permission: Permission, auditAction?: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (auditAction !== undefined) c.set("auditAction", auditAction);
     const actor = c.get("actor");
     if (actor.kind === "master") return next();
     if (actor.kind === "scoped") {
-      if (holdsPermission(actor.permissions, permission)) return next();
+      if (holdsPermission(actor.permissions, permission)) {
+        // Only scoped-key requests are audited by the route's action.
+        if (auditAction !== undefined) c.set("auditAction", auditAction);
+        return next();
+      }
       throw new ApiError(403, `this key lacks the ${permission} permission`);
     }
     // Principal keys serve only their org's routes and /me (decisions.md section 5).
