@@ -90,19 +90,6 @@ export interface AccessGuardDeps {
   trustProxy: boolean;
 }
 
-/**
- * Audit actions of scoped-key requests that change nothing, by route, so that
- * every request made with a scoped key leaves a row (decisions.md section 8).
- */
-function readAction(method: string, path: string): string {
-  if (path === "/secrets" && method === "GET") return "secret.listed";
-  if (path.startsWith("/secrets/") && method === "HEAD") return "secret.checked";
-  if (path === "/audit") return "audit.queried";
-  if (path === "/keys" && method !== "POST") return "key.listed";
-  if (path === "/webhooks" || path.startsWith("/webhooks/")) return "webhook.listed";
-  return "request";
-}
-
 /** The secret key or key id a path names, for the `key` field; null when none. */
 function pathSubject(path: string): string | null {
   let rest: string;
@@ -130,9 +117,10 @@ function pathSubject(path: string): string | null {
  *   for a principal key (whatever path it was refused on, so its org's
  *   auditors see it), in the global log for the master key and scoped keys;
  * - a request made with a scoped key that recorded no row of its own (a
- *   list, a query, a HEAD, a failed request) gets one: `secret.listed`,
- *   `secret.checked`, `audit.queried`, `key.listed`, `webhook.listed`,
- *   `request`, or `request.failed` for a 4xx/5xx answer.
+ *   list, a query, a HEAD, a failed request) gets one: the action its route
+ *   declares (`secret.listed`, `secret.checked`, `audit.queried`,
+ *   `key.listed`, `webhook.listed`), else `request`, or `request.failed` for
+ *   a 4xx/5xx answer.
  *
  * Rows other than a principal's denials are global-scope. All are written
  * through the group commit before the answer leaves. If a scoped request's
@@ -170,7 +158,8 @@ export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
     } else if (actor?.kind === "scoped") {
       const origin = originOf(c);
       if (status >= 400 || !deps.audit.hasRecorded(origin)) {
-        const action = status >= 400 ? "request.failed" : readAction(c.req.method, c.req.path);
+        // The route declares the action of a request whose handler records none.
+        const action = status >= 400 ? "request.failed" : (c.get("auditAction") ?? "request");
         entry = { action, key: pathSubject(c.req.path), actor: origin.actor, principalId: null, ip: origin.ip };
       }
     }

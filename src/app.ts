@@ -9,22 +9,20 @@ import { authenticate } from "./auth.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
-import { secretRouteDocs, secretRoutes } from "./routes/secrets.js";
-import { healthRouteDocs, healthRoutes } from "./routes/health.js";
+import { secretRouteDecls } from "./routes/secrets.js";
+import { healthRouteDecls } from "./routes/health.js";
 import type { DbFileWatch } from "./db-file-watch.js";
-import { methodNotAllowed } from "./routes/method.js";
 import type { OrgDomain } from "./domain/org-domain.js";
-import { orgRouteDocs, orgRoutes } from "./routes/org-routes.js";
-import { webhookRouteDocs, webhookRoutes } from "./routes/webhooks.js";
+import { orgRouteDecls } from "./routes/org-routes.js";
+import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
-import { keyRouteDocs, keyRoutes } from "./routes/keys.js";
-import { auditRouteDocs, auditRoutes } from "./routes/audit.js";
-
-/** Largest request body, bytes (decisions.md section 3); enforced where a body is read (routes/input.ts). */
-export { MAX_BODY_BYTES } from "./routes/input.js";
+import { keyRouteDecls } from "./routes/keys.js";
+import { auditRouteDecls } from "./routes/audit.js";
+import { mount, routeDocs } from "./routes/declare.js";
+import type { RouteDecl } from "./routes/declare.js";
 
 /** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
 export interface AppDeps {
@@ -66,7 +64,35 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const openapi = JSON.stringify(buildOpenApi(deps.version, [...healthRouteDocs, ...secretRouteDocs, ...orgRouteDocs, ...webhookRouteDocs, ...keyRouteDocs, ...auditRouteDocs, openApiDoc]));
+  let openapi = "";
+  const open: RouteDecl[] = [
+    ...healthRouteDecls({ db: deps.db, tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
+    {
+      method: "get",
+      path: "/openapi.json",
+      summary: "This OpenAPI 3.1 document. No token.",
+      permission: "none",
+      responses: { 200: { description: "the document", schema: { type: "object" } } },
+      handler: (c) => c.body(openapi, 200, { "Content-Type": "application/json" }),
+    },
+  ];
+  const orgs = orgRouteDecls({ ...deps.orgs, tx: deps.tx });
+  const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
+  const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
+  const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
+  const secretDeps = {
+    secrets: deps.secrets,
+    keys: deps.orgs.keys,
+    tx: deps.tx,
+    publicUrl: deps.publicUrl,
+    maxValueBytes: deps.maxValueBytes,
+  };
+  // One secret router, mounted for the global key space and for every org's.
+  const secrets = [...secretRouteDecls(secretDeps, "global"), ...secretRouteDecls(secretDeps, "org")];
+  // Every route, declared once: the app mounts this list and the document describes it.
+  const routes: RouteDecl[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
+  openapi = JSON.stringify(buildOpenApi(deps.version, routeDocs(routes)));
+
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -106,31 +132,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
   // body, so the node adapter never builds a full Request for it.
 
-  app.route("/", healthRoutes({ db: deps.db, tx: deps.tx, now: deps.now, dbFile: deps.dbFile }));
-  app.get("/openapi.json", (c) => c.body(openapi, 200, { "Content-Type": "application/json" }));
-  app.all("/openapi.json", methodNotAllowed(["GET", "HEAD"]));
-  app.route(
-    "/",
-    secretRoutes({ secrets: deps.secrets, tx: deps.tx, publicUrl: deps.publicUrl, maxValueBytes: deps.maxValueBytes }),
-  );
-  if (deps.webhooks) app.route("/", webhookRoutes({ ...deps.webhooks, tx: deps.tx }));
-  app.route("/", keyRoutes({ keys: deps.keys, tx: deps.tx }));
-  app.route("/", auditRoutes({ audit: deps.audit, tx: deps.tx }));
-
-  app.route(
-    "/",
-    orgRoutes({ ...deps.orgs, secrets: deps.secrets, tx: deps.tx, audit: deps.audit, maxValueBytes: deps.maxValueBytes }),
-  );
+  mount(app, routes);
 
   app.notFound((c) => c.json({ error: "not found" }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log));
   return app;
 }
-
-const openApiDoc = {
-  method: "get" as const,
-  path: "/openapi.json",
-  summary: "This OpenAPI 3.1 document. No token.",
-  permission: "none" as const,
-  responses: { 200: "the document" },
-};

@@ -2,7 +2,9 @@ import type { MiddlewareHandler } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { SecretMatcher } from "./crypto.js";
 import { ApiError } from "./errors.js";
-import type { Actor, AppEnv, Permission } from "./context.js";
+import type { Actor, AppEnv } from "./context.js";
+import { holdsPermission } from "./domain/permissions.js";
+import type { Permission } from "./domain/permissions.js";
 
 /**
  * Looks a non-master token up (by its SHA-256) and returns its actor, or
@@ -74,38 +76,31 @@ function resolveToken(token: string, master: SecretMatcher, resolvers: TokenReso
   return undefined;
 }
 
-export type { Permission };
-
 /**
- * Declares, in the route chain, the permission a route needs:
- * `secrets.delete('/:key{.+}', need('delete'), handler)`. The master key
- * holds every permission.
+ * The check of a route that needs a scoped-key permission, built once per
+ * route by routes/declare.ts from the route's declaration. The master key
+ * holds every permission; scoped keys are judged by the one table,
+ * PERMISSION_GRANTED_BY (domain/permissions.ts).
+ * @param auditAction the audit action of a scoped-key request whose handler
+ *   records none (decisions.md section 8), put on the context for the access guard.
  * @throws ApiError 403 when the actor lacks it.
  */
-export function need(permission: Permission): MiddlewareHandler<AppEnv> {
+export function need(permission: Permission, auditAction?: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const actor = c.get("actor");
     if (actor.kind === "master") return next();
     if (actor.kind === "scoped") {
-      if (PERMISSION_GRANTED_BY[permission].some((p) => actor.permissions.includes(p))) return next();
+      if (holdsPermission(actor.permissions, permission)) {
+        // Only scoped-key requests are audited by the route's action.
+        if (auditAction !== undefined) c.set("auditAction", auditAction);
+        return next();
+      }
       throw new ApiError(403, `this key lacks the ${permission} permission`);
     }
     // Principal keys serve only their org's routes and /me (decisions.md section 5).
     throw new ApiError(403, "principal keys may use only their organization's routes and /me");
   };
 }
-
-/**
- * The one table of scoped-key permissions (interface section 5, decisions.md
- * section 5): which held permissions satisfy a route's need. `admin`
- * includes read, write and delete. Routes declare their need with need().
- */
-export const PERMISSION_GRANTED_BY: Readonly<Record<Permission, readonly Permission[]>> = {
-  read: ["read", "admin"],
-  write: ["write", "admin"],
-  delete: ["delete", "admin"],
-  admin: ["admin"],
-};
 
 /**
  * The key prefix the request is restricted to: a prefix-scoped key's

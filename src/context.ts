@@ -1,8 +1,6 @@
 import type { Context } from "hono";
 import type { Origin } from "./domain/events.js";
-
-/** Scoped API key permissions (interface section 5). */
-export type Permission = "read" | "write" | "delete" | "admin";
+import type { Permission } from "./domain/permissions.js";
 
 /**
  * Who is calling, decided once per request by auth.ts from the bearer token
@@ -30,6 +28,11 @@ export interface AppEnv {
     requestId: string;
     /** The request's audit origin, made once by originOf() (the access guard asks the audit log about it). */
     origin?: Origin;
+    /**
+     * The audit action the route declares for a scoped-key request whose
+     * handler records none (routes/declare.ts, need()); read by the access guard.
+     */
+    auditAction?: string;
   };
 }
 

@@ -38,29 +38,45 @@ export class ApiError extends Error {
   }
 }
 
+/** What the client is told: a status, `{error, message?}`, and headers. */
+interface Answer {
+  status: ContentfulStatusCode;
+  error: string;
+  message?: string | undefined;
+  headers?: Record<string, string> | undefined;
+}
+
 /**
- * Maps any thrown value to the response the client sees.
- * ApiError: its status and `{error, message?}`; VaultError (domain): the
- * status of its kind; ClosedError: 503 during shutdown. Anything else is logged with
- * its stack and answered exactly `500 {"error": "internal server error"}`
- * (decisions.md section 10): no internal detail leaves the server.
+ * The one mapping of the errors that reach the handler to their answer:
+ * ApiError (routes) its own status; VaultError (domain) the status of its
+ * kind; ClosedError (group commit) 503 with Retry-After during shutdown.
+ * undefined for anything else.
+ */
+function answerOf(err: unknown): Answer | undefined {
+  if (err instanceof ApiError) {
+    return { status: err.status, error: err.error, message: err.options.message, headers: err.options.headers };
+  }
+  if (err instanceof VaultError) return { status: STATUS_OF[err.kind], error: err.error, message: err.options.message };
+  if (err instanceof ClosedError) {
+    return { status: 503, error: "the vault is shutting down", headers: { "Retry-After": "1" } };
+  }
+  return undefined;
+}
+
+/**
+ * Maps any thrown value to the response the client sees, by answerOf(), as
+ * the JSON envelope `{error, message?}` (decisions.md section 10). Anything
+ * else is logged with its stack and answered exactly
+ * `500 {"error": "internal server error"}`: no internal detail leaves the server.
  */
 export function errorResponse(err: unknown, c: Context, log: Logger): Response {
-  if (err instanceof ApiError) {
-    const body: { error: string; message?: string } = { error: err.error };
-    if (err.options.message !== undefined) body.message = err.options.message;
-    for (const [name, value] of Object.entries(err.options.headers ?? {})) c.header(name, value);
-    return c.json(body, err.status);
+  const answer = answerOf(err);
+  if (answer === undefined) {
+    log.error({ err, method: c.req.method, route: c.req.routePath }, "unhandled error");
+    return c.json({ error: "internal server error" }, 500);
   }
-  if (err instanceof VaultError) {
-    const body: { error: string; message?: string } = { error: err.error };
-    if (err.options.message !== undefined) body.message = err.options.message;
-    return c.json(body, STATUS_OF[err.kind]);
-  }
-  if (err instanceof ClosedError) {
-    c.header("Retry-After", "1");
-    return c.json({ error: "the vault is shutting down" }, 503);
-  }
-  log.error({ err, method: c.req.method, route: c.req.routePath }, "unhandled error");
-  return c.json({ error: "internal server error" }, 500);
+  const body: { error: string; message?: string } = { error: answer.error };
+  if (answer.message !== undefined) body.message = answer.message;
+  for (const [name, value] of Object.entries(answer.headers ?? {})) c.header(name, value);
+  return c.json(body, answer.status);
 }

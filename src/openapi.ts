@@ -1,25 +1,24 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import type { RoutePermission } from "./routes/declare.js";
 
-type JsonSchema = Record<string, unknown>;
+/** A JSON Schema (2020-12) object. */
+export type JsonSchema = Record<string, unknown>;
 
-/** One route's description; route modules export a list of these beside their handlers. */
+/** One route's description, derived from its declaration (routes/declare.ts routeDocs()). */
 export interface RouteDoc {
   method: "get" | "post" | "patch" | "delete" | "head";
   /** OpenAPI path, `{param}` style. */
   path: string;
   summary: string;
-  /**
-   * "none" for unauthenticated routes; else the scoped-key permission or the
-   * token kind required: "principal" for /me (principal keys only), and
-   * "org:<letter>" for org routes (the master key, or a principal key of the
-   * org whose role grants the letter).
-   */
-  permission: "none" | "read" | "write" | "delete" | "admin" | "master" | "principal" | `org:${string}`;
+  /** Who may call it (routes/declare.ts RoutePermission); the operation's `x-permission`. */
+  permission: RoutePermission;
   /** The valibot schema the handler validates the body with. */
   body?: v.GenericSchema;
   /** Query parameters and their description. */
   query?: Record<string, string>;
+  /** Path parameters' descriptions. */
+  params?: Record<string, string>;
   /** Status -> description, or description and body schema. */
   responses: Record<number, string | { description: string; schema?: JsonSchema }>;
 }
@@ -31,9 +30,10 @@ const errorSchema: JsonSchema = {
 };
 
 /**
- * Builds the OpenAPI 3.1 document served at GET /openapi.json from the route
- * modules' RouteDoc lists; request bodies are the routes' own valibot
- * schemas converted to JSON Schema, so the document follows the validation.
+ * Builds the OpenAPI 3.1 document served at GET /openapi.json from the
+ * descriptions of the mounted routes' declarations; request bodies are the
+ * routes' own valibot schemas converted to JSON Schema, so the document
+ * follows the validation.
  */
 export function buildOpenApi(version: string, docs: RouteDoc[]): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -42,6 +42,7 @@ export function buildOpenApi(version: string, docs: RouteDoc[]): JsonSchema {
       name: m[1],
       in: "path",
       required: true,
+      ...(m[1] !== undefined && doc.params?.[m[1]] !== undefined ? { description: doc.params[m[1]] } : {}),
       schema: { type: "string" },
     }));
     const query = Object.entries(doc.query ?? {}).map(([name, description]) => ({

@@ -1,16 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppContext, AppEnv } from "./context.js";
 import { ApiError } from "./errors.js";
-import { GRANTING_LETTERS, grants } from "./domain/permissions.js";
+import { GRANTING_LETTERS, roleGrants } from "./domain/permissions.js";
 import type { OrgLetter } from "./domain/permissions.js";
 import type { PrincipalKeys } from "./domain/principal-keys.js";
 import type { TokenResolver } from "./auth.js";
 
-export type { OrgLetter };
-
 /**
- * Authorization of org routes, declared in the route chain
- * (`app.get("/orgs/:org_id/secrets", needOrg("l"), handler)`), per
+ * Authorization of org routes, built from each route's declared permission
+ * (`org:l` -> needOrg("l"), routes/declare.ts), per
  * decisions.md section 5:
  *
  * - the master key passes for any org id (whether the org exists is checked
@@ -30,7 +28,7 @@ export function needOrg(letter: OrgLetter): MiddlewareHandler<AppEnv> {
     if (actor.kind === "master") return next();
     if (actor.kind !== "principal") throw new ApiError(403, "scoped API keys may not use organization endpoints");
     if (c.req.param("org_id") !== actor.orgId) throw new ApiError(403, "this key belongs to another organization");
-    if (!grants(actor.letters, letter)) {
+    if (!roleGrants(actor.letters, letter)) {
       throw new ApiError(403, `this key's role lacks the ${letter} permission`, {
         message: `the ${letter} letter grants ${GRANTING_LETTERS[letter]}`,
       });

@@ -126,7 +126,7 @@ export class VaultClient {
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.maxReads !== undefined) body.max_reads = options.maxReads;
     const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body });
-    if (typeof res.id !== "string" || typeof res.url !== "string") {
+    if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string") {
       throw new VaultApiError(500, "unexpected response: no id and url", undefined, "POST /secrets");
     }
     return { id: res.id, url: res.url };

@@ -139,11 +139,11 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            status?: "ok";
+                            status: "ok";
                         };
                     };
                 };
-                /** @description {status: "unavailable"}: the database does not answer, a write fails (disk full, read-only), or the database file was deleted or replaced */
+                /** @description {status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -151,7 +151,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            status?: "unavailable";
+                            status: "unavailable";
                         };
                     };
                 };
@@ -369,6 +369,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description the key's id, sk_... */
                     id: string;
                 };
                 cookie?: never;
@@ -946,6 +947,18 @@ export interface paths {
                                 id: string;
                                 name: string;
                             }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -2202,7 +2215,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            pruned?: number;
+                            pruned: number;
                         };
                     };
                 };
@@ -2299,6 +2312,18 @@ export interface paths {
                                 name: string;
                                 permissions: string;
                             }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -2702,9 +2727,21 @@ export interface paths {
                                 /** @description the creating principal; null when the master key created it */
                                 owner_id: string | null;
                                 read_count: number;
-                                /** @enum {unknown} */
+                                /** @enum {string} */
                                 state: "active" | "sealed";
                             }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -2789,7 +2826,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            key?: string;
+                            key: string;
                         };
                     };
                 };
@@ -2933,6 +2970,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description invalid secret key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description missing, invalid, expired or revoked token */
                 401: {
                     headers: {
@@ -3018,7 +3067,19 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description invalid secret key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -3101,9 +3162,9 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            key?: string;
+                            key: string;
                             /** @constant */
-                            updated?: true;
+                            updated: true;
                         };
                     };
                 };
@@ -3226,6 +3287,18 @@ export interface paths {
                                 /** @description https:// URL, normalized */
                                 url: string;
                             }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -3415,6 +3488,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description the webhook's id, wh_... */
                     id: string;
                     org_id: string;
                 };
@@ -3507,6 +3581,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @description the webhook's id, wh_... */
                     id: string;
                     org_id: string;
                 };
@@ -3539,6 +3614,18 @@ export interface paths {
                                 type: string;
                             }[];
                             next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -3626,7 +3713,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            pruned?: number;
+                            pruned: number;
                         };
                     };
                 };
@@ -3717,6 +3804,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description missing, invalid, expired or revoked token */
                 401: {
                     headers: {
@@ -3782,9 +3881,10 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            id?: string;
-                            key?: string;
-                            url?: string;
+                            key: string;
+                        } | {
+                            id: string;
+                            url: string;
                         };
                     };
                 };
@@ -3918,6 +4018,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description invalid secret key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description missing, invalid, expired or revoked token */
                 401: {
                     headers: {
@@ -3990,7 +4102,19 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description invalid secret key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -4072,8 +4196,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description present for public secrets (64 hex) */
+                            id?: string;
+                            /** @description present for keyed secrets */
+                            key?: string;
                             /** @constant */
-                            updated?: true;
+                            updated: true;
                         };
                     };
                 };
@@ -4182,6 +4310,18 @@ export interface paths {
                                 /** @description https:// URL, normalized */
                                 url: string;
                             }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
@@ -4345,6 +4485,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description the webhook's id, wh_... */
                     id: string;
                 };
                 cookie?: never;
@@ -4436,6 +4577,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @description the webhook's id, wh_... */
                     id: string;
                 };
                 cookie?: never;
@@ -4467,6 +4609,18 @@ export interface paths {
                                 type: string;
                             }[];
                             next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };

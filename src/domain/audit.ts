@@ -3,6 +3,7 @@ import type { GroupCommit } from "../group-commit.js";
 import type { Db } from "../db.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
+import { decodeCursor, encodeCursor } from "../cursor.js";
 import { globPrefix } from "./secret-model.js";
 
 /** One audit row to write. Never a secret value (decisions.md section 8). */
@@ -349,11 +350,11 @@ function toEntry(row: Row): AuditEntry {
 }
 
 function encodeAuditCursor(id: number): string {
-  return Buffer.from(`a1:${id}`).toString("base64url");
+  return encodeCursor("a1", id);
 }
 
 function decodeAuditCursor(cursor: string): number {
-  const m = /^a1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!m) throw new VaultError("invalid", "cursor is not valid");
-  return Number(m[1]);
+  const id = decodeCursor("a1", cursor);
+  if (id === undefined) throw new VaultError("invalid", "cursor is not valid");
+  return id;
 }

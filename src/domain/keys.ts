@@ -4,11 +4,11 @@ import type { AuditLog } from "./audit.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";
+import { holdsPermission } from "./permissions.js";
+import type { Permission } from "./permissions.js";
+import { SCOPED_PERMISSIONS } from "./permissions.js";
 import { GLOBAL_SCOPE, globPrefix } from "./secret-model.js";
 
-/** Scoped API key permissions (interface section 5), in their canonical order. */
-export const SCOPED_PERMISSIONS = ["read", "write", "delete", "admin"] as const;
-export type ScopedPermission = (typeof SCOPED_PERMISSIONS)[number];
 
 /** How often last_used_at is written at most, per key: once a minute (ms). */
 export const LAST_USED_DEBOUNCE_MS = 60_000;
@@ -17,7 +17,7 @@ export const LAST_USED_DEBOUNCE_MS = 60_000;
 export interface ScopedKey {
   id: string;
   name: string;
-  permissions: ScopedPermission[];
+  permissions: Permission[];
   /** Only secrets whose key starts with this; null: every secret. */
   prefix: string | null;
   expiresAt: number | null;
@@ -29,7 +29,7 @@ export interface CreateKeyInput {
   /** Label, already trimmed, 1-128 characters. */
   name: string;
   /** Non-empty, each one of SCOPED_PERMISSIONS. */
-  permissions: ScopedPermission[];
+  permissions: Permission[];
   prefix: string | null;
   /** Unix milliseconds, or null for a key that never expires. */
   expiresAt: number | null;
@@ -61,11 +61,6 @@ interface Row {
   expires_at: number | null;
   created_at: number;
   last_used_at: number | null;
-}
-
-/** True when a holder of `held` has `wanted`: admin includes every permission (interface section 5). */
-export function grants(held: readonly string[], wanted: ScopedPermission): boolean {
-  return held.includes(wanted) || held.includes("admin");
 }
 
 /**
@@ -211,7 +206,7 @@ export class ScopedKeys {
     const creator = this.q.byId.get(creatorKeyId);
     if (!creator) throw new VaultError("forbidden", "the creating key no longer exists");
     const held = JSON.parse(creator.permissions) as string[];
-    if (!input.permissions.every((p) => grants(held, p))) {
+    if (!input.permissions.every((p) => holdsPermission(held, p))) {
       throw new VaultError("forbidden", "a key may grant only permissions it holds");
     }
     if (creator.prefix === null) {
@@ -228,7 +223,7 @@ export class ScopedKeys {
   }
 }
 
-function canonical(permissions: ScopedPermission[]): ScopedPermission[] {
+function canonical(permissions: Permission[]): Permission[] {
   return SCOPED_PERMISSIONS.filter((p) => permissions.includes(p));
 }
 
@@ -236,7 +231,7 @@ function toKey(row: Row): ScopedKey {
   return {
     id: row.id,
     name: row.name,
-    permissions: JSON.parse(row.permissions) as ScopedPermission[],
+    permissions: JSON.parse(row.permissions) as Permission[],
     prefix: row.prefix,
     expiresAt: row.expires_at,
     createdAt: row.created_at,

@@ -1,10 +1,38 @@
 /**
- * Role permission letters (interface section 5.8, decisions.md section 5).
+ * Who may do what (interface sections 5 and 5.8, decisions.md section 5):
+ * scoped API key permissions, and role permission letters.
  *
  * A role's permission string is a set of letters. Eight have a meaning; the
  * six others (`R L p A m D`) are reserved: valid in a role string, they grant
  * nothing yet.
  */
+
+/** Scoped API key permissions (interface section 5), in their canonical order. */
+export const SCOPED_PERMISSIONS = ["read", "write", "delete", "admin"] as const;
+
+/** A scoped API key permission, and what a global route needs. */
+export type Permission = (typeof SCOPED_PERMISSIONS)[number];
+
+/**
+ * The one table of scoped-key permissions (interface section 5, decisions.md
+ * section 5): which held permissions satisfy a need. `admin` includes read,
+ * write and delete.
+ */
+export const PERMISSION_GRANTED_BY: Readonly<Record<Permission, readonly Permission[]>> = {
+  read: ["read", "admin"],
+  write: ["write", "admin"],
+  delete: ["delete", "admin"],
+  admin: ["admin"],
+};
+
+/**
+ * True when a holder of the scoped permissions `held` has `wanted`, by
+ * PERMISSION_GRANTED_BY. Used by the route guard (need()) and by key
+ * creation (a key may grant only what its creator holds).
+ */
+export function holdsPermission(held: readonly string[], wanted: Permission): boolean {
+  return PERMISSION_GRANTED_BY[wanted].some((p) => held.includes(p));
+}
 
 /** The letters that grant something, and what they grant. */
 export const GRANTING_LETTERS = {
@@ -54,6 +82,6 @@ export function roleStringProblem(permissions: string): string | undefined {
 }
 
 /** True when the role string grants the letter (reserved letters never match an OrgLetter). */
-export function grants(letters: string, letter: OrgLetter): boolean {
+export function roleGrants(letters: string, letter: OrgLetter): boolean {
   return letters.includes(letter);
 }

@@ -89,6 +89,13 @@ export type RetrieveOutcome =
   | { kind: "sealed" }
   | { kind: "forbidden" };
 
+/** The outcome of an existence check (HEAD): a read's outcome without the value. */
+export type CheckOutcome =
+  | { kind: "ok"; secret: SecretMeta }
+  | { kind: "not_found" }
+  | { kind: "sealed" }
+  | { kind: "forbidden" };
+
 export type ChangeOutcome = { kind: "ok"; secret: SecretMeta } | { kind: "not_found" };
 
 export interface ListOptions {

@@ -6,11 +6,11 @@ import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
 import { globPrefix, toMeta } from "./secret-model.js";
 import { ListStatements, secretStatements } from "./secret-statements.js";
-import type { ChangeOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, Row, SecretMeta } from "./secret-model.js";
+import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, Row, SecretMeta } from "./secret-model.js";
 
 // The lifecycle's shapes and limits live in secret-model.ts; this path keeps exporting them.
 export { GLOBAL_SCOPE, MAX_READS_LIMIT, MAX_TTL_SECONDS } from "./secret-model.js";
-export type { ChangeOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta, SecretState } from "./secret-model.js";
+export type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta, SecretState } from "./secret-model.js";
 
 export interface SecretsDeps {
   db: Db;
@@ -124,6 +124,20 @@ export class SecretLifecycle {
     const now = this.deps.now();
     const row = this.liveRow(scope, key, now, origin);
     return row ? toMeta(row) : undefined;
+  }
+
+  /**
+   * HEAD: whether `reader` could read the secret, without decrypting it or
+   * counting a read; the same rules, in the same order, as retrieve():
+   * not_found, then `allowed_keys` (decisions.md section 5: forbidden),
+   * then sealed. Expires it first when its TTL has passed.
+   */
+  check(scope: string, key: string, reader: Reader, origin: Origin): CheckOutcome {
+    const row = this.liveRow(scope, key, this.deps.now(), origin);
+    if (!row) return { kind: "not_found" };
+    if (!this.mayRead(row, reader)) return { kind: "forbidden" };
+    if (row.state === "sealed") return { kind: "sealed" };
+    return { kind: "ok", secret: toMeta(row) };
   }
 
   /**

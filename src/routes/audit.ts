@@ -1,18 +1,14 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../context.js";
-import { keyPrefixOf, need } from "../auth.js";
+import type { AppContext } from "../context.js";
+import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { AuditEntry, AuditFilter, AuditLog } from "../domain/audit.js";
 import { GLOBAL_SCOPE } from "../domain/secrets.js";
 import type { GroupCommit } from "../group-commit.js";
-import type { RouteDoc } from "../openapi.js";
-import { parse, queryInt } from "./input.js";
-import { listBody, listSchema } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
-
-/** Largest since/until accepted: 9999-12-31T23:59:59Z, Unix seconds. */
-const MAX_TIMESTAMP = 253_402_300_799;
+import { orgIdOf } from "../org-auth.js";
+import type { RouteDecl } from "./declare.js";
+import { MAX_UNIX_SECONDS, parse, queryInt } from "./input.js";
+import { listBody } from "./lists.js";
 
 /**
  * The query of `GET /audit` and `GET /orgs/:org_id/audit` (interface section
@@ -20,8 +16,8 @@ const MAX_TIMESTAMP = 253_402_300_799;
  * in Unix seconds, action, key, limit 1-1000 (default 100), cursor.
  */
 export const auditQuery = v.object({
-  since: v.optional(queryInt("since", 0, MAX_TIMESTAMP)),
-  until: v.optional(queryInt("until", 0, MAX_TIMESTAMP)),
+  since: v.optional(queryInt("since", 0, MAX_UNIX_SECONDS)),
+  until: v.optional(queryInt("until", 0, MAX_UNIX_SECONDS)),
   action: v.optional(
     v.pipe(v.string(), v.regex(/^[a-z][a-z_.]{0,63}$/, "action must be an action name such as secret.read")),
   ),
@@ -37,7 +33,6 @@ export const AUDIT_DEFAULT_LIMIT = 100;
 
 /**
  * Validates an audit query string and turns it into an AuditLog filter.
- * Shared by the global and the org audit routes.
  * @throws ApiError 400 for a bad parameter.
  */
 export function parseAuditQuery(query: Record<string, string>): AuditFilter {
@@ -52,42 +47,8 @@ export function parseAuditQuery(query: Record<string, string>): AuditFilter {
   };
 }
 
-/** A global audit entry as the API shows it: `{id, timestamp, action, key, actor, ip}`. */
-function globalEntry(e: AuditEntry) {
-  return { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, actor: e.actor, ip: e.ip };
-}
-
-export interface AuditRouteDeps {
-  audit: AuditLog;
-  tx: GroupCommit;
-}
-
-/**
- * GET /audit: the global audit log, newest first (master key or an admin
- * key). A prefix-scoped admin key sees only entries whose key lies in its
- * prefix; asking for a `key` outside it is 403.
- */
-export function auditRoutes(deps: AuditRouteDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get("/audit", need("admin"), async (c) => {
-    const filter = parseAuditQuery(c.req.query());
-    const prefix = keyPrefixOf(c);
-    if (prefix !== undefined) {
-      if (filter.key !== undefined && !filter.key.startsWith(prefix)) {
-        throw new ApiError(403, "this key may read only audit entries within its prefix");
-      }
-      filter.keyPrefix = prefix;
-    }
-    // Through the group commit: entries leave only once they are committed.
-    const page = await deps.tx.run(() => deps.audit.query(GLOBAL_SCOPE, filter));
-    return c.json(listBody("entries", page.entries.map(globalEntry), page.nextCursor));
-  });
-  app.all("/audit", methodNotAllowed(["GET", "HEAD"]));
-  return app;
-}
-
-/** The query parameters of audit routes, for OpenAPI. */
-export const auditQueryDocs: Record<string, string> = {
+/** The query parameters of the audit routes, for OpenAPI. */
+const auditQueryDocs: Record<string, string> = {
   since: "Unix seconds, inclusive",
   until: "Unix seconds, exclusive",
   action: "only this action, e.g. secret.read",
@@ -97,42 +58,96 @@ export const auditQueryDocs: Record<string, string> = {
 };
 
 /**
- * The OpenAPI schema of an audit page, `{entries, next_cursor?}`, for GET
- * /audit and GET /orgs/:org_id/audit: entries are `{id, timestamp, action,
- * key, <who>, ip}`, where `who` is `actor` in the global log and
- * `principal_id` in an org's (decisions.md section 8).
- * @param whoDescription what the `who` field holds, for the reader.
+ * One audit entry as the API shows it (decisions.md section 8): `{id,
+ * timestamp, action, key, ip}` and who acted: `actor` (master, a scoped key
+ * id, or null) in the global log, `principal_id` in an org's.
  */
-export function auditPageSchema(who: "actor" | "principal_id", whoDescription: string) {
-  return listSchema("entries", {
-    type: "object",
-    required: ["id", "timestamp", "action", "key", who, "ip"],
-    properties: {
-      id: { type: "string" },
-      timestamp: { type: "integer" },
-      action: { type: "string" },
-      key: { type: ["string", "null"] },
-      [who]: { type: ["string", "null"], description: whoDescription },
-      ip: { type: ["string", "null"] },
-    },
-  });
+const entryFields = {
+  id: v.string(),
+  timestamp: v.pipe(v.number(), v.integer()),
+  action: v.string(),
+  key: v.nullable(v.string()),
+  ip: v.nullable(v.string()),
+};
+const globalEntrySchema = v.object({
+  ...entryFields,
+  actor: v.pipe(v.nullable(v.string()), v.description("master, a scoped key id, or null")),
+});
+const orgEntrySchema = v.object({
+  ...entryFields,
+  principal_id: v.pipe(v.nullable(v.string()), v.description("null for the master key and background work")),
+});
+
+/** An audit page, `{entries, next_cursor?}`. */
+function pageSchema<S extends v.GenericSchema>(entry: S) {
+  return v.object({ entries: v.array(entry), next_cursor: v.optional(v.string()) });
 }
 
-/** OpenAPI description of the route above. */
-export const auditRouteDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/audit",
-    summary:
-      "Query the global audit log, newest first. A prefix-scoped admin key sees only entries whose key is in its prefix.",
-    permission: "admin",
-    query: auditQueryDocs,
-    responses: {
-      200: {
-        description: "{entries, next_cursor?}",
-        schema: auditPageSchema("actor", "master, a scoped key id, or null"),
+function globalEntry(e: AuditEntry) {
+  return { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, actor: e.actor, ip: e.ip };
+}
+
+function orgEntry(e: AuditEntry) {
+  return { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, principal_id: e.principal_id, ip: e.ip };
+}
+
+export interface AuditRouteDeps {
+  audit: AuditLog;
+  tx: GroupCommit;
+}
+
+/**
+ * The audit routes of both scopes (interface section 4, decisions.md
+ * sections 3 and 8), one set of rules over two logs:
+ * - GET /audit: the global log (master key or an admin key). A prefix-scoped
+ *   admin key sees only entries whose key lies in its prefix; asking for a
+ *   `key` outside it is 403.
+ * - GET /orgs/:org_id/audit [a]: the org's log.
+ * Newest first; entries leave only once committed (read through the group commit).
+ */
+export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
+  const query = (scope: string, filter: AuditFilter) => deps.tx.run(() => deps.audit.query(scope, filter));
+  const errors = { 400: { description: "invalid parameter or cursor" } };
+  return [
+    {
+      method: "get",
+      path: "/audit",
+      summary:
+        "Query the global audit log, newest first. A prefix-scoped admin key sees only entries whose key is in its prefix.",
+      permission: "admin",
+      auditAction: "audit.queried",
+      query: auditQueryDocs,
+      responses: { 200: { description: "{entries, next_cursor?}", schema: pageSchema(globalEntrySchema) }, ...errors },
+      handler: async (c: AppContext) => {
+        const filter = parseAuditQuery(c.req.query());
+        const prefix = keyPrefixOf(c);
+        if (prefix !== undefined) {
+          if (filter.key !== undefined && !filter.key.startsWith(prefix)) {
+            throw new ApiError(403, "this key may read only audit entries within its prefix");
+          }
+          filter.keyPrefix = prefix;
+        }
+        const page = await query(GLOBAL_SCOPE, filter);
+        return c.json(listBody("entries", page.entries.map(globalEntry), page.nextCursor));
       },
-      400: "invalid parameter or cursor",
     },
-  },
-];
+    {
+      method: "get",
+      path: "/orgs/:org_id/audit",
+      summary:
+        "Query the org's audit log, newest first: its secret operations, principal key changes and denied requests, with the principal behind each.",
+      permission: "org:a",
+      query: auditQueryDocs,
+      responses: {
+        200: { description: "{entries, next_cursor?}", schema: pageSchema(orgEntrySchema) },
+        ...errors,
+        404: { description: "no such organization" },
+      },
+      handler: async (c: AppContext) => {
+        const filter = parseAuditQuery(c.req.query());
+        const page = await query(orgIdOf(c), filter);
+        return c.json(listBody("entries", page.entries.map(orgEntry), page.nextCursor));
+      },
+    },
+  ];
+}

@@ -1,11 +1,9 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../context.js";
+import * as v from "valibot";
 import type { Db } from "../db.js";
 import { setMeta } from "../db.js";
 import type { DbFileWatch } from "../db-file-watch.js";
 import type { GroupCommit } from "../group-commit.js";
-import type { RouteDoc } from "../openapi.js";
-import { methodNotAllowed } from "./method.js";
+import type { RouteDecl } from "./declare.js";
 
 /** A successful write check is trusted this long before /health writes again, milliseconds. */
 export const HEALTH_WRITE_EVERY_MS = 1000;
@@ -32,44 +30,40 @@ export interface HealthDeps {
  * failure: a full disk or a read-only file system turns /health to 503
  * within a second.
  */
-export function healthRoutes(deps: HealthDeps): Hono<AppEnv> {
+export function healthRouteDecls(deps: HealthDeps): RouteDecl[] {
   const { db, tx, now, dbFile } = deps;
-  const app = new Hono<AppEnv>();
   let ping: { get: () => unknown } | undefined;
   let lastWriteOk = Number.NEGATIVE_INFINITY;
-  app.get("/health", async (c) => {
-    try {
-      if (dbFile !== undefined && !dbFile.present()) throw new Error("database file gone");
-      ping ??= db.prepare("SELECT 1");
-      ping.get();
-      const at = now();
-      if (at - lastWriteOk >= HEALTH_WRITE_EVERY_MS) {
-        lastWriteOk = Number.NEGATIVE_INFINITY;
-        await tx.run(() => setMeta(db, "health_checked_at", String(at)));
-        lastWriteOk = at;
-      }
-      return c.json({ status: "ok" });
-    } catch {
-      return c.json({ status: "unavailable" }, 503);
-    }
-  });
-  app.all("/health", methodNotAllowed(["GET", "HEAD"]));
-  return app;
-}
-
-export const healthRouteDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/health",
-    summary: "Liveness, database read and write check. No token.",
-    permission: "none",
-    responses: {
-      200: { description: '{status: "ok"}', schema: { type: "object", properties: { status: { const: "ok" } } } },
-      503: {
-        description:
-          '{status: "unavailable"}: the database does not answer, a write fails (disk full, read-only), or the database file was deleted or replaced',
-        schema: { type: "object", properties: { status: { const: "unavailable" } } },
+  return [
+    {
+      method: "get",
+      path: "/health",
+      summary: "Liveness, database read and write check. No token.",
+      permission: "none",
+      responses: {
+        200: { description: '{status: "ok"}', schema: v.object({ status: v.literal("ok") }) },
+        503: {
+          description:
+            '{status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced',
+          schema: v.object({ status: v.literal("unavailable") }),
+        },
+      },
+      handler: async (c) => {
+        try {
+          if (dbFile !== undefined && !dbFile.present()) throw new Error("database file gone");
+          ping ??= db.prepare("SELECT 1");
+          ping.get();
+          const at = now();
+          if (at - lastWriteOk >= HEALTH_WRITE_EVERY_MS) {
+            lastWriteOk = Number.NEGATIVE_INFINITY;
+            await tx.run(() => setMeta(db, "health_checked_at", String(at)));
+            lastWriteOk = at;
+          }
+          return c.json({ status: "ok" });
+        } catch {
+          return c.json({ status: "unavailable" }, 503);
+        }
       },
     },
-  },
-];
+  ];
+}

@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
+import { decodeCursor as decodeTagged, encodeCursor as encodeTagged } from "../cursor.js";
 import { ApiError } from "../errors.js";
 import { isWellFormedJson } from "./text-checks.js";
 
@@ -166,9 +167,9 @@ export const pageQuery = v.object({
   cursor: v.optional(v.string()),
 });
 
-/** Encodes a row id as an opaque cursor. */
+/** Encodes a row id as an opaque list cursor (cursor.ts, tag `c1`). */
 export function encodeCursor(afterId: number): string {
-  return Buffer.from(`c1:${afterId}`).toString("base64url");
+  return encodeTagged("c1", afterId);
 }
 
 /**
@@ -177,10 +178,13 @@ export function encodeCursor(afterId: number): string {
  */
 export function decodeCursor(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined;
-  const m = /^c1:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!m) throw new ApiError(400, "cursor is not valid");
-  return Number(m[1]);
+  const id = decodeTagged("c1", cursor);
+  if (id === undefined) throw new ApiError(400, "cursor is not valid");
+  return id;
 }
+
+/** Latest time any input may name (expires_at, valid_after, valid_before, since, until): 9999-12-31T23:59:59Z, Unix seconds. */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** Seconds from milliseconds, for the API (decisions.md section 3). */
 export function seconds(ms: number): number;

@@ -1,25 +1,17 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../context.js";
 import { originOf } from "../context.js";
-import { keyPrefixOf, need } from "../auth.js";
+import { keyPrefixOf } from "../auth.js";
 import type { TokenResolver } from "../auth.js";
 import { ApiError } from "../errors.js";
-import { SCOPED_PERMISSIONS } from "../domain/keys.js";
+import { SCOPED_PERMISSIONS } from "../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
-import type { RouteDoc } from "../openapi.js";
-import { decodeCursor, intRange, pageQuery, parse, readBody, seconds } from "./input.js";
+import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
+import { KEY_PATTERN } from "./secret-input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
+import type { RouteDecl } from "./declare.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
-
-/** Largest expires_at accepted: 9999-12-31T23:59:59Z, Unix seconds. */
-const MAX_TIMESTAMP = 253_402_300_799;
-
-/** A key `prefix` uses the characters of secret keys (decisions.md section 2). */
-const PREFIX_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
 
 /** POST /keys body (interface section 4 "Scoped API keys", decisions.md sections 2-3 and 5). */
 export const createKeyBody = v.object({
@@ -41,11 +33,11 @@ export const createKeyBody = v.object({
     v.nullable(
       v.pipe(
         v.string("prefix must be a string"),
-        v.regex(PREFIX_PATTERN, "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
+        v.regex(KEY_PATTERN, "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
       ),
     ),
   ),
-  expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_TIMESTAMP))),
+  expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_UNIX_SECONDS))),
 });
 
 export interface KeyRouteDeps {
@@ -71,61 +63,95 @@ function keyEntry(k: ScopedKey) {
  * admin permission (the master key holds it). Creation rules (no broader key
  * than its creator) are in domain/keys.ts.
  */
-export function keyRoutes(deps: KeyRouteDeps): Hono<AppEnv> {
+export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
   const { keys, tx } = deps;
-  const app = new Hono<AppEnv>();
-
-  app.post("/keys", need("admin"), async (c) => {
-    const body = await readBody(c, createKeyBody);
-    const actor = c.get("actor");
-    const origin = originOf(c);
-    const { key, token } = await tx.run(() =>
-      keys.create(
-        {
-          name: body.name,
-          permissions: body.permissions,
-          prefix: body.prefix ?? null,
-          expiresAt: body.expires_at == null ? null : body.expires_at * 1000,
+  return [
+    {
+      method: "post",
+      path: "/keys",
+      summary:
+        "Create a scoped API key. The token (vsk_...) is in this response only. A scoped admin key may grant only permissions it holds, a prefix starting with its own and an expiry no later than its own; only the master key creates an admin key without a prefix.",
+      permission: "admin",
+      body: createKeyBody,
+      responses: {
+        201: {
+          description: "{id, name, token, permissions, prefix, expires_at, created_at}",
+          schema: createdKeySchema,
         },
-        actor.kind === "scoped" ? actor.keyId : null,
-        origin,
-      ),
-    );
-    return c.json(
-      {
-        id: key.id,
-        name: key.name,
-        token,
-        permissions: key.permissions,
-        prefix: key.prefix,
-        expires_at: seconds(key.expiresAt),
-        created_at: seconds(key.createdAt),
+        400: { description: "invalid input, or expires_at not in the future" },
+        403: { description: "the token may not do this, or the new key would be broader than the creating key" },
       },
-      201,
-    );
-  });
-
-  app.get("/keys", need("admin"), async (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const after = decodeCursor(query.cursor);
-    // Read through the group commit, like every other request: the answer
-    // leaves only once what it shows is committed.
-    const page = await tx.run(() => keys.list(keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
-    return c.json(pageBody("keys", page.keys.map(keyEntry), page.nextAfter));
-  });
-  app.all("/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.delete("/keys/:id", need("admin"), async (c) => {
-    const id = c.req.param("id");
-    const origin = originOf(c);
-    const outcome = await tx.run(() => keys.remove(id, keyPrefixOf(c) ?? null, origin));
-    if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
-    if (outcome === "not_found") throw new ApiError(404, "key not found");
-    return c.json({ deleted: true });
-  });
-  app.all("/keys/:id", methodNotAllowed(["DELETE"]));
-
-  return app;
+      handler: async (c) => {
+        const body = await readBody(c, createKeyBody);
+        const actor = c.get("actor");
+        const origin = originOf(c);
+        const { key, token } = await tx.run(() =>
+          keys.create(
+            {
+              name: body.name,
+              permissions: body.permissions,
+              prefix: body.prefix ?? null,
+              expiresAt: body.expires_at == null ? null : body.expires_at * 1000,
+            },
+            actor.kind === "scoped" ? actor.keyId : null,
+            origin,
+          ),
+        );
+        return c.json(
+          {
+            id: key.id,
+            name: key.name,
+            token,
+            permissions: key.permissions,
+            prefix: key.prefix,
+            expires_at: seconds(key.expiresAt),
+            created_at: seconds(key.createdAt),
+          },
+          201,
+        );
+      },
+    },
+    {
+      method: "get",
+      path: "/keys",
+      summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
+      permission: "admin",
+      auditAction: "key.listed",
+      query: pageQueryDocs,
+      responses: {
+        200: { description: "{keys, next_cursor?}", schema: listSchema("keys", keySchema) },
+        400: { description: "invalid limit or cursor" },
+      },
+      handler: async (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const after = decodeCursor(query.cursor);
+        // Read through the group commit, like every other request: the answer
+        // leaves only once what it shows is committed.
+        const page = await tx.run(() => keys.list(keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
+        return c.json(pageBody("keys", page.keys.map(keyEntry), page.nextAfter));
+      },
+    },
+    {
+      method: "delete",
+      path: "/keys/:id",
+      summary: "Delete (revoke) a scoped key at once: later requests with its token get 401.",
+      permission: "admin",
+      params: { id: "the key's id, sk_..." },
+      responses: {
+        200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
+        403: { description: "the token may not do this, or the key is outside the deleting key's prefix" },
+        404: { description: "no such key" },
+      },
+      handler: async (c) => {
+        const id = c.req.param("id") ?? "";
+        const origin = originOf(c);
+        const outcome = await tx.run(() => keys.remove(id, keyPrefixOf(c) ?? null, origin));
+        if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
+        if (outcome === "not_found") throw new ApiError(404, "key not found");
+        return c.json({ deleted: true });
+      },
+    },
+  ];
 }
 
 /**
@@ -163,59 +189,16 @@ const keySchema = {
   },
 };
 
-/** OpenAPI description of the routes above. */
-export const keyRouteDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/keys",
-    summary:
-      "Create a scoped API key. The token (vsk_...) is in this response only. A scoped admin key may grant only permissions it holds, a prefix starting with its own and an expiry no later than its own; only the master key creates an admin key without a prefix.",
-    permission: "admin",
-    body: createKeyBody,
-    responses: {
-      201: {
-        description: "{id, name, token, permissions, prefix, expires_at, created_at}",
-        schema: {
-          type: "object",
-          required: ["id", "name", "token", "permissions", "prefix", "expires_at", "created_at"],
-          properties: {
-            id: { type: "string" },
-            name: { type: "string" },
-            token: { type: "string", description: "vsk_ + 43 base64url characters; shown once" },
-            permissions: keySchema.properties.permissions,
-            prefix: { type: ["string", "null"] },
-            expires_at: { type: ["integer", "null"] },
-            created_at: { type: "integer" },
-          },
-        },
-      },
-      400: "invalid input, or expires_at not in the future",
-      403: "the token may not do this, or the new key would be broader than the creating key",
-    },
+const createdKeySchema = {
+  type: "object",
+  required: ["id", "name", "token", "permissions", "prefix", "expires_at", "created_at"],
+  properties: {
+    id: { type: "string" },
+    name: { type: "string" },
+    token: { type: "string", description: "vsk_ + 43 base64url characters; shown once" },
+    permissions: keySchema.properties.permissions,
+    prefix: { type: ["string", "null"] },
+    expires_at: { type: ["integer", "null"] },
+    created_at: { type: "integer" },
   },
-  {
-    method: "get",
-    path: "/keys",
-    summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
-    permission: "admin",
-    query: pageQueryDocs,
-    responses: {
-      200: {
-        description: "{keys, next_cursor?}",
-        schema: listSchema("keys", keySchema),
-      },
-      400: "invalid limit or cursor",
-    },
-  },
-  {
-    method: "delete",
-    path: "/keys/{id}",
-    summary: "Delete (revoke) a scoped key at once: later requests with its token get 401.",
-    permission: "admin",
-    responses: {
-      200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
-      403: "the token may not do this, or the key is outside the deleting key's prefix",
-      404: "no such key",
-    },
-  },
-];
+};

@@ -1,15 +1,12 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { Actor, AppContext, AppEnv } from "../context.js";
+import type { Actor, AppContext } from "../context.js";
 import { originOf } from "../context.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { Principal, Principals } from "../domain/principals.js";
 import type { GroupCommit } from "../group-commit.js";
-import { needPrincipal } from "../org-auth.js";
-import type { RouteDoc } from "../openapi.js";
+import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
 import { pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
 import { deletedSchema, metadataField, pathId, principalJson, principalSchema } from "./org-input.js";
 import {
   createdKeyJson,
@@ -45,50 +42,79 @@ function me(c: AppContext): PrincipalActor {
  * principal", decisions.md section 5: other tokens get 403): its profile and
  * keys, its metadata, and making or revoking its own keys.
  */
-export function meRoutes(deps: MeRouteDeps): Hono<AppEnv> {
+export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
   const { principals, keys, tx } = deps;
-  const app = new Hono<AppEnv>();
-
   const profile = (p: Principal) => ({ ...principalJson(p), keys: keys.all(p.id).map(keySummaryJson) });
-
-  app.get("/me", needPrincipal(), (c) => {
-    const actor = me(c);
-    return c.json(profile(principals.require(actor.orgId, actor.principalId)));
-  });
-
-  app.patch("/me", needPrincipal(), async (c) => {
-    const body = await readBody(c, patchMeBody);
-    const actor = me(c);
-    const principal = await tx.run(() => principals.update(actor.orgId, actor.principalId, { metadata: body.metadata }));
-    return c.json(profile(principal));
-  });
-  app.all("/me", methodNotAllowed(["GET", "HEAD", "PATCH"]));
-
-  app.post("/me/keys", needPrincipal(), async (c) => {
-    const input = await readNewKey(c);
-    const actor = me(c);
-    const origin = originOf(c);
-    const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, input, origin, actor.keyId));
-    return c.json(createdKeyJson(created.key, created.token), 201);
-  });
-
-  app.get("/me/keys", needPrincipal(), (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const page = keys.list(me(c).principalId, query.limit ?? 1000, decodeCursor(query.cursor));
-    return c.json(keyListBody(page));
-  });
-  app.all("/me/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.delete("/me/keys/:key_id", needPrincipal(), async (c) => {
-    const actor = me(c);
-    const keyId = pathId(c, "key_id", "key not found");
-    const origin = originOf(c);
-    await tx.run(() => keys.revoke(actor.principalId, keyId, origin));
-    return c.json({ deleted: true });
-  });
-  app.all("/me/keys/:key_id", methodNotAllowed(["DELETE"]));
-
-  return app;
+  return [
+    {
+      method: "get",
+      path: "/me",
+      summary: "The principal behind the presented principal key, with its keys (summaries, never tokens). Other tokens: 403.",
+      permission: "principal",
+      responses: { 200: { description: "{id, name, role, org_id, metadata, created_at, keys}", schema: meSchema } },
+      handler: (c) => {
+        const actor = me(c);
+        return c.json(profile(principals.require(actor.orgId, actor.principalId)));
+      },
+    },
+    {
+      method: "patch",
+      path: "/me",
+      summary: "Replace the principal's metadata (a JSON object, at most 16 KiB serialized). Without `metadata` nothing changes.",
+      permission: "principal",
+      body: patchMeBody,
+      responses: { 200: { description: "same shape as GET /me", schema: meSchema }, 400: { description: "invalid input" } },
+      handler: async (c) => {
+        const body = await readBody(c, patchMeBody);
+        const actor = me(c);
+        const principal = await tx.run(() => principals.update(actor.orgId, actor.principalId, { metadata: body.metadata }));
+        return c.json(profile(principal));
+      },
+    },
+    {
+      method: "post",
+      path: "/me/keys",
+      summary:
+        "Make another key for the calling principal (any number). The vpk_ token is in `key`, shown this once. valid_after and valid_before: optional Unix seconds. The new key never outlives the calling key: its valid_before is the earlier of the requested one (none: no end) and the calling key's.",
+      permission: "principal",
+      body: newKeyBody,
+      responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: { description: "invalid input" } },
+      handler: async (c) => {
+        const input = await readNewKey(c);
+        const actor = me(c);
+        const origin = originOf(c);
+        const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, input, origin, actor.keyId));
+        return c.json(createdKeyJson(created.key, created.token), 201);
+      },
+    },
+    {
+      method: "get",
+      path: "/me/keys",
+      summary: "List the calling principal's keys (summaries, never tokens), oldest first; the same as `keys` of GET /me, paged.",
+      permission: "principal",
+      query: pageQueryDocs,
+      responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
+      handler: (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const page = keys.list(me(c).principalId, query.limit ?? 1000, decodeCursor(query.cursor));
+        return c.json(keyListBody(page));
+      },
+    },
+    {
+      method: "delete",
+      path: "/me/keys/:key_id",
+      summary: "Revoke one of the calling principal's own keys (the presented one included): deleted at once, 401 from the next request on.",
+      permission: "principal",
+      responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "the principal has no such key" } },
+      handler: async (c) => {
+        const actor = me(c);
+        const keyId = pathId(c, "key_id", "key not found");
+        const origin = originOf(c);
+        await tx.run(() => keys.revoke(actor.principalId, keyId, origin));
+        return c.json({ deleted: true });
+      },
+    },
+  ];
 }
 
 const meSchema = {
@@ -96,46 +122,3 @@ const meSchema = {
   required: [...principalSchema.required, "keys"],
   properties: { ...principalSchema.properties, keys: { type: "array", items: keySummarySchema } },
 };
-
-/** OpenAPI description of the routes above. */
-export const meRouteDocs: RouteDoc[] = [
-  {
-    method: "get",
-    path: "/me",
-    summary: "The principal behind the presented principal key, with its keys (summaries, never tokens). Other tokens: 403.",
-    permission: "principal",
-    responses: { 200: { description: "{id, name, role, org_id, metadata, created_at, keys}", schema: meSchema } },
-  },
-  {
-    method: "patch",
-    path: "/me",
-    summary: "Replace the principal's metadata (a JSON object, at most 16 KiB serialized). Without `metadata` nothing changes.",
-    permission: "principal",
-    body: patchMeBody,
-    responses: { 200: { description: "same shape as GET /me", schema: meSchema }, 400: "invalid input" },
-  },
-  {
-    method: "post",
-    path: "/me/keys",
-    summary:
-      "Make another key for the calling principal (any number). The vpk_ token is in `key`, shown this once. valid_after and valid_before: optional Unix seconds. The new key never outlives the calling key: its valid_before is the earlier of the requested one (none: no end) and the calling key's.",
-    permission: "principal",
-    body: newKeyBody,
-    responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: "invalid input" },
-  },
-  {
-    method: "get",
-    path: "/me/keys",
-    summary: "List the calling principal's keys (summaries, never tokens), oldest first; the same as `keys` of GET /me, paged.",
-    permission: "principal",
-    query: pageQueryDocs,
-    responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
-  },
-  {
-    method: "delete",
-    path: "/me/keys/{key_id}",
-    summary: "Revoke one of the calling principal's own keys (the presented one included): deleted at once, 401 from the next request on.",
-    permission: "principal",
-    responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: "the principal has no such key" },
-  },
-];

@@ -7,8 +7,6 @@ import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** Largest serialized `metadata`, bytes (decisions.md section 2). */
 export const MAX_METADATA_BYTES = 16 * 1024;
-/** Latest accepted valid_after / valid_before: 9999-12-31T23:59:59Z, Unix seconds. */
-export const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** Most characters of a `name` (decisions.md section 2). */
 export const MAX_NAME_CHARS = 128;
@@ -74,14 +72,18 @@ export function principalJson(p: Principal) {
   return { id: p.id, name: p.name, org_id: p.orgId, role: p.role, metadata: p.metadata, created_at: seconds(p.createdAt) };
 }
 
+/** What an id looks like unless its resource says more: a short printable string. */
+const ANY_ID = /^[A-Za-z0-9_]{1,64}$/;
+
 /**
- * A path parameter that names a resource by id (`:id`, `:key_id`): ids are
- * short printable strings; anything else cannot exist, so it is 404.
+ * A path parameter that names a resource by id (`:id`, `:key_id`): an id
+ * not of the resource's shape cannot exist, so it is 404.
+ * @param pattern the shape of the resource's ids; default: 1-64 of `A-Za-z0-9_`.
  * @throws ApiError 404 with `notFound` as the error.
  */
-export function pathId(c: AppContext, param: string, notFound: string): string {
+export function pathId(c: AppContext, param: string, notFound: string, pattern: RegExp = ANY_ID): string {
   const id = c.req.param(param) ?? "";
-  if (!/^[A-Za-z0-9_]{1,64}$/.test(id)) throw new ApiError(404, notFound);
+  if (!pattern.test(id)) throw new ApiError(404, notFound);
   return id;
 }
 

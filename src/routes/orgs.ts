@@ -1,14 +1,11 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../context.js";
 import { originOf } from "../context.js";
 import type { Org, Organizations } from "../domain/orgs.js";
 import type { GroupCommit } from "../group-commit.js";
-import { needMaster, orgIdOf } from "../org-auth.js";
-import type { RouteDoc } from "../openapi.js";
+import { orgIdOf } from "../org-auth.js";
+import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
 import { deletedSchema, metadataField, nameField } from "./org-input.js";
 
 /** POST /orgs body (interface section 4 "Organizations", decisions.md section 2). */
@@ -30,37 +27,82 @@ function orgSummary(o: Org) {
  * Organizations, master key only (interface section 4, decisions.md sections
  * 5-6): create, list, get, delete (409 while anything remains).
  */
-export function orgManagementRoutes(deps: OrgRouteDeps): Hono<AppEnv> {
+export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
   const { orgs, tx } = deps;
-  const app = new Hono<AppEnv>();
-
-  app.post("/orgs", needMaster(), async (c) => {
-    const body = await readBody(c, createOrgBody);
-    const org = await tx.run(() => orgs.create(body.name, body.metadata));
-    return c.json(orgSummary(org), 201);
-  });
-
-  app.get("/orgs", needMaster(), async (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const page = orgs.list(query.limit ?? 1000, decodeCursor(query.cursor));
-    return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
-  });
-  app.all("/orgs", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.get("/orgs/:org_id", needMaster(), (c) => {
-    const org = orgs.get(orgIdOf(c)) as Org;
-    return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
-  });
-
-  app.delete("/orgs/:org_id", needMaster(), async (c) => {
-    const orgId = orgIdOf(c);
-    const origin = originOf(c);
-    await tx.run(() => orgs.remove(orgId, origin));
-    return c.json({ deleted: true });
-  });
-  app.all("/orgs/:org_id", methodNotAllowed(["GET", "HEAD", "DELETE"]));
-
-  return app;
+  return [
+    {
+      method: "post",
+      path: "/orgs",
+      summary: "Create an organization. Names are unique.",
+      permission: "master",
+      body: createOrgBody,
+      responses: {
+        201: { description: "{id, name, created_at}", schema: orgSchema },
+        400: { description: "invalid input" },
+        409: { description: "an org with this name exists" },
+      },
+      handler: async (c) => {
+        const body = await readBody(c, createOrgBody);
+        const org = await tx.run(() => orgs.create(body.name, body.metadata));
+        return c.json(orgSummary(org), 201);
+      },
+    },
+    {
+      method: "get",
+      path: "/orgs",
+      summary: "List organizations, oldest first.",
+      permission: "master",
+      query: pageQueryDocs,
+      responses: {
+        200: { description: "{orgs, next_cursor?}", schema: listSchema("orgs", orgSchema) },
+        400: { description: "invalid limit or cursor" },
+      },
+      handler: async (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const page = orgs.list(query.limit ?? 1000, decodeCursor(query.cursor));
+        return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
+      },
+    },
+    {
+      method: "get",
+      path: "/orgs/:org_id",
+      summary: "One organization with its metadata.",
+      permission: "master",
+      responses: {
+        200: {
+          description: "{id, name, metadata, created_at}",
+          schema: {
+            ...orgSchema,
+            required: [...orgSchema.required, "metadata"],
+            properties: { ...orgSchema.properties, metadata: { type: "object" } },
+          },
+        },
+        404: { description: "no such organization" },
+      },
+      handler: (c) => {
+        const org = orgs.get(orgIdOf(c)) as Org;
+        return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
+      },
+    },
+    {
+      method: "delete",
+      path: "/orgs/:org_id",
+      summary:
+        "Delete an empty organization. No cascading deletes: while it has principals, live secrets, custom roles or webhooks the answer is 409 naming them. Expired tombstones are pruned with it.",
+      permission: "master",
+      responses: {
+        200: { description: "{deleted: true}", schema: deletedSchema },
+        404: { description: "no such organization" },
+        409: { description: "the organization is not empty" },
+      },
+      handler: async (c) => {
+        const orgId = orgIdOf(c);
+        const origin = originOf(c);
+        await tx.run(() => orgs.remove(orgId, origin));
+        return c.json({ deleted: true });
+      },
+    },
+  ];
 }
 
 const orgSchema = {
@@ -68,49 +110,3 @@ const orgSchema = {
   required: ["id", "name", "created_at"],
   properties: { id: { type: "string" }, name: { type: "string" }, created_at: { type: "integer" } },
 };
-
-/** OpenAPI description of the routes above. */
-export const orgManagementRouteDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/orgs",
-    summary: "Create an organization. Names are unique.",
-    permission: "master",
-    body: createOrgBody,
-    responses: { 201: { description: "{id, name, created_at}", schema: orgSchema }, 400: "invalid input", 409: "an org with this name exists" },
-  },
-  {
-    method: "get",
-    path: "/orgs",
-    summary: "List organizations, oldest first.",
-    permission: "master",
-    query: pageQueryDocs,
-    responses: {
-      200: {
-        description: "{orgs, next_cursor?}",
-        schema: listSchema("orgs", orgSchema),
-      },
-    },
-  },
-  {
-    method: "get",
-    path: "/orgs/{org_id}",
-    summary: "One organization with its metadata.",
-    permission: "master",
-    responses: {
-      200: {
-        description: "{id, name, metadata, created_at}",
-        schema: { ...orgSchema, required: [...orgSchema.required, "metadata"], properties: { ...orgSchema.properties, metadata: { type: "object" } } },
-      },
-      404: "no such organization",
-    },
-  },
-  {
-    method: "delete",
-    path: "/orgs/{org_id}",
-    summary:
-      "Delete an empty organization. No cascading deletes: while it has principals, live secrets, custom roles or webhooks the answer is 409 naming them. Expired tombstones are pruned with it.",
-    permission: "master",
-    responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: "no such organization", 409: "the organization is not empty" },
-  },
-];

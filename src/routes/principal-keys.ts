@@ -2,10 +2,10 @@ import type { Context } from "hono";
 import * as v from "valibot";
 import type { Page } from "../domain/orgs.js";
 import type { PrincipalKey } from "../domain/principal-keys.js";
-import { intRange, readBody, seconds } from "./input.js";
+import { intRange, MAX_UNIX_SECONDS, readBody, seconds } from "./input.js";
 import { listSchema, pageBody } from "./lists.js";
 import type { ListBody } from "./lists.js";
-import { MAX_UNIX_SECONDS, nameField } from "./org-input.js";
+import { nameField } from "./org-input.js";
 
 /**
  * Principal keys at the edge, shared by the master key's routes

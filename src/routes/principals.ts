@@ -1,15 +1,12 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../context.js";
 import { originOf } from "../context.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { Principals } from "../domain/principals.js";
 import type { GroupCommit } from "../group-commit.js";
-import { needMaster, orgIdOf } from "../org-auth.js";
-import type { RouteDoc } from "../openapi.js";
+import { orgIdOf } from "../org-auth.js";
+import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
 import { deletedSchema, metadataField, nameField, pathId, principalJson, principalSchema, roleNameField } from "./org-input.js";
 import { createdKeyJson, createdKeySchema, keyListBody, keyListSchema, newKeyBody, readNewKey } from "./principal-keys.js";
 
@@ -39,161 +36,144 @@ const NO_PRINCIPAL = "principal not found";
  * decisions.md section 6). The master key gives a principal its first key;
  * the principal makes more through /me/keys.
  */
-export function principalRoutes(deps: PrincipalRouteDeps): Hono<AppEnv> {
+export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
   const { principals, keys, tx } = deps;
-  const app = new Hono<AppEnv>();
-
-  app.post("/orgs/:org_id/principals", needMaster(), async (c) => {
-    const body = await readBody(c, createPrincipalBody);
-    const orgId = orgIdOf(c);
-    const principal = await tx.run(() => principals.create(orgId, body.name, body.role));
-    return c.json(principalJson(principal), 201);
-  });
-
-  app.get("/orgs/:org_id/principals", needMaster(), (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const orgId = orgIdOf(c);
-    const page = principals.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
-    return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
-  });
-  app.all("/orgs/:org_id/principals", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.get("/orgs/:org_id/principals/:id", needMaster(), (c) => {
-    const orgId = orgIdOf(c);
-    return c.json(principalJson(principals.require(orgId, pathId(c, "id", NO_PRINCIPAL))));
-  });
-
-  app.patch("/orgs/:org_id/principals/:id", needMaster(), async (c) => {
-    const body = await readBody(c, patchPrincipalBody);
-    const orgId = orgIdOf(c);
-    const id = pathId(c, "id", NO_PRINCIPAL);
-    const principal = await tx.run(() => principals.update(orgId, id, body));
-    return c.json(principalJson(principal));
-  });
-
-  app.delete("/orgs/:org_id/principals/:id", needMaster(), async (c) => {
-    const orgId = orgIdOf(c);
-    const id = pathId(c, "id", NO_PRINCIPAL);
-    await tx.run(() => principals.remove(orgId, id));
-    return c.json({ deleted: true });
-  });
-  app.all("/orgs/:org_id/principals/:id", methodNotAllowed(["GET", "HEAD", "PATCH", "DELETE"]));
-
-  app.post("/orgs/:org_id/principals/:id/keys", needMaster(), async (c) => {
-    const input = await readNewKey(c);
-    const orgId = orgIdOf(c);
-    const id = pathId(c, "id", NO_PRINCIPAL);
-    const origin = originOf(c);
-    const created = await tx.run(() => {
-      principals.require(orgId, id);
-      return keys.create(orgId, id, input, origin);
-    });
-    return c.json(createdKeyJson(created.key, created.token), 201);
-  });
-
-  app.get("/orgs/:org_id/principals/:id/keys", needMaster(), (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const orgId = orgIdOf(c);
-    const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
-    const page = keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
-    return c.json(keyListBody(page));
-  });
-  app.all("/orgs/:org_id/principals/:id/keys", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.delete("/orgs/:org_id/principals/:id/keys/:key_id", needMaster(), async (c) => {
-    const orgId = orgIdOf(c);
-    const id = pathId(c, "id", NO_PRINCIPAL);
-    const keyId = pathId(c, "key_id", "key not found");
-    const origin = originOf(c);
-    await tx.run(() => {
-      principals.require(orgId, id);
-      keys.revoke(id, keyId, origin);
-    });
-    return c.json({ deleted: true });
-  });
-  app.all("/orgs/:org_id/principals/:id/keys/:key_id", methodNotAllowed(["DELETE"]));
-
-  return app;
-}
-
-/** OpenAPI description of the routes above. */
-export const principalRouteDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/orgs/{org_id}/principals",
-    summary: "Create a principal (user or service account) with a built-in or custom role. Names are unique in the org.",
-    permission: "master",
-    body: createPrincipalBody,
-    responses: {
-      201: { description: "{id, name, org_id, role, metadata, created_at}", schema: principalSchema },
-      400: "invalid input, or no such role in the org",
-      404: "no such organization",
-      409: "a principal with this name exists in the org",
-    },
-  },
-  {
-    method: "get",
-    path: "/orgs/{org_id}/principals",
-    summary: "List the org's principals, oldest first.",
-    permission: "master",
-    query: pageQueryDocs,
-    responses: {
-      200: {
-        description: "{principals, next_cursor?}",
-        schema: listSchema("principals", principalSchema),
+  return [
+    {
+      method: "post",
+      path: "/orgs/:org_id/principals",
+      summary: "Create a principal (user or service account) with a built-in or custom role. Names are unique in the org.",
+      permission: "master",
+      body: createPrincipalBody,
+      responses: {
+        201: { description: "{id, name, org_id, role, metadata, created_at}", schema: principalSchema },
+        400: { description: "invalid input, or no such role in the org" },
+        404: { description: "no such organization" },
+        409: { description: "a principal with this name exists in the org" },
       },
-      404: "no such organization",
+      handler: async (c) => {
+        const body = await readBody(c, createPrincipalBody);
+        const orgId = orgIdOf(c);
+        const principal = await tx.run(() => principals.create(orgId, body.name, body.role));
+        return c.json(principalJson(principal), 201);
+      },
     },
-  },
-  {
-    method: "get",
-    path: "/orgs/{org_id}/principals/{id}",
-    summary: "One principal.",
-    permission: "master",
-    responses: { 200: { description: "the principal", schema: principalSchema }, 404: "no such organization or principal" },
-  },
-  {
-    method: "patch",
-    path: "/orgs/{org_id}/principals/{id}",
-    summary: "Change a principal's name, role and/or metadata (metadata is replaced). A new role applies to its keys' next request.",
-    permission: "master",
-    body: patchPrincipalBody,
-    responses: {
-      200: { description: "the principal", schema: principalSchema },
-      400: "invalid input, or no such role in the org",
-      404: "no such organization or principal",
-      409: "the new name is taken in the org",
+    {
+      method: "get",
+      path: "/orgs/:org_id/principals",
+      summary: "List the org's principals, oldest first.",
+      permission: "master",
+      query: pageQueryDocs,
+      responses: {
+        200: {
+          description: "{principals, next_cursor?}",
+          schema: listSchema("principals", principalSchema),
+        },
+        404: { description: "no such organization" },
+      },
+      handler: (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const orgId = orgIdOf(c);
+        const page = principals.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
+        return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
+      },
     },
-  },
-  {
-    method: "delete",
-    path: "/orgs/{org_id}/principals/{id}",
-    summary: "Delete a principal that has no active key (not revoked, valid_before not passed). No cascading deletes.",
-    permission: "master",
-    responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: "no such organization or principal", 409: "the principal has active keys" },
-  },
-  {
-    method: "post",
-    path: "/orgs/{org_id}/principals/{id}/keys",
-    summary:
-      "Make a principal key (its first, typically). The vpk_ token is in `key`, shown this once. valid_after and valid_before are optional Unix seconds; valid_before must be after now and after valid_after.",
-    permission: "master",
-    body: newKeyBody,
-    responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: "invalid input", 404: "no such organization or principal" },
-  },
-  {
-    method: "get",
-    path: "/orgs/{org_id}/principals/{id}/keys",
-    summary: "List a principal's keys (summaries, never tokens). Revoked keys are gone.",
-    permission: "master",
-    query: pageQueryDocs,
-    responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: "no such organization or principal" },
-  },
-  {
-    method: "delete",
-    path: "/orgs/{org_id}/principals/{id}/keys/{key_id}",
-    summary: "Revoke a principal key: deleted at once; its token gets 401 from the next request on.",
-    permission: "master",
-    responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: "no such organization, principal or key" },
-  },
-];
+    {
+      method: "get",
+      path: "/orgs/:org_id/principals/:id",
+      summary: "One principal.",
+      permission: "master",
+      responses: { 200: { description: "the principal", schema: principalSchema }, 404: { description: "no such organization or principal" } },
+      handler: (c) => {
+        const orgId = orgIdOf(c);
+        return c.json(principalJson(principals.require(orgId, pathId(c, "id", NO_PRINCIPAL))));
+      },
+    },
+    {
+      method: "patch",
+      path: "/orgs/:org_id/principals/:id",
+      summary: "Change a principal's name, role and/or metadata (metadata is replaced). A new role applies to its keys' next request.",
+      permission: "master",
+      body: patchPrincipalBody,
+      responses: {
+        200: { description: "the principal", schema: principalSchema },
+        400: { description: "invalid input, or no such role in the org" },
+        404: { description: "no such organization or principal" },
+        409: { description: "the new name is taken in the org" },
+      },
+      handler: async (c) => {
+        const body = await readBody(c, patchPrincipalBody);
+        const orgId = orgIdOf(c);
+        const id = pathId(c, "id", NO_PRINCIPAL);
+        const principal = await tx.run(() => principals.update(orgId, id, body));
+        return c.json(principalJson(principal));
+      },
+    },
+    {
+      method: "delete",
+      path: "/orgs/:org_id/principals/:id",
+      summary: "Delete a principal that has no active key (not revoked, valid_before not passed). No cascading deletes.",
+      permission: "master",
+      responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization or principal" }, 409: { description: "the principal has active keys" } },
+      handler: async (c) => {
+        const orgId = orgIdOf(c);
+        const id = pathId(c, "id", NO_PRINCIPAL);
+        await tx.run(() => principals.remove(orgId, id));
+        return c.json({ deleted: true });
+      },
+    },
+    {
+      method: "post",
+      path: "/orgs/:org_id/principals/:id/keys",
+      summary:
+        "Make a principal key (its first, typically). The vpk_ token is in `key`, shown this once. valid_after and valid_before are optional Unix seconds; valid_before must be after now and after valid_after.",
+      permission: "master",
+      body: newKeyBody,
+      responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: { description: "invalid input" }, 404: { description: "no such organization or principal" } },
+      handler: async (c) => {
+        const input = await readNewKey(c);
+        const orgId = orgIdOf(c);
+        const id = pathId(c, "id", NO_PRINCIPAL);
+        const origin = originOf(c);
+        const created = await tx.run(() => {
+          principals.require(orgId, id);
+          return keys.create(orgId, id, input, origin);
+        });
+        return c.json(createdKeyJson(created.key, created.token), 201);
+      },
+    },
+    {
+      method: "get",
+      path: "/orgs/:org_id/principals/:id/keys",
+      summary: "List a principal's keys (summaries, never tokens). Revoked keys are gone.",
+      permission: "master",
+      query: pageQueryDocs,
+      responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: { description: "no such organization or principal" } },
+      handler: (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const orgId = orgIdOf(c);
+        const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
+        const page = keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
+        return c.json(keyListBody(page));
+      },
+    },
+    {
+      method: "delete",
+      path: "/orgs/:org_id/principals/:id/keys/:key_id",
+      summary: "Revoke a principal key: deleted at once; its token gets 401 from the next request on.",
+      permission: "master",
+      responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization, principal or key" } },
+      handler: async (c) => {
+        const orgId = orgIdOf(c);
+        const id = pathId(c, "id", NO_PRINCIPAL);
+        const keyId = pathId(c, "key_id", "key not found");
+        const origin = originOf(c);
+        await tx.run(() => {
+          principals.require(orgId, id);
+          keys.revoke(id, keyId, origin);
+        });
+        return c.json({ deleted: true });
+      },
+    },
+  ];
+}

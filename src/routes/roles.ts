@@ -1,14 +1,12 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppContext, AppEnv } from "../context.js";
+import type { AppContext } from "../context.js";
 import type { Role, Roles } from "../domain/roles.js";
 import { ApiError } from "../errors.js";
 import type { GroupCommit } from "../group-commit.js";
-import { needMaster, orgIdOf } from "../org-auth.js";
-import type { RouteDoc } from "../openapi.js";
+import { orgIdOf } from "../org-auth.js";
+import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
 import { ROLE_NAME_PATTERN, deletedSchema, permissionsField, roleNameField } from "./org-input.js";
 
 /** POST /orgs/:org_id/roles body (interface section 4, decisions.md sections 2 and 5). */
@@ -44,43 +42,94 @@ function roleJson(r: Role) {
  * cannot be changed (403); custom roles are created, patched and deleted
  * (409 while a principal holds one).
  */
-export function roleRoutes(deps: RoleRouteDeps): Hono<AppEnv> {
+export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
   const { roles, tx } = deps;
-  const app = new Hono<AppEnv>();
-
-  app.post("/orgs/:org_id/roles", needMaster(), async (c) => {
-    const body = await readBody(c, createRoleBody);
-    const orgId = orgIdOf(c);
-    const role = await tx.run(() => roles.create(orgId, body.name, body.permissions));
-    return c.json(roleJson(role), 201);
-  });
-
-  app.get("/orgs/:org_id/roles", needMaster(), (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const orgId = orgIdOf(c);
-    const page = roles.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
-    const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
-    return c.json(pageBody("roles", items, page.nextAfterId));
-  });
-  app.all("/orgs/:org_id/roles", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.patch("/orgs/:org_id/roles/:name", needMaster(), async (c) => {
-    const body = await readBody(c, patchRoleBody);
-    const orgId = orgIdOf(c);
-    const name = pathRole(c);
-    const role = await tx.run(() => roles.update(orgId, name, body.permissions));
-    return c.json(roleJson(role));
-  });
-
-  app.delete("/orgs/:org_id/roles/:name", needMaster(), async (c) => {
-    const orgId = orgIdOf(c);
-    const name = pathRole(c);
-    await tx.run(() => roles.remove(orgId, name));
-    return c.json({ deleted: true });
-  });
-  app.all("/orgs/:org_id/roles/:name", methodNotAllowed(["PATCH", "DELETE"]));
-
-  return app;
+  return [
+    {
+      method: "post",
+      path: "/orgs/:org_id/roles",
+      summary:
+        "Create a custom role. permissions: non-empty, only the letters rRlLcCpPaAmMdD, each at most once (R L p A m D are reserved and grant nothing yet).",
+      permission: "master",
+      body: createRoleBody,
+      responses: {
+        201: { description: "{name, org_id, permissions}", schema: roleSchema },
+        400: { description: "invalid name or permission string" },
+        404: { description: "no such organization" },
+        409: { description: "a role with this name exists (built-in names included)" },
+      },
+      handler: async (c) => {
+        const body = await readBody(c, createRoleBody);
+        const orgId = orgIdOf(c);
+        const role = await tx.run(() => roles.create(orgId, body.name, body.permissions));
+        return c.json(roleJson(role), 201);
+      },
+    },
+    {
+      method: "get",
+      path: "/orgs/:org_id/roles",
+      summary: "List the org's roles: the four built-in ones first, then the custom ones.",
+      permission: "master",
+      query: pageQueryDocs,
+      responses: {
+        200: {
+          description: "{roles: [{name, permissions, builtin}], next_cursor?}",
+          schema: listSchema("roles", {
+            type: "object",
+            required: ["name", "permissions", "builtin"],
+            properties: { name: { type: "string" }, permissions: { type: "string" }, builtin: { type: "boolean" } },
+          }),
+        },
+        400: { description: "invalid limit or cursor" },
+        404: { description: "no such organization" },
+      },
+      handler: (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const orgId = orgIdOf(c);
+        const page = roles.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
+        const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
+        return c.json(pageBody("roles", items, page.nextAfterId));
+      },
+    },
+    {
+      method: "patch",
+      path: "/orgs/:org_id/roles/:name",
+      summary: "Replace a custom role's permissions; its principals get them on their next request. Built-in roles: 403.",
+      permission: "master",
+      body: patchRoleBody,
+      responses: {
+        200: { description: "{name, org_id, permissions}", schema: roleSchema },
+        400: { description: "invalid permission string" },
+        403: { description: "built-in roles cannot be modified (or the token is not the master key)" },
+        404: { description: "no such organization or role" },
+      },
+      handler: async (c) => {
+        const body = await readBody(c, patchRoleBody);
+        const orgId = orgIdOf(c);
+        const name = pathRole(c);
+        const role = await tx.run(() => roles.update(orgId, name, body.permissions));
+        return c.json(roleJson(role));
+      },
+    },
+    {
+      method: "delete",
+      path: "/orgs/:org_id/roles/:name",
+      summary: "Delete a custom role. Built-in roles: 403. A role a principal holds: 409.",
+      permission: "master",
+      responses: {
+        200: { description: "{deleted: true}", schema: deletedSchema },
+        403: { description: "built-in roles cannot be deleted (or the token is not the master key)" },
+        404: { description: "no such organization or role" },
+        409: { description: "the role is assigned to principals" },
+      },
+      handler: async (c) => {
+        const orgId = orgIdOf(c);
+        const name = pathRole(c);
+        await tx.run(() => roles.remove(orgId, name));
+        return c.json({ deleted: true });
+      },
+    },
+  ];
 }
 
 const roleSchema = {
@@ -88,64 +137,3 @@ const roleSchema = {
   required: ["name", "org_id", "permissions"],
   properties: { name: { type: "string" }, org_id: { type: "string" }, permissions: { type: "string" } },
 };
-
-/** OpenAPI description of the routes above. */
-export const roleRouteDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/orgs/{org_id}/roles",
-    summary:
-      "Create a custom role. permissions: non-empty, only the letters rRlLcCpPaAmMdD, each at most once (R L p A m D are reserved and grant nothing yet).",
-    permission: "master",
-    body: createRoleBody,
-    responses: {
-      201: { description: "{name, org_id, permissions}", schema: roleSchema },
-      400: "invalid name or permission string",
-      404: "no such organization",
-      409: "a role with this name exists (built-in names included)",
-    },
-  },
-  {
-    method: "get",
-    path: "/orgs/{org_id}/roles",
-    summary: "List the org's roles: the four built-in ones first, then the custom ones.",
-    permission: "master",
-    query: pageQueryDocs,
-    responses: {
-      200: {
-        description: "{roles: [{name, permissions, builtin}], next_cursor?}",
-        schema: listSchema("roles", {
-          type: "object",
-          required: ["name", "permissions", "builtin"],
-          properties: { name: { type: "string" }, permissions: { type: "string" }, builtin: { type: "boolean" } },
-        }),
-      },
-      404: "no such organization",
-    },
-  },
-  {
-    method: "patch",
-    path: "/orgs/{org_id}/roles/{name}",
-    summary: "Replace a custom role's permissions; its principals get them on their next request. Built-in roles: 403.",
-    permission: "master",
-    body: patchRoleBody,
-    responses: {
-      200: { description: "{name, org_id, permissions}", schema: roleSchema },
-      400: "invalid permission string",
-      403: "built-in roles cannot be modified (or the token is not the master key)",
-      404: "no such organization or role",
-    },
-  },
-  {
-    method: "delete",
-    path: "/orgs/{org_id}/roles/{name}",
-    summary: "Delete a custom role. Built-in roles: 403. A role a principal holds: 409.",
-    permission: "master",
-    responses: {
-      200: { description: "{deleted: true}", schema: deletedSchema },
-      403: "built-in roles cannot be deleted (or the token is not the master key)",
-      404: "no such organization or role",
-      409: "the role is assigned to principals",
-    },
-  },
-];

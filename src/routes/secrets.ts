@@ -1,111 +1,40 @@
-import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv, AppContext } from "../context.js";
+import type { AppContext } from "../context.js";
 import { originOf } from "../context.js";
-import { keyPrefixOf, need, requireInPrefix } from "../auth.js";
+import { keyPrefixOf, requireInPrefix } from "../auth.js";
 import { ApiError } from "../errors.js";
-import { GLOBAL_SCOPE, MAX_READS_LIMIT, MAX_TTL_SECONDS } from "../domain/secrets.js";
-import type { SecretLifecycle, SecretMeta } from "../domain/secrets.js";
+import { GLOBAL_SCOPE } from "../domain/secrets.js";
+import type { CheckOutcome, Reader, RetrieveOutcome, SecretLifecycle, SecretMeta } from "../domain/secrets.js";
+import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { GroupCommit } from "../group-commit.js";
-import {
-  decodeCursor,
-  intRange,
-  pageQuery,
-  parse,
-  readBody,
-  readJsonObject,
-  requiredString,
-  seconds,
-} from "./input.js";
-import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
-import type { RouteDoc } from "../openapi.js";
-
-/**
- * Secret keys (decisions.md section 2): 1-256 characters of
- * `A-Z a-z 0-9 . _ - ~ @ : + = /`, not starting with `/`.
- */
-export const KEY_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
-/** Public secret ids: 64 lower-case hex characters, reserved in the global key space. */
-export const PUBLIC_ID_PATTERN = /^[0-9a-f]{64}$/;
-
-const keyField = v.pipe(
-  requiredString("key"),
-  v.regex(KEY_PATTERN, "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
-  v.check((k) => !PUBLIC_ID_PATTERN.test(k), "key must not be 64 lower-case hex characters (reserved for public ids)"),
-);
-
-/** POST /secrets body (interface section 4, decisions.md sections 2-3). */
-export const createSecretBody = v.object({
-  key: v.optional(keyField),
-  value: requiredString("value"),
-  ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
-  max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
-});
-
-/** PATCH /secrets/:key body: at least one of the two (decisions.md section 4). */
-export const patchSecretBody = v.object({
-  ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
-  max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
-});
+import { orgIdOf } from "../org-auth.js";
+import type { ResponseDecl, RouteDecl } from "./declare.js";
+import { decodeCursor, pageQuery, parse, readBody, readJsonObject, seconds } from "./input.js";
+import { pageBody, pageQueryDocs } from "./lists.js";
+import { checkValueSize, createOrgSecretBody, createSecretBody, patchSecretBody, pathKey } from "./secret-input.js";
+import { deleted, globalMeta, globalName, globalRead, orgMeta, orgRead, page, pruned } from "./secret-schemas.js";
 
 export interface SecretRouteDeps {
   secrets: SecretLifecycle;
+  /** Principal keys, to check an org secret's `allowed_keys` at creation. */
+  keys: PrincipalKeys;
   tx: GroupCommit;
   /** Base of public secrets' `url`, without a trailing slash; a function when known only once listening. */
   publicUrl: string | (() => string);
   maxValueBytes: number;
 }
 
-/**
- * Validates a secret key taken from the path: a key or a public id. For a
- * prefix-scoped key the prefix is checked first (decisions.md section 5:
- * 403 whether or not the secret exists, public ids always out of reach).
- * @throws ApiError 403 outside the caller's prefix, 400 for an invalid key.
- */
-export function pathKey(c: AppContext): string {
-  const key = c.req.param("key") ?? "";
-  requireInPrefix(c, PUBLIC_ID_PATTERN.test(key) ? null : key);
-  if (!KEY_PATTERN.test(key) && !PUBLIC_ID_PATTERN.test(key)) throw new ApiError(400, "invalid secret key");
-  return key;
-}
-
-/**
- * Checks a value's size in UTF-8 bytes against VAULT_MAX_VALUE_BYTES.
- * @throws ApiError 413.
- */
-export function checkValueSize(value: string, maxBytes: number): void {
-  if (Buffer.byteLength(value, "utf8") > maxBytes) {
-    throw new ApiError(413, "value too large", { message: `the value may be at most ${maxBytes} bytes (UTF-8)` });
-  }
-}
-
 const NOT_FOUND = "secret not found";
+const SEALED = { error: "secret sealed", message: "its reads are exhausted; PATCH max_reads to reactivate it" };
+const NOT_ALLOWED = "this key is not in the secret's allowed_keys";
 
 /** `{key}` or `{id}`, the name a secret goes by in responses. */
 function nameOf(s: SecretMeta): { key: string } | { id: string } {
   return s.isPublic ? { id: s.key } : { key: s.key };
 }
 
-/**
- * The answer of a read, global or org: `{key | id, value, created_at,
- * expires_at, max_reads, read_count}`, read_count after this read, times in
- * Unix seconds. The only response that carries a value.
- * @param name `{key}`, or `{id}` for a public secret.
- */
-export function readJson(name: { key: string } | { id: string }, s: SecretMeta, value: string) {
-  return {
-    ...name,
-    value,
-    created_at: seconds(s.createdAt),
-    expires_at: seconds(s.expiresAt),
-    max_reads: s.maxReads,
-    read_count: s.readCount,
-  };
-}
-
-/** List metadata of a global secret: never the value. */
-function listEntry(s: SecretMeta) {
+/** The metadata both scopes show (times in Unix seconds); never the value. */
+function metaJson(s: SecretMeta) {
   return {
     ...nameOf(s),
     created_at: seconds(s.createdAt),
@@ -115,177 +44,253 @@ function listEntry(s: SecretMeta) {
   };
 }
 
-/**
- * Global secrets (interface section 4 "Global secrets"): thin handlers that
- * validate, authorize through need(), call the lifecycle inside the group
- * commit, and shape the response.
- */
-export function secretRoutes(deps: SecretRouteDeps): Hono<AppEnv> {
-  const { secrets, tx } = deps;
-  const app = new Hono<AppEnv>();
-
-  app.post("/secrets", need("write"), async (c) => {
-    const raw = await readJsonObject(c);
-    // Prefix scoping before validation (403 before 400); no key: a public secret.
-    if (raw.key === undefined || typeof raw.key === "string") requireInPrefix(c, raw.key ?? null);
-    const body = parse(createSecretBody, raw);
-    checkValueSize(body.value, deps.maxValueBytes);
-    const origin = originOf(c);
-    const created = await tx.run(() =>
-      secrets.create(
-        { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads },
-        origin,
-      ),
-    );
-    if (created.isPublic) {
-      const base = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
-      return c.json({ id: created.key, url: `${base}/secrets/${created.key}` }, 201);
-    }
-    return c.json({ key: created.key }, 201);
-  });
-
-  app.get("/secrets", need("admin"), async (c) => {
-    const query = parse(pageQuery, c.req.query());
-    const afterId = decodeCursor(query.cursor);
-    const page = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit: query.limit ?? 1000, afterId, keyPrefix: keyPrefixOf(c) }));
-    return c.json(pageBody("secrets", page.secrets.map(listEntry), page.nextAfterId));
-  });
-  // GET routes answer HEAD too, so HEAD is allowed (as on /keys and /audit).
-  app.all("/secrets", methodNotAllowed(["GET", "HEAD", "POST"]));
-
-  app.get("/secrets/:key{.+}", need("read"), async (c) => {
-    const key = pathKey(c);
-    const origin = originOf(c);
-    if (c.req.method === "HEAD") {
-      // HEAD answers whether the secret exists, without reading it (no read counted).
-      const found = await tx.run(() => secrets.peek(GLOBAL_SCOPE, key, origin));
-      if (!found) throw new ApiError(404, NOT_FOUND);
-      return c.body(null, 200);
-    }
-    const outcome = await tx.run(() => secrets.retrieve(GLOBAL_SCOPE, key, { principalKeyId: null }, origin));
-    if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
-    return c.json(readJson(nameOf(outcome.secret), outcome.secret, outcome.value));
-  });
-
-  app.patch("/secrets/:key{.+}", need("write"), async (c) => {
-    const key = pathKey(c);
-    const body = await readBody(c, patchSecretBody);
-    const origin = originOf(c);
-    const outcome = await tx.run(() =>
-      secrets.update(GLOBAL_SCOPE, key, { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads }, origin, {
-        sealable: false,
-      }),
-    );
-    if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
-    return c.json({ ...nameOf(outcome.secret), updated: true });
-  });
-
-  app.delete("/secrets/:key{.+}", need("delete"), async (c) => {
-    const key = pathKey(c);
-    const origin = originOf(c);
-    const outcome = await tx.run(() => secrets.remove(GLOBAL_SCOPE, key, origin));
-    if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
-    return c.json({ deleted: true });
-  });
-  app.all("/secrets/:key{.+}", methodNotAllowed(["GET", "HEAD", "PATCH", "DELETE"]));
-
-  app.post("/prune", need("admin"), async (c) => {
-    const origin = originOf(c);
-    const pruned = await tx.run(() => secrets.prune(GLOBAL_SCOPE, origin, keyPrefixOf(c)));
-    return c.json({ pruned });
-  });
-  app.all("/prune", methodNotAllowed(["POST"]));
-
-  return app;
+/** An org secret's list entry: the metadata, its owner, state and burn rule. */
+function orgListEntry(s: SecretMeta) {
+  return { ...metaJson(s), owner_id: s.ownerId, state: s.state, delete: s.burnOnLimit };
 }
 
-const secretMetaSchema = {
-  type: "object",
-  required: ["created_at", "expires_at", "max_reads", "read_count"],
-  properties: {
-    key: { type: "string", description: "present for keyed secrets" },
-    id: { type: "string", description: "present for public secrets (64 hex)" },
-    created_at: { type: "integer" },
-    expires_at: { type: ["integer", "null"] },
-    max_reads: { type: ["integer", "null"] },
-    read_count: { type: "integer" },
-  },
-};
+/** The reader for `allowed_keys`: the caller's principal key id, or null for every other token. */
+function readerOf(c: AppContext): Reader {
+  const actor = c.get("actor");
+  return { principalKeyId: actor.kind === "principal" ? actor.keyId : null };
+}
 
-/** OpenAPI description of the routes above. */
-export const secretRouteDocs: RouteDoc[] = [
-  {
-    method: "post",
-    path: "/secrets",
-    summary: "Create a global secret: keyed when `key` is given, else public (a dead drop).",
-    permission: "write",
-    body: createSecretBody,
-    responses: {
-      201: {
-        description: "Created. Keyed: {key}. Public: {id, url}.",
-        schema: { type: "object", properties: { key: { type: "string" }, id: { type: "string" }, url: { type: "string" } } },
+/**
+ * The answer of a read or check that did not find a readable secret.
+ * @throws ApiError 404, 403 (allowed_keys) or 410 (sealed).
+ */
+function refuse(outcome: Exclude<RetrieveOutcome | CheckOutcome, { kind: "ok" }>): never {
+  switch (outcome.kind) {
+    case "not_found":
+      throw new ApiError(404, NOT_FOUND);
+    case "forbidden":
+      throw new ApiError(403, NOT_ALLOWED);
+    case "sealed":
+      throw new ApiError(410, SEALED.error, { message: SEALED.message });
+  }
+}
+
+/** Where a set of secret routes lives: the global key space or an org's. */
+export type SecretScope = "global" | "org";
+
+/**
+ * The secret routes of one scope (interface section 4 "Global secrets" and
+ * "Org-scoped secrets", decisions.md sections 2-5): one SecretLifecycle,
+ * the scope being GLOBAL_SCOPE or the org id. Global routes are guarded by
+ * scoped-key permissions and prefixes (public secrets, no sealing); org
+ * routes by role letters (allowed_keys, owners, sealing). Thin handlers:
+ * validate, call the lifecycle inside the group commit, shape the answer.
+ */
+export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): RouteDecl[] {
+  const { secrets, tx } = deps;
+  const org = scope === "org";
+  const base = org ? "/orgs/:org_id/secrets" : "/secrets";
+  const scopeOf: (c: AppContext) => string = org ? orgIdOf : () => GLOBAL_SCOPE;
+  const noOrg: Record<number, ResponseDecl> = org ? { 404: { description: "no such organization" } } : {};
+  const where = org ? "; or no such organization" : "";
+  /** Responses only the org scope has. */
+  const orgOnly = (responses: Record<number, ResponseDecl>): Record<number, ResponseDecl> => (org ? responses : {});
+
+  const create: RouteDecl["handler"] = org
+    ? async (c) => {
+        const body = await readBody(c, createOrgSecretBody);
+        checkValueSize(body.value, deps.maxValueBytes);
+        const orgId = orgIdOf(c);
+        const actor = c.get("actor");
+        const origin = originOf(c);
+        const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
+        const created = await tx.run(() => {
+          if (allowedKeys) deps.keys.checkAllowedKeys(orgId, allowedKeys);
+          return secrets.create(
+            {
+              scope: orgId,
+              key: body.key,
+              value: body.value,
+              ttlSeconds: body.ttl_seconds,
+              maxReads: body.max_reads,
+              burnOnLimit: body.delete !== false,
+              ownerId: actor.kind === "principal" ? actor.principalId : null,
+              allowedKeys,
+            },
+            origin,
+          );
+        });
+        return c.json({ key: created.key }, 201);
+      }
+    : async (c) => {
+        const raw = await readJsonObject(c);
+        // Prefix scoping before validation (403 before 400); no key: a public secret.
+        if (raw.key === undefined || typeof raw.key === "string") requireInPrefix(c, raw.key ?? null);
+        const body = parse(createSecretBody, raw);
+        checkValueSize(body.value, deps.maxValueBytes);
+        const origin = originOf(c);
+        const created = await tx.run(() =>
+          secrets.create(
+            { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads },
+            origin,
+          ),
+        );
+        if (created.isPublic) {
+          const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
+          return c.json({ id: created.key, url: `${url}/secrets/${created.key}` }, 201);
+        }
+        return c.json({ key: created.key }, 201);
+      };
+
+  return [
+    {
+      method: "post",
+      path: base,
+      summary: org
+        ? "Create an org secret. delete=false seals it on its last read instead of burning it. allowed_keys: principal key ids of this org that may read it (and the master key); omitted: org-wide."
+        : "Create a global secret: keyed when `key` is given, else public (a dead drop).",
+      permission: org ? "org:c" : "write",
+      body: org ? createOrgSecretBody : createSecretBody,
+      responses: {
+        201: org
+          ? { description: "{key}", schema: v.object({ key: v.string() }) }
+          : {
+              description: "Created. Keyed: {key}. Public: {id, url}.",
+              schema: v.union([v.object({ key: v.string() }), v.object({ id: v.string(), url: v.string() })]),
+            },
+        400: { description: org ? "invalid input, or an allowed_keys id that is not a key of this org" : "invalid input" },
+        402: { description: "free tier limit of 100 active secrets reached" },
+        ...noOrg,
+        409: { description: org ? "a live secret with this key exists in the org" : "a live secret with this key exists" },
+        413: { description: "value larger than VAULT_MAX_VALUE_BYTES, or body over 1 MiB" },
       },
-      400: "invalid input",
-      402: "free tier limit of 100 active secrets reached",
-      409: "a live secret with this key exists",
-      413: "value larger than VAULT_MAX_VALUE_BYTES, or body over 1 MiB",
+      handler: create,
     },
-  },
-  {
-    method: "get",
-    path: "/secrets",
-    summary: "List global secrets' metadata (never values), oldest first.",
-    permission: "admin",
-    query: pageQueryDocs,
-    responses: {
-      200: {
-        description: "{secrets, next_cursor?}",
-        schema: listSchema("secrets", secretMetaSchema),
+    {
+      method: "get",
+      path: base,
+      summary: org
+        ? "List the org's live secrets (active and sealed), never values, oldest first."
+        : "List global secrets' metadata (never values), oldest first.",
+      permission: org ? "org:l" : "admin",
+      auditAction: "secret.listed",
+      query: pageQueryDocs,
+      responses: {
+        200: { description: "{secrets, next_cursor?}", schema: org ? page(orgMeta) : page(globalMeta) },
+        400: { description: "invalid limit or cursor" },
+        ...noOrg,
+      },
+      handler: async (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const afterId = decodeCursor(query.cursor);
+        const limit = query.limit ?? 1000;
+        if (org) {
+          const orgId = orgIdOf(c);
+          const found = await tx.run(() => secrets.list(orgId, { limit, afterId, includeSealed: true }));
+          return c.json(pageBody("secrets", found.secrets.map(orgListEntry), found.nextAfterId));
+        }
+        const found = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit, afterId, keyPrefix: keyPrefixOf(c) }));
+        return c.json(pageBody("secrets", found.secrets.map(metaJson), found.nextAfterId));
       },
     },
-  },
-  {
-    method: "get",
-    path: "/secrets/{key}",
-    summary:
-      "Retrieve a secret's value and count the read. The read that reaches max_reads burns it. HEAD answers existence without counting a read.",
-    permission: "read",
-    responses: {
-      200: {
-        description: "{key | id, value, created_at, expires_at, max_reads, read_count}; read_count after this read",
-        schema: {
-          ...secretMetaSchema,
-          required: [...secretMetaSchema.required, "value"],
-          properties: { ...secretMetaSchema.properties, value: { type: "string" } },
+    {
+      method: "get",
+      path: `${base}/:key{.+}`,
+      summary: org
+        ? "Retrieve an org secret's value and count the read; the read that reaches max_reads burns it (delete=true) or seals it (delete=false). HEAD answers existence without decrypting or counting."
+        : "Retrieve a secret's value and count the read. The read that reaches max_reads burns it. HEAD answers existence without counting a read.",
+      permission: org ? "org:r" : "read",
+      // The GET records secret.read itself; a HEAD records this.
+      auditAction: "secret.checked",
+      responses: {
+        200: {
+          description: `{${org ? "key" : "key | id"}, value, created_at, expires_at, max_reads, read_count}; read_count after this read`,
+          schema: org ? orgRead : globalRead,
         },
+        400: { description: "invalid secret key" },
+        ...orgOnly({ 403: { description: "the token may not do this, or the key is not in the secret's allowed_keys" } }),
+        404: { description: `missing, expired or burned${where}` },
+        ...orgOnly({ 410: { description: "sealed: its reads are exhausted" } }),
       },
-      404: "missing, expired or burned",
+      handler: async (c) => {
+        const key = pathKey(c);
+        const scopeId = scopeOf(c);
+        const origin = originOf(c);
+        const reader = readerOf(c);
+        if (c.req.method === "HEAD") {
+          // Existence only: no decryption, no read counted (interface section 4).
+          const checked = await tx.run(() => secrets.check(scopeId, key, reader, origin));
+          if (checked.kind !== "ok") refuse(checked);
+          return c.body(null, 200);
+        }
+        const outcome = await tx.run(() => secrets.retrieve(scopeId, key, reader, origin));
+        if (outcome.kind !== "ok") refuse(outcome);
+        const s = outcome.secret;
+        return c.json({
+          ...nameOf(s),
+          value: outcome.value,
+          created_at: seconds(s.createdAt),
+          expires_at: seconds(s.expiresAt),
+          max_reads: s.maxReads,
+          read_count: s.readCount,
+        });
+      },
     },
-  },
-  {
-    method: "patch",
-    path: "/secrets/{key}",
-    summary: "Set a new TTL (from now) and/or a new read limit (read_count resets to 0).",
-    permission: "write",
-    body: patchSecretBody,
-    responses: {
-      200: { description: "{key | id, updated: true}", schema: { type: "object", properties: { updated: { const: true } } } },
-      400: "neither field given, or invalid",
-      404: "missing, expired or burned",
+    {
+      method: "patch",
+      path: `${base}/:key{.+}`,
+      summary: org
+        ? "Only for secrets created with delete=false: ttl_seconds sets a new TTL from now; max_reads sets a new limit, resets read_count to 0 and reactivates a sealed secret. Neither: 400."
+        : "Set a new TTL (from now) and/or a new read limit (read_count resets to 0).",
+      permission: org ? "org:P" : "write",
+      body: patchSecretBody,
+      responses: {
+        200: {
+          description: `{${org ? "key" : "key | id"}, updated: true}`,
+          schema: v.object({ ...(org ? { key: v.string() } : globalName), updated: v.literal(true) }),
+        },
+        400: { description: "neither field given, or invalid" },
+        404: { description: `missing, expired or burned${where}` },
+        ...orgOnly({ 409: { description: "the secret was created with delete=true" } }),
+      },
+      handler: async (c) => {
+        const key = pathKey(c);
+        const body = await readBody(c, patchSecretBody);
+        const scopeId = scopeOf(c);
+        const origin = originOf(c);
+        const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
+        const outcome = await tx.run(() => secrets.update(scopeId, key, patch, origin, { sealable: org }));
+        if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
+        return c.json({ ...nameOf(outcome.secret), updated: true });
+      },
     },
-  },
-  {
-    method: "delete",
-    path: "/secrets/{key}",
-    summary: "Delete a secret at once, whatever its TTL or remaining reads.",
-    permission: "delete",
-    responses: { 200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } }, 404: "missing" },
-  },
-  {
-    method: "post",
-    path: "/prune",
-    summary: "Remove the tombstones of expired global secrets.",
-    permission: "admin",
-    responses: { 200: { description: "{pruned}", schema: { type: "object", properties: { pruned: { type: "integer" } } } } },
-  },
-];
+    {
+      method: "delete",
+      path: `${base}/:key{.+}`,
+      summary: org ? "Delete an org secret (active or sealed) at once." : "Delete a secret at once, whatever its TTL or remaining reads.",
+      permission: org ? "org:d" : "delete",
+      responses: {
+        200: { description: "{deleted: true}", schema: deleted },
+        400: { description: "invalid secret key" },
+        404: { description: `missing${where}` },
+      },
+      handler: async (c) => {
+        const key = pathKey(c);
+        const scopeId = scopeOf(c);
+        const origin = originOf(c);
+        const outcome = await tx.run(() => secrets.remove(scopeId, key, origin));
+        if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
+        return c.json({ deleted: true });
+      },
+    },
+    {
+      method: "post",
+      path: org ? "/orgs/:org_id/prune" : "/prune",
+      summary: org ? "Remove the tombstones of the org's expired secrets." : "Remove the tombstones of expired global secrets.",
+      permission: org ? "org:C" : "admin",
+      responses: { 200: { description: "{pruned}", schema: pruned }, ...noOrg },
+      handler: async (c) => {
+        const origin = originOf(c);
+        const count = org
+          ? await tx.run(() => secrets.prune(orgIdOf(c), origin))
+          : await tx.run(() => secrets.prune(GLOBAL_SCOPE, origin, keyPrefixOf(c)));
+        return c.json({ pruned: count });
+      },
+    },
+  ];
+}

@@ -1,21 +1,17 @@
-import { Hono } from "hono";
-import type { MiddlewareHandler } from "hono";
 import * as v from "valibot";
-import type { AppContext, AppEnv } from "../context.js";
+import type { AppContext } from "../context.js";
 import { originOf } from "../context.js";
-import { need } from "../auth.js";
-import { needOrg, orgIdOf } from "../org-auth.js";
+import { orgIdOf } from "../org-auth.js";
 import { ApiError } from "../errors.js";
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN } from "../domain/webhooks.js";
 import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../domain/webhooks.js";
 import type { GroupCommit } from "../group-commit.js";
-import type { RouteDoc } from "../openapi.js";
 import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../webhooks/address-guard.js";
 import type { Lookup } from "../webhooks/address-guard.js";
 import { decodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { methodNotAllowed } from "./method.js";
-import { charCount, MAX_NAME_CHARS } from "./org-input.js";
+import type { ResponseDecl, RouteDecl, RoutePermission } from "./declare.js";
+import { charCount, MAX_NAME_CHARS, pathId } from "./org-input.js";
 
 const EVENTS_RULE = `events must be a non-empty array of event types (${WEBHOOK_EVENT_TYPES.join(", ")}) or ["*"]`;
 
@@ -96,80 +92,138 @@ function viewerPrefix(c: AppContext): string | null {
 }
 
 /** The webhook id of the path; an id of the wrong shape is simply not found. */
-function pathId(c: AppContext): string {
-  const id = c.req.param("id") ?? "";
-  if (!WEBHOOK_ID_PATTERN.test(id)) throw new ApiError(404, NOT_FOUND);
-  return id;
+function webhookId(c: AppContext): string {
+  return pathId(c, "id", NOT_FOUND, WEBHOOK_ID_PATTERN);
 }
 
 /**
  * Global webhooks (`/webhooks*`, master key or a scoped key with `admin`)
  * and org webhooks (`/orgs/:org_id/webhooks*`, the master key or a
  * principal key of the org with `M`), interface section 4 and decisions.md
- * section 7. Same shapes for both; org webhooks carry `org_id`.
+ * section 7: one family of routes declared for both scopes. Same shapes for
+ * both; org webhooks carry `org_id`.
  */
-export function webhookRoutes(deps: WebhookRouteDeps): Hono<AppEnv> {
+export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
   const { registry, tx } = deps;
-  const app = new Hono<AppEnv>();
 
-  /** Handlers for one family; `orgOf` answers the org id (null: global), after input validation. */
-  const mount = (base: string, guard: MiddlewareHandler<AppEnv>, orgOf: (c: AppContext) => string | null) => {
-    app.post(base, guard, async (c) => {
-      const body = await readBody(c, createWebhookBody);
-      const url = parseWebhookUrl(body.url);
-      await checkWebhookTarget(url, deps.allowPrivate, deps.lookup);
-      const orgId = orgOf(c);
-      const origin = originOf(c);
-      const keyPrefix = viewerPrefix(c);
-      const created = await tx.run(() =>
-        registry.create(
-          { orgId, url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
-          origin,
-        ),
-      );
-      return c.json(webhookJson(created), 201);
-    });
-
-    app.get(base, guard, async (c) => {
-      const query = parse(pageQuery, c.req.query());
-      const afterId = decodeCursor(query.cursor);
-      const orgId = orgOf(c);
-      const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
-      const page = await tx.run(() => registry.list(view, { limit: query.limit ?? 1000, afterId }));
-      return c.json(pageBody("webhooks", page.items.map(webhookJson), page.next));
-    });
-    app.all(base, methodNotAllowed(["GET", "HEAD", "POST"]));
-
-    app.delete(`${base}/:id`, guard, async (c) => {
-      const orgId = orgOf(c);
-      const id = pathId(c);
-      const origin = originOf(c);
-      const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
-      const removed = await tx.run(() => registry.remove(view, id, origin));
-      if (!removed) throw new ApiError(404, NOT_FOUND);
-      return c.json({ deleted: true });
-    });
-    app.all(`${base}/:id`, methodNotAllowed(["DELETE"]));
-
-    app.get(`${base}/:id/deliveries`, guard, async (c) => {
-      const query = parse(pageQuery, c.req.query());
-      const beforeId = decodeCursor(query.cursor);
-      const orgId = orgOf(c);
-      const id = pathId(c);
-      const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
-      const page = await tx.run(() => {
-        if (!registry.get(view, id)) return undefined;
-        return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
-      });
-      if (!page) throw new ApiError(404, NOT_FOUND);
-      return c.json(pageBody("deliveries", page.items.map(attemptJson), page.next));
-    });
-    app.all(`${base}/:id/deliveries`, methodNotAllowed(["GET", "HEAD"]));
+  /**
+   * The routes of one scope; `orgOf` answers the org id (null: global),
+   * after input validation.
+   */
+  const family = (
+    base: string,
+    permission: RoutePermission,
+    orgOf: (c: AppContext) => string | null,
+    who: string,
+  ): RouteDecl[] => {
+    const orgMissing: Record<number, ResponseDecl> = base.startsWith("/orgs")
+      ? { 404: { description: "no such organization" } }
+      : {};
+    // A scoped-key request to these routes that records nothing (a list) is audited as webhook.listed.
+    const auditAction = "webhook.listed";
+    return [
+      {
+        method: "post",
+        path: base,
+        summary: `Register a ${who} webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE.`,
+        permission,
+        auditAction,
+        body: createWebhookBody,
+        responses: {
+          201: { description: "the webhook", schema: webhookSchema },
+          400: { description: "invalid body, url not https, unknown event type, or a refused address" },
+          409: { description: "the scope already has VAULT_WEBHOOKS_PER_SCOPE webhooks (default 25)" },
+          ...orgMissing,
+        },
+        handler: async (c) => {
+          const body = await readBody(c, createWebhookBody);
+          const url = parseWebhookUrl(body.url);
+          await checkWebhookTarget(url, deps.allowPrivate, deps.lookup);
+          const orgId = orgOf(c);
+          const origin = originOf(c);
+          const keyPrefix = viewerPrefix(c);
+          const created = await tx.run(() =>
+            registry.create(
+              { orgId, url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
+              origin,
+            ),
+          );
+          return c.json(webhookJson(created), 201);
+        },
+      },
+      {
+        method: "get",
+        path: base,
+        summary: `List ${who} webhooks, oldest first.`,
+        permission,
+        auditAction,
+        query: pageQueryDocs,
+        responses: {
+          200: { description: "{webhooks, next_cursor?}", schema: listSchema("webhooks", webhookSchema) },
+          400: { description: "invalid limit or cursor" },
+          ...orgMissing,
+        },
+        handler: async (c) => {
+          const query = parse(pageQuery, c.req.query());
+          const afterId = decodeCursor(query.cursor);
+          const orgId = orgOf(c);
+          const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+          const page = await tx.run(() => registry.list(view, { limit: query.limit ?? 1000, afterId }));
+          return c.json(pageBody("webhooks", page.items.map(webhookJson), page.next));
+        },
+      },
+      {
+        method: "delete",
+        path: `${base}/:id`,
+        summary: "Delete a webhook; its pending deliveries are cancelled.",
+        permission,
+        auditAction,
+        params: { id: "the webhook's id, wh_..." },
+        responses: {
+          200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
+          404: { description: "no such webhook" },
+        },
+        handler: async (c) => {
+          const orgId = orgOf(c);
+          const id = webhookId(c);
+          const origin = originOf(c);
+          const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+          const removed = await tx.run(() => registry.remove(view, id, origin));
+          if (!removed) throw new ApiError(404, NOT_FOUND);
+          return c.json({ deleted: true });
+        },
+      },
+      {
+        method: "get",
+        path: `${base}/:id/deliveries`,
+        summary: "Recent delivery attempts of a webhook, newest first (kept 7 days).",
+        permission,
+        auditAction,
+        query: pageQueryDocs,
+        params: { id: "the webhook's id, wh_..." },
+        responses: {
+          200: { description: "{deliveries, next_cursor?}", schema: deliveriesSchema },
+          400: { description: "invalid limit or cursor" },
+          404: { description: "no such webhook" },
+        },
+        handler: async (c) => {
+          const query = parse(pageQuery, c.req.query());
+          const beforeId = decodeCursor(query.cursor);
+          const orgId = orgOf(c);
+          const id = webhookId(c);
+          const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+          const page = await tx.run(() => {
+            if (!registry.get(view, id)) return undefined;
+            return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
+          });
+          if (!page) throw new ApiError(404, NOT_FOUND);
+          return c.json(pageBody("deliveries", page.items.map(attemptJson), page.next));
+        },
+      },
+    ];
   };
 
-  mount("/webhooks", need("admin"), () => null);
-  mount("/orgs/:org_id/webhooks", needOrg("M"), (c) => orgIdOf(c));
-  return app;
+  return [...family("/webhooks", "admin", () => null, "global"), ...family("/orgs/:org_id/webhooks", "org:M", (c) => orgIdOf(c), "org")];
 }
 
 const webhookSchema = {
@@ -202,58 +256,3 @@ const deliveriesSchema = listSchema("deliveries", {
     at: { type: "integer" },
   },
 });
-
-
-function docsFor(base: string, permission: RouteDoc["permission"], who: string): RouteDoc[] {
-  const orgMissing: Record<number, string> = base.startsWith("/orgs") ? { 404: "no such organization" } : {};
-  return [
-    {
-      method: "post",
-      path: base,
-      summary: `Register a ${who} webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE.`,
-      permission,
-      body: createWebhookBody,
-      responses: {
-        201: { description: "the webhook", schema: webhookSchema },
-        400: "invalid body, url not https, unknown event type, or a refused address",
-        409: "the scope already has VAULT_WEBHOOKS_PER_SCOPE webhooks (default 25)",
-        ...orgMissing,
-      },
-    },
-    {
-      method: "get",
-      path: base,
-      summary: `List ${who} webhooks, oldest first.`,
-      permission,
-      query: pageQueryDocs,
-      responses: {
-        200: { description: "{webhooks, next_cursor?}", schema: listSchema("webhooks", webhookSchema) },
-        ...orgMissing,
-      },
-    },
-    {
-      method: "delete",
-      path: `${base}/{id}`,
-      summary: "Delete a webhook; its pending deliveries are cancelled.",
-      permission,
-      responses: {
-        200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
-        404: "no such webhook",
-      },
-    },
-    {
-      method: "get",
-      path: `${base}/{id}/deliveries`,
-      summary: "Recent delivery attempts of a webhook, newest first (kept 7 days).",
-      permission,
-      query: pageQueryDocs,
-      responses: { 200: { description: "{deliveries, next_cursor?}", schema: deliveriesSchema }, 404: "no such webhook" },
-    },
-  ];
-}
-
-/** OpenAPI description of the routes above. */
-export const webhookRouteDocs: RouteDoc[] = [
-  ...docsFor("/webhooks", "admin", "global"),
-  ...docsFor("/orgs/{org_id}/webhooks", "org:M", "org"),
-];
