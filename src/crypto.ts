@@ -7,6 +7,7 @@ import {
   randomBytes,
   timingSafeEqual,
 } from "node:crypto";
+import { randomBytesPooled } from "./random.js";
 
 /**
  * Envelope format versions, the first byte of every stored ciphertext. v1:
@@ -167,8 +168,8 @@ export class ValueCipher {
 
   private encryptAs(version: number, plaintext: string, aad: Buffer): Buffer {
     const root = this.keys.get(this.currentKeyId) as Buffer;
-    const salt = randomBytes(SALT_BYTES);
-    const nonce = randomBytes(NONCE_BYTES);
+    const salt = randomBytesPooled(SALT_BYTES);
+    const nonce = randomBytesPooled(NONCE_BYTES);
     const key = this.recordKey(this.currentKeyId, root, salt);
     const cipher = createCipheriv("aes-256-gcm", key, nonce);
     cipher.setAAD(aad);
@@ -223,7 +224,7 @@ export class ValueCipher {
     if (key !== undefined) {
       this.recordKeys.delete(name);
     } else {
-      key = Buffer.from(hkdfSync("sha256", root, salt, HKDF_INFO, 32));
+      key = hkdfSha256Block(root, salt, HKDF_INFO);
       if (this.recordKeys.size >= RECORD_KEY_CACHE) {
         const oldest = this.recordKeys.keys().next().value as string;
         this.recordKeys.delete(oldest);
@@ -232,6 +233,23 @@ export class ValueCipher {
     this.recordKeys.set(name, key);
     return key;
   }
+}
+
+/** `info || 0x01`: the input of HKDF-Expand's first (and, for 32 bytes, only) block. */
+const HKDF_INFO_BLOCK1 = Buffer.concat([HKDF_INFO, Buffer.from([1])]);
+
+/**
+ * HKDF-SHA256 (RFC 5869) with an output of one hash block (32 bytes), as two
+ * HMACs: PRK = HMAC(salt, ikm) (Extract), OKM = HMAC(PRK, info || 0x01)
+ * (Expand, T(1)). Byte-identical to hkdfSync("sha256", ikm, salt, info, 32),
+ * at a fraction of its cost (no KeyObject, no generic L-block loop).
+ * @param info the HKDF info (the record-key info's block input is precomputed).
+ * @returns the 32-byte derived key.
+ */
+export function hkdfSha256Block(ikm: Buffer, salt: Buffer, info: Buffer): Buffer {
+  const block = info === HKDF_INFO ? HKDF_INFO_BLOCK1 : Buffer.concat([info, Buffer.from([1])]);
+  const prk = createHmac("sha256", salt).update(ikm).digest();
+  return createHmac("sha256", prk).update(block).digest();
 }
 
 /** Reads the root key id out of an envelope without decrypting it. */
@@ -302,7 +320,7 @@ export function newToken(prefix: "vsk_" | "vpk_"): string {
 
 /** A public secret id: 64 lower-case hex characters, 256 random bits. */
 export function newPublicId(): string {
-  return randomBytes(32).toString("hex");
+  return randomBytesPooled(32).toString("hex");
 }
 
 /** SHA-256 of a token, hex: the only form in which tokens are stored. */

@@ -1,4 +1,7 @@
+import { hkdfSync } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { randomBytesPooled } from "../src/random.js";
 import {
   DecryptError,
   ValueCipher,
@@ -7,6 +10,7 @@ import {
   envelopeKeyId,
   generateRootKey,
   hashToken,
+  hkdfSha256Block,
   newId,
   newPublicId,
   newToken,
@@ -221,5 +225,47 @@ describe("a ciphertext moved to another row (route level)", () => {
     const res = await v.asMaster("GET", "/secrets/k");
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: "internal server error" });
+  });
+});
+
+describe("hkdfSha256Block", () => {
+  it("gives the bytes of hkdfSync for a 32-byte output (RFC 5869, one block)", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.uint8Array({ minLength: 0, maxLength: 48 }), fc.uint8Array({ maxLength: 40 }), (ikm, salt, info) => {
+        const expected = Buffer.from(hkdfSync("sha256", ikm, salt, info, 32));
+        expect(hkdfSha256Block(Buffer.from(ikm), Buffer.from(salt), Buffer.from(info)).equals(expected)).toBe(true);
+      }),
+    );
+  });
+
+  it("matches RFC 5869 test case 1 (truncated to one block)", () => {
+    const ikm = Buffer.alloc(22, 0x0b);
+    const salt = Buffer.from("000102030405060708090a0b0c", "hex");
+    const info = Buffer.from("f0f1f2f3f4f5f6f7f8f9", "hex");
+    expect(hkdfSha256Block(ikm, salt, info).toString("hex")).toBe(
+      "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf",
+    );
+  });
+});
+
+describe("randomBytesPooled", () => {
+  it("hands out fresh bytes of the asked length, never the same bytes twice", () => {
+    const seen = new Set<string>();
+    const views: Buffer[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const b = randomBytesPooled(12 + (i % 21));
+      expect(b.length).toBe(12 + (i % 21));
+      views.push(b);
+      seen.add(b.toString("hex"));
+    }
+    expect(seen.size).toBe(2000);
+    // Earlier views are not overwritten by later refills of the pool.
+    const snapshot = views.map((b) => b.toString("hex"));
+    for (let i = 0; i < 2000; i++) randomBytesPooled(32);
+    expect(views.map((b) => b.toString("hex"))).toEqual(snapshot);
+  });
+
+  it("serves requests larger than the pool", () => {
+    expect(randomBytesPooled(10_000).length).toBe(10_000);
   });
 });
