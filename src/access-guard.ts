@@ -1,10 +1,7 @@
-import type { MiddlewareHandler } from "hono";
-import { clientIp, PUBLIC_PATHS } from "./auth.js";
-import type { AppEnv } from "./context.js";
-import { originOf } from "./context.js";
+import type { Actor, AppContext } from "./context.js";
+import type { Origin } from "./domain/events.js";
 import type { AuditLog, AuditRecord } from "./domain/audit.js";
 import { GLOBAL_SCOPE } from "./domain/secrets.js";
-import { ApiError } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 
@@ -82,14 +79,6 @@ export class FailedAuthLimiter {
   }
 }
 
-export interface AccessGuardDeps {
-  audit: AuditLog;
-  tx: GroupCommit;
-  log: Logger;
-  limiter: FailedAuthLimiter;
-  trustProxy: boolean;
-}
-
 /** The secret key or key id a path names, for the `key` field; null when none. */
 function pathSubject(path: string): string | null {
   let rest: string;
@@ -105,74 +94,66 @@ function pathSubject(path: string): string | null {
   }
 }
 
+export interface AccessRecordDeps {
+  audit: AuditLog;
+  tx: GroupCommit;
+  log: Logger;
+  limiter: FailedAuthLimiter;
+}
+
 /**
- * Middleware, mounted before authenticate(), that keeps the access record
- * of decisions.md section 8 in one place:
+ * Completes the request's access record (decisions.md section 8) once its
+ * answer is known, and counts a 401 toward the brute-force guard:
  *
- * - an ip over the failed-authentication limit gets 429 with Retry-After
- *   (seconds) before its token is looked at;
- * - a 401 is recorded as `auth.failed` with the ip and no actor, and counts
- *   toward the limit;
+ * - a 401 is recorded as `auth.failed` with the ip and no actor;
  * - a 403 is recorded as `auth.denied` with the actor: in the org's log
  *   for a principal key (whatever path it was refused on, so its org's
  *   auditors see it), in the global log for the master key and scoped keys;
  * - a request made with a scoped key that recorded no row of its own (a
- *   list, a query, a HEAD, a failed request) gets one: the action its route
- *   declares (`secret.listed`, `secret.checked`, `audit.queried`,
- *   `key.listed`, `webhook.listed`), else `request`, or `request.failed` for
- *   a 4xx/5xx answer.
+ *   list, a query, a HEAD, a failed request: `origin.recorded` is still
+ *   false) gets one: the action its route declares (`secret.listed`,
+ *   `secret.checked`, `audit.queried`, `key.listed`, `webhook.listed`),
+ *   else `request`, or `request.failed` for a 4xx/5xx answer.
  *
- * Rows other than a principal's denials are global-scope. All are written
- * through the group commit before the answer leaves. If a scoped request's
- * row cannot be written the client gets 500 instead of the answer (fail
- * closed); a denial stays a denial (the failure is logged).
- * @throws ApiError 429 for a blocked ip.
+ * The row goes through the group commit before the answer leaves. If a
+ * scoped request's row cannot be written the client gets 500 instead of the
+ * answer (fail closed: the error propagates to the caller); a denial stays
+ * a denial (the failure is logged).
+ * @param origin the request's origin (undefined when authentication failed).
+ * @throws whatever writing a scoped request's row throws.
  */
-export function accessGuard(deps: AccessGuardDeps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    if (PUBLIC_PATHS.has(c.req.path)) return next();
-    const ip = clientIp(c, deps.trustProxy);
-    c.set("ip", ip);
-    const waitMs = deps.limiter.retryAfterMs(ip);
-    if (waitMs > 0) {
-      throw new ApiError(429, "too many failed authentications", {
-        message: "too many requests with a missing or invalid token from this address; try again later",
-        headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) },
-      });
+export async function completeAccessRecord(
+  deps: AccessRecordDeps,
+  c: AppContext,
+  ip: string | null,
+  actor: Actor | undefined,
+  origin: Origin | undefined,
+): Promise<void> {
+  const status = c.res.status;
+  let record: AuditRecord | undefined;
+  if (status === 401) {
+    deps.limiter.fail(ip);
+    record = { scope: GLOBAL_SCOPE, action: "auth.failed", key: null, actor: null, principalId: null, ip };
+  } else if (actor === undefined || origin === undefined) {
+    return;
+  } else if (status === 403) {
+    // A principal's denials belong to its org's log, where its org's auditors look.
+    const scope = actor.kind === "principal" ? actor.orgId : GLOBAL_SCOPE;
+    record = { scope, action: "auth.denied", key: null, actor: origin.actor, principalId: origin.principalId, ip: origin.ip };
+  } else if (actor.kind === "scoped" && (status >= 400 || origin.recorded !== true)) {
+    // The route declares the action of a request whose handler records none.
+    const action = status >= 400 ? "request.failed" : (c.get("auditAction") ?? "request");
+    record = { scope: GLOBAL_SCOPE, action, key: pathSubject(c.req.path), actor: origin.actor, principalId: null, ip: origin.ip };
+  }
+  if (record === undefined) return;
+  const row = record;
+  try {
+    await deps.tx.run(() => deps.audit.record(row));
+  } catch (err) {
+    if (status === 401 || status === 403) {
+      deps.log.error({ err, action: row.action }, "audit row not written");
+      return;
     }
-    await next();
-
-    const status = c.res.status;
-    // c.get returns undefined at run time when authentication failed.
-    const actor = c.get("actor") as AppEnv["Variables"]["actor"] | undefined;
-    let entry: Omit<AuditRecord, "scope"> | undefined;
-    let scope = GLOBAL_SCOPE;
-    if (status === 401) {
-      deps.limiter.fail(ip);
-      entry = { action: "auth.failed", key: null, actor: null, principalId: null, ip };
-    } else if (status === 403 && actor !== undefined) {
-      const origin = originOf(c);
-      entry = { action: "auth.denied", key: null, actor: origin.actor, principalId: origin.principalId, ip: origin.ip };
-      // A principal's denials belong to its org's log, where its org's auditors look.
-      if (actor.kind === "principal") scope = actor.orgId;
-    } else if (actor?.kind === "scoped") {
-      const origin = originOf(c);
-      if (status >= 400 || !deps.audit.hasRecorded(origin)) {
-        // The route declares the action of a request whose handler records none.
-        const action = status >= 400 ? "request.failed" : (c.get("auditAction") ?? "request");
-        entry = { action, key: pathSubject(c.req.path), actor: origin.actor, principalId: null, ip: origin.ip };
-      }
-    }
-    if (entry === undefined) return;
-    const record: AuditRecord = { scope, ...entry };
-    try {
-      await deps.tx.run(() => deps.audit.record(record));
-    } catch (err) {
-      if (status === 401 || status === 403) {
-        deps.log.error({ err, action: record.action }, "audit row not written");
-        return;
-      }
-      throw err;
-    }
-  };
+    throw err;
+  }
 }

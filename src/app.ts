@@ -1,11 +1,10 @@
 import { Hono } from "hono";
-import { requestId } from "hono/request-id";
 import type { AppEnv } from "./context.js";
 import type { Db } from "./db.js";
 import { errorResponse } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
-import { authenticate } from "./auth.js";
+import { front } from "./front.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
@@ -16,7 +15,7 @@ import type { OrgDomain } from "./domain/org-domain.js";
 import { orgRouteDecls } from "./routes/org-routes.js";
 import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
-import { accessGuard, DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
+import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDecls } from "./routes/keys.js";
@@ -94,31 +93,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   openapi = JSON.stringify(buildOpenApi(deps.version, routeDocs(routes)));
 
 
-  app.use(requestId());
-  app.use(async (c, next) => {
-    const started = performance.now();
-    await next();
-    c.res.headers.set("Cache-Control", "no-store");
-    c.res.headers.set("X-Content-Type-Options", "nosniff");
-    if (deps.log.isLevelEnabled("debug")) {
-      deps.log.debug(
-        { requestId: c.get("requestId"), method: c.req.method, route: c.req.routePath, status: c.res.status, ms: Math.round(performance.now() - started) },
-        "request",
-      );
-    }
-  });
-  app.use(async (c, next) => {
-    c.set("orgs", deps.orgs.orgs);
-    return next();
-  });
-  // Before authenticate: 429 for an ip over the failed-authentication
-  // limit, and the audit rows of 401s, 403s and scoped-key requests.
+  // One middleware in front of every route: request id and headers, 429,
+  // authentication (401 before anything else), and after the handler the
+  // access record (auth.failed, auth.denied, scoped-key rows).
   app.use(
-    accessGuard({
+    front({
+      masterKey: deps.masterKey,
+      resolvers: deps.resolvers,
+      trustProxy: deps.trustProxy,
+      orgs: deps.orgs.orgs,
       audit: deps.audit,
       tx: deps.tx,
       log: deps.log,
-      trustProxy: deps.trustProxy,
       limiter: new FailedAuthLimiter({
         limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
         windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
@@ -126,7 +112,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       }),
     }),
   );
-  app.use(authenticate({ masterKey: deps.masterKey, trustProxy: deps.trustProxy, resolvers: deps.resolvers }));
   // The 1 MiB body limit (413) applies where a handler reads its body
   // (routes/input.ts readJsonObject), after the route's authorization:
   // 401, then 403, then 413 (decisions.md section 5). A GET never touches its

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { SecretMatcher } from "./crypto.js";
+import type { SecretMatcher } from "./crypto.js";
 import { ApiError } from "./errors.js";
 import type { Actor, AppEnv } from "./context.js";
 import { holdsPermission } from "./domain/permissions.js";
@@ -13,15 +14,29 @@ import type { Permission } from "./domain/permissions.js";
  */
 export type TokenResolver = (token: string) => Actor | undefined;
 
-export interface AuthDeps {
-  masterKey: string;
-  trustProxy: boolean;
-  /** Scoped API keys (vsk_), principal keys (vpk_), ... tried in order. */
-  resolvers: TokenResolver[];
-}
 
 /** Paths served without a token (interface section 4, decisions.md section 10). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/openapi.json"]);
+
+/**
+ * A request header, lower-case `name`: read straight from the Node
+ * IncomingMessage when the app runs on @hono/node-server (no web Headers
+ * object is built on the hot path), else through Hono (in-process requests).
+ */
+export function requestHeader(c: Parameters<MiddlewareHandler<AppEnv>>[0], name: string): string | undefined {
+  const incoming = (c.env as NodeEnv | undefined)?.incoming;
+  if (incoming !== undefined) {
+    const value = incoming.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+  return c.req.header(name);
+}
+
+/** The bindings @hono/node-server hands the app (`c.env`). */
+export interface NodeEnv {
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+}
 
 /**
  * The client ip: the socket's remote address, or, when VAULT_TRUST_PROXY is
@@ -32,9 +47,11 @@ export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/openapi.j
  */
 export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string | null {
   if (trustProxy) {
-    const forwarded = c.req.header("x-forwarded-for")?.split(",").pop()?.trim();
+    const forwarded = requestHeader(c, "x-forwarded-for")?.split(",").pop()?.trim();
     if (forwarded) return forwarded;
   }
+  const incoming = (c.env as NodeEnv | undefined)?.incoming;
+  if (incoming !== undefined) return incoming.socket.remoteAddress ?? null;
   try {
     return getConnInfo(c).remote.address ?? null;
   } catch {
@@ -43,31 +60,25 @@ export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy
 }
 
 /**
- * Reads `Authorization: Bearer <token>` and sets the `actor` of the request
- * (interface section 5). The master key is compared in constant time.
- * Runs before any input is read: 401 comes before 403, 400 and 404
+ * The actor behind an `Authorization: Bearer <token>` header (interface
+ * section 5): the master key (compared in constant time by `master`), or
+ * whatever a resolver (scoped keys, principal keys) makes of the token.
+ * Called before any input is read: 401 comes before 403, 400 and 404
  * (decisions.md section 5).
- * @throws ApiError 401 for a missing, malformed or unknown token.
+ * @param header the Authorization header's value, or undefined.
+ * @throws ApiError 401 for a missing, malformed, unknown, expired or
+ *   not-yet-valid token.
  */
-export function authenticate(deps: AuthDeps): MiddlewareHandler<AppEnv> {
-  const master = new SecretMatcher(deps.masterKey);
-  return async (c, next) => {
-    // The access guard, mounted before, has usually worked the ip out already.
-    if (c.get("ip") === undefined) c.set("ip", clientIp(c, deps.trustProxy));
-    if (PUBLIC_PATHS.has(c.req.path)) return next();
-    const header = c.req.header("authorization");
-    if (header === undefined) throw new ApiError(401, "missing bearer token");
-    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    if (!m) throw new ApiError(401, "malformed Authorization header, expected Bearer <token>");
-    const token = m[1] as string;
-    const actor = resolveToken(token, master, deps.resolvers);
-    if (!actor) throw new ApiError(401, "invalid token");
-    c.set("actor", actor);
-    return next();
-  };
+export function bearerActor(header: string | undefined, master: SecretMatcher, resolvers: readonly TokenResolver[]): Actor {
+  if (header === undefined) throw new ApiError(401, "missing bearer token");
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!m) throw new ApiError(401, "malformed Authorization header, expected Bearer <token>");
+  const actor = resolveToken(m[1] as string, master, resolvers);
+  if (!actor) throw new ApiError(401, "invalid token");
+  return actor;
 }
 
-function resolveToken(token: string, master: SecretMatcher, resolvers: TokenResolver[]): Actor | undefined {
+function resolveToken(token: string, master: SecretMatcher, resolvers: readonly TokenResolver[]): Actor | undefined {
   if (master.matches(token)) return { kind: "master" };
   for (const resolve of resolvers) {
     const actor = resolve(token);

@@ -26,7 +26,7 @@ export interface AppEnv {
     /** Client ip (socket, or X-Forwarded-For when VAULT_TRUST_PROXY). */
     ip: string | null;
     requestId: string;
-    /** The request's audit origin, made once by originOf() (the access guard asks the audit log about it). */
+    /** The request's audit origin and record, made once by the front middleware (front.ts). */
     origin?: Origin;
     /**
      * The audit action the route declares for a scoped-key request whose
@@ -39,25 +39,30 @@ export interface AppEnv {
 export type AppContext = Context<AppEnv>;
 
 /**
- * The audit origin of the current request. Made once per request and kept
- * on the context: the same object reaches the audit log through every
- * change, so the access guard can tell whether the request was audited.
+ * The audit origin of the current request: its explicit audit record, made
+ * once per request by the front middleware (front.ts) right after
+ * authentication and kept on the context. The same object reaches the audit
+ * log through every change the handler makes, which marks it `recorded`;
+ * the front middleware then completes the record (access-guard.ts).
+ * @throws Error when called before authentication (a programming error).
  */
 export function originOf(c: AppContext): Origin {
-  const known = c.get("origin");
-  if (known !== undefined) return known;
-  const origin = originFor(c.get("actor"), c.get("ip") ?? null);
-  c.set("origin", origin);
+  const origin = c.get("origin");
+  if (origin === undefined) throw new Error("originOf() before authentication");
   return origin;
 }
 
-function originFor(actor: Actor, ip: string | null): Origin {
+/**
+ * The origin of a request made by `actor` from `ip`, not yet audited
+ * (`recorded: false`).
+ */
+export function originFor(actor: Actor, ip: string | null): Origin {
   switch (actor.kind) {
     case "master":
-      return { actor: "master", principalId: null, ip };
+      return { actor: "master", principalId: null, ip, recorded: false };
     case "scoped":
-      return { actor: actor.keyId, principalId: null, ip };
+      return { actor: actor.keyId, principalId: null, ip, recorded: false };
     case "principal":
-      return { actor: actor.keyId, principalId: actor.principalId, ip };
+      return { actor: actor.keyId, principalId: actor.principalId, ip, recorded: false };
   }
 }

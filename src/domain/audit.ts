@@ -135,12 +135,6 @@ export function rowHash(prevHash: string, row: Omit<Row, "hash">): string {
 export class AuditLog implements EventSink {
   private readonly q;
   /**
-   * Origins (one per request, see context.ts originOf) that have had a row
-   * recorded: the access guard adds a row of its own only for scoped-key
-   * requests that recorded nothing.
-   */
-  private readonly recorded = new WeakSet<Origin>();
-  /**
    * The chain's last row as this process last wrote it, or undefined when it
    * must be read from the table (at start, after a rollback). Saves a query
    * per row on the hot path (every read writes a row).
@@ -232,16 +226,12 @@ export class AuditLog implements EventSink {
 
   /**
    * Records `action` on `key` in `scope` on behalf of a request's origin
-   * (actor, principal, ip), and remembers that this origin has been audited.
+   * (actor, principal, ip), and marks a request's origin as audited
+   * (`origin.recorded`, see access-guard.ts completeAccessRecord).
    */
   recordFor(origin: Origin, scope: string, action: string, key: string | null): void {
     this.record({ scope, action, key, actor: origin.actor, principalId: origin.principalId, ip: origin.ip });
-    this.recorded.add(origin);
-  }
-
-  /** True when a row was recorded for this origin object (the request's, see originOf). */
-  hasRecorded(origin: Origin): boolean {
-    return this.recorded.has(origin);
+    if (origin.recorded === false) origin.recorded = true;
   }
 
   /** EventSink: a secret event becomes the audit row of the same name, in the event's scope. */

@@ -22,6 +22,13 @@ export interface Origin {
   principalId: string | null;
   /** Client ip, or null for background work. */
   ip: string | null;
+  /**
+   * A request's audit record: false when the request starts, set to true by
+   * the audit log once a row is recorded on the request's behalf, so the
+   * access record (access-guard.ts) adds a row only for a scoped-key request
+   * that recorded none. Absent on background origins.
+   */
+  recorded?: boolean;
 }
 
 /** The origin of background work (the TTL sweeper). */

@@ -1,0 +1,107 @@
+import { randomUUID } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import type { AccessRecordDeps } from "./access-guard.js";
+import { completeAccessRecord } from "./access-guard.js";
+import { bearerActor, clientIp, PUBLIC_PATHS, requestHeader } from "./auth.js";
+import type { NodeEnv, TokenResolver } from "./auth.js";
+import type { Actor, AppEnv, OrgLookup } from "./context.js";
+import { originFor } from "./context.js";
+import { SecretMatcher } from "./crypto.js";
+import type { Origin } from "./domain/events.js";
+import { ApiError, errorResponse } from "./errors.js";
+import type { Logger } from "./log.js";
+
+/** What the front middleware needs; built once by createApp. */
+export interface FrontDeps extends AccessRecordDeps {
+  masterKey: string;
+  /** Token lookups besides the master key (scoped keys, principal keys), tried in order. */
+  resolvers: readonly TokenResolver[];
+  trustProxy: boolean;
+  log: Logger;
+  /** Organization lookup for the org routes (org-auth.ts orgIdOf). */
+  orgs: OrgLookup;
+}
+
+/** Headers every answer carries (decisions.md section 10: nothing a cache or a browser may keep or sniff). */
+const STATIC_HEADERS: readonly (readonly [string, string])[] = [
+  ["Cache-Control", "no-store"],
+  ["X-Content-Type-Options", "nosniff"],
+];
+
+/** An X-Request-Id a trusted proxy may hand on: 1 to 128 characters of A-Z a-z 0-9 . _ - */
+const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The one middleware in front of every route, doing in one pass what the
+ * request needs before and after its handler:
+ *
+ * 1. a request id (`X-Request-Id`: the trusted proxy's when
+ *    VAULT_TRUST_PROXY is set and it is well formed, else a new UUID) and
+ *    the headers of every answer (Cache-Control: no-store,
+ *    X-Content-Type-Options: nosniff), set once on the outgoing Node
+ *    response, so no web Headers object is built for them;
+ * 2. for every path but /health and /openapi.json: the client ip, 429 with
+ *    Retry-After (seconds) for an ip over the failed-authentication limit,
+ *    then the bearer token to an actor (401 before anything else,
+ *    decisions.md section 5) and the request's origin (its audit record);
+ * 3. after the handler: the access record (access-guard.ts
+ *    completeAccessRecord: auth.failed, auth.denied, scoped-key rows).
+ *
+ * Requests made in process (`app.request()`, no Node response) get the same
+ * headers through Hono.
+ * @throws ApiError 429 for a blocked ip (answered by app.onError).
+ */
+export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
+  const master = new SecretMatcher(deps.masterKey);
+  const debug = deps.log.isLevelEnabled("debug");
+  return async (c, next) => {
+    const started = debug ? performance.now() : 0;
+    const forwarded = deps.trustProxy ? requestHeader(c, "x-request-id") : undefined;
+    const id = forwarded !== undefined && FORWARDED_REQUEST_ID.test(forwarded) ? forwarded : randomUUID();
+    c.set("requestId", id);
+    const outgoing = (c.env as NodeEnv | undefined)?.outgoing;
+    if (outgoing !== undefined) {
+      outgoing.setHeader("X-Request-Id", id);
+      for (const [name, value] of STATIC_HEADERS) outgoing.setHeader(name, value);
+    } else {
+      c.header("X-Request-Id", id);
+      for (const [name, value] of STATIC_HEADERS) c.header(name, value);
+    }
+    c.set("orgs", deps.orgs);
+
+    if (PUBLIC_PATHS.has(c.req.path)) {
+      await next();
+    } else {
+      const ip = clientIp(c, deps.trustProxy);
+      c.set("ip", ip);
+      const waitMs = deps.limiter.retryAfterMs(ip);
+      if (waitMs > 0) {
+        throw new ApiError(429, "too many failed authentications", {
+          message: "too many requests with a missing or invalid token from this address; try again later",
+          headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) },
+        });
+      }
+      let actor: Actor | undefined;
+      let origin: Origin | undefined;
+      try {
+        actor = bearerActor(requestHeader(c, "authorization"), master, deps.resolvers);
+      } catch (err) {
+        // Answered here, not by app.onError, so the access record below sees the 401.
+        c.res = errorResponse(err, c, deps.log);
+      }
+      if (actor !== undefined) {
+        origin = originFor(actor, ip);
+        c.set("actor", actor);
+        c.set("origin", origin);
+        await next();
+      }
+      await completeAccessRecord(deps, c, ip, actor, origin);
+    }
+    if (debug) {
+      deps.log.debug(
+        { requestId: id, method: c.req.method, route: c.req.routePath, status: c.res.status, ms: Math.round(performance.now() - started) },
+        "request",
+      );
+    }
+  };
+}
