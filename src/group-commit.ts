@@ -36,6 +36,7 @@ export class GroupCommit {
   private waiters: Waiter[] = [];
   private readonly beforeCommitHooks: (() => void)[] = [];
   private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
+  private readonly savepointHooks: (() => void)[] = [];
   private open = false;
   private closed = false;
   private readonly begin;
@@ -72,6 +73,21 @@ export class GroupCommit {
     this.rollbackHooks.push(hook);
   }
 
+  /** True while a batch is open (between the first run() of a turn and its COMMIT). */
+  get inBatch(): boolean {
+    return this.open;
+  }
+
+  /**
+   * Registers a listener called as each request's SAVEPOINT opens, before its
+   * function runs: work buffered in memory for the batch (audit rows) marks
+   * where the request's part starts, so a rollback to the savepoint
+   * (onRollback with whole = false) can drop exactly that part.
+   */
+  onSavepoint(hook: () => void): void {
+    this.savepointHooks.push(hook);
+  }
+
   /**
    * Runs `fn` in the current batch and resolves with its result once the
    * batch has committed.
@@ -86,6 +102,7 @@ export class GroupCommit {
       setImmediate(() => this.flush());
     }
     this.savepoint.run();
+    for (const hook of this.savepointHooks) hook();
     let result: T;
     try {
       result = fn();

@@ -284,17 +284,64 @@ describe("GET /audit", () => {
   it("answers each query with an index seek, never a scan of the table", () => {
     const v = buildTestVault();
     const statements = (v.audit as unknown as { q: Record<string, { source: string }> }).q;
-    for (const name of ["byScope", "byAction", "byKey", "firstAtOrAfter", "last"]) {
+    for (const name of ["byScope", "byAction", "byKey", "atFromId", "maxId", "last"]) {
       const source = statements[name]?.source;
       expect(source, name).toBeDefined();
       const params = { scope: "global", lo: 0, hi: 10, action: "secret.read", key: "k", glob: null, limit: 10 };
       const plan = v.db
         .prepare(`EXPLAIN QUERY PLAN ${source as string}`)
-        .all(...(name === "firstAtOrAfter" ? [0] : name === "last" ? [] : [params])) as { detail: string }[];
+        .all(...(name === "atFromId" ? [0] : name === "last" || name === "maxId" ? [] : [params])) as { detail: string }[];
       const details = plan.map((p) => p.detail).join("; ");
       expect(details, name).not.toMatch(/SCAN audit(?! USING)/);
       expect(details, name).not.toMatch(/TEMP B-TREE/);
     }
+  });
+});
+
+describe("rows buffered per batch", () => {
+  const entry = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
+
+  it("inserts a batch's rows at its commit, drops those of a rolled-back request, and keeps the chain whole", async () => {
+    const v = buildTestVault();
+    const one = v.tx.run(() => v.audit.record(entry("one")));
+    const dropped = expect(
+      v.tx.run(() => {
+        v.audit.record(entry("dropped"));
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    const two = v.tx.run(() => v.audit.record(entry("two")));
+    // Not in the table before the batch commits.
+    expect(v.db.prepare("SELECT count(*) AS n FROM audit").get()).toEqual({ n: 0 });
+    await one;
+    await dropped;
+    await two;
+    const rows = v.db.prepare("SELECT id, action FROM audit ORDER BY id").all();
+    expect(rows).toEqual([
+      { id: 1, action: "one" },
+      { id: 2, action: "two" },
+    ]);
+    expect(verifyAuditChain(v.db)).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
+  });
+
+  it("drops every row of a batch whose commit fails, and chains the next batch to the table", async () => {
+    const v = buildTestVault();
+    await v.tx.run(() => v.audit.record(entry("kept")));
+    let fail = true;
+    v.tx.onBeforeCommit(() => {
+      if (fail) {
+        fail = false;
+        throw new Error("disk full");
+      }
+    });
+    await expect(v.tx.run(() => v.audit.record(entry("lost")))).rejects.toThrow("disk full");
+    await v.tx.run(() => v.audit.record(entry("after")));
+    const rows = v.db.prepare("SELECT id, action FROM audit ORDER BY id").all();
+    expect(rows).toEqual([
+      { id: 1, action: "kept" },
+      { id: 2, action: "after" },
+    ]);
+    expect(verifyAuditChain(v.db)).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
   });
 });
 

@@ -140,10 +140,13 @@ export class AuditLog implements EventSink {
    * per row on the hot path (every read writes a row).
    */
   private head: Pick<Row, "id" | "at" | "hash"> | undefined;
-  /** Rows were appended since the meta head was last written. */
-  private headDirty = false;
-  /** Set by attach(): the meta head is then written once per batch, not per row. */
-  private batched = false;
+  /** Set by attach(): rows recorded inside its batches are buffered and inserted once per batch, before its COMMIT. */
+  private tx: GroupCommit | undefined;
+  /** Rows of the open batch, chained and in id order, not yet inserted. */
+  private pending: Row[] = [];
+  /** pending.length and head when the current request's savepoint opened. */
+  private mark = 0;
+  private markHead: Pick<Row, "id" | "at" | "hash"> | undefined;
 
   constructor(private readonly deps: AuditDeps) {
     const db = deps.db;
@@ -156,9 +159,8 @@ export class AuditLog implements EventSink {
       setHead: db.prepare<[string, string]>(
         "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
       ),
-      firstAtOrAfter: db.prepare<[number], { id: number }>(
-        "SELECT id FROM audit INDEXED BY audit_at WHERE at >= ? ORDER BY at, id LIMIT 1",
-      ),
+      atFromId: db.prepare<[number], { id: number; at: number }>("SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1"),
+      maxId: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit"),
       byScope: db.prepare<QueryParams, Row>(
         `SELECT * FROM audit INDEXED BY audit_scope
          WHERE scope = @scope AND id >= @lo AND id < @hi
@@ -183,6 +185,11 @@ export class AuditLog implements EventSink {
   /**
    * Appends one row to the chain, in the caller's transaction. The timestamp
    * is deps.now() (ms), raised to the previous row's if the clock stepped back.
+   *
+   * Inside a batch of the attached group commit (attach()), the row's id and
+   * chain hash are fixed now and the row is buffered: the batch inserts its
+   * rows just before its COMMIT, in the same transaction, and a rolled-back
+   * savepoint drops its own rows. Otherwise the row is inserted at once.
    * @throws whatever SQLite throws; the caller's change must then roll back.
    */
   record(entry: AuditRecord): void {
@@ -197,30 +204,45 @@ export class AuditLog implements EventSink {
       principal_id: entry.principalId,
       ip: entry.ip,
     };
-    const hash = rowHash(last?.hash ?? GENESIS_HASH, row);
-    this.q.insert.run({ ...row, hash });
-    this.head = { id: row.id, at: row.at, hash };
-    if (this.batched) this.headDirty = true;
-    else this.q.setHead.run(HEAD_META, JSON.stringify({ id: row.id, hash }));
+    const full: Row = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row) };
+    this.head = full;
+    if (this.tx?.inBatch === true) {
+      this.pending.push(full);
+    } else {
+      this.q.insert.run(full);
+      this.q.setHead.run(HEAD_META, JSON.stringify({ id: full.id, hash: full.hash }));
+    }
   }
 
   /**
-   * Ties the log to the group commit: the meta head (which lets `audit
-   * verify` notice a cut-off tail) is written once per batch, just before
-   * its COMMIT and inside its transaction, and the cached head is dropped
-   * whenever a savepoint or the batch rolls back.
+   * Ties the log to the group commit: rows are buffered per batch and
+   * inserted, with the meta head (which lets `audit verify` notice a cut-off
+   * tail), just before the batch's COMMIT and inside its transaction; a
+   * request's rolled-back savepoint drops the rows it recorded, a rolled-back
+   * batch drops them all and the cached head.
    */
   attach(tx: GroupCommit): void {
-    this.batched = true;
+    this.tx = tx;
+    tx.onSavepoint(() => {
+      this.mark = this.pending.length;
+      this.markHead = this.head;
+    });
     tx.onBeforeCommit(() => {
-      if (!this.headDirty) return;
-      const last = this.head ?? this.q.last.get();
-      if (last) this.q.setHead.run(HEAD_META, JSON.stringify({ id: last.id, hash: last.hash }));
-      this.headDirty = false;
+      const rows = this.pending;
+      if (rows.length === 0) return;
+      this.pending = [];
+      for (const row of rows) this.q.insert.run(row);
+      const last = rows[rows.length - 1] as Row;
+      this.q.setHead.run(HEAD_META, JSON.stringify({ id: last.id, hash: last.hash }));
     });
     tx.onRollback((whole) => {
-      this.head = undefined;
-      if (whole) this.headDirty = false;
+      if (whole) {
+        this.pending = [];
+        this.head = undefined;
+      } else {
+        this.pending.length = this.mark;
+        this.head = this.markHead;
+      }
     });
   }
 
@@ -245,6 +267,30 @@ export class AuditLog implements EventSink {
   }
 
   /**
+   * The id of the first row whose `at` is at or after `atMs`, or NO_BOUND
+   * when there is none. `at` never decreases along the chain (id order), so
+   * this is a binary search over the primary key: O(log n) seeks, and the
+   * table needs no index on `at` (one index less to write per audited
+   * request).
+   */
+  private firstIdAtOrAfter(atMs: number): number {
+    let lo = 1;
+    let hi = (this.q.maxId.get()?.id ?? 0) + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const row = this.q.atFromId.get(mid);
+      if (row === undefined) {
+        hi = mid;
+      } else if (row.at >= atMs) {
+        hi = Math.min(mid, row.id);
+      } else {
+        lo = row.id + 1;
+      }
+    }
+    return this.q.atFromId.get(lo)?.id ?? NO_BOUND;
+  }
+
+  /**
    * One page of a scope's entries, newest first (decisions.md sections 3 and 8).
    * Time bounds become an id range (timestamps never decrease along the
    * chain); the action or key filter picks its index; so a page costs
@@ -255,8 +301,8 @@ export class AuditLog implements EventSink {
     const limit = Math.min(Math.max(Math.trunc(filter.limit), 1), 1000);
     let lo = 0;
     let hi = NO_BOUND;
-    if (filter.since !== undefined) lo = this.q.firstAtOrAfter.get(filter.since * 1000)?.id ?? NO_BOUND;
-    if (filter.until !== undefined) hi = this.q.firstAtOrAfter.get(filter.until * 1000)?.id ?? NO_BOUND;
+    if (filter.since !== undefined) lo = this.firstIdAtOrAfter(filter.since * 1000);
+    if (filter.until !== undefined) hi = this.firstIdAtOrAfter(filter.until * 1000);
     if (filter.afterCursor !== undefined) hi = Math.min(hi, decodeAuditCursor(filter.afterCursor));
     const params: QueryParams = {
       scope,
