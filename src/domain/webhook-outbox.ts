@@ -60,6 +60,16 @@ export interface WebhookOutboxDeps {
   onQueued?: (() => void) | undefined;
 }
 
+/** Scopes whose subscribers are cached at most; past it the cache starts over. */
+const MAX_CACHED_SCOPES = 10_000;
+
+/** A webhook as the outbox matches events against it. */
+interface Subscriber {
+  id: string;
+  events: string[];
+  keyPrefix: string | null;
+}
+
 /**
  * The webhook outbox, an EventSink (design.md "Events are rows"): a secret
  * event is written, in the transaction of the change, as one
@@ -71,6 +81,12 @@ export interface WebhookOutboxDeps {
  */
 export class WebhookOutbox implements EventSink {
   private readonly q;
+  /**
+   * The subscribers of each scope, parsed, as last read: every secret event
+   * looks its scope's up, and webhooks change rarely. Dropped whole by
+   * invalidate() (a webhook created or deleted, any rollback).
+   */
+  private readonly subscribers = new Map<string, Subscriber[]>();
 
   constructor(private readonly deps: WebhookOutboxDeps) {
     const db = deps.db;
@@ -87,13 +103,35 @@ export class WebhookOutbox implements EventSink {
     };
   }
 
+  /**
+   * Forgets the cached subscribers: call it when a webhook is created or
+   * deleted, and on every rollback (a rolled-back create must not stay
+   * cached).
+   */
+  invalidate(): void {
+    this.subscribers.clear();
+  }
+
+  /** The webhooks of a scope, from the cache or read now (in the caller's transaction). */
+  private subscribersOf(scope: string): Subscriber[] {
+    let list = this.subscribers.get(scope);
+    if (list === undefined) {
+      const rows = scope === GLOBAL_SCOPE ? this.q.globalSubscribers.all() : this.q.orgSubscribers.all(scope);
+      list = rows.map((w) => ({ id: w.id, events: JSON.parse(w.events) as string[], keyPrefix: w.key_prefix }));
+      if (this.subscribers.size >= MAX_CACHED_SCOPES) this.subscribers.clear();
+      this.subscribers.set(scope, list);
+    }
+    return list;
+  }
+
   /** Queues the event for every webhook of its scope that subscribes to it. */
   secretEvent(event: SecretEvent, _origin: Origin): void {
-    const rows = event.scope === GLOBAL_SCOPE ? this.q.globalSubscribers.all() : this.q.orgSubscribers.all(event.scope);
-    const targets = rows.filter(
+    const all = this.subscribersOf(event.scope);
+    if (all.length === 0) return;
+    const targets = all.filter(
       (w) =>
-        subscribes(JSON.parse(w.events) as string[], event.type) &&
-        (w.key_prefix === null || (!event.isPublic && event.key.startsWith(w.key_prefix))),
+        subscribes(w.events, event.type) &&
+        (w.keyPrefix === null || (!event.isPublic && event.key.startsWith(w.keyPrefix))),
     );
     if (targets.length === 0) return;
     const now = this.deps.now();

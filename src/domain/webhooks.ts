@@ -106,6 +106,8 @@ export interface WebhookRegistryDeps {
   audit?: AuditRecorder | undefined;
   /** VAULT_WEBHOOKS_PER_SCOPE: webhooks at most in one scope (global, or one org); default 25. */
   perScope?: number | undefined;
+  /** Called after a webhook is created or deleted (the outbox drops its subscriber cache). */
+  onChange?: (() => void) | undefined;
 }
 
 export interface Page<T> {
@@ -178,6 +180,7 @@ export class WebhookRegistry {
       key_prefix: input.keyPrefix,
       created_at: this.deps.now(),
     }) as WebhookRow;
+    this.deps.onChange?.();
     const webhook = toWebhook(row);
     this.audit("webhook.created", webhook, origin);
     return webhook;
@@ -210,6 +213,7 @@ export class WebhookRegistry {
     const webhook = this.get(view, id);
     if (!webhook) return false;
     this.q.remove.run(id);
+    this.deps.onChange?.();
     this.audit("webhook.deleted", webhook, origin);
     return true;
   }

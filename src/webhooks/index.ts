@@ -86,7 +86,15 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     retryBaseMs: settings.retryBaseMs ?? 1000,
     random: settings.random,
   });
-  const registry = new WebhookRegistry({ db: deps.db, now: deps.now, audit: deps.audit, perScope: settings.perScope ?? 25 });
   const outbox = new WebhookOutbox({ db: deps.db, now: deps.now, onQueued: () => worker.wake() });
+  const registry = new WebhookRegistry({
+    db: deps.db,
+    now: deps.now,
+    audit: deps.audit,
+    perScope: settings.perScope ?? 25,
+    onChange: () => outbox.invalidate(),
+  });
+  // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
+  deps.tx.onRollback(() => outbox.invalidate());
   return { registry, outbox, queue, worker, allowPrivate, lookup };
 }

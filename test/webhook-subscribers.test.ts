@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { SYSTEM_ORIGIN } from "../src/domain/events.js";
+import { GLOBAL_SCOPE } from "../src/domain/secrets.js";
+import { buildTestVault } from "./helpers.js";
+import type { TestVault } from "./helpers.js";
+
+const hook = { orgId: null, url: "https://hooks.example/in", events: ["*"], description: null, keyPrefix: null };
+
+function deliveries(v: TestVault): number {
+  return (v.db.prepare("SELECT count(*) AS n FROM webhook_deliveries").get() as { n: number }).n;
+}
+
+function createSecret(v: TestVault, key: string): Promise<unknown> {
+  return v.tx.run(() => v.secrets.create({ scope: GLOBAL_SCOPE, key, value: "v" }, SYSTEM_ORIGIN));
+}
+
+describe("the outbox's subscriber cache", () => {
+  it("sees a webhook created after events of its scope were queued to nobody", async () => {
+    const v = buildTestVault();
+    await createSecret(v, "before");
+    expect(deliveries(v)).toBe(0);
+    await v.tx.run(() => v.webhooks.registry.create(hook, SYSTEM_ORIGIN));
+    await createSecret(v, "after");
+    expect(deliveries(v)).toBe(1);
+  });
+
+  it("stops queueing for a deleted webhook", async () => {
+    const v = buildTestVault();
+    const created = await v.tx.run(() => v.webhooks.registry.create(hook, SYSTEM_ORIGIN));
+    await createSecret(v, "one");
+    await v.tx.run(() => v.webhooks.registry.remove({ orgId: null, viewerPrefix: null }, created.id, SYSTEM_ORIGIN));
+    await createSecret(v, "two");
+    expect(deliveries(v)).toBe(0);
+  });
+
+  it("forgets a webhook whose creation was rolled back", async () => {
+    const v = buildTestVault();
+    await createSecret(v, "warm");
+    const failed = v.tx.run(() => {
+      v.webhooks.registry.create(hook, SYSTEM_ORIGIN);
+      // The request's own events see the new webhook inside its transaction...
+      v.secrets.create({ scope: GLOBAL_SCOPE, key: "inside", value: "v" }, SYSTEM_ORIGIN);
+      throw new Error("rolled back");
+    });
+    await expect(failed).rejects.toThrow("rolled back");
+    // ...but once it rolled back, no later event is queued for it.
+    await createSecret(v, "later");
+    expect(deliveries(v)).toBe(0);
+    expect((v.db.prepare("SELECT count(*) AS n FROM webhooks").get() as { n: number }).n).toBe(0);
+  });
+});
