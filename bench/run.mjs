@@ -71,6 +71,34 @@ const SCENARIOS = [
     },
   },
   {
+    id: "burn",
+    name: "POST + GET /secrets/:key (max_reads 1)",
+    description:
+      "burn after reading: create a secret with max_reads 1, then read it (the read that burns it); each pair is a new record, so its HKDF record key is never cached",
+    async setup() {
+      const prefix = `bench/burn/${Date.now()}`;
+      let n = 0;
+      return {
+        headers: { "content-type": "application/json" },
+        requests: [
+          {
+            method: "POST",
+            path: "/secrets",
+            setupRequest: (request, context) => {
+              const key = `${prefix}/${n++}`;
+              context.key = key;
+              return { ...request, body: JSON.stringify({ key, value: VALUE, max_reads: 1 }) };
+            },
+          },
+          {
+            method: "GET",
+            setupRequest: (request, context) => ({ ...request, path: `/secrets/${context.key}` }),
+          },
+        ],
+      };
+    },
+  },
+  {
     id: "get-scoped",
     name: "GET /secrets/:key (scoped key)",
     description:
