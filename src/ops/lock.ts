@@ -39,6 +39,8 @@ export function lockDataDir(dataDir: string, what: string): DataDirLock {
     throw new ConfigError(`${path} cannot be opened: ${(err as Error).message}`);
   }
   try {
+    // The holder row needs no crash-safe journal, and no -journal file should sit in the data dir.
+    db.pragma("journal_mode = MEMORY");
     db.pragma("locking_mode = EXCLUSIVE");
     db.exec("CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL)");
     db.prepare("INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since").run(
