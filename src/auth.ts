@@ -96,15 +96,15 @@ function resolveToken(token: string, master: SecretMatcher, resolvers: readonly 
  *   records none (decisions.md section 8), put on the context for the access guard.
  * @throws ApiError 403 when the actor lacks it.
  */
-export function need(permission: Permission, auditAction?: string): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function need(permission: Permission, auditAction?: string): RouteCheck {
+  return (c) => {
     const actor = c.get("actor");
-    if (actor.kind === "master") return next();
+    if (actor.kind === "master") return;
     if (actor.kind === "scoped") {
       if (holdsPermission(actor.permissions, permission)) {
         // Only scoped-key requests are audited by the route's action.
         if (auditAction !== undefined) c.set("auditAction", auditAction);
-        return next();
+        return;
       }
       throw new ApiError(403, `this key lacks the ${permission} permission`);
     }
@@ -112,6 +112,14 @@ export function need(permission: Permission, auditAction?: string): MiddlewareHa
     throw new ApiError(403, "principal keys may use only their organization's routes and /me");
   };
 }
+
+/**
+ * A route's authorization check (decisions.md section 5), built once per
+ * route by routes/declare.ts and called synchronously before the handler.
+ * Returns when the actor may call the route.
+ * @throws ApiError 403 when it may not.
+ */
+export type RouteCheck = (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => void;
 
 /**
  * The key prefix the request is restricted to: a prefix-scoped key's

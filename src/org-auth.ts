@@ -1,10 +1,9 @@
-import type { MiddlewareHandler } from "hono";
-import type { AppContext, AppEnv } from "./context.js";
+import type { AppContext } from "./context.js";
 import { ApiError } from "./errors.js";
 import { GRANTING_LETTERS, roleGrants } from "./domain/permissions.js";
 import type { OrgLetter } from "./domain/permissions.js";
 import type { PrincipalKeys } from "./domain/principal-keys.js";
-import type { TokenResolver } from "./auth.js";
+import type { RouteCheck, TokenResolver } from "./auth.js";
 
 /**
  * Authorization of org routes, built from each route's declared permission
@@ -22,10 +21,10 @@ import type { TokenResolver } from "./auth.js";
  * The route must have an `:org_id` path parameter.
  * @throws ApiError 403.
  */
-export function needOrg(letter: OrgLetter): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function needOrg(letter: OrgLetter): RouteCheck {
+  return (c) => {
     const actor = c.get("actor");
-    if (actor.kind === "master") return next();
+    if (actor.kind === "master") return;
     if (actor.kind !== "principal") throw new ApiError(403, "scoped API keys may not use organization endpoints");
     if (c.req.param("org_id") !== actor.orgId) throw new ApiError(403, "this key belongs to another organization");
     if (!roleGrants(actor.letters, letter)) {
@@ -33,7 +32,6 @@ export function needOrg(letter: OrgLetter): MiddlewareHandler<AppEnv> {
         message: `the ${letter} letter grants ${GRANTING_LETTERS[letter]}`,
       });
     }
-    return next();
   };
 }
 
@@ -42,10 +40,9 @@ export function needOrg(letter: OrgLetter): MiddlewareHandler<AppEnv> {
  * (interface section 5.4, decisions.md section 5).
  * @throws ApiError 403 for any other token.
  */
-export function needMaster(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function needMaster(): RouteCheck {
+  return (c) => {
     if (c.get("actor").kind !== "master") throw new ApiError(403, "this endpoint requires the master key");
-    return next();
   };
 }
 
@@ -53,10 +50,9 @@ export function needMaster(): MiddlewareHandler<AppEnv> {
  * `/me*`: principal keys only (decisions.md section 5).
  * @throws ApiError 403 for the master key or a scoped API key.
  */
-export function needPrincipal(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function needPrincipal(): RouteCheck {
+  return (c) => {
     if (c.get("actor").kind !== "principal") throw new ApiError(403, "this endpoint requires a principal key");
-    return next();
   };
 }
 
