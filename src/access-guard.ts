@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js";
 import type { Actor, AppContext } from "./context.js";
 import type { Origin } from "./domain/events.js";
 import type { AuditLog, AuditRecord } from "./domain/audit.js";
@@ -13,13 +14,38 @@ export function isLoopback(ip: string): boolean {
   return v4.startsWith("127.") || ip === "::1";
 }
 
-/** Above this many tracked ips, finished windows are dropped. */
+/** Above this many tracked addresses, finished windows are dropped. */
 const SWEEP_ABOVE = 10_000;
+/** Most addresses tracked at once; past it the oldest windows are dropped (bounded memory). */
+export const MAX_TRACKED_ADDRESSES = 100_000;
 
 interface Window {
   /** When the window opened, ms. */
   start: number;
   failures: number;
+  /** A valid token was presented from this address in this window. */
+  validSeen: boolean;
+  /** The shared-address warning was given for this window. */
+  warned: boolean;
+}
+
+/**
+ * The address the guard counts failures under: an IPv4 address as is (also
+ * when written IPv4-mapped), an IPv6 address by its /64 network, since one
+ * host is usually given a whole /64 and could otherwise try from 2^64
+ * addresses. null for what is not an IP address.
+ */
+export function limiterKey(ip: string): string | null {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(ip);
+  } catch {
+    return null;
+  }
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts.slice(0, 4).map((p) => p.toString(16)).join(":")}::/64`;
 }
 
 /**
@@ -42,40 +68,87 @@ export class FailedAuthLimiter {
    * @param options.limit failures per window before 429; 0 turns the guard off.
    * @param options.windowMs the window, milliseconds.
    * @param options.now current time, Unix milliseconds.
+   * @param options.onSharedAddress called once per window when an address
+   *   that also presented valid tokens in the window gets blocked: the sign of
+   *   a proxy address shared by all clients (set VAULT_TRUST_PROXY).
+   * @param options.maxTracked most addresses tracked (default MAX_TRACKED_ADDRESSES).
    */
-  constructor(private readonly options: { limit: number; windowMs: number; now: () => number }) {}
+  constructor(
+    private readonly options: {
+      limit: number;
+      windowMs: number;
+      now: () => number;
+      onSharedAddress?: ((key: string) => void) | undefined;
+      maxTracked?: number | undefined;
+    },
+  ) {}
 
   /** Milliseconds until `ip` may try again; 0 when it is not blocked. */
   retryAfterMs(ip: string | null): number {
-    if (!this.counts(ip)) return 0;
-    const w = this.windows.get(ip);
+    const key = this.keyOf(ip);
+    if (key === null) return 0;
+    const w = this.windows.get(key);
     if (!w || w.failures < this.options.limit) return 0;
     return Math.max(0, w.start + this.options.windowMs - this.options.now());
   }
 
   /** Counts one failed authentication from `ip`. */
   fail(ip: string | null): void {
-    if (!this.counts(ip)) return;
+    const key = this.keyOf(ip);
+    if (key === null) return;
+    const w = this.current(key);
+    w.failures += 1;
+    if (w.failures >= this.options.limit && w.validSeen && !w.warned) {
+      w.warned = true;
+      this.options.onSharedAddress?.(key);
+    }
+  }
+
+  /** Notes a valid token presented from `ip` (for the shared-address warning). */
+  succeeded(ip: string | null): void {
+    const key = this.keyOf(ip);
+    if (key === null) return;
+    const w = this.windows.get(key);
+    if (w && this.options.now() - w.start < this.options.windowMs) w.validSeen = true;
+  }
+
+  /** Addresses tracked now (tests). */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  private keyOf(ip: string | null): string | null {
+    if (ip === null || this.options.limit <= 0 || isLoopback(ip)) return null;
+    return limiterKey(ip);
+  }
+
+  /** The open window of `key`, a new one when none is open. */
+  private current(key: string): Window {
     const now = this.options.now();
-    const w = this.windows.get(ip);
-    if (!w || now - w.start >= this.options.windowMs) {
-      this.windows.set(ip, { start: now, failures: 1 });
-      if (this.windows.size > this.sweepAbove) this.sweep(now);
-    } else {
-      w.failures += 1;
-    }
+    const w = this.windows.get(key);
+    if (w && now - w.start < this.options.windowMs) return w;
+    const fresh: Window = { start: now, failures: 0, validSeen: false, warned: false };
+    // Re-inserted, so the map stays in window-start order (oldest first) for eviction.
+    this.windows.delete(key);
+    this.windows.set(key, fresh);
+    if (this.windows.size > this.sweepAbove) this.sweep(now);
+    return fresh;
   }
 
-  private counts(ip: string | null): ip is string {
-    return ip !== null && this.options.limit > 0 && !isLoopback(ip);
-  }
-
-  /** Drops closed windows, so the map stays as large as one window's worth of ips. */
+  /**
+   * Drops closed windows, so the map stays as large as one window's worth of
+   * addresses; past maxTracked, the oldest open windows go too.
+   */
   private sweep(now: number): void {
-    for (const [ip, w] of this.windows) {
-      if (now - w.start >= this.options.windowMs) this.windows.delete(ip);
+    for (const [key, w] of this.windows) {
+      if (now - w.start >= this.options.windowMs) this.windows.delete(key);
     }
-    this.sweepAbove = Math.max(SWEEP_ABOVE, this.windows.size * 2);
+    const max = this.options.maxTracked ?? MAX_TRACKED_ADDRESSES;
+    for (const key of this.windows.keys()) {
+      if (this.windows.size <= max) break;
+      this.windows.delete(key);
+    }
+    this.sweepAbove = Math.min(max, Math.max(SWEEP_ABOVE, this.windows.size * 2));
   }
 }
 

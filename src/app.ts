@@ -109,6 +109,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
         windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
         now: deps.now,
+        onSharedAddress: (address) =>
+          deps.log.warn(
+            { address },
+            "an address that presented valid tokens is now blocked for failed authentications: if the vault is behind a proxy, set VAULT_TRUST_PROXY so each client is told apart",
+          ),
       }),
     }),
   );

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isIP } from "node:net";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { SecretMatcher } from "./crypto.js";
 import { ApiError } from "./errors.js";
@@ -43,12 +44,14 @@ export interface NodeEnv {
  * set, the LAST X-Forwarded-For entry: the address the trusted proxy saw.
  * Entries before it are whatever the client wrote, so trusting the first one
  * would let anyone choose the ip in the audit log and the brute-force guard.
- * null when neither is known (in-process test requests).
+ * A forwarded entry that is not an IP address (net.isIP) is ignored and the
+ * socket's address used. null when neither is known (in-process requests).
  */
 export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string | null {
   if (trustProxy) {
     const forwarded = requestHeader(c, "x-forwarded-for")?.split(",").pop()?.trim();
-    if (forwarded) return forwarded;
+    // Only an IP address: anything else (a hostname, 8000 characters of junk) is not stored or counted.
+    if (forwarded && isIP(forwarded) !== 0) return forwarded;
   }
   const incoming = (c.env as NodeEnv | undefined)?.incoming;
   if (incoming !== undefined) return incoming.socket.remoteAddress ?? null;

@@ -90,6 +90,7 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
         c.res = errorResponse(err, c, deps.log);
       }
       if (actor !== undefined) {
+        deps.limiter.succeeded(ip);
         origin = originFor(actor, ip);
         c.set("actor", actor);
         c.set("origin", origin);
