@@ -35,6 +35,11 @@ export function latestSchemaVersion(): number {
   return sections[sections.length - 1]?.version ?? 0;
 }
 
+/** How long a statement waits for another connection's lock (the `backup` command's), milliseconds. */
+export const BUSY_TIMEOUT_MS = 5000;
+/** `journal_size_limit`: the most a WAL file keeps after a checkpoint, bytes (4 MiB). */
+export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+
 /**
  * Opens (or creates) the database and brings its schema up to date.
  *
@@ -56,7 +61,9 @@ export function openDatabase(file: string): Db {
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
     db.pragma("secure_delete = ON");
-    db.pragma("busy_timeout = 5000");
+    // After a checkpoint the WAL is cut back to this size (wal-scrub.ts truncates it to zero).
+    if (file !== ":memory:") db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     migrate(db);
   } catch (err) {
     db.close();

@@ -148,6 +148,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
       });
       await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
       vault.tx.close();
+      vault.walScrubber.stop();
       db.close();
       lock?.release();
       log.info("ephemeral-vault stopped");

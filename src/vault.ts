@@ -4,6 +4,7 @@ import type { AppEnv } from "./context.js";
 import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
 import { combineSinks } from "./domain/events.js";
+import { WalScrubber } from "./wal-scrub.js";
 import { createWebhooks } from "./webhooks/index.js";
 import type { WebhookSettings, Webhooks } from "./webhooks/index.js";
 import { SecretLifecycle } from "./domain/secrets.js";
@@ -58,6 +59,8 @@ export interface Vault {
   webhooks: Webhooks;
   /** The append-only audit log, global and org (issue 3). */
   audit: AuditLog;
+  /** Truncates the WAL after a value is destroyed; server.ts stops it before closing the database. */
+  walScrubber: WalScrubber;
   /** Scoped API keys (issue 3). */
   keys: ScopedKeys;
 }
@@ -82,6 +85,7 @@ export function createVault(options: VaultOptions): Vault {
   }
   const audit = new AuditLog({ db: options.db, now: options.now });
   audit.attach(tx);
+  const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
   const webhooks = createWebhooks({
     db: options.db,
     tx,
@@ -94,7 +98,7 @@ export function createVault(options: VaultOptions): Vault {
   const secrets = new SecretLifecycle({
     db: options.db,
     cipher: options.cipher,
-    events: combineSinks(audit, webhooks.outbox),
+    events: combineSinks(audit, webhooks.outbox, walScrubber),
     now: options.now,
     activeLimit: options.activeLimit,
   });
@@ -120,7 +124,7 @@ export function createVault(options: VaultOptions): Vault {
     authFailWindowMs: options.authFailWindowMs,
     dbFile,
   });
-  return { app, tx, secrets, orgs, webhooks, audit, keys };
+  return { app, tx, secrets, orgs, webhooks, audit, keys, walScrubber };
 }
 
 export { version };
