@@ -59,7 +59,7 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const page = orgs.list(query.limit ?? 1000, decodeCursor(query.cursor));
+        const page = await tx.run(() => orgs.list(query.limit ?? 1000, decodeCursor(query.cursor)));
         return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
       },
     },
@@ -79,8 +79,8 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
         },
         404: { description: "no such organization" },
       },
-      handler: (c) => {
-        const org = orgs.get(orgIdOf(c)) as Org;
+      handler: async (c) => {
+        const org = (await tx.run(() => orgs.get(orgIdOf(c)))) as Org;
         return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
       },
     },

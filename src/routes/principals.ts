@@ -71,10 +71,9 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
         },
         404: { description: "no such organization" },
       },
-      handler: (c) => {
+      handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const orgId = orgIdOf(c);
-        const page = principals.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
+        const page = await tx.run(() => principals.list(orgIdOf(c), query.limit ?? 1000, decodeCursor(query.cursor)));
         return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
       },
     },
@@ -84,9 +83,9 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       summary: "One principal.",
       permission: "master",
       responses: { 200: { description: "the principal", schema: principalSchema }, 404: { description: "no such organization or principal" } },
-      handler: (c) => {
-        const orgId = orgIdOf(c);
-        return c.json(principalJson(principals.require(orgId, pathId(c, "id", NO_PRINCIPAL))));
+      handler: async (c) => {
+        const principal = await tx.run(() => principals.require(orgIdOf(c), pathId(c, "id", NO_PRINCIPAL)));
+        return c.json(principalJson(principal));
       },
     },
     {
@@ -149,11 +148,12 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       query: pageQueryDocs,
       responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: { description: "no such organization or principal" } },
-      handler: (c) => {
+      handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const orgId = orgIdOf(c);
-        const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
-        const page = keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
+        const page = await tx.run(() => {
+          const id = principals.require(orgIdOf(c), pathId(c, "id", NO_PRINCIPAL)).id;
+          return keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
+        });
         return c.json(keyListBody(page));
       },
     },

@@ -83,10 +83,9 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
         400: { description: "invalid limit or cursor" },
         404: { description: "no such organization" },
       },
-      handler: (c) => {
+      handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const orgId = orgIdOf(c);
-        const page = roles.list(orgId, query.limit ?? 1000, decodeCursor(query.cursor));
+        const page = await tx.run(() => roles.list(orgIdOf(c), query.limit ?? 1000, decodeCursor(query.cursor)));
         const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
         return c.json(pageBody("roles", items, page.nextAfterId));
       },
