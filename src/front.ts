@@ -45,7 +45,10 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  *    then the bearer token to an actor (401 before anything else,
  *    decisions.md section 5) and the request's origin (its audit record);
  * 3. after the handler: the access record (access-guard.ts
- *    completeAccessRecord: auth.failed, auth.denied, scoped-key rows).
+ *    completeAccessRecord: auth.failed, auth.denied, scoped-key rows), and
+ *    one JSON log line at `info`: request id, method, route template (never
+ *    the path itself), status, duration in ms, actor kind (`master`,
+ *    `scoped`, `principal`, or null when unauthenticated).
  *
  * Requests made in process (`app.request()`, no Node response) get the same
  * headers through Hono.
@@ -53,9 +56,9 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  */
 export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
   const master = new SecretMatcher(deps.masterKey);
-  const debug = deps.log.isLevelEnabled("debug");
+  const logRequests = deps.log.isLevelEnabled("info");
   return async (c, next) => {
-    const started = debug ? performance.now() : 0;
+    const started = logRequests ? performance.now() : 0;
     const forwarded = deps.trustProxy ? requestHeader(c, "x-request-id") : undefined;
     const id = forwarded !== undefined && FORWARDED_REQUEST_ID.test(forwarded) ? forwarded : randomUUID();
     c.set("requestId", id);
@@ -98,9 +101,18 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       }
       await completeAccessRecord(deps, c, ip, actor, origin);
     }
-    if (debug) {
-      deps.log.debug(
-        { requestId: id, method: c.req.method, route: c.req.routePath, status: c.res.status, ms: Math.round(performance.now() - started) },
+    if (logRequests) {
+      // Route templates only (`/secrets/:key{.+}`): never a key, id, token or query in the log.
+      const actor = c.get("actor") as Actor | undefined;
+      deps.log.info(
+        {
+          requestId: id,
+          method: c.req.method,
+          route: c.req.routePath,
+          status: c.res.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          actor: actor?.kind ?? null,
+        },
         "request",
       );
     }
