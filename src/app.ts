@@ -5,6 +5,8 @@ import { errorResponse } from "./errors.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 import { front } from "./front.js";
+import type { VaultMetrics } from "./metrics.js";
+import { metricsRouteDecl } from "./routes/metrics.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
@@ -49,6 +51,8 @@ export interface AppDeps {
   now: () => number;
   /** The database file's identity, for /health; undefined for `:memory:`. */
   dbFile?: DbFileWatch | undefined;
+  /** Prometheus metrics: every request is counted; GET /metrics serves them. */
+  metrics: VaultMetrics;
   /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
   authFailLimit?: number | undefined;
   /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
@@ -66,6 +70,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   let openapi = "";
   const open: RouteDecl[] = [
     ...healthRouteDecls({ db: deps.db, tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
+    metricsRouteDecl({ metrics: deps.metrics }),
     {
       method: "get",
       path: "/openapi.json",
@@ -102,6 +107,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       resolvers: deps.resolvers,
       trustProxy: deps.trustProxy,
       orgs: deps.orgs.orgs,
+      metrics: deps.metrics,
       audit: deps.audit,
       tx: deps.tx,
       log: deps.log,

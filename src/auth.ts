@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import type { SecretMatcher } from "./crypto.js";
+import { SecretMatcher } from "./crypto.js";
 import { ApiError } from "./errors.js";
 import type { Actor, AppEnv } from "./context.js";
 import { holdsPermission } from "./domain/permissions.js";
@@ -81,6 +81,15 @@ export function bearerActor(header: string | undefined, master: SecretMatcher, r
   return actor;
 }
 
+/**
+ * The TokenResolver of VAULT_METRICS_TOKEN: the token (compared in constant
+ * time) is a `metrics` actor, which may read GET /metrics and nothing else.
+ */
+export function metricsTokenResolver(metricsToken: string): TokenResolver {
+  const matcher = new SecretMatcher(metricsToken);
+  return (token) => (matcher.matches(token) ? { kind: "metrics" } : undefined);
+}
+
 function resolveToken(token: string, master: SecretMatcher, resolvers: readonly TokenResolver[]): Actor | undefined {
   if (master.matches(token)) return { kind: "master" };
   for (const resolve of resolvers) {
@@ -111,6 +120,7 @@ export function need(permission: Permission, auditAction?: string): RouteCheck {
       }
       throw new ApiError(403, `this key lacks the ${permission} permission`);
     }
+    if (actor.kind === "metrics") throw new ApiError(403, "the metrics token may read only /metrics");
     // Principal keys serve only their org's routes and /me (decisions.md section 5).
     throw new ApiError(403, "principal keys may use only their organization's routes and /me");
   };

@@ -24,6 +24,8 @@ export interface Config {
   licenseKey: string | undefined;
   licensePublicKey: string | undefined;
   webhookSecret: string | undefined;
+  /** Bearer token that may read GET /metrics and nothing else; undefined: only the master key may. */
+  metricsToken: string | undefined;
   webhookAllowPrivate: boolean;
   /** One delivery attempt's limit, milliseconds. */
   webhookTimeoutMs: number;
@@ -117,6 +119,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   licenseKey: { env: ["VAULT_LICENSE_KEY"], kind: "string", help: "license token; without a valid one at most 100 active secrets" },
   licensePublicKey: { env: ["VAULT_LICENSE_PUBLIC_KEY"], kind: "string", help: "Ed25519 public key of the license issuer (base64 of 32 bytes, or PEM)" },
   webhookSecret: { env: ["VAULT_WEBHOOK_SECRET"], kind: "string", help: "HMAC key for webhook signatures (default: generated into <data dir>/webhook.secret)" },
+  metricsToken: { env: ["VAULT_METRICS_TOKEN"], kind: "string", help: "bearer token for GET /metrics only, 16+ chars (default: none; the master key may always read /metrics)" },
   webhookAllowPrivate: { env: ["VAULT_WEBHOOK_ALLOW_PRIVATE"], kind: "boolean", help: "let webhooks target loopback and private addresses (development only)" },
   webhookTimeoutMs: { env: ["VAULT_WEBHOOK_TIMEOUT_MS"], kind: "string", help: "one delivery attempt's time limit, ms (default 10000)" },
   webhookMaxAttempts: { env: ["VAULT_WEBHOOK_MAX_ATTEMPTS"], kind: "string", help: "attempts per delivery, the first included (default 8)" },
@@ -295,6 +298,11 @@ export function loadConfig(
     throw new ConfigError("VAULT_WEBHOOK_SECRET must be at least 16 characters");
   }
 
+  const metricsToken = str("metricsToken");
+  if (metricsToken !== undefined && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError("VAULT_METRICS_TOKEN must be at least 16 characters, without white space");
+  }
+
   const headersTimeoutMs = int("headersTimeoutMs", DEFAULT_HEADERS_TIMEOUT_MS, 100, 600_000);
   const requestTimeoutMs = int("requestTimeoutMs", DEFAULT_REQUEST_TIMEOUT_MS, 100, 3_600_000);
   if (headersTimeoutMs > requestTimeoutMs) {
@@ -312,6 +320,7 @@ export function loadConfig(
     licenseKey: str("licenseKey")?.trim(),
     licensePublicKey,
     webhookSecret,
+    metricsToken,
     webhookAllowPrivate: parseBool("VAULT_WEBHOOK_ALLOW_PRIVATE", raw("webhookAllowPrivate") ?? false),
     webhookTimeoutMs: int("webhookTimeoutMs", 10_000, 1, 600_000),
     webhookMaxAttempts: int("webhookMaxAttempts", 8, 1, 100),

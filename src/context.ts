@@ -10,7 +10,9 @@ import type { Permission } from "./domain/permissions.js";
 export type Actor =
   | { kind: "master" }
   | { kind: "scoped"; keyId: string; permissions: Permission[]; prefix: string | null }
-  | { kind: "principal"; keyId: string; principalId: string; orgId: string; role: string; letters: string };
+  | { kind: "principal"; keyId: string; principalId: string; orgId: string; role: string; letters: string }
+  /** VAULT_METRICS_TOKEN: may read GET /metrics and nothing else. */
+  | { kind: "metrics" };
 
 /** Answers whether an organization exists (domain/orgs.ts); used by org-auth.ts. */
 export interface OrgLookup {
@@ -64,5 +66,7 @@ export function originFor(actor: Actor, ip: string | null): Origin {
       return { actor: actor.keyId, principalId: null, ip, recorded: false };
     case "principal":
       return { actor: actor.keyId, principalId: actor.principalId, ip, recorded: false };
+    case "metrics":
+      return { actor: "metrics", principalId: null, ip, recorded: false };
   }
 }

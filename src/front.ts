@@ -10,6 +10,7 @@ import { SecretMatcher } from "./crypto.js";
 import type { Origin } from "./domain/events.js";
 import { ApiError, errorResponse } from "./errors.js";
 import type { Logger } from "./log.js";
+import type { VaultMetrics } from "./metrics.js";
 
 /** What the front middleware needs; built once by createApp. */
 export interface FrontDeps extends AccessRecordDeps {
@@ -20,6 +21,8 @@ export interface FrontDeps extends AccessRecordDeps {
   log: Logger;
   /** Organization lookup for the org routes (org-auth.ts orgIdOf). */
   orgs: OrgLookup;
+  /** Counts every answered request (route template, status, duration). */
+  metrics: VaultMetrics;
 }
 
 /** Headers every answer carries (decisions.md section 10: nothing a cache or a browser may keep or sniff). */
@@ -58,7 +61,7 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
   const master = new SecretMatcher(deps.masterKey);
   const logRequests = deps.log.isLevelEnabled("info");
   return async (c, next) => {
-    const started = logRequests ? performance.now() : 0;
+    const started = performance.now();
     const forwarded = deps.trustProxy ? requestHeader(c, "x-request-id") : undefined;
     const id = forwarded !== undefined && FORWARDED_REQUEST_ID.test(forwarded) ? forwarded : randomUUID();
     c.set("requestId", id);
@@ -101,6 +104,9 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       }
       await completeAccessRecord(deps, c, ip, actor, origin);
     }
+    const ms = performance.now() - started;
+    const route = c.req.routePath;
+    deps.metrics.observeRequest(c.req.method, route, c.res.status, ms / 1000);
     if (logRequests) {
       // Route templates only (`/secrets/:key{.+}`): never a key, id, token or query in the log.
       const actor = c.get("actor") as Actor | undefined;
@@ -108,9 +114,9 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
         {
           requestId: id,
           method: c.req.method,
-          route: c.req.routePath,
+          route,
           status: c.res.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
+          ms: Math.round(ms * 10) / 10,
           actor: actor?.kind ?? null,
         },
         "request",

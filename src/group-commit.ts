@@ -37,6 +37,7 @@ export class GroupCommit {
   private readonly beforeCommitHooks: (() => void)[] = [];
   private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
   private readonly savepointHooks: (() => void)[] = [];
+  private readonly committedHooks: ((batchSize: number, ms: number) => void)[] = [];
   private open = false;
   private closed = false;
   private readonly begin;
@@ -71,6 +72,15 @@ export class GroupCommit {
    */
   onRollback(hook: (whole: boolean) => void): void {
     this.rollbackHooks.push(hook);
+  }
+
+  /**
+   * Registers a listener told of every committed batch: how many run() calls
+   * it carried and how long its pre-commit hooks and COMMIT (the fsync) took,
+   * milliseconds (metrics).
+   */
+  onCommitted(hook: (batchSize: number, ms: number) => void): void {
+    this.committedHooks.push(hook);
   }
 
   /** True while a batch is open (between the first run() of a turn and its COMMIT). */
@@ -130,6 +140,7 @@ export class GroupCommit {
     const waiters = this.waiters;
     this.waiters = [];
     this.open = false;
+    const started = this.committedHooks.length > 0 ? performance.now() : 0;
     try {
       for (const hook of this.beforeCommitHooks) hook();
       this.commit.run();
@@ -144,6 +155,10 @@ export class GroupCommit {
       this.rolledBack(true);
       for (const w of waiters) w.reject(err);
       return;
+    }
+    if (this.committedHooks.length > 0) {
+      const ms = performance.now() - started;
+      for (const hook of this.committedHooks) hook(waiters.length, ms);
     }
     for (const w of waiters) w.resolve();
   }

@@ -20,7 +20,7 @@ export interface RouteDoc {
   /** Path parameters' descriptions. */
   params?: Record<string, string>;
   /** Status -> description, or description and body schema. */
-  responses: Record<number, string | { description: string; schema?: JsonSchema }>;
+  responses: Record<number, string | { description: string; schema?: JsonSchema; contentType?: string }>;
 }
 
 const errorSchema: JsonSchema = {
@@ -53,18 +53,18 @@ export function buildOpenApi(version: string, docs: RouteDoc[]): JsonSchema {
       schema: { type: "string" },
     }));
     const responses: Record<string, unknown> = {};
-    const all: Record<number, string | { description: string; schema?: JsonSchema }> = { ...doc.responses };
+    const all: Record<number, string | { description: string; schema?: JsonSchema; contentType?: string }> = { ...doc.responses };
     if (doc.permission !== "none") {
       all[401] ??= "missing, invalid, expired or revoked token";
       all[403] ??= "the token may not do this";
       all[429] ??= "too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After";
     }
     for (const [status, r] of Object.entries(all)) {
-      const { description, schema } = typeof r === "string" ? { description: r, schema: undefined } : r;
+      const { description, schema, contentType } = typeof r === "string" ? { description: r, schema: undefined, contentType: undefined } : r;
       const isError = Number(status) >= 400;
       responses[status] = {
         description,
-        content: { "application/json": { schema: schema ?? (isError ? errorSchema : { type: "object" }) } },
+        content: { [contentType ?? "application/json"]: { schema: schema ?? (isError ? errorSchema : { type: "object" }) } },
       };
     }
     const operation: Record<string, unknown> = {

@@ -25,7 +25,9 @@ export function needOrg(letter: OrgLetter): RouteCheck {
   return (c) => {
     const actor = c.get("actor");
     if (actor.kind === "master") return;
-    if (actor.kind !== "principal") throw new ApiError(403, "scoped API keys may not use organization endpoints");
+    if (actor.kind !== "principal") {
+      throw new ApiError(403, actor.kind === "scoped" ? "scoped API keys may not use organization endpoints" : "this token may not use organization endpoints");
+    }
     if (c.req.param("org_id") !== actor.orgId) throw new ApiError(403, "this key belongs to another organization");
     if (!roleGrants(actor.letters, letter)) {
       throw new ApiError(403, `this key's role lacks the ${letter} permission`, {
@@ -45,6 +47,15 @@ export function needMaster(): RouteCheck {
     if (c.get("actor").kind !== "master") throw new ApiError(403, "this endpoint requires the master key");
   };
 }
+
+/**
+ * GET /metrics: the master key or VAULT_METRICS_TOKEN.
+ * @throws ApiError 403 for scoped and principal keys.
+ */
+export const needMetricsReader: RouteCheck = (c) => {
+  const kind = c.get("actor").kind;
+  if (kind !== "master" && kind !== "metrics") throw new ApiError(403, "/metrics needs the master key or VAULT_METRICS_TOKEN");
+};
 
 /**
  * `/me*`: principal keys only (decisions.md section 5).

@@ -96,6 +96,8 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     publicUrl: () => publicUrl,
     maxValueBytes: config.maxValueBytes,
     trustProxy: config.trustProxy,
+    metricsToken: config.metricsToken,
+    processMetrics: true,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
     dbFile,

@@ -5,6 +5,8 @@ import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
 import { combineSinks } from "./domain/events.js";
 import { WalScrubber } from "./wal-scrub.js";
+import { VaultMetrics } from "./metrics.js";
+import { metricsTokenResolver } from "./auth.js";
 import { createWebhooks } from "./webhooks/index.js";
 import type { WebhookSettings, Webhooks } from "./webhooks/index.js";
 import { SecretLifecycle } from "./domain/secrets.js";
@@ -46,6 +48,10 @@ export interface VaultOptions {
    * answers 503.
    */
   dbFile?: DbFileWatch | undefined;
+  /** VAULT_METRICS_TOKEN: a bearer token that may read GET /metrics and nothing else. */
+  metricsToken?: string | undefined;
+  /** Also export the process's own metrics (CPU, memory, event loop, GC); the server turns it on. */
+  processMetrics?: boolean | undefined;
 }
 
 /** A built vault: the HTTP app and the parts background work and tests use. */
@@ -61,6 +67,8 @@ export interface Vault {
   audit: AuditLog;
   /** Truncates the WAL after a value is destroyed; server.ts stops it before closing the database. */
   walScrubber: WalScrubber;
+  /** Prometheus metrics served at GET /metrics. */
+  metrics: VaultMetrics;
   /** Scoped API keys (issue 3). */
   keys: ScopedKeys;
 }
@@ -86,6 +94,16 @@ export function createVault(options: VaultOptions): Vault {
   const audit = new AuditLog({ db: options.db, now: options.now });
   audit.attach(tx);
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
+  // The gauges read the lifecycle and the queue at scrape time: both are made below.
+  const sources = { secrets: undefined as SecretLifecycle | undefined, webhooks: undefined as Webhooks | undefined };
+  const metrics = new VaultMetrics(
+    {
+      activeSecrets: () => tx.run(() => sources.secrets?.countActive() ?? 0),
+      outboxPending: () => tx.run(() => sources.webhooks?.queue.pendingCount() ?? 0),
+    },
+    { processMetrics: options.processMetrics },
+  );
+  tx.onCommitted((size, ms) => metrics.observeCommit(size, ms));
   const webhooks = createWebhooks({
     db: options.db,
     tx,
@@ -94,14 +112,17 @@ export function createVault(options: VaultOptions): Vault {
     version,
     settings: options.webhooks,
     audit,
+    onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
   });
   const secrets = new SecretLifecycle({
     db: options.db,
     cipher: options.cipher,
-    events: combineSinks(audit, webhooks.outbox, walScrubber),
+    events: combineSinks(audit, webhooks.outbox, walScrubber, metrics.sink),
     now: options.now,
     activeLimit: options.activeLimit,
   });
+  sources.secrets = secrets;
+  sources.webhooks = webhooks;
   const orgs = createOrgDomain({ db: options.db, now: options.now, secrets, audit });
   const keys = new ScopedKeys({ db: options.db, now: options.now, audit });
   const app = createApp({
@@ -110,7 +131,11 @@ export function createVault(options: VaultOptions): Vault {
     secrets,
     log: options.log,
     masterKey: options.masterKey,
-    resolvers: [scopedKeyResolver(keys, tx, options.log), principalKeyResolver(orgs.keys)],
+    resolvers: [
+      ...(options.metricsToken === undefined ? [] : [metricsTokenResolver(options.metricsToken)]),
+      scopedKeyResolver(keys, tx, options.log),
+      principalKeyResolver(orgs.keys),
+    ],
     orgs,
     webhooks: { registry: webhooks.registry, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
     publicUrl: options.publicUrl,
@@ -123,8 +148,9 @@ export function createVault(options: VaultOptions): Vault {
     authFailLimit: options.authFailLimit,
     authFailWindowMs: options.authFailWindowMs,
     dbFile,
+    metrics,
   });
-  return { app, tx, secrets, orgs, webhooks, audit, keys, walScrubber };
+  return { app, tx, secrets, orgs, webhooks, audit, keys, walScrubber, metrics };
 }
 
 export { version };

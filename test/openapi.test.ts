@@ -11,7 +11,7 @@ import { buildTestVault, createKey } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 interface Operation {
-  responses: Record<string, { content?: { "application/json"?: { schema?: object } } }>;
+  responses: Record<string, { content?: { "application/json"?: { schema?: object }; "text/plain"?: { schema?: object } } }>;
   parameters?: { name: string; in: string }[];
 }
 type Doc = { paths: Record<string, Record<string, Operation>> };
@@ -65,7 +65,8 @@ describe("the OpenAPI document", () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         for (const [status, r] of Object.entries(op.responses)) {
-          const schema = r.content?.["application/json"]?.schema;
+          // Every answer is JSON but the Prometheus text of GET /metrics.
+          const schema = r.content?.[path === "/metrics" && status === "200" ? "text/plain" : "application/json"]?.schema;
           expect(schema, `${method} ${path} ${status}`).toBeTypeOf("object");
           // A body the document describes field by field, not a bare {type: object}.
           if (path !== "/openapi.json") expect(JSON.stringify(schema), `${method} ${path} ${status}`).not.toBe('{"type":"object"}');
@@ -112,6 +113,11 @@ describe("the OpenAPI document", () => {
     }
 
     await call("GET", "/health", undefined, null);
+    const metrics = await target.request("GET", "/metrics");
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(doc.paths["/metrics"]?.get?.responses["200"]?.content?.["text/plain"]?.schema).toEqual({ type: "string" });
+    checked.add("GET /metrics 200");
     await call("POST", "/secrets", { key: "team/db", value: "s3cret", ttl_seconds: 3600, max_reads: 5 });
     await call("POST", "/secrets", { value: "public one", ttl_seconds: 60 });
     await call("POST", "/secrets", { key: "bad key!", value: "x" });

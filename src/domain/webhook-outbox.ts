@@ -255,6 +255,7 @@ export class DeliveryQueue {
         `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
          VALUES (@delivery_id, @webhook_id, @event_id, @type, @attempt, @status, @http_status, @error, @at)`,
       ),
+      pendingCount: db.prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'"),
       removeDone: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < ?"),
       removeEvents: db.prepare<[number]>(
         `DELETE FROM webhook_events WHERE created_at < ?
@@ -318,7 +319,12 @@ export class DeliveryQueue {
     return this.q.upcoming.get(JSON.stringify([...busy]))?.next_attempt_at ?? null;
   }
 
-  /** True while the delivery is pending (not finished, its webhook not deleted). */
+  /** Deliveries still pending, of every webhook: the outbox depth (metrics). Run it inside the group commit. */
+  pendingCount(): number {
+    return this.q.pendingCount.get()?.n ?? 0;
+  }
+
+  /** True while the delivery is still pending (not delivered, failed or deleted). */
   isPending(deliveryId: number): boolean {
     return this.q.pending.get(deliveryId) !== undefined;
   }

@@ -7,7 +7,7 @@ import type { AppEnv } from "../context.js";
 import type { Permission } from "../domain/permissions.js";
 import type { OrgLetter } from "../domain/permissions.js";
 import type { JsonSchema, RouteDoc } from "../openapi.js";
-import { needMaster, needOrg, needPrincipal } from "../org-auth.js";
+import { needMaster, needMetricsReader, needOrg, needPrincipal } from "../org-auth.js";
 import { methodNotAllowed } from "./method.js";
 
 /**
@@ -16,12 +16,14 @@ import { methodNotAllowed } from "./method.js";
  * "principal" (/me: principal keys only), or "org:<letter>" (the master key,
  * or a principal key of the org whose role grants the letter).
  */
-export type RoutePermission = "none" | Permission | "master" | "principal" | `org:${OrgLetter}`;
+export type RoutePermission = "none" | Permission | "master" | "principal" | "metrics" | `org:${OrgLetter}`;
 
 /** One documented response: a description and its body's schema (valibot, or JSON Schema). */
 export interface ResponseDecl {
   description: string;
   schema?: v.GenericSchema | JsonSchema;
+  /** The body's media type; default `application/json` (every answer but GET /metrics). */
+  contentType?: string;
 }
 
 /**
@@ -58,6 +60,7 @@ function checkFor(permission: Exclude<RoutePermission, "none">, auditAction: str
   // Scoped keys reach only the global routes: need() carries their audit action.
   if (permission === "master") return needMaster();
   if (permission === "principal") return needPrincipal();
+  if (permission === "metrics") return needMetricsReader;
   if (permission.startsWith("org:")) return needOrg(permission.slice(4) as OrgLetter);
   return need(permission as Permission, auditAction);
 }
@@ -113,7 +116,10 @@ export function routeDocs(decls: readonly RouteDecl[]): RouteDoc[] {
   return decls.map((d) => {
     const responses: RouteDoc["responses"] = {};
     for (const [status, r] of Object.entries(d.responses)) {
-      responses[Number(status)] = r.schema === undefined ? r.description : { description: r.description, schema: jsonSchemaOf(r.schema) };
+      responses[Number(status)] =
+        r.schema === undefined
+          ? r.description
+          : { description: r.description, schema: jsonSchemaOf(r.schema), ...(r.contentType === undefined ? {} : { contentType: r.contentType }) };
     }
     const doc: RouteDoc = { method: d.method, path: openApiPath(d.path), summary: d.summary, permission: d.permission, responses };
     if (d.body !== undefined) doc.body = d.body;

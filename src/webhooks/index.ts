@@ -62,6 +62,8 @@ export interface CreateWebhooksDeps {
   settings?: WebhookSettings | undefined;
   /** Where `webhook.created` / `webhook.deleted` are recorded (decisions.md section 8). */
   audit?: AuditRecorder | undefined;
+  /** Told of each recorded delivery attempt's outcome (metrics). */
+  onDeliveryOutcome?: ((outcome: "delivered" | "retrying" | "failed") => void) | undefined;
 }
 
 /**
@@ -85,6 +87,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     maxAttempts: settings.maxAttempts ?? 8,
     retryBaseMs: settings.retryBaseMs ?? 1000,
     random: settings.random,
+    onOutcome: deps.onDeliveryOutcome,
   });
   const outbox = new WebhookOutbox({ db: deps.db, now: deps.now, onQueued: () => worker.wake() });
   const registry = new WebhookRegistry({

@@ -65,6 +65,8 @@ export interface DeliveryWorkerDeps {
   concurrency?: number | undefined;
   /** Longest sleep of the background loop, milliseconds; default 5000. */
   pollIntervalMs?: number | undefined;
+  /** Called with each recorded attempt's outcome (metrics). */
+  onOutcome?: ((outcome: "delivered" | "retrying" | "failed") => void) | undefined;
 }
 
 /**
@@ -268,6 +270,7 @@ export class DeliveryWorker {
       if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook attempt not recorded");
       return;
     }
+    this.deps.onOutcome?.(record.status);
     const fields = { webhook_id: delivery.webhookId, event_id: delivery.eventId, attempt: delivery.attempts + 1 };
     if (recorded?.turnedFailing) {
       this.deps.log.warn({ webhook_id: delivery.webhookId }, "webhook marked failing: its deliveries keep failing; no more retries until one is delivered");
