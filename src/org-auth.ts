@@ -62,9 +62,12 @@ export function needPrincipal(): MiddlewareHandler<AppEnv> {
 
 /**
  * The org id of an org route (its `:org_id` path parameter), checked to
- * exist. Call it in the handler after reading and validating the input, so
- * that a bad body gives 400 before an unknown org gives 404 (decisions.md
- * section 5). Authorization (needOrg / needMaster) has run before.
+ * exist. Call it inside the handler's `tx.run` (the check reads the
+ * database: outside the group commit it could see an org of a batch that
+ * has not committed, and the org could go before the work that uses it),
+ * after reading and validating the input, so that a bad body gives 400
+ * before an unknown org gives 404 (decisions.md section 5). Authorization
+ * (needOrg / needMaster) has run before.
  * @returns the org id.
  * @throws ApiError 404 when no such org exists.
  */

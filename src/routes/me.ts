@@ -52,9 +52,9 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       summary: "The principal behind the presented principal key, with its keys (summaries, never tokens). Other tokens: 403.",
       permission: "principal",
       responses: { 200: { description: "{id, name, role, org_id, metadata, created_at, keys}", schema: meSchema } },
-      handler: (c) => {
+      handler: async (c) => {
         const actor = me(c);
-        return c.json(profile(principals.require(actor.orgId, actor.principalId)));
+        return c.json(await tx.run(() => profile(principals.require(actor.orgId, actor.principalId))));
       },
     },
     {
@@ -67,8 +67,8 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const body = await readBody(c, patchMeBody);
         const actor = me(c);
-        const principal = await tx.run(() => principals.update(actor.orgId, actor.principalId, { metadata: body.metadata }));
-        return c.json(profile(principal));
+        const answer = await tx.run(() => profile(principals.update(actor.orgId, actor.principalId, { metadata: body.metadata })));
+        return c.json(answer);
       },
     },
     {
@@ -94,9 +94,11 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       permission: "principal",
       query: pageQueryDocs,
       responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
-      handler: (c) => {
+      handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const page = keys.list(me(c).principalId, query.limit ?? 1000, decodeCursor(query.cursor));
+        const afterId = decodeCursor(query.cursor);
+        const principalId = me(c).principalId;
+        const page = await tx.run(() => keys.list(principalId, query.limit ?? 1000, afterId));
         return c.json(keyListBody(page));
       },
     },
