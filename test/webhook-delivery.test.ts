@@ -13,7 +13,7 @@ import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/worker.js";
 import { version } from "../src/version.js";
 import { buildTestVault } from "./helpers.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
-import { useWebhookFixtures, SECRET, START_SECONDS, cert, toClose, vaultWith, newReceiver, createWebhook, sign, count, queued } from "./webhook-helpers.js";
+import { useWebhookFixtures, SECRET, START_SECONDS, cert, toClose, vaultWith, newReceiver, createWebhook, sign, count } from "./webhook-helpers.js";
 
 useWebhookFixtures();
 
