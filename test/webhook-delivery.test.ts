@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { timingSafeEqual } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db.js";
-import { DELIVERY_RETENTION_MS } from "../src/domain/webhooks.js";
+import { DELIVERY_RETENTION_MS } from "../src/domain/webhook-outbox.js";
 import type { Lookup } from "../src/webhooks/address-guard.js";
 import type { Transport } from "../src/webhooks/transport.js";
 import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/worker.js";

@@ -4,12 +4,10 @@ import { VaultError } from "./errors.js";
 import { SECRET_EVENT_TYPES } from "./events.js";
 import type { Origin, SecretEventType } from "./events.js";
 import { cutPage } from "./paging.js";
-import { GLOBAL_SCOPE } from "./secrets.js";
+import { GLOBAL_SCOPE } from "./secret-model.js";
 import type { AttemptStatus } from "./webhook-outbox.js";
 
 // The outbox and the delivery queue live in webhook-outbox.ts; this path keeps exporting them.
-export { DELIVERY_RETENTION_MS, DeliveryQueue, eventPayload, subscribes, WebhookOutbox } from "./webhook-outbox.js";
-export type { AttemptRecord, AttemptStatus, DueDelivery, Recorded, WebhookOutboxDeps } from "./webhook-outbox.js";
 
 /** The event types a webhook may subscribe to (decisions.md section 7); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;

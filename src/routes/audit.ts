@@ -3,7 +3,7 @@ import type { AppContext } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { AuditEntry, AuditFilter, AuditLog } from "../domain/audit.js";
-import { GLOBAL_SCOPE } from "../domain/secrets.js";
+import { GLOBAL_SCOPE } from "../domain/secret-model.js";
 import type { GroupCommit } from "../group-commit.js";
 import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
