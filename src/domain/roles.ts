@@ -1,7 +1,7 @@
 import type { Db } from "../db.js";
 import { VaultError } from "./errors.js";
 import { BUILTIN_ROLES, isBuiltinRole, roleStringProblem } from "./permissions.js";
-import type { Page } from "./orgs.js";
+import type { Page } from "./paging.js";
 
 /** A role of an org: built-in or custom. Times in milliseconds. */
 export interface Role {

@@ -170,7 +170,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
             const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
             return registry.list(view, { limit: query.limit ?? 1000, afterId });
           });
-          return c.json(pageBody("webhooks", page.items.map(webhookJson), page.next));
+          return c.json(pageBody("webhooks", page.items.map(webhookJson), page.nextAfterId));
         },
       },
       {
@@ -219,7 +219,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
             return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
           });
           if (!page) throw new ApiError(404, NOT_FOUND);
-          return c.json(pageBody("deliveries", page.items.map(attemptJson), page.next));
+          return c.json(pageBody("deliveries", page.items.map(attemptJson), page.nextAfterId));
         },
       },
     ];
