@@ -2,7 +2,7 @@ import ipaddr from "ipaddr.js";
 import type { Actor, AppContext } from "./context.js";
 import type { Origin } from "./domain/events.js";
 import type { AuditLog, AuditRecord } from "./domain/audit.js";
-import { GLOBAL_SCOPE } from "./domain/secrets.js";
+import { GLOBAL_SCOPE } from "./domain/secret-model.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Logger } from "./log.js";
 

@@ -329,16 +329,6 @@ export function hashToken(token: string): string {
 }
 
 /**
- * Constant-time string comparison: both sides are hashed first, so neither
- * the content nor the length of the secret side leaks through timing.
- */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const ha = createHash("sha256").update(a, "utf8").digest();
-  const hb = createHash("sha256").update(b, "utf8").digest();
-  return timingSafeEqual(ha, hb);
-}
-
-/**
  * Constant-time matching against one fixed secret (the master key): its
  * SHA-256 is computed once, each candidate is hashed and compared with
  * timingSafeEqual, so neither content nor length leaks through timing.

@@ -69,12 +69,12 @@ export function needPrincipal(): RouteCheck {
 
 /**
  * The org id of an org route (its `:org_id` path parameter), checked to
- * exist. Call it in the handler after reading and validating the input, so
- * that a bad body gives 400 before an unknown org gives 404 (decisions.md
- * section 5). Authorization (needOrg / needMaster) has run before. It
- * reads the database: call it inside the handler's `tx.run()` (or right
- * before the `tx.run()` whose change depends on it), never for a read that
- * answers on its own, so no answer rests on a batch that has not committed.
+ * exist. Call it inside the handler's `tx.run` (the check reads the
+ * database: outside the group commit it could see an org of a batch that
+ * has not committed, and the org could go before the work that uses it),
+ * after reading and validating the input, so that a bad body gives 400
+ * before an unknown org gives 404 (decisions.md section 5). Authorization
+ * (needOrg / needMaster) has run before.
  * @returns the org id.
  * @throws ApiError 404 when no such org exists.
  */

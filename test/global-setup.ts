@@ -7,7 +7,7 @@ import { join } from "node:path";
  * the suite when dist/ is missing or older than src/, so `npm test` works
  * straight after a clone and after an edit.
  */
-export default function setup(): void {
+export function setup(): void {
   const root = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
   const built = join(root, "dist", "cli.js");
   const newest = (dir: string): number =>

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { buildTestVault, createKey } from "./helpers.js";
+import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 interface Operation {

@@ -34,7 +34,7 @@ describe("GET /orgs/:org_id/audit", () => {
       expect(Object.keys(e).sort()).toEqual(["action", "id", "ip", "key", "principal_id", "timestamp"]);
       expect(e).toMatchObject({ key: "k", principal_id: owner.id });
     }
-    expect(secretEntries[2]?.timestamp).toBe(secretEntries[0]!.timestamp - 1);
+    expect(secretEntries[2]?.timestamp).toBe((secretEntries[0]?.timestamp ?? 0) - 1);
     expect(JSON.stringify(entries)).not.toContain("s3cr3t-value");
   });
 

@@ -305,6 +305,25 @@ describe("roles", () => {
     expect(names).toEqual(["reader", "writer", "admin", "owner", "one", "two"]);
   });
 
+  it.each([1, 2, 4, 5])("pages every role with limit=%i, also an org without custom roles", async (limit) => {
+    const v = buildTestVault();
+    const bare = await createOrg(v, "bare");
+    const custom = await createOrg(v, "custom");
+    await createRole(v, custom, "one", "r");
+    const all = async (orgId: string): Promise<string[]> => {
+      const names: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await expectStatus(v.asMaster("GET", `/orgs/${orgId}/roles?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`), 200);
+        names.push(...(page.roles as { name: string }[]).map((r) => r.name));
+        cursor = page.next_cursor as string | undefined;
+      } while (cursor);
+      return names;
+    };
+    expect(await all(bare)).toEqual(["reader", "writer", "admin", "owner"]);
+    expect(await all(custom)).toEqual(["reader", "writer", "admin", "owner", "one"]);
+  });
+
   it("creates a custom role and answers {name, org_id, permissions}", async () => {
     const v = buildTestVault();
     const orgId = await createOrg(v);

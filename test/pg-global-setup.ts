@@ -21,7 +21,7 @@ const inCi = (): boolean => {
  * tests are skipped with the reason printed, except in CI (`CI=true`), where that throws and
  * fails the run.
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export async function setup(project: TestProject): Promise<() => Promise<void>> {
   const availability = pgAvailability();
   if (!availability.ok) {
     if (inCi()) throw new Error(`PostgreSQL tests cannot run in CI: ${availability.reason}`);

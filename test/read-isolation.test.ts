@@ -1,88 +1,89 @@
 import { describe, expect, it } from "vitest";
+import { ApiError } from "../src/errors.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
+import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
 
-/** Makes the next batch's COMMIT fail, as a full disk would. */
+/**
+ * The batch of the next commit fails once (like a refused COMMIT): every
+ * change in it is rolled back and none is acknowledged.
+ */
 function failNextCommit(v: TestVault): void {
   let armed = true;
   v.tx.onBeforeCommit(() => {
-    if (armed) {
-      armed = false;
-      throw new Error("disk full");
-    }
+    if (!armed) return;
+    armed = false;
+    throw new ApiError(503, "refused commit");
   });
 }
 
-async function createOrg(v: TestVault, name: string): Promise<string> {
-  const res = await v.asMaster("POST", "/orgs", { name });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
+/**
+ * Replaces `target[name]` so that right after it has written (inside the
+ * batch, before its COMMIT) `read` is sent; resolves with that read's answer.
+ */
+function readWhileUncommitted<T extends object, K extends keyof T>(
+  target: T,
+  name: K,
+  read: (result: unknown) => Promise<Response>,
+): Promise<Response> {
+  const original = target[name] as unknown as (...args: unknown[]) => unknown;
+  return new Promise((resolve, reject) => {
+    const wrapped = (...args: unknown[]) => {
+      const result = original.apply(target, args);
+      target[name] = original as unknown as T[K];
+      read(result).then(resolve, reject);
+      return result;
+    };
+    target[name] = wrapped as unknown as T[K];
+  });
 }
 
-/** Yields microtasks (never a macrotask: the batch stays open) until the group commit has a batch open. */
-async function untilBatchOpen(v: TestVault): Promise<void> {
-  for (let i = 0; i < 10_000 && !v.tx.inBatch; i++) await Promise.resolve();
-  expect(v.tx.inBatch).toBe(true);
+/** The read either failed with the batch or did not see its rows. */
+async function expectNotSeen(res: Response, written: string): Promise<void> {
+  const text = await res.text();
+  if (res.status === 200) expect(text).not.toContain(written);
+  else expect(res.status).toBe(503);
 }
 
-/** Starts `write`, waits until its change sits in the open batch, then starts `read` in the same turn. */
-async function readDuringWrite(v: TestVault, write: () => Promise<Response>, read: () => Promise<Response>): Promise<[Response, Response]> {
-  const w = write();
-  await untilBatchOpen(v);
-  const r = read();
-  return Promise.all([w, r]);
-}
-
-async function names(res: Response, list: string): Promise<string[]> {
-  if (res.status !== 200) return [];
-  return ((await res.json()) as Record<string, { name: string }[]>)[list]?.map((x) => x.name) ?? [];
-}
-
-describe("reads see only committed rows", () => {
-  it("GET /orgs while a POST /orgs sits in a batch whose commit fails does not list that org", async () => {
+describe("reads never answer with rows of a batch that has not committed", () => {
+  it("GET /orgs and GET /orgs/:org_id do not show an org whose create failed to commit", async () => {
     const v = buildTestVault();
     failNextCommit(v);
-    const [created, listed] = await readDuringWrite(
-      v,
-      () => v.asMaster("POST", "/orgs", { name: "phantom" }),
-      () => v.asMaster("GET", "/orgs"),
-    );
-    expect(created.status).toBe(500);
-    expect(await names(listed, "orgs")).not.toContain("phantom");
-    expect(await names(await v.asMaster("GET", "/orgs"), "orgs")).toEqual([]);
+    let one: Promise<Response> | undefined;
+    const list = readWhileUncommitted(v.orgs.orgs, "create", (org) => {
+      one = v.asMaster("GET", `/orgs/${(org as { id: string }).id}`);
+      return v.asMaster("GET", "/orgs");
+    });
+    await expectStatus(v.asMaster("POST", "/orgs", { name: "ghost" }), 503);
+    await expectNotSeen(await list, "ghost");
+    expect(one).toBeDefined();
+    await expectNotSeen(await (one as Promise<Response>), "ghost");
+    expect(await expectStatus(v.asMaster("GET", "/orgs"), 200)).toEqual({ orgs: [] });
   });
 
-  it("GET principals and roles while their creation sits in a failing batch do not list them", async () => {
+  it("GET principals and roles do not show a principal or a role whose create failed to commit", async () => {
     const v = buildTestVault();
-    const orgId = await createOrg(v, "acme");
+    const orgId = await createOrg(v);
     failNextCommit(v);
-    const [principal, principals] = await readDuringWrite(
-      v,
-      () => v.asMaster("POST", `/orgs/${orgId}/principals`, { name: "ghost", role: "reader" }),
-      () => v.asMaster("GET", `/orgs/${orgId}/principals`),
-    );
-    expect(principal.status).toBe(500);
-    expect(await names(principals, "principals")).not.toContain("ghost");
-
-    failNextCommit(v);
-    const [role, roles] = await readDuringWrite(
-      v,
-      () => v.asMaster("POST", `/orgs/${orgId}/roles`, { name: "phantom", permissions: "rl" }),
-      () => v.asMaster("GET", `/orgs/${orgId}/roles`),
-    );
-    expect(role.status).toBe(500);
-    expect(await names(roles, "roles")).not.toContain("phantom");
+    const principals = readWhileUncommitted(v.orgs.principals, "create", () => v.asMaster("GET", `/orgs/${orgId}/principals`));
+    const roles = readWhileUncommitted(v.orgs.roles, "create", () => v.asMaster("GET", `/orgs/${orgId}/roles`));
+    const [p, r] = await Promise.all([
+      v.asMaster("POST", `/orgs/${orgId}/principals`, { name: "ghost-principal", role: "reader" }),
+      v.asMaster("POST", `/orgs/${orgId}/roles`, { name: "ghost-role", permissions: "r" }),
+    ]);
+    expect([p.status, r.status]).toEqual([503, 503]);
+    await expectNotSeen(await principals, "ghost-principal");
+    await expectNotSeen(await roles, "ghost-role");
   });
 
-  it("GET /orgs/:id while the org's creation sits in a failing batch is not answered 200", async () => {
+  it("GET /me does not show metadata whose change failed to commit", async () => {
     const v = buildTestVault();
+    const orgId = await createOrg(v);
+    const p = await createPrincipal(v, orgId, "reader");
     failNextCommit(v);
-    const write = v.asMaster("POST", "/orgs", { name: "phantom" });
-    await untilBatchOpen(v);
-    const { id } = v.db.prepare("SELECT id FROM orgs WHERE name = 'phantom'").get() as { id: string };
-    const read = v.asMaster("GET", `/orgs/${id}`);
-    const [created, got] = await Promise.all([write, read]);
-    expect(created.status).toBe(500);
-    expect(got.status).not.toBe(200);
+    const me = readWhileUncommitted(v.orgs.principals, "update", () => v.request("GET", "/me", { token: p.token }));
+    await expectStatus(v.request("PATCH", "/me", { token: p.token, body: { metadata: { ghost: "uncommitted" } } }), 503);
+    await expectNotSeen(await me, "uncommitted");
+    expect((await expectStatus(v.request("GET", "/me", { token: p.token }), 200)).metadata).toEqual({});
   });
 });

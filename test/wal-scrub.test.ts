@@ -6,7 +6,7 @@ import { ValueCipher, generateRootKey } from "../src/crypto.js";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
-import { GLOBAL_SCOPE } from "../src/domain/secrets.js";
+import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
 import { createLogger } from "../src/log.js";
 import { createVault } from "../src/vault.js";
 import type { Vault } from "../src/vault.js";
@@ -93,7 +93,7 @@ describe("destroyed values leave no ciphertext in the data dir's files", () => {
   });
 
   it("keeps a live secret's ciphertext readable (the scrub only checkpoints)", async () => {
-    const { db, vault } = fileVault();
+    const { vault } = fileVault();
     await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "kept", value: VALUE }, SYSTEM_ORIGIN));
     await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "burn", value: "x", maxReads: 1 }, SYSTEM_ORIGIN));
     await vault.tx.run(() => vault.secrets.retrieve(GLOBAL_SCOPE, "burn", { principalKeyId: null }, SYSTEM_ORIGIN));

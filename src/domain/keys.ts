@@ -4,6 +4,7 @@ import type { AuditLog } from "./audit.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";
+import type { Page } from "./paging.js";
 import { holdsPermission } from "./permissions.js";
 import type { Permission } from "./permissions.js";
 import { SCOPED_PERMISSIONS } from "./permissions.js";
@@ -36,13 +37,8 @@ export interface CreateKeyInput {
 }
 
 /** The result of looking a bearer token up. */
-export type KeyLookup = { kind: "ok"; key: ScopedKey } | { kind: "expired" } | { kind: "unknown" };
+export type ScopedKeyLookup = { kind: "ok"; key: ScopedKey } | { kind: "expired" } | { kind: "unknown" };
 
-export interface KeysPage {
-  keys: ScopedKey[];
-  /** rowid to continue after, when more remain. */
-  nextAfter: number | null;
-}
 
 export interface KeysDeps {
   db: Db;
@@ -142,14 +138,14 @@ export class ScopedKeys {
    * section 5: an admin key with a prefix lists only its prefix).
    * @param viewerPrefix the viewing key's prefix, or null (master, unrestricted admin).
    */
-  list(viewerPrefix: string | null, options: { limit: number; after?: number | undefined }): KeysPage {
+  list(viewerPrefix: string | null, options: { limit: number; after?: number | undefined }): Page<ScopedKey> {
     const rows = this.q.page.all({
       after: options.after ?? 0,
       glob: viewerPrefix === null ? null : globPrefix(viewerPrefix),
       limit: options.limit + 1,
     });
     const { rows: page, next } = cutPage(rows, options.limit, (row) => row.seq);
-    return { keys: page.map(toKey), nextAfter: next };
+    return { items: page.map(toScopedKey), nextAfterId: next };
   }
 
   /**
@@ -174,11 +170,11 @@ export class ScopedKeys {
    * @returns "unknown" for a token no key has (deleted keys included),
    *   "expired" once now >= expires_at, else the key.
    */
-  lookup(token: string): KeyLookup {
+  lookup(token: string): ScopedKeyLookup {
     const row = this.q.byHash.get(hashToken(token));
     if (!row) return { kind: "unknown" };
     if (row.expires_at !== null && row.expires_at <= this.deps.now()) return { kind: "expired" };
-    return { kind: "ok", key: toKey(row) };
+    return { kind: "ok", key: toScopedKey(row) };
   }
 
   /** True when last_used_at is due a write: never written, or a minute old. */
@@ -199,7 +195,7 @@ export class ScopedKeys {
   /** A key by id, for tests and tools; undefined when unknown. */
   get(id: string): ScopedKey | undefined {
     const row = this.q.byId.get(id);
-    return row ? toKey(row) : undefined;
+    return row ? toScopedKey(row) : undefined;
   }
 
   private checkNotBroader(input: CreateKeyInput, creatorKeyId: string): void {
@@ -227,7 +223,7 @@ function canonical(permissions: Permission[]): Permission[] {
   return SCOPED_PERMISSIONS.filter((p) => permissions.includes(p));
 }
 
-function toKey(row: Row): ScopedKey {
+function toScopedKey(row: Row): ScopedKey {
   return {
     id: row.id,
     name: row.name,

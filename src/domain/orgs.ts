@@ -3,6 +3,7 @@ import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";
+import type { Page } from "./paging.js";
 import type { SecretLifecycle } from "./secrets.js";
 
 /** An organization. Times in milliseconds. */
@@ -27,13 +28,6 @@ export interface OrgsDeps {
   now: () => number;
   /** The one secret lifecycle, to prune an org's remains when it is deleted. */
   secrets: SecretLifecycle;
-}
-
-/** One page of a list, in creation order. */
-export interface Page<T> {
-  items: T[];
-  /** Row id to continue after, when more remain. */
-  nextAfterId: number | null;
 }
 
 /**
@@ -63,12 +57,7 @@ export class Organizations {
       anySecretRow: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM secrets WHERE scope = ? LIMIT 1"),
       remove: db.prepare<[string]>("DELETE FROM orgs WHERE id = ?"),
     };
-    const hasWebhooks = db
-      .prepare<[], { one: number }>("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'webhooks'")
-      .get();
-    this.webhookOfOrg = hasWebhooks
-      ? db.prepare<[string], { one: number }>("SELECT 1 AS one FROM webhooks WHERE org_id = ? LIMIT 1")
-      : null;
+    this.webhookOfOrg = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM webhooks WHERE org_id = ? LIMIT 1");
   }
 
   /**
@@ -114,7 +103,7 @@ export class Organizations {
     if (this.q.principal.get(orgId)) remaining.push("principals");
     if (this.q.liveSecret.get(orgId, this.deps.now())) remaining.push("secrets");
     if (this.q.customRole.get(orgId)) remaining.push("custom roles");
-    if (this.webhookOfOrg?.get(orgId)) remaining.push("webhooks");
+    if (this.webhookOfOrg.get(orgId)) remaining.push("webhooks");
     if (remaining.length > 0) {
       throw new VaultError("conflict", "the organization is not empty", {
         message: `delete its ${remaining.join(", ")} first; deletes do not cascade`,

@@ -4,6 +4,18 @@
  * remain, and the last row kept gives the cursor to continue after.
  */
 
+/**
+ * One page of a list, as the domain answers it (orgs, roles, principals,
+ * principal keys, scoped keys, webhooks): the routes turn `nextAfterId`
+ * into `next_cursor` (cursor.ts).
+ */
+export interface Page<T> {
+  /** At most the page size asked for, in the list's order. */
+  items: T[];
+  /** The position (row id) to continue after when more remain, else null. */
+  nextAfterId: number | null;
+}
+
 /** One page cut from a `limit + 1` fetch. */
 export interface CutPage<R> {
   /** At most `limit` rows, in the statement's order. */

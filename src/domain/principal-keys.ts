@@ -2,7 +2,7 @@ import type { Db } from "../db.js";
 import { hashToken, newId, newToken } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
-import type { Page } from "./orgs.js";
+import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 
@@ -37,7 +37,7 @@ export interface NewKeyInput {
 }
 
 /** The result of looking a `vpk_` token up. */
-export type KeyLookup =
+export type PrincipalKeyLookup =
   | { kind: "unknown" }
   | { kind: "not_yet_valid" }
   | { kind: "expired" }
@@ -153,18 +153,18 @@ export class PrincipalKeys {
       now,
     }) as KeyRow;
     this.deps.audit?.recordFor(origin, orgId, "key.created", row.id);
-    return { key: toKey(row), token };
+    return { key: toPrincipalKey(row), token };
   }
 
   /** One page of a principal's keys in creation order; `limit` 1-1000. Revoked keys are gone. */
   list(principalId: string, limit: number, afterId = 0): Page<PrincipalKey> {
     const { rows, next } = cutPage(this.q.page.all(principalId, afterId, limit + 1), limit, (row) => row.rowid);
-    return { items: rows.map(toKey), nextAfterId: next };
+    return { items: rows.map(toPrincipalKey), nextAfterId: next };
   }
 
   /** All of a principal's keys (for `/me`), in creation order. */
   all(principalId: string): PrincipalKey[] {
-    return this.q.page.all(principalId, 0, -1).map(toKey);
+    return this.q.page.all(principalId, 0, -1).map(toPrincipalKey);
   }
 
   /**
@@ -197,7 +197,7 @@ export class PrincipalKeys {
    * now: before valid_after is not_yet_valid, after valid_before expired.
    * The role's letters are read now, so role changes apply at once.
    */
-  lookup(token: string): KeyLookup {
+  lookup(token: string): PrincipalKeyLookup {
     const row = this.q.byHash.get(hashToken(token));
     if (!row) return { kind: "unknown" };
     const now = this.deps.now();
@@ -214,7 +214,7 @@ export class PrincipalKeys {
   }
 }
 
-function toKey(row: KeyRow): PrincipalKey {
+function toPrincipalKey(row: KeyRow): PrincipalKey {
   return {
     id: row.id,
     principalId: row.principal_id,

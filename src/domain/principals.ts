@@ -1,7 +1,7 @@
 import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
-import type { Page } from "./orgs.js";
+import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 

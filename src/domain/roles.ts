@@ -1,7 +1,8 @@
 import type { Db } from "../db.js";
 import { VaultError } from "./errors.js";
 import { BUILTIN_ROLES, isBuiltinRole, roleStringProblem } from "./permissions.js";
-import type { Page } from "./orgs.js";
+import { cutPage } from "./paging.js";
+import type { Page } from "./paging.js";
 
 /** A role of an org: built-in or custom. Times in milliseconds. */
 export interface Role {
@@ -74,25 +75,16 @@ export class Roles {
    * @param limit page size, 1-1000.
    */
   list(orgId: string, limit: number, after = 0): Page<Role> {
-    const items: Role[] = [];
-    let last = after;
-    for (let i = after; i < BUILTIN_NAMES.length && items.length < limit; i++) {
-      const name = BUILTIN_NAMES[i] as string;
-      items.push({ orgId, name, permissions: BUILTIN_ROLES[name] as string, builtin: true });
-      last = i + 1;
-    }
+    const builtins = BUILTIN_NAMES.map((name, i) => ({
+      position: i + 1,
+      role: { orgId, name, permissions: BUILTIN_ROLES[name] as string, builtin: true },
+    })).filter((entry) => entry.position > after);
     const customAfter = Math.max(0, after - BUILTIN_NAMES.length);
-    const rows = this.q.page.all(orgId, customAfter, limit - items.length + 1);
-    let more = false;
-    for (const row of rows) {
-      if (items.length === limit) {
-        more = true;
-        break;
-      }
-      items.push(toRole(row));
-      last = BUILTIN_NAMES.length + row.id;
-    }
-    return { items, nextAfterId: more ? last : null };
+    const custom = this.q.page
+      .all(orgId, customAfter, limit + 1)
+      .map((row) => ({ position: BUILTIN_NAMES.length + row.id, role: toRole(row) }));
+    const { rows, next } = cutPage([...builtins, ...custom], limit, (entry) => entry.position);
+    return { items: rows.map((entry) => entry.role), nextAfterId: next };
   }
 
   /**

@@ -8,9 +8,6 @@ import { globPrefix, toMeta } from "./secret-model.js";
 import { ListStatements, secretStatements } from "./secret-statements.js";
 import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, Row, SecretMeta } from "./secret-model.js";
 
-// The lifecycle's shapes and limits live in secret-model.ts; this path keeps exporting them.
-export { GLOBAL_SCOPE, MAX_READS_LIMIT, MAX_TTL_SECONDS } from "./secret-model.js";
-export type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta, SecretState } from "./secret-model.js";
 
 export interface SecretsDeps {
   db: Db;

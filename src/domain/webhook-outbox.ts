@@ -1,7 +1,7 @@
 import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
-import { GLOBAL_SCOPE } from "./secrets.js";
+import { GLOBAL_SCOPE } from "./secret-model.js";
 
 /**
  * The webhook outbox and delivery queue (design.md "Events are rows",

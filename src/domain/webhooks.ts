@@ -4,12 +4,11 @@ import { VaultError } from "./errors.js";
 import { SECRET_EVENT_TYPES } from "./events.js";
 import type { Origin, SecretEventType } from "./events.js";
 import { cutPage } from "./paging.js";
-import { GLOBAL_SCOPE } from "./secrets.js";
+import type { Page } from "./paging.js";
+import { GLOBAL_SCOPE } from "./secret-model.js";
 import type { AttemptStatus } from "./webhook-outbox.js";
 
 // The outbox and the delivery queue live in webhook-outbox.ts; this path keeps exporting them.
-export { DELIVERY_RETENTION_MS, DeliveryQueue, eventPayload, subscribes, WebhookOutbox } from "./webhook-outbox.js";
-export type { AttemptRecord, AttemptStatus, DueDelivery, Recorded, WebhookOutboxDeps } from "./webhook-outbox.js";
 
 /** The event types a webhook may subscribe to (decisions.md section 7); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
@@ -110,12 +109,6 @@ export interface WebhookRegistryDeps {
   onChange?: (() => void) | undefined;
 }
 
-export interface Page<T> {
-  items: T[];
-  /** Row id to continue after, when more remain. */
-  next: number | null;
-}
-
 /** SQL: the webhook is visible to a viewer with prefix @viewer (or any when null). */
 const VISIBLE = "(@viewer IS NULL OR (key_prefix IS NOT NULL AND substr(key_prefix, 1, length(@viewer)) = @viewer))";
 
@@ -191,7 +184,7 @@ export class WebhookRegistry {
     const params = { viewer: view.viewerPrefix, after: options.afterId ?? 0, limit: options.limit + 1 };
     const rows = view.orgId === null ? this.q.listGlobal.all(params) : this.q.listOrg.all({ ...params, org: view.orgId });
     const { rows: page, next } = cutPage(rows, options.limit, (row) => row.rowid);
-    return { items: page.map(toWebhook), next };
+    return { items: page.map(toWebhook), nextAfterId: next };
   }
 
   /** The webhook with this id in the scope, when the viewer may see it; else undefined. */
@@ -241,7 +234,7 @@ export class WebhookRegistry {
         error: r.error,
         at: r.at,
       })),
-      next,
+      nextAfterId: next,
     };
   }
 

@@ -3,7 +3,7 @@ import type { AppContext } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { AuditEntry, AuditFilter, AuditLog } from "../domain/audit.js";
-import { GLOBAL_SCOPE } from "../domain/secrets.js";
+import { GLOBAL_SCOPE } from "../domain/secret-model.js";
 import type { GroupCommit } from "../group-commit.js";
 import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
@@ -106,7 +106,9 @@ export interface AuditRouteDeps {
  * Newest first; entries leave only once committed (read through the group commit).
  */
 export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
-  const query = (scope: string, filter: AuditFilter) => deps.tx.run(() => deps.audit.query(scope, filter));
+  // The org's existence is checked in the same transaction as the query.
+  const query = (scopeOf: (c: AppContext) => string, c: AppContext, filter: AuditFilter) =>
+    deps.tx.run(() => deps.audit.query(scopeOf(c), filter));
   const errors = { 400: { description: "invalid parameter or cursor" } };
   return [
     {
@@ -127,7 +129,7 @@ export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
           }
           filter.keyPrefix = prefix;
         }
-        const page = await query(GLOBAL_SCOPE, filter);
+        const page = await query(() => GLOBAL_SCOPE, c, filter);
         return c.json(listBody("entries", page.entries.map(globalEntry), page.nextCursor));
       },
     },
@@ -145,7 +147,7 @@ export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
       },
       handler: async (c: AppContext) => {
         const filter = parseAuditQuery(c.req.query());
-        const page = await query(orgIdOf(c), filter);
+        const page = await query(orgIdOf, c, filter);
         return c.json(listBody("entries", page.entries.map(orgEntry), page.nextCursor));
       },
     },

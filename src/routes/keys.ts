@@ -128,7 +128,7 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
         // Read through the group commit, like every other request: the answer
         // leaves only once what it shows is committed.
         const page = await tx.run(() => keys.list(keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
-        return c.json(pageBody("keys", page.keys.map(keyEntry), page.nextAfter));
+        return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
       },
     },
     {

@@ -67,7 +67,8 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const body = await readBody(c, patchMeBody);
         const actor = me(c);
-        return c.json(await tx.run(() => profile(principals.update(actor.orgId, actor.principalId, { metadata: body.metadata }))));
+        const answer = await tx.run(() => profile(principals.update(actor.orgId, actor.principalId, { metadata: body.metadata })));
+        return c.json(answer);
       },
     },
     {
@@ -95,8 +96,9 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
+        const afterId = decodeCursor(query.cursor);
         const principalId = me(c).principalId;
-        const page = await tx.run(() => keys.list(principalId, query.limit ?? 1000, decodeCursor(query.cursor)));
+        const page = await tx.run(() => keys.list(principalId, query.limit ?? 1000, afterId));
         return c.json(keyListBody(page));
       },
     },

@@ -59,7 +59,8 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const page = await tx.run(() => orgs.list(query.limit ?? 1000, decodeCursor(query.cursor)));
+        const afterId = decodeCursor(query.cursor);
+        const page = await tx.run(() => orgs.list(query.limit ?? 1000, afterId));
         return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
       },
     },
@@ -80,7 +81,7 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
         404: { description: "no such organization" },
       },
       handler: async (c) => {
-        const org = (await tx.run(() => orgs.get(orgIdOf(c)))) as Org;
+        const org = await tx.run(() => orgs.get(orgIdOf(c)) as Org);
         return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
       },
     },
@@ -96,9 +97,8 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
         409: { description: "the organization is not empty" },
       },
       handler: async (c) => {
-        const orgId = orgIdOf(c);
         const origin = originOf(c);
-        await tx.run(() => orgs.remove(orgId, origin));
+        await tx.run(() => orgs.remove(orgIdOf(c), origin));
         return c.json({ deleted: true });
       },
     },

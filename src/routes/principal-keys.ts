@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import * as v from "valibot";
-import type { Page } from "../domain/orgs.js";
+import type { Page } from "../domain/paging.js";
 import type { PrincipalKey } from "../domain/principal-keys.js";
 import { intRange, MAX_UNIX_SECONDS, readBody, seconds } from "./input.js";
 import { listSchema, pageBody } from "./lists.js";

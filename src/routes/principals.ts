@@ -53,8 +53,7 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createPrincipalBody);
-        const orgId = orgIdOf(c);
-        const principal = await tx.run(() => principals.create(orgId, body.name, body.role));
+        const principal = await tx.run(() => principals.create(orgIdOf(c), body.name, body.role));
         return c.json(principalJson(principal), 201);
       },
     },
@@ -73,7 +72,8 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const page = await tx.run(() => principals.list(orgIdOf(c), query.limit ?? 1000, decodeCursor(query.cursor)));
+        const afterId = decodeCursor(query.cursor);
+        const page = await tx.run(() => principals.list(orgIdOf(c), query.limit ?? 1000, afterId));
         return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
       },
     },
@@ -84,7 +84,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       responses: { 200: { description: "the principal", schema: principalSchema }, 404: { description: "no such organization or principal" } },
       handler: async (c) => {
-        const principal = await tx.run(() => principals.require(orgIdOf(c), pathId(c, "id", NO_PRINCIPAL)));
+        const principal = await tx.run(() => {
+          const orgId = orgIdOf(c);
+          return principals.require(orgId, pathId(c, "id", NO_PRINCIPAL));
+        });
         return c.json(principalJson(principal));
       },
     },
@@ -102,9 +105,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, patchPrincipalBody);
-        const orgId = orgIdOf(c);
-        const id = pathId(c, "id", NO_PRINCIPAL);
-        const principal = await tx.run(() => principals.update(orgId, id, body));
+        const principal = await tx.run(() => {
+          const orgId = orgIdOf(c);
+          return principals.update(orgId, pathId(c, "id", NO_PRINCIPAL), body);
+        });
         return c.json(principalJson(principal));
       },
     },
@@ -115,9 +119,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization or principal" }, 409: { description: "the principal has active keys" } },
       handler: async (c) => {
-        const orgId = orgIdOf(c);
-        const id = pathId(c, "id", NO_PRINCIPAL);
-        await tx.run(() => principals.remove(orgId, id));
+        await tx.run(() => {
+          const orgId = orgIdOf(c);
+          principals.remove(orgId, pathId(c, "id", NO_PRINCIPAL));
+        });
         return c.json({ deleted: true });
       },
     },
@@ -131,11 +136,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: { description: "invalid input" }, 404: { description: "no such organization or principal" } },
       handler: async (c) => {
         const input = await readNewKey(c);
-        const orgId = orgIdOf(c);
-        const id = pathId(c, "id", NO_PRINCIPAL);
         const origin = originOf(c);
         const created = await tx.run(() => {
-          principals.require(orgId, id);
+          const orgId = orgIdOf(c);
+          const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
           return keys.create(orgId, id, input, origin);
         });
         return c.json(createdKeyJson(created.key, created.token), 201);
@@ -150,9 +154,11 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: { description: "no such organization or principal" } },
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
+        const afterId = decodeCursor(query.cursor);
         const page = await tx.run(() => {
-          const id = principals.require(orgIdOf(c), pathId(c, "id", NO_PRINCIPAL)).id;
-          return keys.list(id, query.limit ?? 1000, decodeCursor(query.cursor));
+          const orgId = orgIdOf(c);
+          const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
+          return keys.list(id, query.limit ?? 1000, afterId);
         });
         return c.json(keyListBody(page));
       },
@@ -164,12 +170,11 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization, principal or key" } },
       handler: async (c) => {
-        const orgId = orgIdOf(c);
-        const id = pathId(c, "id", NO_PRINCIPAL);
-        const keyId = pathId(c, "key_id", "key not found");
         const origin = originOf(c);
         await tx.run(() => {
-          principals.require(orgId, id);
+          const orgId = orgIdOf(c);
+          const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
+          const keyId = pathId(c, "key_id", "key not found");
           keys.revoke(id, keyId, origin);
         });
         return c.json({ deleted: true });

@@ -60,8 +60,7 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createRoleBody);
-        const orgId = orgIdOf(c);
-        const role = await tx.run(() => roles.create(orgId, body.name, body.permissions));
+        const role = await tx.run(() => roles.create(orgIdOf(c), body.name, body.permissions));
         return c.json(roleJson(role), 201);
       },
     },
@@ -85,7 +84,8 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
-        const page = await tx.run(() => roles.list(orgIdOf(c), query.limit ?? 1000, decodeCursor(query.cursor)));
+        const afterId = decodeCursor(query.cursor);
+        const page = await tx.run(() => roles.list(orgIdOf(c), query.limit ?? 1000, afterId));
         const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
         return c.json(pageBody("roles", items, page.nextAfterId));
       },
@@ -104,9 +104,10 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, patchRoleBody);
-        const orgId = orgIdOf(c);
-        const name = pathRole(c);
-        const role = await tx.run(() => roles.update(orgId, name, body.permissions));
+        const role = await tx.run(() => {
+          const orgId = orgIdOf(c);
+          return roles.update(orgId, pathRole(c), body.permissions);
+        });
         return c.json(roleJson(role));
       },
     },
@@ -122,9 +123,10 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
         409: { description: "the role is assigned to principals" },
       },
       handler: async (c) => {
-        const orgId = orgIdOf(c);
-        const name = pathRole(c);
-        await tx.run(() => roles.remove(orgId, name));
+        await tx.run(() => {
+          const orgId = orgIdOf(c);
+          roles.remove(orgId, pathRole(c));
+        });
         return c.json({ deleted: true });
       },
     },

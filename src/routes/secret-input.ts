@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { requireInPrefix } from "../auth.js";
 import type { AppContext } from "../context.js";
-import { MAX_READS_LIMIT, MAX_TTL_SECONDS } from "../domain/secrets.js";
+import { MAX_READS_LIMIT, MAX_TTL_SECONDS } from "../domain/secret-model.js";
 import { ApiError } from "../errors.js";
 import { intRange, requiredString } from "./input.js";
 

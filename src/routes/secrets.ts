@@ -3,8 +3,9 @@ import type { AppContext } from "../context.js";
 import { originOf } from "../context.js";
 import { keyPrefixOf, requireInPrefix } from "../auth.js";
 import { ApiError } from "../errors.js";
-import { GLOBAL_SCOPE } from "../domain/secrets.js";
-import type { CheckOutcome, Reader, RetrieveOutcome, SecretLifecycle, SecretMeta } from "../domain/secrets.js";
+import { GLOBAL_SCOPE } from "../domain/secret-model.js";
+import type { SecretLifecycle } from "../domain/secrets.js";
+import type { CheckOutcome, Reader, RetrieveOutcome, SecretMeta } from "../domain/secret-model.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { GroupCommit } from "../group-commit.js";
 import { orgIdOf } from "../org-auth.js";
@@ -95,11 +96,11 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
     ? async (c) => {
         const body = await readBody(c, createOrgSecretBody);
         checkValueSize(body.value, deps.maxValueBytes);
-        const orgId = orgIdOf(c);
         const actor = c.get("actor");
         const origin = originOf(c);
         const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
         const created = await tx.run(() => {
+          const orgId = orgIdOf(c);
           if (allowedKeys) deps.keys.checkAllowedKeys(orgId, allowedKeys);
           return secrets.create(
             {
@@ -180,8 +181,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const afterId = decodeCursor(query.cursor);
         const limit = query.limit ?? 1000;
         if (org) {
-          const orgId = orgIdOf(c);
-          const found = await tx.run(() => secrets.list(orgId, { limit, afterId, includeSealed: true }));
+          const found = await tx.run(() => secrets.list(orgIdOf(c), { limit, afterId, includeSealed: true }));
           return c.json(pageBody("secrets", found.secrets.map(orgListEntry), found.nextAfterId));
         }
         const found = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit, afterId, keyPrefix: keyPrefixOf(c) }));
@@ -209,16 +209,15 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       },
       handler: async (c) => {
         const key = pathKey(c);
-        const scopeId = scopeOf(c);
         const origin = originOf(c);
         const reader = readerOf(c);
         if (c.req.method === "HEAD") {
           // Existence only: no decryption, no read counted (interface section 4).
-          const checked = await tx.run(() => secrets.check(scopeId, key, reader, origin));
+          const checked = await tx.run(() => secrets.check(scopeOf(c), key, reader, origin));
           if (checked.kind !== "ok") refuse(checked);
           return c.body(null, 200);
         }
-        const outcome = await tx.run(() => secrets.retrieve(scopeId, key, reader, origin));
+        const outcome = await tx.run(() => secrets.retrieve(scopeOf(c), key, reader, origin));
         if (outcome.kind !== "ok") refuse(outcome);
         const s = outcome.secret;
         return c.json({
@@ -251,10 +250,9 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       handler: async (c) => {
         const key = pathKey(c);
         const body = await readBody(c, patchSecretBody);
-        const scopeId = scopeOf(c);
         const origin = originOf(c);
         const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-        const outcome = await tx.run(() => secrets.update(scopeId, key, patch, origin, { sealable: org }));
+        const outcome = await tx.run(() => secrets.update(scopeOf(c), key, patch, origin, { sealable: org }));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
         return c.json({ ...nameOf(outcome.secret), updated: true });
       },
@@ -271,9 +269,8 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       },
       handler: async (c) => {
         const key = pathKey(c);
-        const scopeId = scopeOf(c);
         const origin = originOf(c);
-        const outcome = await tx.run(() => secrets.remove(scopeId, key, origin));
+        const outcome = await tx.run(() => secrets.remove(scopeOf(c), key, origin));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
         return c.json({ deleted: true });
       },

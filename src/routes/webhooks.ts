@@ -108,7 +108,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
 
   /**
    * The routes of one scope; `orgOf` answers the org id (null: global),
-   * after input validation.
+   * after input validation and inside the transaction that uses it.
    */
   const family = (
     base: string,
@@ -139,12 +139,11 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           const body = await readBody(c, createWebhookBody);
           const url = parseWebhookUrl(body.url);
           await checkWebhookTarget(url, deps.allowPrivate, deps.lookup);
-          const orgId = orgOf(c);
           const origin = originOf(c);
           const keyPrefix = viewerPrefix(c);
           const created = await tx.run(() =>
             registry.create(
-              { orgId, url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
+              { orgId: orgOf(c), url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
               origin,
             ),
           );
@@ -166,10 +165,12 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         handler: async (c) => {
           const query = parse(pageQuery, c.req.query());
           const afterId = decodeCursor(query.cursor);
-          const orgId = orgOf(c);
-          const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
-          const page = await tx.run(() => registry.list(view, { limit: query.limit ?? 1000, afterId }));
-          return c.json(pageBody("webhooks", page.items.map(webhookJson), page.next));
+          const keyPrefix = viewerPrefix(c);
+          const page = await tx.run(() => {
+            const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
+            return registry.list(view, { limit: query.limit ?? 1000, afterId });
+          });
+          return c.json(pageBody("webhooks", page.items.map(webhookJson), page.nextAfterId));
         },
       },
       {
@@ -184,11 +185,12 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           404: { description: "no such webhook" },
         },
         handler: async (c) => {
-          const orgId = orgOf(c);
-          const id = webhookId(c);
           const origin = originOf(c);
-          const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
-          const removed = await tx.run(() => registry.remove(view, id, origin));
+          const keyPrefix = viewerPrefix(c);
+          const removed = await tx.run(() => {
+            const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
+            return registry.remove(view, webhookId(c), origin);
+          });
           if (!removed) throw new ApiError(404, NOT_FOUND);
           return c.json({ deleted: true });
         },
@@ -209,15 +211,15 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         handler: async (c) => {
           const query = parse(pageQuery, c.req.query());
           const beforeId = decodeCursor(query.cursor);
-          const orgId = orgOf(c);
-          const id = webhookId(c);
-          const view: WebhookView = { orgId, viewerPrefix: viewerPrefix(c) };
+          const keyPrefix = viewerPrefix(c);
           const page = await tx.run(() => {
+            const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
+            const id = webhookId(c);
             if (!registry.get(view, id)) return undefined;
             return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
           });
           if (!page) throw new ApiError(404, NOT_FOUND);
-          return c.json(pageBody("deliveries", page.items.map(attemptJson), page.next));
+          return c.json(pageBody("deliveries", page.items.map(attemptJson), page.nextAfterId));
         },
       },
     ];

@@ -1,6 +1,7 @@
 import { randomSecret } from "../crypto.js";
 import type { Db } from "../db.js";
-import { DeliveryQueue, WebhookOutbox, WebhookRegistry } from "../domain/webhooks.js";
+import { WebhookRegistry } from "../domain/webhooks.js";
+import { DeliveryQueue, WebhookOutbox } from "../domain/webhook-outbox.js";
 import type { AuditRecorder } from "../domain/webhooks.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";

@@ -1,6 +1,6 @@
 import { hmacHex } from "../crypto.js";
-import { DELIVERY_RETENTION_MS } from "../domain/webhooks.js";
-import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhooks.js";
+import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
+import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
 import type { DeliveryResult, Transport } from "./transport.js";

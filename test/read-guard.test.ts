@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db.js";
+import type { Db } from "../src/db.js";
+import { secretStatements } from "../src/domain/secret-statements.js";
+
+/**
+ * The read-count UPDATE is the one guard against a read past max_reads
+ * (decisions.md section 4): it must hold on its own, even for a reader whose
+ * SELECT saw the row before another connection counted the last read. Two
+ * connections on one database file, as a second process (or the PostgreSQL
+ * engine's pooled clients) would have.
+ */
+describe("the read-count UPDATE", () => {
+  const dirs: string[] = [];
+  const open: Db[] = [];
+  afterEach(() => {
+    for (const db of open.splice(0)) db.close();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function twoConnections(): [Db, Db] {
+    const dir = mkdtempSync(join(tmpdir(), "ev-guard-"));
+    dirs.push(dir);
+    const file = join(dir, "vault.db");
+    const a = openDatabase(file);
+    const b = openDatabase(file);
+    open.push(a, b);
+    return [a, b];
+  }
+
+  /** Inserts an active secret that does not burn at its limit (an org secret with delete:false). */
+  function insertSecret(db: Db, maxReads: number): number {
+    const row = secretStatements(db).insert.get({
+      scope: "org_test",
+      key: "k",
+      is_public: 0,
+      ciphertext: Buffer.from("not a real ciphertext"),
+      now: 1_000,
+      expires_at: null,
+      max_reads: maxReads,
+      burn_on_limit: 0,
+      owner_id: null,
+      allowed_keys: null,
+    }) as { id: number };
+    return row.id;
+  }
+
+  it("counts no read past max_reads for a reader that saw the row before the last read was counted", () => {
+    const [a, b] = twoConnections();
+    const id = insertSecret(a, 1);
+    const sa = secretStatements(a);
+    const sb = secretStatements(b);
+    // Both readers see an active row with a read left.
+    expect(sb.live.get("org_test", "k")).toMatchObject({ state: "active", read_count: 0, max_reads: 1 });
+    expect(sa.live.get("org_test", "k")).toMatchObject({ state: "active", read_count: 0, max_reads: 1 });
+    // A counts the last read and commits; the row stays active (the lifecycle
+    // seals it in a later statement, which this reader has not run yet).
+    a.exec("BEGIN IMMEDIATE");
+    expect(sa.countRead.get(id)).toEqual({ read_count: 1, max_reads: 1 });
+    a.exec("COMMIT");
+    // B, acting on what it saw, gets nothing: no second read is counted.
+    b.exec("BEGIN IMMEDIATE");
+    expect(sb.countRead.get(id)).toBeUndefined();
+    b.exec("COMMIT");
+    expect(sb.live.get("org_test", "k")).toMatchObject({ read_count: 1, max_reads: 1 });
+  });
+
+  it("counts reads up to max_reads and no further, across connections", () => {
+    const [a, b] = twoConnections();
+    const id = insertSecret(a, 3);
+    const counted = [a, b, a, b, a].map((db) => secretStatements(db).countRead.get(id)?.read_count);
+    expect(counted).toEqual([1, 2, 3, undefined, undefined]);
+  });
+});
