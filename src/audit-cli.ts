@@ -5,6 +5,8 @@ import Database from "better-sqlite3";
 import { ConfigError } from "./config.js";
 import { verifyAuditChain } from "./domain/audit.js";
 import type { ChainReport } from "./domain/audit.js";
+import type { ChainKeys } from "./domain/audit-chain.js";
+import { loadCipher } from "./ops/common.js";
 
 /** Exit code of `audit verify` when the chain is broken. */
 export const EXIT_CHAIN_BROKEN = 1;
@@ -23,9 +25,11 @@ const processOutput: CommandOutput = {
 /**
  * Checks the audit hash chain of a data directory's database, read-only:
  * opens `<dir>/vault.db` without migrating or writing anything.
+ * @param keys loads the chain keys of the root keys (current and previous),
+ *   once the database is known to be there.
  * @throws ConfigError when there is no database or no audit table there.
  */
-export function verifyDataDir(dataDir: string): ChainReport {
+export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainReport {
   const file = join(dataDir, "vault.db");
   if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
   let db: Database.Database;
@@ -37,7 +41,7 @@ export function verifyDataDir(dataDir: string): ChainReport {
   try {
     const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
     if (table === undefined) throw new ConfigError(`${file} has no audit log (start ephemeral-vault once to migrate it)`);
-    return verifyAuditChain(db);
+    return verifyAuditChain(db, keys());
   } finally {
     db.close();
   }
@@ -65,7 +69,8 @@ export function auditCommand(
   }
   const dataDir = values["data-dir"] ?? (env.VAULT_DATA_DIR || "./.vault");
   if (dataDir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
-  const report = verifyDataDir(dataDir);
+  // The chain is keyed with the root key (decisions: never stored in the database): load it as the server does.
+  const report = verifyDataDir(dataDir, () => loadCipher(dataDir, {}, env).auditChainKeys());
   if (report.ok) {
     output.out(`audit chain intact: ${report.rows} rows, head ${report.head}\n`);
     return 0;

@@ -102,6 +102,19 @@ export class ValueCipher {
     }
   }
 
+  /**
+   * The audit chain key of every loaded root key, by root key id:
+   * HKDF-SHA256(root, empty salt, "ephemeral-vault/v1/audit-chain"), 32
+   * bytes (RFC 5869). Never stored (domain/audit-chain.ts).
+   */
+  auditChainKeys(): Map<string, Buffer> {
+    const out = new Map<string, Buffer>();
+    for (const [id, root] of this.keys) {
+      out.set(id, Buffer.from(hkdfSync("sha256", root, Buffer.alloc(0), "ephemeral-vault/v1/audit-chain", 32)));
+    }
+    return out;
+  }
+
   /** True when a root key with this id is loaded (current or previous). */
   hasKey(id: string): boolean {
     return this.keys.has(id);

@@ -5,6 +5,7 @@ import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
 import { combineSinks } from "./domain/events.js";
 import { WalScrubber } from "./wal-scrub.js";
+import { openChain } from "./domain/audit-chain.js";
 import { VaultMetrics } from "./metrics.js";
 import { metricsTokenResolver } from "./auth.js";
 import { createWebhooks } from "./webhooks/index.js";
@@ -91,7 +92,14 @@ export function createVault(options: VaultOptions): Vault {
       }
     });
   }
-  const audit = new AuditLog({ db: options.db, now: options.now });
+  // The audit chain is keyed with the current root key's chain key (never stored).
+  const chainKeys = options.cipher.auditChainKeys();
+  if (!openChain(options.db, options.cipher.currentKeyId, chainKeys)) {
+    options.log.error(
+      "the audit chain's segment record could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
+    );
+  }
+  const audit = new AuditLog({ db: options.db, now: options.now, chainKey: chainKeys.get(options.cipher.currentKeyId) });
   audit.attach(tx);
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
   // The gauges read the lifecycle and the queue at scrape time: both are made below.

@@ -321,7 +321,7 @@ describe("rows buffered per batch", () => {
       { id: 1, action: "one" },
       { id: 2, action: "two" },
     ]);
-    expect(verifyAuditChain(v.db)).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
   });
 
   it("drops every row of a batch whose commit fails, and chains the next batch to the table", async () => {
@@ -341,7 +341,7 @@ describe("rows buffered per batch", () => {
       { id: 1, action: "kept" },
       { id: 2, action: "after" },
     ]);
-    expect(verifyAuditChain(v.db)).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
   });
 });
 
@@ -387,30 +387,30 @@ describe("the hash chain", () => {
   it("verifies an untouched chain", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
-    expect(verifyAuditChain(v.db)).toEqual({ ok: true, rows: 5, head: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toEqual({ ok: true, rows: 5, head: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
   it("reports the first row edited through a raw connection", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "UPDATE audit SET actor = 'someone-else' WHERE id = 3");
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: false, brokenId: 3, rows: 2 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 3, rows: 2 });
   });
 
   it("reports a row edited with its own hash recomputed at the next row", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "UPDATE audit SET hash = '" + "a".repeat(64) + "' WHERE id = 2");
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: false, brokenId: 2 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 2 });
   });
 
   it("reports a removed row and a removed tail", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "DELETE FROM audit WHERE id = 5");
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: false, brokenId: 5 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 5 });
     v.db.exec("DELETE FROM audit WHERE id = 2");
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: false, brokenId: 3 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 3 });
   });
 
   it("chains org and global entries in one table", async () => {
@@ -418,18 +418,19 @@ describe("the hash chain", () => {
     await v.asMaster("POST", "/secrets", { key: "g", value: "v" });
     await v.tx.run(() => v.audit.record({ scope: "org_1", action: "secret.created", key: "o", actor: "pk_1", principalId: "prn_1", ip: "10.0.0.1" }));
     await v.asMaster("POST", "/secrets", { key: "g2", value: "v" });
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: true, rows: 3 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 3 });
     tamper(v.db, "UPDATE audit SET principal_id = 'prn_2' WHERE scope = 'org_1'");
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: false, brokenId: 2 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 2 });
   });
 
   it("ephemeral-vault audit verify --data-dir walks a data dir's chain and names the broken row", async () => {
     const dir = mkdtempSync(join(tmpdir(), "vault-audit-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const db = openDatabase(join(dir, "vault.db"));
+    const root = generateRootKey();
     const vault = createVault({
       db,
-      cipher: new ValueCipher(generateRootKey()),
+      cipher: new ValueCipher(root),
       log: createLogger("silent"),
       masterKey: MASTER_KEY,
       now: Date.now,
@@ -451,7 +452,8 @@ describe("the hash chain", () => {
 
     const run = () => {
       let out = "";
-      const code = auditCommand(["verify", "--data-dir", dir], {}, { out: (t) => (out += t), err: (t) => (out += t) });
+      const env = { VAULT_ENCRYPTION_KEY: root.toString("hex") };
+      const code = auditCommand(["verify", "--data-dir", dir], env, { out: (t) => (out += t), err: (t) => (out += t) });
       return { code, out };
     };
     expect(run()).toEqual({ code: 0, out: expect.stringMatching(/^audit chain intact: 3 rows, head [0-9a-f]{64}\n$/) });
@@ -580,7 +582,7 @@ describe("the audit chain under the group commit", () => {
     await kept;
     await v.asMaster("GET", "/secrets/a");
 
-    const report = verifyAuditChain(v.db);
+    const report = verifyAuditChain(v.db, v.cipher.auditChainKeys());
     expect(report).toMatchObject({ ok: true, rows: 3 });
     expect(await actions(v)).toEqual(["secret.created", "test.kept", "secret.read"]);
     const head = JSON.parse((v.db.prepare("SELECT value FROM meta WHERE name = 'audit_head'").get() as { value: string }).value);
@@ -596,6 +598,6 @@ describe("the audit chain under the group commit", () => {
     });
     await expect(v.tx.run(() => v.audit.record(row("test.doomed")))).rejects.toThrow("commit refused");
     await v.asMaster("GET", "/secrets/a");
-    expect(verifyAuditChain(v.db)).toMatchObject({ ok: true, rows: 2 });
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 2 });
   });
 });

@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
 import type { GroupCommit } from "../group-commit.js";
 import type { Db } from "../db.js";
+import { chainDigest, readSegments, segmentsAuthentic } from "./audit-chain.js";
+import type { ChainKeys, ChainSegment } from "./audit-chain.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
@@ -68,6 +69,12 @@ export interface AuditDeps {
   db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
+  /**
+   * The chain key new rows are MACed with (ValueCipher.auditChainKeys() of
+   * the current root key; domain/audit-chain.ts). Undefined: plain SHA-256
+   * (only for tools that read the log).
+   */
+  chainKey?: Buffer | undefined;
 }
 
 interface Row {
@@ -100,10 +107,13 @@ const HEAD_META = "audit_head";
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
 
 /**
- * The hash of one row: SHA-256 over the previous row's hash and the row's
- * content, JSON-encoded so no two different rows encode alike.
+ * The hash of one row over the previous row's hash and the row's content,
+ * JSON-encoded so no two different rows encode alike: HMAC-SHA256 under the
+ * chain key, or plain SHA-256 when `key` is null (rows written before the
+ * chain was keyed; domain/audit-chain.ts).
+ * @returns 64 hex characters.
  */
-export function rowHash(prevHash: string, row: Omit<Row, "hash">): string {
+export function rowHash(prevHash: string, row: Omit<Row, "hash">, key: Buffer | null = null): string {
   const content = JSON.stringify([
     prevHash,
     row.id,
@@ -115,7 +125,7 @@ export function rowHash(prevHash: string, row: Omit<Row, "hash">): string {
     row.principal_id,
     row.ip,
   ]);
-  return createHash("sha256").update(content, "utf8").digest("hex");
+  return chainDigest(key, content);
 }
 
 /**
@@ -204,7 +214,7 @@ export class AuditLog implements EventSink {
       principal_id: entry.principalId,
       ip: entry.ip,
     };
-    const full: Row = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row) };
+    const full: Row = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row, this.deps.chainKey ?? null) };
     this.head = full;
     if (this.tx?.inBatch === true) {
       this.pending.push(full);
@@ -328,22 +338,51 @@ export class AuditLog implements EventSink {
 
 /**
  * Walks the whole chain in id order and checks each row's hash against the
- * previous row's hash and its own content, that timestamps never decrease,
- * and that the last row is the head recorded in the meta table (a truncated
- * tail). Reads only; streams the rows.
+ * previous row's hash and its own content (HMAC under the chain key of the
+ * row's segment, or SHA-256 in a legacy plain segment), that timestamps
+ * never decrease, that the segment record is authentic, and that the last
+ * row is the head recorded in the meta table (a truncated tail). Reads only;
+ * streams the rows.
+ * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  * @returns the first broken row's id and why, or the row count and head hash.
  */
-export function verifyAuditChain(db: Db): ChainReport {
+export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
+  const recorded = readSegments(db);
+  const total = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM audit").get()?.n ?? 0;
+  if (recorded === undefined) {
+    if (total > 0) return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is missing: the chain is not keyed (start the vault once to key it)" };
+    return { ok: true, rows: 0, head: GENESIS_HASH };
+  }
+  const segments = recorded.segments;
+  const last = segments[segments.length - 1];
+  const lastKey = last?.key === null || last === undefined ? undefined : keys.get(last.key);
+  if (last === undefined || last.key === null) {
+    return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record does not end with a keyed segment (altered)" };
+  }
+  if (lastKey === undefined) {
+    return { ok: false, rows: 0, brokenId: last.from, reason: `the chain's last segment is keyed with root key ${last.key}, which is not loaded (set VAULT_ENCRYPTION_KEY)` };
+  }
+  if (!segmentsAuthentic(lastKey, segments, recorded.mac)) {
+    return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is not authentic (altered, or written under another key)" };
+  }
   let prevHash = GENESIS_HASH;
   let prevAt = 0;
   let rows = 0;
   let lastId = 0;
+  let segment = 0;
   const iter = db.prepare<[], Row>("SELECT * FROM audit ORDER BY id").iterate();
   for (const row of iter) {
+    while (segment + 1 < segments.length && (segments[segment + 1] as ChainSegment).from <= row.id) segment += 1;
+    const keyId = (segments[segment] as ChainSegment).key;
+    const key = keyId === null ? null : keys.get(keyId);
+    if (key === undefined) {
+      iter.return?.();
+      return { ok: false, rows, brokenId: row.id, reason: `rows from here are keyed with root key ${keyId}, which is not loaded (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)` };
+    }
     const { hash, ...content } = row;
     let reason: string | undefined;
     if (row.at < prevAt) reason = "timestamp earlier than the previous row's";
-    else if (rowHash(prevHash, content) !== hash) {
+    else if (rowHash(prevHash, content, key) !== hash) {
       reason = "hash does not match the row's content and the previous row's hash (row edited, removed or inserted)";
     }
     if (reason !== undefined) {

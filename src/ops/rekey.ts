@@ -1,3 +1,4 @@
+import { openChain } from "../domain/audit-chain.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.js";
@@ -90,6 +91,8 @@ export function rekeyDatabase(db: Db, cipher: ValueCipher, batch: number = REKEY
     setMeta(db, "root_key_ids", JSON.stringify([cipher.currentKeyId]));
     // Every value is v2 now: from the next start on, a v1 value pasted back does not open.
     setMeta(db, "min_envelope_version", String(CURRENT_ENVELOPE_VERSION));
+    // The audit chain goes on under the new key: a new segment, its record signed with the new key.
+    openChain(db, cipher.currentKeyId, cipher.auditChainKeys());
   }
   // The old ciphertexts: out of the WAL now (secure_delete clears the freed pages of the main file).
   db.pragma("wal_checkpoint(TRUNCATE)");

@@ -1,0 +1,105 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import type { Db } from "../db.js";
+
+/**
+ * The keyed audit chain. Each row's hash is HMAC-SHA256 under a chain key
+ * derived from the root encryption key by HKDF-SHA256 (RFC 5869, info
+ * "ephemeral-vault/v1/audit-chain"), which is never stored in the database:
+ * whoever can write the file but has not the key cannot recompute a chain
+ * that `audit verify` accepts. Rows written before the chain was keyed keep
+ * their plain SHA-256 hashes (a legacy first segment).
+ *
+ * The segments (which row ids are plain, which are keyed with which root
+ * key) are kept in the meta row `audit_chain`, authenticated by an HMAC
+ * under the current segment's key, so the record cannot be rewritten to
+ * claim the whole chain is plain.
+ */
+
+/** A run of rows chained the same way: from row id `from` on, until the next segment. */
+export interface ChainSegment {
+  from: number;
+  /** The root key id (crypto.ts rootKeyId) whose chain key MACs these rows; null: plain SHA-256 (before keying). */
+  key: string | null;
+}
+
+/** Root key id -> chain key, for every root key loaded (ValueCipher.auditChainKeys). */
+export type ChainKeys = ReadonlyMap<string, Buffer>;
+
+const CHAIN_META = "audit_chain";
+
+/**
+ * The hash of one row: over the previous row's hash and the row's content,
+ * JSON-encoded so no two different rows encode alike; HMAC-SHA256 under
+ * `key`, or plain SHA-256 when `key` is null (legacy rows).
+ * @returns 64 hex characters.
+ */
+export function chainDigest(key: Buffer | null, content: string): string {
+  return (key === null ? createHash("sha256") : createHmac("sha256", key)).update(content, "utf8").digest("hex");
+}
+
+function macOf(key: Buffer, segments: readonly ChainSegment[]): string {
+  return createHmac("sha256", key).update(JSON.stringify(segments), "utf8").digest("hex");
+}
+
+/** The recorded segments and their MAC, or undefined when the database has none. */
+export function readSegments(db: Db): { segments: ChainSegment[]; mac: string } | undefined {
+  const row = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(CHAIN_META);
+  if (row === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(row.value) as { segments?: unknown; mac?: unknown };
+    if (!Array.isArray(parsed.segments) || typeof parsed.mac !== "string") return { segments: [], mac: "" };
+    return { segments: parsed.segments as ChainSegment[], mac: parsed.mac };
+  } catch {
+    return { segments: [], mac: "" };
+  }
+}
+
+/** True when `mac` authenticates `segments` under `key`. */
+export function segmentsAuthentic(key: Buffer, segments: readonly ChainSegment[], mac: string): boolean {
+  const expected = Buffer.from(macOf(key, segments), "hex");
+  const given = Buffer.from(mac, "hex");
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * Opens the chain for writing with the current root key, at start (and at
+ * the end of `rekey`, which has the old and new keys):
+ *
+ * - no segment record yet: rows already in the table become the plain first
+ *   segment, and the keyed one starts after them;
+ * - a record authenticated by the key of its last segment: kept when that is
+ *   the current key; otherwise (after `rekey`) a new segment for the current
+ *   key starts after the last row, and the record is signed anew;
+ * - a record that cannot be authenticated (altered, or its last key not
+ *   loaded): left as it is, never signed anew, so `audit verify` reports it.
+ *
+ * Runs in its own transaction; call it before any batch.
+ * @param keys every loaded root key's chain key, by root key id.
+ * @returns whether the record is authentic (false: the caller logs it).
+ */
+export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolean {
+  const currentKey = keys.get(currentKeyId);
+  if (currentKey === undefined) throw new Error("the current root key's chain key is not loaded");
+  return db.transaction(() => {
+    const next = (db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit").get()?.id ?? 0) + 1;
+    const recorded = readSegments(db);
+    let segments: ChainSegment[];
+    if (recorded === undefined) {
+      segments = next > 1 ? [{ from: 1, key: null }, { from: next, key: currentKeyId }] : [{ from: 1, key: currentKeyId }];
+    } else {
+      const last = recorded.segments[recorded.segments.length - 1];
+      const lastKey = last?.key === null || last === undefined ? undefined : keys.get(last.key);
+      if (last === undefined || lastKey === undefined || !segmentsAuthentic(lastKey, recorded.segments, recorded.mac)) return false;
+      if (last.key === currentKeyId) return true;
+      segments =
+        last.from >= next
+          ? [...recorded.segments.slice(0, -1), { from: last.from, key: currentKeyId }]
+          : [...recorded.segments, { from: next, key: currentKeyId }];
+    }
+    db.prepare("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run(
+      CHAIN_META,
+      JSON.stringify({ segments, mac: macOf(currentKey, segments) }),
+    );
+    return true;
+  })();
+}
