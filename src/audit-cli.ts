@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { ConfigError } from "./config.js";
-import { verifyAuditChain } from "./domain/audit.js";
-import type { ChainReport } from "./domain/audit.js";
+import { verifyAuditChain } from "./domain/audit-verify.js";
+import type { ChainReport } from "./domain/audit-verify.js";
 import type { ChainKeys } from "./domain/audit-chain.js";
 import { loadCipher } from "./ops/common.js";
 

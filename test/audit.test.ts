@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { auditCommand } from "../src/audit-cli.js";
 import { ValueCipher, generateRootKey } from "../src/crypto.js";
 import { openDatabase } from "../src/db.js";
-import { verifyAuditChain } from "../src/domain/audit.js";
+import { verifyAuditChain } from "../src/domain/audit-verify.js";
 import { createLogger } from "../src/log.js";
 import { createVault } from "../src/vault.js";
 import { buildTestVault, createKey, MASTER_KEY } from "./helpers.js";

@@ -1,7 +1,6 @@
 import type { GroupCommit } from "../group-commit.js";
 import type { Db } from "../db.js";
-import { chainDigest, readSegments, segmentsAuthentic } from "./audit-chain.js";
-import type { ChainKeys, ChainSegment } from "./audit-chain.js";
+import { chainDigest } from "./audit-chain.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
@@ -60,11 +59,6 @@ export interface AuditPage {
   nextCursor: string | null;
 }
 
-/** Result of walking the hash chain (`ephemeral-vault audit verify`). */
-export type ChainReport =
-  | { ok: true; rows: number; head: string }
-  | { ok: false; rows: number; brokenId: number; reason: string };
-
 export interface AuditDeps {
   db: Db;
   /** Current time, Unix milliseconds. */
@@ -77,7 +71,8 @@ export interface AuditDeps {
   chainKey?: Buffer | undefined;
 }
 
-interface Row {
+/** One audit row as stored (schema.sql section 2): `at` in ms, `hash` 64 hex. */
+export interface Row {
   id: number;
   scope: string;
   at: number;
@@ -102,7 +97,7 @@ interface QueryParams {
 /** The hash the first row chains to. */
 export const GENESIS_HASH = "0".repeat(64);
 /** meta row holding `{id, hash}` of the last row: a truncated tail shows in verify. */
-const HEAD_META = "audit_head";
+export const HEAD_META = "audit_head";
 /** Above every row id: an open upper bound. */
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
 
@@ -334,82 +329,6 @@ export class AuditLog implements EventSink {
       nextCursor: more && lastRow ? encodeAuditCursor(lastRow.id) : null,
     };
   }
-}
-
-/**
- * Walks the whole chain in id order and checks each row's hash against the
- * previous row's hash and its own content (HMAC under the chain key of the
- * row's segment, or SHA-256 in a legacy plain segment), that timestamps
- * never decrease, that the segment record is authentic, and that the last
- * row is the head recorded in the meta table (a truncated tail). Reads only;
- * streams the rows.
- * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
- * @returns the first broken row's id and why, or the row count and head hash.
- */
-export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
-  const recorded = readSegments(db);
-  const total = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM audit").get()?.n ?? 0;
-  if (recorded === undefined) {
-    if (total > 0) return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is missing: the chain is not keyed (start the vault once to key it)" };
-    return { ok: true, rows: 0, head: GENESIS_HASH };
-  }
-  const segments = recorded.segments;
-  const last = segments[segments.length - 1];
-  const lastKey = last?.key === null || last === undefined ? undefined : keys.get(last.key);
-  if (last === undefined || last.key === null) {
-    return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record does not end with a keyed segment (altered)" };
-  }
-  if (lastKey === undefined) {
-    return { ok: false, rows: 0, brokenId: last.from, reason: `the chain's last segment is keyed with root key ${last.key}, which is not loaded (set VAULT_ENCRYPTION_KEY)` };
-  }
-  if (!segmentsAuthentic(lastKey, segments, recorded.mac)) {
-    return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is not authentic (altered, or written under another key)" };
-  }
-  let prevHash = GENESIS_HASH;
-  let prevAt = 0;
-  let rows = 0;
-  let lastId = 0;
-  let segment = 0;
-  const iter = db.prepare<[], Row>("SELECT * FROM audit ORDER BY id").iterate();
-  for (const row of iter) {
-    while (segment + 1 < segments.length && (segments[segment + 1] as ChainSegment).from <= row.id) segment += 1;
-    const keyId = (segments[segment] as ChainSegment).key;
-    const key = keyId === null ? null : keys.get(keyId);
-    if (key === undefined) {
-      iter.return?.();
-      return { ok: false, rows, brokenId: row.id, reason: `rows from here are keyed with root key ${keyId}, which is not loaded (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)` };
-    }
-    const { hash, ...content } = row;
-    let reason: string | undefined;
-    if (row.at < prevAt) reason = "timestamp earlier than the previous row's";
-    else if (rowHash(prevHash, content, key) !== hash) {
-      reason = "hash does not match the row's content and the previous row's hash (row edited, removed or inserted)";
-    }
-    if (reason !== undefined) {
-      iter.return?.();
-      return { ok: false, rows, brokenId: row.id, reason };
-    }
-    rows += 1;
-    lastId = row.id;
-    prevAt = row.at;
-    prevHash = hash;
-  }
-  const headRow = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META);
-  if (headRow !== undefined) {
-    let head: { id?: unknown; hash?: unknown } = {};
-    try {
-      head = JSON.parse(headRow.value) as { id?: unknown; hash?: unknown };
-    } catch {
-      // reported below as a mismatch
-    }
-    if (head.id !== lastId || head.hash !== prevHash) {
-      const brokenId = typeof head.id === "number" ? head.id : lastId + 1;
-      return { ok: false, rows, brokenId, reason: "rows at the end of the chain are missing (the recorded head is not the last row)" };
-    }
-  } else if (rows > 0) {
-    return { ok: false, rows, brokenId: 1, reason: "the recorded chain head is missing" };
-  }
-  return { ok: true, rows, head: prevHash };
 }
 
 function toEntry(row: Row): AuditEntry {
