@@ -3,7 +3,7 @@ import type { Actor, AppContext } from "./context.js";
 import type { Origin } from "./domain/events.js";
 import type { AuditLog, AuditRecord } from "./domain/audit.js";
 import { GLOBAL_SCOPE } from "./domain/secret-model.js";
-import type { GroupCommit } from "./group-commit.js";
+import type { UnitOfWork, Work } from "./store/work.js";
 import type { Logger } from "./log.js";
 
 export { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS } from "./config.js";
@@ -169,7 +169,7 @@ function pathSubject(path: string): string | null {
 
 export interface AccessRecordDeps {
   audit: AuditLog;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   log: Logger;
   limiter: FailedAuthLimiter;
 }
@@ -221,7 +221,7 @@ export async function completeAccessRecord(
   if (record === undefined) return;
   const row = record;
   try {
-    await deps.tx.run(() => deps.audit.record(row));
+    await deps.tx.run((w) => deps.audit.record(w, row));
   } catch (err) {
     if (status === 401 || status === 403) {
       deps.log.error({ err, action: row.action }, "audit row not written");

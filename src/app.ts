@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./context.js";
 import type { Db } from "./db.js";
 import { errorResponse } from "./errors.js";
-import type { GroupCommit } from "./group-commit.js";
+import type { UnitOfWork, Work } from "./store/work.js";
 import type { Logger } from "./log.js";
 import { front } from "./front.js";
 import type { VaultMetrics } from "./metrics.js";
@@ -28,7 +28,7 @@ import type { RouteDecl } from "./routes/declare.js";
 /** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
 export interface AppDeps {
   db: Db;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   secrets: SecretLifecycle;
   log: Logger;
   masterKey: string;

@@ -1,4 +1,5 @@
 import type { Db } from "./db.js";
+import type { Awaitable, UnitOfWork } from "./store/work.js";
 
 /** Thrown by GroupCommit.run once the vault is shutting down. */
 export class ClosedError extends Error {
@@ -13,26 +14,43 @@ interface Waiter {
   reject: (err: unknown) => void;
 }
 
+/** A unit of work waiting for the one in progress to settle. */
+interface Queued<W> {
+  fn: (w: W) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
+
 /**
- * Group commit: the writes of all requests handled in one event-loop turn
- * share one SQLite transaction, so one fsync (synchronous=FULL) acknowledges
- * many requests.
+ * Group commit, the SQLite engine's unit of work: the writes of all requests
+ * handled in one event-loop turn share one SQLite transaction, so one fsync
+ * (synchronous=FULL) acknowledges many requests.
  *
  * - The first run() of a turn opens `BEGIN IMMEDIATE` and schedules the
  *   COMMIT with setImmediate (after the poll phase has handed over every
  *   request that arrived).
- * - Each run() executes its function at once, synchronously, inside its own
- *   SAVEPOINT: if the function throws, only its own changes are rolled back
- *   and the other requests of the batch are untouched.
+ * - Each run() executes its function inside its own SAVEPOINT, handing it the
+ *   work handle `W` (the stores: the only way to the database). If the
+ *   function throws or rejects, only its own changes are rolled back and the
+ *   other requests of the batch are untouched.
+ * - Units of work run one at a time. A synchronous function runs at once; an
+ *   async one (stores are async at their boundary, for the PostgreSQL engine)
+ *   holds its savepoint until its promise settles, and a run() called
+ *   meanwhile starts after it. SQLite's stores answer synchronously, so an
+ *   async unit settles within the same turn's microtasks: a read-modify-write
+ *   inside one unit is atomic, as with a synchronous one. A unit must not
+ *   await I/O (the batch's COMMIT waits for it).
  * - The promise run() returns settles only after the COMMIT: no response
- *   leaves before its write is durable. If the COMMIT fails, every request of
- *   the batch is rejected and nothing of it was acknowledged.
+ *   leaves before its write is durable, and no answer is built from rows of
+ *   a batch that might not commit. If the COMMIT fails, every request of the
+ *   batch is rejected and nothing of it was acknowledged.
  *
- * The function must be synchronous and must not call run() itself. Because
- * it runs to completion before any other JavaScript, a read-modify-write
- * inside it is atomic.
+ * The function must not call run() itself (it would wait for itself).
  */
-export class GroupCommit {
+export class GroupCommit<W = void> implements UnitOfWork<W> {
   private waiters: Waiter[] = [];
   private readonly beforeCommitHooks: (() => void)[] = [];
   private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
@@ -40,6 +58,9 @@ export class GroupCommit {
   private readonly committedHooks: ((batchSize: number, ms: number) => void)[] = [];
   private open = false;
   private closed = false;
+  /** An async unit of work holds its savepoint. */
+  private busy = false;
+  private readonly queue: Queued<W>[] = [];
   private readonly begin;
   private readonly commit;
   private readonly rollback;
@@ -47,7 +68,14 @@ export class GroupCommit {
   private readonly release;
   private readonly rollbackTo;
 
-  constructor(private readonly db: Db) {
+  /**
+   * @param db the connection every unit of work runs on.
+   * @param work the handle given to every unit (the SQLite stores).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly work: W = undefined as W,
+  ) {
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.commit = db.prepare("COMMIT");
     this.rollback = db.prepare("ROLLBACK");
@@ -99,13 +127,23 @@ export class GroupCommit {
   }
 
   /**
-   * Runs `fn` in the current batch and resolves with its result once the
-   * batch has committed.
-   * @throws (rejects) whatever `fn` throws (its changes rolled back), the
-   *   COMMIT's error, or ClosedError after close().
+   * Runs `fn` with the work handle in the current batch and resolves with its
+   * result once the batch has committed.
+   * @throws (rejects) whatever `fn` throws or rejects with (its changes
+   *   rolled back), the COMMIT's error, or ClosedError after close().
    */
-  run<T>(fn: () => T): Promise<T> {
+  run<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError());
+    if (this.busy) {
+      return new Promise<T>((resolve, reject) => {
+        this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      });
+    }
+    return this.start(fn);
+  }
+
+  /** Opens the batch if needed and the unit's savepoint, and runs it. */
+  private start<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
     if (!this.open) {
       this.begin.run();
       this.open = true;
@@ -113,30 +151,76 @@ export class GroupCommit {
     }
     this.savepoint.run();
     for (const hook of this.savepointHooks) hook();
-    let result: T;
+    let result: Awaitable<T>;
     try {
-      result = fn();
+      result = fn(this.work);
+    } catch (err) {
+      return this.abandon(err);
+    }
+    if (!isThenable(result)) return this.finish(result);
+    this.busy = true;
+    return Promise.resolve(result).then(
+      (value) => {
+        this.busy = false;
+        const done = this.finish(value);
+        this.next();
+        return done;
+      },
+      (err: unknown) => {
+        this.busy = false;
+        const failed = this.abandon<T>(err);
+        this.next();
+        return failed;
+      },
+    );
+  }
+
+  /** Releases the unit's savepoint; its promise settles with the batch's COMMIT. */
+  private finish<T>(value: T): Promise<T> {
+    try {
       this.release.run();
     } catch (err) {
-      if (this.db.inTransaction) {
-        this.rollbackTo.run();
-        this.release.run();
-        this.rolledBack(false);
-      } else {
-        // SQLite rolled the whole transaction back (I/O error, disk full):
-        // nothing of this batch is durable, so nothing of it is acknowledged.
-        this.failBatch(err);
-      }
-      return Promise.reject(err);
+      return this.abandon(err);
     }
     return new Promise<T>((resolve, reject) => {
-      this.waiters.push({ resolve: () => resolve(result), reject });
+      this.waiters.push({ resolve: () => resolve(value), reject });
     });
+  }
+
+  /** Rolls the unit's savepoint back (or, when SQLite dropped the transaction, fails the batch). */
+  private abandon<T>(err: unknown): Promise<T> {
+    if (this.db.inTransaction) {
+      this.rollbackTo.run();
+      this.release.run();
+      this.rolledBack(false);
+    } else {
+      // SQLite rolled the whole transaction back (I/O error, disk full):
+      // nothing of this batch is durable, so nothing of it is acknowledged.
+      this.failBatch(err);
+    }
+    return Promise.reject(err);
+  }
+
+  /** Starts the next queued unit of work, if any. */
+  private next(): void {
+    const queued = this.queue.shift();
+    if (queued === undefined) return;
+    if (this.closed) {
+      queued.reject(new ClosedError());
+      this.next();
+      return;
+    }
+    this.start(queued.fn).then(queued.resolve, queued.reject);
   }
 
   /** Commits the open batch now, if there is one, and settles its promises. */
   flush(): void {
     if (!this.open) return;
+    if (this.busy) {
+      // A unit of work awaits something outside SQLite: commit after it.
+      setImmediate(() => this.flush());
+      return;
+    }
     const waiters = this.waiters;
     this.waiters = [];
     this.open = false;

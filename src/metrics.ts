@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { EventSink, Origin, SecretEvent } from "./domain/events.js";
+import type { Work } from "./store/work.js";
 
 /** Where the gauges read their value at scrape time (inside the group commit). */
 export interface MetricSources {
@@ -118,7 +119,9 @@ export class VaultMetrics {
   /** An EventSink that counts secret events by type (combined with the audit log and the outbox). */
   get sink(): EventSink {
     return {
-      secretEvent: (event: SecretEvent, _origin: Origin) => this.events.inc({ type: event.type }),
+      secretEvent: (_w: Work, event: SecretEvent, _origin: Origin) => {
+        this.events.inc({ type: event.type });
+      },
       secretsPruned: () => {},
     };
   }

@@ -1,6 +1,6 @@
 import type { SecretLifecycle } from "./domain/secrets.js";
 import { SYSTEM_ORIGIN } from "./domain/events.js";
-import type { GroupCommit } from "./group-commit.js";
+import type { UnitOfWork, Work } from "./store/work.js";
 import type { Logger } from "./log.js";
 
 /** Secrets expired per transaction: small enough never to hold requests up for long. */
@@ -8,7 +8,7 @@ export const SWEEP_BATCH = 256;
 
 export interface SweeperDeps {
   secrets: SecretLifecycle;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   log: Logger;
   /** Period, milliseconds; 0 disables the sweeper. */
   intervalMs: number;
@@ -28,7 +28,7 @@ export function startSweeper(deps: SweeperDeps): { stop: () => Promise<void>; sw
     let total = 0;
     for (;;) {
       if (stopped) return total;
-      const n = await deps.tx.run(() => deps.secrets.expireDue(SWEEP_BATCH, SYSTEM_ORIGIN));
+      const n = await deps.tx.run((w) => deps.secrets.expireDue(w, SWEEP_BATCH, SYSTEM_ORIGIN));
       total += n;
       if (n < SWEEP_BATCH) return total;
     }

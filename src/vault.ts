@@ -15,6 +15,8 @@ import { createOrgDomain } from "./domain/org-domain.js";
 import type { OrgDomain } from "./domain/org-domain.js";
 import { principalKeyResolver } from "./org-auth.js";
 import { GroupCommit } from "./group-commit.js";
+import { createSqliteWork } from "./store/sqlite/index.js";
+import type { Work } from "./store/work.js";
 import { AuditLog } from "./domain/audit.js";
 import { ScopedKeys } from "./domain/keys.js";
 import { scopedKeyResolver } from "./routes/keys.js";
@@ -58,7 +60,7 @@ export interface VaultOptions {
 /** A built vault: the HTTP app and the parts background work and tests use. */
 export interface Vault {
   app: Hono<AppEnv>;
-  tx: GroupCommit;
+  tx: GroupCommit<Work>;
   secrets: SecretLifecycle;
   /** Orgs, roles, principals and principal keys (issue 4). */
   orgs: OrgDomain;
@@ -80,7 +82,8 @@ export interface Vault {
  * (on `:memory:`, with a fake clock).
  */
 export function createVault(options: VaultOptions): Vault {
-  const tx = new GroupCommit(options.db);
+  const work = createSqliteWork(options.db);
+  const tx = new GroupCommit<Work>(options.db, work);
   const dbFile = options.dbFile;
   if (dbFile !== undefined) {
     // Never acknowledge a write into a file that is no longer at its path.
@@ -99,14 +102,14 @@ export function createVault(options: VaultOptions): Vault {
       "the audit chain's segment record could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
     );
   }
-  const audit = new AuditLog({ db: options.db, now: options.now, chainKey: chainKeys.get(options.cipher.currentKeyId) });
-  audit.attach(tx);
+  const audit = new AuditLog({ now: options.now, chainKey: chainKeys.get(options.cipher.currentKeyId) });
+  audit.attach(tx, work.audit);
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
   // The gauges read the lifecycle and the queue at scrape time: both are made below.
   const sources = { secrets: undefined as SecretLifecycle | undefined, webhooks: undefined as Webhooks | undefined };
   const metrics = new VaultMetrics(
     {
-      activeSecrets: () => tx.run(() => sources.secrets?.countActive() ?? 0),
+      activeSecrets: () => tx.run((w) => sources.secrets?.countActive(w) ?? 0),
       outboxPending: () => tx.run(() => sources.webhooks?.queue.pendingCount() ?? 0),
     },
     { processMetrics: options.processMetrics },
@@ -123,7 +126,6 @@ export function createVault(options: VaultOptions): Vault {
     onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
   });
   const secrets = new SecretLifecycle({
-    db: options.db,
     cipher: options.cipher,
     events: combineSinks(audit, webhooks.outbox, walScrubber, metrics.sink),
     now: options.now,

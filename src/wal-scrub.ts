@@ -2,6 +2,7 @@ import type { Db } from "./db.js";
 import { BUSY_TIMEOUT_MS } from "./db.js";
 import type { EventSink, Origin, SecretEvent } from "./domain/events.js";
 import type { GroupCommit } from "./group-commit.js";
+import type { Work } from "./store/work.js";
 import type { Logger } from "./log.js";
 
 /** Least time between a destroyed value and the checkpoint that scrubs the WAL, milliseconds. */
@@ -46,12 +47,12 @@ export class WalScrubber implements EventSink {
    * @param deps.db the vault's database (WAL mode).
    * @param deps.tx its group commit: no checkpoint while a batch is open.
    */
-  constructor(private readonly deps: { db: Db; tx: GroupCommit; log: Logger }) {
+  constructor(private readonly deps: { db: Db; tx: GroupCommit<Work>; log: Logger }) {
     this.checkpoint = deps.db.memory ? undefined : deps.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   /** EventSink: a destroyed value schedules a scrub. */
-  secretEvent(event: SecretEvent, _origin: Origin): void {
+  secretEvent(_w: Work, event: SecretEvent, _origin: Origin): void {
     if (DESTROYING.has(event.type)) this.markDirty();
   }
 

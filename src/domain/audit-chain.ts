@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Db } from "../db.js";
+import type { AuditRow } from "../store/audit.js";
 
 /**
  * The keyed audit chain. Each row's hash is HMAC-SHA256 under a chain key
@@ -26,6 +27,31 @@ export interface ChainSegment {
 export type ChainKeys = ReadonlyMap<string, Buffer>;
 
 const CHAIN_META = "audit_chain";
+
+/** The hash the first row chains to. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/**
+ * The hash of one row over the previous row's hash and the row's content,
+ * JSON-encoded so no two different rows encode alike: HMAC-SHA256 under the
+ * chain key, or plain SHA-256 when `key` is null (rows written before the
+ * chain was keyed).
+ * @returns 64 hex characters.
+ */
+export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buffer | null = null): string {
+  const content = JSON.stringify([
+    prevHash,
+    row.id,
+    row.scope,
+    row.at,
+    row.action,
+    row.key,
+    row.actor,
+    row.principal_id,
+    row.ip,
+  ]);
+  return chainDigest(key, content);
+}
 
 /**
  * The hash of one row: over the previous row's hash and the row's content,

@@ -1,8 +1,8 @@
 import type { Db } from "../db.js";
 import type { ChainKeys, ChainSegment } from "./audit-chain.js";
-import { readSegments, segmentsAuthentic } from "./audit-chain.js";
-import { GENESIS_HASH, HEAD_META, rowHash } from "./audit.js";
-import type { Row } from "./audit.js";
+import { GENESIS_HASH, readSegments, rowHash, segmentsAuthentic } from "./audit-chain.js";
+import { HEAD_META } from "../store/sqlite/audit.js";
+import type { AuditRow as Row } from "../store/audit.js";
 
 /** Result of walking the hash chain (`ephemeral-vault audit verify`). */
 export type ChainReport =

@@ -1,10 +1,11 @@
 import type { GroupCommit } from "../group-commit.js";
-import type { Db } from "../db.js";
-import { chainDigest } from "./audit-chain.js";
+import { decodeCursor, encodeCursor } from "../cursor.js";
+import type { AuditHead, AuditRow } from "../store/audit.js";
+import type { SqliteAuditStore } from "../store/sqlite/audit.js";
+import type { Awaitable, Work } from "../store/work.js";
+import { GENESIS_HASH, rowHash } from "./audit-chain.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
-import { decodeCursor, encodeCursor } from "../cursor.js";
-import { globPrefix } from "./secret-model.js";
 
 /** One audit row to write. Never a secret value (decisions.md section 8). */
 export interface AuditRecord {
@@ -60,7 +61,6 @@ export interface AuditPage {
 }
 
 export interface AuditDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /**
@@ -71,57 +71,8 @@ export interface AuditDeps {
   chainKey?: Buffer | undefined;
 }
 
-/** One audit row as stored (schema.sql section 2): `at` in ms, `hash` 64 hex. */
-export interface Row {
-  id: number;
-  scope: string;
-  at: number;
-  action: string;
-  key: string | null;
-  actor: string | null;
-  principal_id: string | null;
-  ip: string | null;
-  hash: string;
-}
-
-interface QueryParams {
-  scope: string;
-  lo: number;
-  hi: number;
-  action: string | null;
-  key: string | null;
-  glob: string | null;
-  limit: number;
-}
-
-/** The hash the first row chains to. */
-export const GENESIS_HASH = "0".repeat(64);
-/** meta row holding `{id, hash}` of the last row: a truncated tail shows in verify. */
-export const HEAD_META = "audit_head";
 /** Above every row id: an open upper bound. */
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
-
-/**
- * The hash of one row over the previous row's hash and the row's content,
- * JSON-encoded so no two different rows encode alike: HMAC-SHA256 under the
- * chain key, or plain SHA-256 when `key` is null (rows written before the
- * chain was keyed; domain/audit-chain.ts).
- * @returns 64 hex characters.
- */
-export function rowHash(prevHash: string, row: Omit<Row, "hash">, key: Buffer | null = null): string {
-  const content = JSON.stringify([
-    prevHash,
-    row.id,
-    row.scope,
-    row.at,
-    row.action,
-    row.key,
-    row.actor,
-    row.principal_id,
-    row.ip,
-  ]);
-  return chainDigest(key, content);
-}
 
 /**
  * The append-only audit log (decisions.md section 8): global and org entries
@@ -138,67 +89,44 @@ export function rowHash(prevHash: string, row: Omit<Row, "hash">, key: Buffer | 
  * - The database refuses UPDATE and DELETE on the table (schema.sql triggers).
  */
 export class AuditLog implements EventSink {
-  private readonly q;
   /**
    * The chain's last row as this process last wrote it, or undefined when it
    * must be read from the table (at start, after a rollback). Saves a query
    * per row on the hot path (every read writes a row).
    */
-  private head: Pick<Row, "id" | "at" | "hash"> | undefined;
+  private head: AuditHead | undefined;
   /** Set by attach(): rows recorded inside its batches are buffered and inserted once per batch, before its COMMIT. */
-  private tx: GroupCommit | undefined;
+  private tx: GroupCommit<Work> | undefined;
   /** Rows of the open batch, chained and in id order, not yet inserted. */
-  private pending: Row[] = [];
+  private pending: AuditRow[] = [];
   /** pending.length and head when the current request's savepoint opened. */
   private mark = 0;
-  private markHead: Pick<Row, "id" | "at" | "hash"> | undefined;
+  private markHead: AuditHead | undefined;
 
-  constructor(private readonly deps: AuditDeps) {
-    const db = deps.db;
-    this.q = {
-      last: db.prepare<[], Pick<Row, "id" | "at" | "hash">>("SELECT id, at, hash FROM audit WHERE id = (SELECT max(id) FROM audit)"),
-      insert: db.prepare<Row>(
-        `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, hash)
-         VALUES (@id, @scope, @at, @action, @key, @actor, @principal_id, @ip, @hash)`,
-      ),
-      setHead: db.prepare<[string, string]>(
-        "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-      ),
-      atFromId: db.prepare<[number], { id: number; at: number }>("SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1"),
-      maxId: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit"),
-      byScope: db.prepare<QueryParams, Row>(
-        `SELECT * FROM audit INDEXED BY audit_scope
-         WHERE scope = @scope AND id >= @lo AND id < @hi
-           AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
-      ),
-      byAction: db.prepare<QueryParams, Row>(
-        `SELECT * FROM audit INDEXED BY audit_scope_action
-         WHERE scope = @scope AND action = @action AND id >= @lo AND id < @hi
-           AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
-      ),
-      byKey: db.prepare<QueryParams, Row>(
-        `SELECT * FROM audit INDEXED BY audit_scope_key
-         WHERE scope = @scope AND key = @key AND id >= @lo AND id < @hi
-           AND (@action IS NULL OR action = @action) AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
-      ),
-    };
-  }
+  constructor(private readonly deps: AuditDeps) {}
 
   /**
-   * Appends one row to the chain, in the caller's transaction. The timestamp
-   * is deps.now() (ms), raised to the previous row's if the clock stepped back.
+   * Appends one row to the chain, in the caller's unit of work. The
+   * timestamp is deps.now() (ms), raised to the previous row's if the clock
+   * stepped back.
    *
    * Inside a batch of the attached group commit (attach()), the row's id and
    * chain hash are fixed now and the row is buffered: the batch inserts its
    * rows just before its COMMIT, in the same transaction, and a rolled-back
    * savepoint drops its own rows. Otherwise the row is inserted at once.
-   * @throws whatever SQLite throws; the caller's change must then roll back.
+   * Synchronous (returns undefined) when the head is known and the row is
+   * buffered: the hot path.
+   * @throws whatever the store throws; the caller's change must then roll back.
    */
-  record(entry: AuditRecord): void {
-    const last = this.head ?? this.q.last.get();
+  record(w: Work, entry: AuditRecord): Awaitable<void> {
+    if (this.head !== undefined) return this.chain(w, this.head, entry);
+    const last = w.audit.last();
+    if (last instanceof Promise) return last.then((head) => this.chain(w, head, entry));
+    return this.chain(w, last, entry);
+  }
+
+  /** Chains `entry` after `last` and buffers or inserts it. */
+  private chain(w: Work, last: AuditHead | undefined, entry: AuditRecord): Awaitable<void> {
     const row = {
       id: (last?.id ?? 0) + 1,
       scope: entry.scope,
@@ -209,14 +137,13 @@ export class AuditLog implements EventSink {
       principal_id: entry.principalId,
       ip: entry.ip,
     };
-    const full: Row = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row, this.deps.chainKey ?? null) };
+    const full: AuditRow = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row, this.deps.chainKey ?? null) };
     this.head = full;
     if (this.tx?.inBatch === true) {
       this.pending.push(full);
-    } else {
-      this.q.insert.run(full);
-      this.q.setHead.run(HEAD_META, JSON.stringify({ id: full.id, hash: full.hash }));
+      return undefined;
     }
+    return w.audit.append([full]);
   }
 
   /**
@@ -226,7 +153,7 @@ export class AuditLog implements EventSink {
    * request's rolled-back savepoint drops the rows it recorded, a rolled-back
    * batch drops them all and the cached head.
    */
-  attach(tx: GroupCommit): void {
+  attach(tx: GroupCommit<Work>, store: SqliteAuditStore): void {
     this.tx = tx;
     tx.onSavepoint(() => {
       this.mark = this.pending.length;
@@ -236,9 +163,7 @@ export class AuditLog implements EventSink {
       const rows = this.pending;
       if (rows.length === 0) return;
       this.pending = [];
-      for (const row of rows) this.q.insert.run(row);
-      const last = rows[rows.length - 1] as Row;
-      this.q.setHead.run(HEAD_META, JSON.stringify({ id: last.id, hash: last.hash }));
+      store.append(rows);
     });
     tx.onRollback((whole) => {
       if (whole) {
@@ -256,19 +181,19 @@ export class AuditLog implements EventSink {
    * (actor, principal, ip), and marks a request's origin as audited
    * (`origin.recorded`, see access-guard.ts completeAccessRecord).
    */
-  recordFor(origin: Origin, scope: string, action: string, key: string | null): void {
-    this.record({ scope, action, key, actor: origin.actor, principalId: origin.principalId, ip: origin.ip });
+  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void> {
     if (origin.recorded === false) origin.recorded = true;
+    return this.record(w, { scope, action, key, actor: origin.actor, principalId: origin.principalId, ip: origin.ip });
   }
 
   /** EventSink: a secret event becomes the audit row of the same name, in the event's scope. */
-  secretEvent(event: SecretEvent, origin: Origin): void {
-    this.recordFor(origin, event.scope, event.type, event.key);
+  secretEvent(w: Work, event: SecretEvent, origin: Origin): Awaitable<void> {
+    return this.recordFor(w, origin, event.scope, event.type, event.key);
   }
 
   /** EventSink: a prune is recorded as `secret.pruned` (key null), whatever the count. */
-  secretsPruned(scope: string, _count: number, origin: Origin): void {
-    this.recordFor(origin, scope, "secret.pruned", null);
+  secretsPruned(w: Work, scope: string, _count: number, origin: Origin): Awaitable<void> {
+    return this.recordFor(w, origin, scope, "secret.pruned", null);
   }
 
   /**
@@ -278,12 +203,12 @@ export class AuditLog implements EventSink {
    * table needs no index on `at` (one index less to write per audited
    * request).
    */
-  private firstIdAtOrAfter(atMs: number): number {
+  private async firstIdAtOrAfter(w: Work, atMs: number): Promise<number> {
     let lo = 1;
-    let hi = (this.q.maxId.get()?.id ?? 0) + 1;
+    let hi = (await w.audit.maxId()) + 1;
     while (lo < hi) {
       const mid = Math.floor((lo + hi) / 2);
-      const row = this.q.atFromId.get(mid);
+      const row = await w.audit.firstFrom(mid);
       if (row === undefined) {
         hi = mid;
       } else if (row.at >= atMs) {
@@ -292,7 +217,7 @@ export class AuditLog implements EventSink {
         lo = row.id + 1;
       }
     }
-    return this.q.atFromId.get(lo)?.id ?? NO_BOUND;
+    return (await w.audit.firstFrom(lo))?.id ?? NO_BOUND;
   }
 
   /**
@@ -302,25 +227,25 @@ export class AuditLog implements EventSink {
    * O(log n + limit) however large the table, except with `keyPrefix`.
    * @throws VaultError "invalid" for a cursor this method did not make (400).
    */
-  query(scope: string, filter: AuditFilter): AuditPage {
+  async query(w: Work, scope: string, filter: AuditFilter): Promise<AuditPage> {
     const limit = Math.min(Math.max(Math.trunc(filter.limit), 1), 1000);
     let lo = 0;
     let hi = NO_BOUND;
-    if (filter.since !== undefined) lo = this.firstIdAtOrAfter(filter.since * 1000);
-    if (filter.until !== undefined) hi = this.firstIdAtOrAfter(filter.until * 1000);
+    if (filter.since !== undefined) lo = await this.firstIdAtOrAfter(w, filter.since * 1000);
+    if (filter.until !== undefined) hi = await this.firstIdAtOrAfter(w, filter.until * 1000);
     if (filter.afterCursor !== undefined) hi = Math.min(hi, decodeAuditCursor(filter.afterCursor));
-    const params: QueryParams = {
-      scope,
-      lo,
-      hi,
-      action: filter.action ?? null,
-      key: filter.key ?? null,
-      glob: filter.keyPrefix !== undefined ? globPrefix(filter.keyPrefix) : null,
-      limit: limit + 1,
-    };
-    const statement =
-      filter.key !== undefined ? this.q.byKey : filter.action !== undefined ? this.q.byAction : this.q.byScope;
-    const rows = lo >= hi ? [] : statement.all(params);
+    const rows =
+      lo >= hi
+        ? []
+        : await w.audit.page({
+            scope,
+            lo,
+            hi,
+            action: filter.action ?? null,
+            key: filter.key ?? null,
+            keyPrefix: filter.keyPrefix ?? null,
+            limit: limit + 1,
+          });
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const lastRow = page[page.length - 1];
@@ -331,7 +256,7 @@ export class AuditLog implements EventSink {
   }
 }
 
-function toEntry(row: Row): AuditEntry {
+function toEntry(row: AuditRow): AuditEntry {
   return {
     id: String(row.id),
     timestamp: Math.floor(row.at / 1000),

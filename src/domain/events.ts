@@ -1,3 +1,5 @@
+import type { Awaitable, Work } from "../store/work.js";
+
 /**
  * Secret events: what happened to a secret, recorded in the same transaction
  * as the change (design.md "Events are rows"). The event types are
@@ -48,24 +50,31 @@ export interface SecretEvent {
 }
 
 /**
- * Receives secret events synchronously, inside the transaction of the change,
- * and writes what they cause (audit rows, webhook outbox rows) in that same
- * transaction. If it throws, the change is rolled back (fail closed).
+ * Receives secret events inside the unit of work of the change, and writes
+ * what they cause (audit rows, webhook outbox rows) through the same work
+ * handle, so in the same transaction. If it throws or rejects, the change is
+ * rolled back (fail closed).
  */
 export interface EventSink {
-  secretEvent(event: SecretEvent, origin: Origin): void;
+  secretEvent(w: Work, event: SecretEvent, origin: Origin): Awaitable<void>;
   /** A prune removed `count` tombstones of `scope`. */
-  secretsPruned(scope: string, count: number, origin: Origin): void;
+  secretsPruned(w: Work, scope: string, count: number, origin: Origin): Awaitable<void>;
 }
 
-/** Fans one event out to several sinks, in order. */
+/**
+ * Fans one event out to several sinks, in order, each after the previous
+ * one has finished; synchronous while every sink answers synchronously.
+ */
 export function combineSinks(...sinks: EventSink[]): EventSink {
+  const fanOut = (call: (sink: EventSink) => Awaitable<void>, from: number): Awaitable<void> => {
+    for (let i = from; i < sinks.length; i++) {
+      const done = call(sinks[i] as EventSink);
+      if (done instanceof Promise) return done.then(() => fanOut(call, i + 1));
+    }
+    return undefined;
+  };
   return {
-    secretEvent(event, origin) {
-      for (const sink of sinks) sink.secretEvent(event, origin);
-    },
-    secretsPruned(scope, count, origin) {
-      for (const sink of sinks) sink.secretsPruned(scope, count, origin);
-    },
+    secretEvent: (w, event, origin) => fanOut((sink) => sink.secretEvent(w, event, origin), 0),
+    secretsPruned: (w, scope, count, origin) => fanOut((sink) => sink.secretsPruned(w, scope, count, origin), 0),
   };
 }

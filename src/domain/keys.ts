@@ -8,7 +8,8 @@ import type { Page } from "./paging.js";
 import { holdsPermission } from "./permissions.js";
 import type { Permission } from "./permissions.js";
 import { SCOPED_PERMISSIONS } from "./permissions.js";
-import { GLOBAL_SCOPE, globPrefix } from "./secret-model.js";
+import { GLOBAL_SCOPE } from "./secret-model.js";
+import { globPrefix } from "../store/sqlite/glob.js";
 
 
 /** How often last_used_at is written at most, per key: once a minute (ms). */

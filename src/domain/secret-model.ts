@@ -27,33 +27,6 @@ export interface SecretMeta {
   allowedKeys: string[] | null;
 }
 
-/** Parameters of the list statements (SecretLifecycle.list). Times in milliseconds. */
-export interface ListParams {
-  scope: string;
-  now: number;
-  after: number;
-  glob: string | null;
-  limit: number;
-}
-
-/** A row of the `secrets` table (schema.sql). Times in milliseconds. */
-export interface Row {
-  id: number;
-  scope: string;
-  key: string;
-  is_public: number;
-  state: SecretState;
-  ciphertext: Buffer | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  max_reads: number | null;
-  read_count: number;
-  burn_on_limit: number;
-  owner_id: string | null;
-  allowed_keys: string | null;
-}
-
 export interface CreateInput {
   scope: string;
   /** The caller's key; undefined makes a public secret with a generated id. */
@@ -121,29 +94,21 @@ export const MAX_TTL_SECONDS = 315_360_000;
 export const MAX_READS_LIMIT = 2_147_483_647;
 
 /**
- * A GLOB pattern matching strings (secret keys, key prefixes) that start
- * with `prefix`; glob metacharacters are bracketed so they match themselves.
+ * A stored secret's metadata, without its row id and never its ciphertext.
+ * Times stay in milliseconds.
  */
-export function globPrefix(prefix: string): string {
-  return prefix.replace(/[*?[\]]/g, (c) => `[${c}]`) + "*";
-}
-
-/**
- * A secrets row as metadata: flags become booleans, `allowed_keys` JSON an
- * array. Never carries the ciphertext. Times stay in milliseconds.
- */
-export function toMeta(row: Row): SecretMeta {
+export function toMeta(record: SecretMeta & { id: number; ciphertext: Buffer | null }): SecretMeta {
   return {
-    scope: row.scope,
-    key: row.key,
-    isPublic: row.is_public === 1,
-    state: row.state,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    maxReads: row.max_reads,
-    readCount: row.read_count,
-    burnOnLimit: row.burn_on_limit === 1,
-    ownerId: row.owner_id,
-    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+    scope: record.scope,
+    key: record.key,
+    isPublic: record.isPublic,
+    state: record.state,
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    maxReads: record.maxReads,
+    readCount: record.readCount,
+    burnOnLimit: record.burnOnLimit,
+    ownerId: record.ownerId,
+    allowedKeys: record.allowedKeys,
   };
 }

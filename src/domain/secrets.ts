@@ -1,16 +1,14 @@
-import type { Db } from "../db.js";
 import { newPublicId } from "../crypto.js";
 import type { ValueCipher } from "../crypto.js";
+import type { SecretRecord } from "../store/secrets.js";
+import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
-import { globPrefix, toMeta } from "./secret-model.js";
-import { ListStatements, secretStatements } from "./secret-statements.js";
-import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, Row, SecretMeta } from "./secret-model.js";
-
+import { toMeta } from "./secret-model.js";
+import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta } from "./secret-model.js";
 
 export interface SecretsDeps {
-  db: Db;
   cipher: ValueCipher;
   events: EventSink;
   /** Current time, Unix milliseconds. */
@@ -23,53 +21,48 @@ export interface SecretsDeps {
  * The one secret lifecycle (interface section 3, decisions.md section 4) for
  * global and org secrets alike: active -> burned | sealed | expired | deleted.
  *
- * Every method is synchronous and must run inside GroupCommit.run(): each
- * change, its audit rows and its outbox rows commit together or not at all.
- * Time comes from deps.now(), in milliseconds.
+ * Every method takes the work handle of a unit of work (`tx.run((w) =>
+ * ...)`): each change, its audit rows and its outbox rows commit together or
+ * not at all. The SQL is the store's (store/secrets.ts); the decisions are
+ * here. Time comes from deps.now(), in milliseconds.
  */
 export class SecretLifecycle {
-  private readonly q;
-  private readonly lists: ListStatements;
-
-  constructor(private readonly deps: SecretsDeps) {
-    this.q = secretStatements(deps.db);
-    this.lists = new ListStatements(deps.db);
-  }
+  constructor(private readonly deps: SecretsDeps) {}
 
   /**
    * Creates a secret (state active) and emits `secret.created`.
    * @throws VaultError "conflict" when the key names a live secret of the
    *   scope (409), "limit" when the active-secret limit is reached (402).
    */
-  create(input: CreateInput, origin: Origin): SecretMeta {
+  async create(w: Work, input: CreateInput, origin: Origin): Promise<SecretMeta> {
     const now = this.deps.now();
     const isPublic = input.key === undefined;
     const key = input.key ?? newPublicId();
-    const existing = this.q.live.get(input.scope, key);
+    const existing = await w.secrets.live(input.scope, key);
     if (existing) {
-      if (this.isDue(existing, now)) this.expireRow(existing, now, origin);
+      if (this.isDue(existing, now)) await this.expireRow(w, existing, now, origin);
       else throw new VaultError("conflict", "a secret with this key already exists");
     }
     const limit = this.deps.activeLimit();
-    if (limit !== null && (this.q.countActive.get(now)?.n ?? 0) >= limit) {
+    if (limit !== null && (await w.secrets.countActive(now)) >= limit) {
       throw new VaultError("limit", "free tier limit reached", {
         message: `Without a valid license key this vault holds at most ${limit} active secrets. Set VAULT_LICENSE_KEY to lift the limit.`,
       });
     }
-    const row = this.q.insert.get({
+    const record = await w.secrets.insert({
       scope: input.scope,
       key,
-      is_public: isPublic ? 1 : 0,
+      isPublic,
       ciphertext: this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now }),
       now,
-      expires_at: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
-      max_reads: input.maxReads ?? null,
-      burn_on_limit: input.burnOnLimit === false ? 0 : 1,
-      owner_id: input.ownerId ?? null,
-      allowed_keys: input.allowedKeys ? JSON.stringify(input.allowedKeys) : null,
-    }) as Row;
-    const meta = toMeta(row);
-    this.emit("secret.created", meta, origin);
+      expiresAt: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
+      maxReads: input.maxReads ?? null,
+      burnOnLimit: input.burnOnLimit !== false,
+      ownerId: input.ownerId ?? null,
+      allowedKeys: input.allowedKeys ?? null,
+    });
+    const meta = toMeta(record);
+    await this.emit(w, "secret.created", meta, origin);
     return meta;
   }
 
@@ -84,29 +77,30 @@ export class SecretLifecycle {
    * @throws DecryptError when the ciphertext does not open (wrong key, row
    *   moved): the read is not counted; the caller answers 500.
    */
-  retrieve(scope: string, key: string, reader: Reader, origin: Origin): RetrieveOutcome {
+  async retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
     const now = this.deps.now();
-    const row = this.liveRow(scope, key, now, origin);
+    const row = await this.liveRow(w, scope, key, now, origin);
     if (!row) return { kind: "not_found" };
     if (!this.mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
-    const counted = this.q.countRead.get(row.id);
-    if (!counted) return { kind: row.burn_on_limit ? "not_found" : "sealed" };
+    const counted = await w.secrets.countRead(row.id);
+    if (!counted) return { kind: row.burnOnLimit ? "not_found" : "sealed" };
     const value = this.deps.cipher.decryptRecord(row.ciphertext as Buffer, {
       scope: row.scope,
       key: row.key,
-      createdAt: row.created_at,
+      createdAt: row.createdAt,
     });
-    const meta = toMeta({ ...row, read_count: counted.read_count });
-    this.emit("secret.read", meta, origin);
-    if (counted.max_reads !== null && counted.read_count >= counted.max_reads) {
-      if (row.burn_on_limit) {
-        this.q.remove.run(row.id);
-        this.emit("secret.burned", meta, origin);
+    const meta = toMeta(row);
+    meta.readCount = counted.readCount;
+    await this.emit(w, "secret.read", meta, origin);
+    if (counted.maxReads !== null && counted.readCount >= counted.maxReads) {
+      if (row.burnOnLimit) {
+        await w.secrets.remove(row.id);
+        await this.emit(w, "secret.burned", meta, origin);
       } else {
-        this.q.seal.run(now, row.id);
+        await w.secrets.seal(row.id, now);
         meta.state = "sealed";
-        this.emit("secret.sealed", meta, origin);
+        await this.emit(w, "secret.sealed", meta, origin);
       }
     }
     return { kind: "ok", secret: meta, value };
@@ -117,9 +111,9 @@ export class SecretLifecycle {
    * Expires it first when its TTL has passed.
    * @returns the metadata, or undefined when there is no live secret.
    */
-  peek(scope: string, key: string, origin: Origin): SecretMeta | undefined {
+  async peek(w: Work, scope: string, key: string, origin: Origin): Promise<SecretMeta | undefined> {
     const now = this.deps.now();
-    const row = this.liveRow(scope, key, now, origin);
+    const row = await this.liveRow(w, scope, key, now, origin);
     return row ? toMeta(row) : undefined;
   }
 
@@ -129,8 +123,8 @@ export class SecretLifecycle {
    * not_found, then `allowed_keys` (decisions.md section 5: forbidden),
    * then sealed. Expires it first when its TTL has passed.
    */
-  check(scope: string, key: string, reader: Reader, origin: Origin): CheckOutcome {
-    const row = this.liveRow(scope, key, this.deps.now(), origin);
+  async check(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<CheckOutcome> {
+    const row = await this.liveRow(w, scope, key, this.deps.now(), origin);
     if (!row) return { kind: "not_found" };
     if (!this.mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
@@ -144,27 +138,29 @@ export class SecretLifecycle {
    * @throws VaultError "invalid" when neither is given (400), "conflict" for
    *   an org secret that burns on its limit (created with delete=true) (409).
    */
-  update(scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): ChangeOutcome {
+  async update(w: Work, scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): Promise<ChangeOutcome> {
     if (patch.ttlSeconds === undefined && patch.maxReads === undefined) {
       throw new VaultError("invalid", "give ttl_seconds or max_reads");
     }
     const now = this.deps.now();
-    const row = this.liveRow(scope, key, now, origin);
+    const row = await this.liveRow(w, scope, key, now, origin);
     if (!row) return { kind: "not_found" };
-    if (opts.sealable && row.burn_on_limit) {
+    if (opts.sealable && row.burnOnLimit) {
       throw new VaultError("conflict", "only secrets created with delete: false can be patched");
     }
     const reset = patch.maxReads !== undefined;
-    const updated = this.q.patch.get({
-      id: row.id,
+    const updated = await w.secrets.patch(
+      row.id,
+      {
+        expiresAt: patch.ttlSeconds !== undefined ? now + patch.ttlSeconds * 1000 : row.expiresAt,
+        maxReads: reset ? (patch.maxReads ?? null) : row.maxReads,
+        readCount: reset ? 0 : row.readCount,
+        state: reset ? "active" : row.state,
+      },
       now,
-      expires_at: patch.ttlSeconds !== undefined ? now + patch.ttlSeconds * 1000 : row.expires_at,
-      max_reads: reset ? patch.maxReads : row.max_reads,
-      read_count: reset ? 0 : row.read_count,
-      state: reset ? "active" : row.state,
-    }) as Row;
+    );
     const meta = toMeta(updated);
-    this.emit("secret.updated", meta, origin);
+    await this.emit(w, "secret.updated", meta, origin);
     return { kind: "ok", secret: meta };
   }
 
@@ -172,13 +168,13 @@ export class SecretLifecycle {
    * Deletes a live (active or sealed) secret outright; event `secret.deleted`.
    * A secret past its TTL is expired instead and reported not_found.
    */
-  remove(scope: string, key: string, origin: Origin): ChangeOutcome {
+  async remove(w: Work, scope: string, key: string, origin: Origin): Promise<ChangeOutcome> {
     const now = this.deps.now();
-    const row = this.liveRow(scope, key, now, origin);
+    const row = await this.liveRow(w, scope, key, now, origin);
     if (!row) return { kind: "not_found" };
-    this.q.remove.run(row.id);
+    await w.secrets.remove(row.id);
     const meta = toMeta(row);
-    this.emit("secret.deleted", meta, origin);
+    await this.emit(w, "secret.deleted", meta, origin);
     return { kind: "ok", secret: meta };
   }
 
@@ -186,13 +182,13 @@ export class SecretLifecycle {
    * One page of a scope's live secrets in creation order, without values.
    * Secrets past expires_at are left out, swept or not (decisions.md section 4).
    */
-  list(scope: string, options: ListOptions): ListPage {
-    const now = this.deps.now();
-    const rows = this.lists.get(options.includeSealed === true, options.keyPrefix !== undefined).all({
+  async list(w: Work, scope: string, options: ListOptions): Promise<ListPage> {
+    const rows = await w.secrets.list({
       scope,
-      now,
-      after: options.afterId ?? 0,
-      glob: options.keyPrefix !== undefined ? globPrefix(options.keyPrefix) : null,
+      now: this.deps.now(),
+      afterId: options.afterId ?? 0,
+      includeSealed: options.includeSealed === true,
+      keyPrefix: options.keyPrefix,
       limit: options.limit + 1,
     });
     const { rows: page, next } = cutPage(rows, options.limit, (row) => row.id);
@@ -204,10 +200,10 @@ export class SecretLifecycle {
    * passed, destroying their values and emitting `secret.expired`.
    * @returns how many were expired (less than `batch` means none remain).
    */
-  expireDue(batch: number, origin: Origin): number {
+  async expireDue(w: Work, batch: number, origin: Origin): Promise<number> {
     const now = this.deps.now();
-    const rows = this.q.due.all(now, batch);
-    for (const row of rows) this.expireRow(row, now, origin);
+    const rows = await w.secrets.due(now, batch);
+    for (const row of rows) await this.expireRow(w, row, now, origin);
     return rows.length;
   }
 
@@ -216,24 +212,21 @@ export class SecretLifecycle {
    * returns how many were removed: the `pruned` count.
    * @param keyPrefix limit to keyed secrets with this prefix (prefix-scoped admin keys).
    */
-  prune(scope: string, origin: Origin, keyPrefix?: string): number {
+  async prune(w: Work, scope: string, origin: Origin, keyPrefix?: string): Promise<number> {
     const now = this.deps.now();
-    for (const row of this.q.dueInScope.all(now, scope)) {
+    for (const row of await w.secrets.dueInScope(now, scope)) {
       // A prefix-scoped prune touches only its prefix, expiries included.
-      if (keyPrefix !== undefined && (row.is_public === 1 || !row.key.startsWith(keyPrefix))) continue;
-      this.expireRow(row, now, origin);
+      if (keyPrefix !== undefined && (row.isPublic || !row.key.startsWith(keyPrefix))) continue;
+      await this.expireRow(w, row, now, origin);
     }
-    const result =
-      keyPrefix === undefined
-        ? this.q.pruneScope.run(scope)
-        : this.q.pruneScopePrefix.run(scope, globPrefix(keyPrefix));
-    this.deps.events.secretsPruned(scope, result.changes, origin);
-    return result.changes;
+    const pruned = await w.secrets.pruneExpired(scope, keyPrefix);
+    await this.deps.events.secretsPruned(w, scope, pruned, origin);
+    return pruned;
   }
 
   /** Secrets that count toward the free tier: active or sealed, not past their TTL. */
-  countActive(): number {
-    return this.q.countActive.get(this.deps.now())?.n ?? 0;
+  async countActive(w: Work): Promise<number> {
+    return w.secrets.countActive(this.deps.now());
   }
 
   /**
@@ -241,32 +234,33 @@ export class SecretLifecycle {
    * expires_at is expired here (value destroyed, `secret.expired`) and
    * reported missing: nothing past its TTL is ever served.
    */
-  private liveRow(scope: string, key: string, now: number, origin: Origin): Row | undefined {
-    const row = this.q.live.get(scope, key);
+  private async liveRow(w: Work, scope: string, key: string, now: number, origin: Origin): Promise<SecretRecord | undefined> {
+    const row = await w.secrets.live(scope, key);
     if (!row) return undefined;
     if (this.isDue(row, now)) {
-      this.expireRow(row, now, origin);
+      await this.expireRow(w, row, now, origin);
       return undefined;
     }
     return row;
   }
 
-  private isDue(row: Row, now: number): boolean {
-    return row.expires_at !== null && row.expires_at <= now;
+  private isDue(row: SecretRecord, now: number): boolean {
+    return row.expiresAt !== null && row.expiresAt <= now;
   }
 
-  private mayRead(row: Row, reader: Reader): boolean {
-    if (row.allowed_keys === null || reader.principalKeyId === null) return true;
-    return (JSON.parse(row.allowed_keys) as string[]).includes(reader.principalKeyId);
+  private mayRead(row: SecretRecord, reader: Reader): boolean {
+    if (row.allowedKeys === null || reader.principalKeyId === null) return true;
+    return row.allowedKeys.includes(reader.principalKeyId);
   }
 
-  private expireRow(row: Row, now: number, origin: Origin): void {
-    this.q.expire.run(now, row.id);
-    this.emit("secret.expired", { ...toMeta(row), state: "expired" }, origin);
+  private async expireRow(w: Work, row: SecretRecord, now: number, origin: Origin): Promise<void> {
+    await w.secrets.expire(row.id, now);
+    await this.emit(w, "secret.expired", { ...toMeta(row), state: "expired" }, origin);
   }
 
-  private emit(type: SecretEventType, meta: SecretMeta, origin: Origin): void {
-    this.deps.events.secretEvent(
+  private emit(w: Work, type: SecretEventType, meta: SecretMeta, origin: Origin): Awaitable<void> {
+    return this.deps.events.secretEvent(
+      w,
       {
         type,
         scope: meta.scope,

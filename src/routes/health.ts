@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { Db } from "../db.js";
 import { setMeta } from "../db.js";
 import type { DbFileWatch } from "../db-file-watch.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import type { RouteDecl } from "./declare.js";
 
 /** A successful write check is trusted this long before /health writes again, milliseconds. */
@@ -12,7 +12,7 @@ export const HEALTH_WRITE_EVERY_MS = 1000;
 export interface HealthDeps {
   db: Db;
   /** The group commit the write check goes through, as every write does. */
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** The database file's identity; undefined for `:memory:`. */

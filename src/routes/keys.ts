@@ -5,7 +5,7 @@ import type { TokenResolver } from "../auth.js";
 import { ApiError } from "../errors.js";
 import { SCOPED_PERMISSIONS } from "../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log.js";
 import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
 import { KEY_PATTERN } from "./secret-input.js";
@@ -42,7 +42,7 @@ export const createKeyBody = v.object({
 
 export interface KeyRouteDeps {
   keys: ScopedKeys;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
 }
 
 /** A key as lists show it: never the token. */
@@ -161,7 +161,7 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
  * write per request; a failed write is logged and does not fail the request.
  * @throws ApiError 401 for a key past its expires_at (decisions.md section 5).
  */
-export function scopedKeyResolver(keys: ScopedKeys, tx: GroupCommit, log: Logger): TokenResolver {
+export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: Logger): TokenResolver {
   return (token) => {
     if (!token.startsWith("vsk_")) return undefined;
     const found = keys.lookup(token);

@@ -3,7 +3,7 @@ import type { Actor, AppContext } from "../context.js";
 import { originOf } from "../context.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { Principal, Principals } from "../domain/principals.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
 import { pageQueryDocs } from "./lists.js";
@@ -27,7 +27,7 @@ export const patchMeBody = v.object({
 export interface MeRouteDeps {
   principals: Principals;
   keys: PrincipalKeys;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
 }
 
 type PrincipalActor = Extract<Actor, { kind: "principal" }>;

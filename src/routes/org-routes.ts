@@ -1,5 +1,5 @@
 import type { OrgDomain } from "../domain/org-domain.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import type { RouteDecl } from "./declare.js";
 import { meRouteDecls } from "./me.js";
 import { orgManagementRouteDecls } from "./orgs.js";
@@ -7,7 +7,7 @@ import { principalRouteDecls } from "./principals.js";
 import { roleRouteDecls } from "./roles.js";
 
 export interface OrgRoutesDeps extends OrgDomain {
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { originOf } from "../context.js";
 import type { Org, Organizations } from "../domain/orgs.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
@@ -16,7 +16,7 @@ export const createOrgBody = v.object({
 
 export interface OrgRouteDeps {
   orgs: Organizations;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
 }
 
 function orgSummary(o: Org) {

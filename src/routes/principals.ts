@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { originOf } from "../context.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { Principals } from "../domain/principals.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
@@ -26,7 +26,7 @@ export const patchPrincipalBody = v.object({
 export interface PrincipalRouteDeps {
   principals: Principals;
   keys: PrincipalKeys;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
 }
 
 const NO_PRINCIPAL = "principal not found";

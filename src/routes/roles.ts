@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { AppContext } from "../context.js";
 import type { Role, Roles } from "../domain/roles.js";
 import { ApiError } from "../errors.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
@@ -22,7 +22,7 @@ export const patchRoleBody = v.object({
 
 export interface RoleRouteDeps {
   roles: Roles;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
 }
 
 /** A role name from the path; a name that cannot exist is 404. */

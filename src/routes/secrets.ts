@@ -7,7 +7,7 @@ import { GLOBAL_SCOPE } from "../domain/secret-model.js";
 import type { SecretLifecycle } from "../domain/secrets.js";
 import type { CheckOutcome, Reader, RetrieveOutcome, SecretMeta } from "../domain/secret-model.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { ResponseDecl, RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, readJsonObject, seconds } from "./input.js";
@@ -19,7 +19,7 @@ export interface SecretRouteDeps {
   secrets: SecretLifecycle;
   /** Principal keys, to check an org secret's `allowed_keys` at creation. */
   keys: PrincipalKeys;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   /** Base of public secrets' `url`, without a trailing slash; a function when known only once listening. */
   publicUrl: string | (() => string);
   maxValueBytes: number;
@@ -99,10 +99,11 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const actor = c.get("actor");
         const origin = originOf(c);
         const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
-        const created = await tx.run(() => {
+        const created = await tx.run(async (w) => {
           const orgId = orgIdOf(c);
-          if (allowedKeys) deps.keys.checkAllowedKeys(orgId, allowedKeys);
+          if (allowedKeys) await deps.keys.checkAllowedKeys(w, orgId, allowedKeys);
           return secrets.create(
+            w,
             {
               scope: orgId,
               key: body.key,
@@ -125,8 +126,9 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const body = parse(createSecretBody, raw);
         checkValueSize(body.value, deps.maxValueBytes);
         const origin = originOf(c);
-        const created = await tx.run(() =>
+        const created = await tx.run((w) =>
           secrets.create(
+            w,
             { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads },
             origin,
           ),
@@ -181,10 +183,10 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const afterId = decodeCursor(query.cursor);
         const limit = query.limit ?? 1000;
         if (org) {
-          const found = await tx.run(() => secrets.list(orgIdOf(c), { limit, afterId, includeSealed: true }));
+          const found = await tx.run((w) => secrets.list(w, orgIdOf(c), { limit, afterId, includeSealed: true }));
           return c.json(pageBody("secrets", found.secrets.map(orgListEntry), found.nextAfterId));
         }
-        const found = await tx.run(() => secrets.list(GLOBAL_SCOPE, { limit, afterId, keyPrefix: keyPrefixOf(c) }));
+        const found = await tx.run((w) => secrets.list(w, GLOBAL_SCOPE, { limit, afterId, keyPrefix: keyPrefixOf(c) }));
         return c.json(pageBody("secrets", found.secrets.map(metaJson), found.nextAfterId));
       },
     },
@@ -213,11 +215,11 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const reader = readerOf(c);
         if (c.req.method === "HEAD") {
           // Existence only: no decryption, no read counted (interface section 4).
-          const checked = await tx.run(() => secrets.check(scopeOf(c), key, reader, origin));
+          const checked = await tx.run((w) => secrets.check(w, scopeOf(c), key, reader, origin));
           if (checked.kind !== "ok") refuse(checked);
           return c.body(null, 200);
         }
-        const outcome = await tx.run(() => secrets.retrieve(scopeOf(c), key, reader, origin));
+        const outcome = await tx.run((w) => secrets.retrieve(w, scopeOf(c), key, reader, origin));
         if (outcome.kind !== "ok") refuse(outcome);
         const s = outcome.secret;
         return c.json({
@@ -252,7 +254,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const body = await readBody(c, patchSecretBody);
         const origin = originOf(c);
         const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-        const outcome = await tx.run(() => secrets.update(scopeOf(c), key, patch, origin, { sealable: org }));
+        const outcome = await tx.run((w) => secrets.update(w, scopeOf(c), key, patch, origin, { sealable: org }));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
         return c.json({ ...nameOf(outcome.secret), updated: true });
       },
@@ -270,7 +272,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       handler: async (c) => {
         const key = pathKey(c);
         const origin = originOf(c);
-        const outcome = await tx.run(() => secrets.remove(scopeOf(c), key, origin));
+        const outcome = await tx.run((w) => secrets.remove(w, scopeOf(c), key, origin));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
         return c.json({ deleted: true });
       },
@@ -284,8 +286,8 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       handler: async (c) => {
         const origin = originOf(c);
         const count = org
-          ? await tx.run(() => secrets.prune(orgIdOf(c), origin))
-          : await tx.run(() => secrets.prune(GLOBAL_SCOPE, origin, keyPrefixOf(c)));
+          ? await tx.run((w) => secrets.prune(w, orgIdOf(c), origin))
+          : await tx.run((w) => secrets.prune(w, GLOBAL_SCOPE, origin, keyPrefixOf(c)));
         return c.json({ pruned: count });
       },
     },

@@ -5,7 +5,7 @@ import { orgIdOf } from "../org-auth.js";
 import { ApiError } from "../errors.js";
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN } from "../domain/webhooks.js";
 import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../domain/webhooks.js";
-import type { GroupCommit } from "../group-commit.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../webhooks/address-guard.js";
 import type { Lookup } from "../webhooks/address-guard.js";
 import { decodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
@@ -49,7 +49,7 @@ export const createWebhookBody = v.object({
 /** What the webhook routes need, built by vault.ts. */
 export interface WebhookRouteDeps {
   registry: WebhookRegistry;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   /** VAULT_WEBHOOK_ALLOW_PRIVATE. */
   allowPrivate: boolean;
   /** Name resolution for the creation-time address guard. */

@@ -1,0 +1,90 @@
+import type { SecretMeta, SecretState } from "../domain/secret-model.js";
+import type { Awaitable } from "./work.js";
+
+/**
+ * One stored secret: its metadata, its row id (creation order, the list
+ * cursor) and its ciphertext (crypto.ts envelope; null once expired).
+ * Times are Unix milliseconds.
+ */
+export interface SecretRecord extends SecretMeta {
+  id: number;
+  ciphertext: Buffer | null;
+}
+
+/** A secret to insert, state active, read_count 0. Times in Unix milliseconds. */
+export interface NewSecret {
+  scope: string;
+  key: string;
+  isPublic: boolean;
+  ciphertext: Buffer;
+  now: number;
+  expiresAt: number | null;
+  maxReads: number | null;
+  burnOnLimit: boolean;
+  ownerId: string | null;
+  allowedKeys: string[] | null;
+}
+
+/** What PATCH changes (decisions.md section 4). Times in Unix milliseconds. */
+export interface SecretPatch {
+  expiresAt: number | null;
+  maxReads: number | null;
+  readCount: number;
+  state: SecretState;
+}
+
+/** A page of a scope's live secrets, oldest first. `now` in Unix milliseconds. */
+export interface SecretListQuery {
+  scope: string;
+  now: number;
+  /** Row id of the last secret of the previous page; 0 for the first page. */
+  afterId: number;
+  /** Sealed secrets too (org lists), else active only. */
+  includeSealed: boolean;
+  /** Only keyed (not public) secrets whose key starts with this. */
+  keyPrefix: string | undefined;
+  limit: number;
+}
+
+/**
+ * The `secrets` table (schema.sql section 1): the SQL of the one secret
+ * lifecycle (domain/secrets.ts keeps the decisions). "Live" means state
+ * active or sealed.
+ */
+export interface SecretStore {
+  /** The live secret of `key` in `scope`, whether or not past its TTL. */
+  live(scope: string, key: string): Awaitable<SecretRecord | undefined>;
+  /**
+   * Inserts an active secret.
+   * @throws the engine's unique-constraint error when a live secret has the key.
+   */
+  insert(secret: NewSecret): Awaitable<SecretRecord>;
+  /**
+   * Counts one read, guarded: only an active secret below its max_reads
+   * (the guard that makes a burn exactly-once).
+   * @returns the counts after the read, or undefined when the guard refused.
+   */
+  countRead(id: number): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
+  /** Deletes the row (burn, delete). */
+  remove(id: number): Awaitable<void>;
+  /** Sets state sealed. */
+  seal(id: number, now: number): Awaitable<void>;
+  /** Sets state expired and destroys the ciphertext (a tombstone). */
+  expire(id: number, now: number): Awaitable<void>;
+  /** Applies a PATCH and returns the updated secret. */
+  patch(id: number, patch: SecretPatch, now: number): Awaitable<SecretRecord>;
+  /** Up to `limit` live secrets whose expires_at is at or before `now`, soonest first. */
+  due(now: number, limit: number): Awaitable<SecretRecord[]>;
+  /** Every live secret of `scope` whose expires_at is at or before `now`. */
+  dueInScope(now: number, scope: string): Awaitable<SecretRecord[]>;
+  /**
+   * Deletes a scope's expired tombstones.
+   * @param keyPrefix only keyed secrets whose key starts with this.
+   * @returns how many were deleted.
+   */
+  pruneExpired(scope: string, keyPrefix: string | undefined): Awaitable<number>;
+  /** Live secrets, every scope, not past their TTL at `now` (the free tier count). */
+  countActive(now: number): Awaitable<number>;
+  /** Up to `limit` live secrets of a scope not past their TTL, after `afterId`, in id order. */
+  list(query: SecretListQuery): Awaitable<SecretRecord[]>;
+}

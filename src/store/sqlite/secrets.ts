@@ -1,0 +1,200 @@
+import type { Statement } from "better-sqlite3";
+import type { Db } from "../../db.js";
+import type { SecretState } from "../../domain/secret-model.js";
+import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
+import { globPrefix } from "./glob.js";
+
+/** A `secrets` row as SQLite returns it (schema.sql section 1): 0/1 flags, JSON allowed_keys. */
+interface Row {
+  id: number;
+  scope: string;
+  key: string;
+  is_public: number;
+  state: SecretState;
+  ciphertext: Buffer | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  max_reads: number | null;
+  read_count: number;
+  burn_on_limit: number;
+  owner_id: string | null;
+  allowed_keys: string | null;
+}
+
+interface ListParams {
+  scope: string;
+  now: number;
+  after: number;
+  glob: string | null;
+  limit: number;
+}
+
+/** A row as the domain sees it. */
+function toRecord(row: Row): SecretRecord {
+  return {
+    id: row.id,
+    scope: row.scope,
+    key: row.key,
+    isPublic: row.is_public === 1,
+    state: row.state,
+    ciphertext: row.ciphertext,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    maxReads: row.max_reads,
+    readCount: row.read_count,
+    burnOnLimit: row.burn_on_limit === 1,
+    ownerId: row.owner_id,
+    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+  };
+}
+
+const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toRecord);
+
+/**
+ * The SQLite `secrets` store: statements prepared once per database, every
+ * method synchronous (it runs inside the group commit's unit of work).
+ * Times are Unix milliseconds.
+ */
+export class SqliteSecretStore implements SecretStore {
+  private readonly q;
+  private readonly lists = new Map<string, Statement<ListParams, Row>>();
+
+  constructor(private readonly db: Db) {
+    this.q = {
+      live: db.prepare<[string, string], Row>(
+        "SELECT * FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
+      ),
+      insert: db.prepare<[string, string, number, Buffer, number, number, number | null, number | null, number, string | null, string | null], Row>(
+        `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
+             max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
+           VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, 0, ?, ?, ?)
+           RETURNING *`,
+      ),
+      countRead: db.prepare<[number], { read_count: number; max_reads: number | null }>(
+        `UPDATE secrets SET read_count = read_count + 1
+           WHERE id = ? AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
+           RETURNING read_count, max_reads`,
+      ),
+      remove: db.prepare<[number]>("DELETE FROM secrets WHERE id = ?"),
+      seal: db.prepare<[number, number]>("UPDATE secrets SET state = 'sealed', updated_at = ? WHERE id = ?"),
+      expire: db.prepare<[number, number]>(
+        "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = ? WHERE id = ?",
+      ),
+      patch: db.prepare<[number | null, number | null, number, SecretState, number, number], Row>(
+        `UPDATE secrets SET expires_at = ?, max_reads = ?, read_count = ?, state = ?, updated_at = ?
+           WHERE id = ? RETURNING *`,
+      ),
+      due: db.prepare<[number, number], Row>(
+        `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ?
+           ORDER BY expires_at LIMIT ?`,
+      ),
+      dueInScope: db.prepare<[number, string], Row>(
+        `SELECT * FROM secrets INDEXED BY secrets_due
+           WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ? AND scope = ?`,
+      ),
+      pruneScope: db.prepare<[string]>("DELETE FROM secrets WHERE scope = ? AND state = 'expired'"),
+      pruneScopePrefix: db.prepare<[string, string]>(
+        "DELETE FROM secrets WHERE scope = ? AND state = 'expired' AND is_public = 0 AND key GLOB ?",
+      ),
+      countActive: db.prepare<[number], { n: number }>(
+        `SELECT count(*) AS n FROM secrets WHERE state IN ('active', 'sealed')
+           AND (expires_at IS NULL OR expires_at > ?)`,
+      ),
+    };
+  }
+
+  live(scope: string, key: string): SecretRecord | undefined {
+    const row = this.q.live.get(scope, key);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  insert(s: NewSecret): SecretRecord {
+    const row = this.q.insert.get(
+      s.scope,
+      s.key,
+      s.isPublic ? 1 : 0,
+      s.ciphertext,
+      s.now,
+      s.now,
+      s.expiresAt,
+      s.maxReads,
+      s.burnOnLimit ? 1 : 0,
+      s.ownerId,
+      s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
+    ) as Row;
+    return toRecord(row);
+  }
+
+  countRead(id: number): { readCount: number; maxReads: number | null } | undefined {
+    const row = this.q.countRead.get(id);
+    return row === undefined ? undefined : { readCount: row.read_count, maxReads: row.max_reads };
+  }
+
+  remove(id: number): void {
+    this.q.remove.run(id);
+  }
+
+  seal(id: number, now: number): void {
+    this.q.seal.run(now, id);
+  }
+
+  expire(id: number, now: number): void {
+    this.q.expire.run(now, id);
+  }
+
+  patch(id: number, p: SecretPatch, now: number): SecretRecord {
+    return toRecord(this.q.patch.get(p.expiresAt, p.maxReads, p.readCount, p.state, now, id) as Row);
+  }
+
+  due(now: number, limit: number): SecretRecord[] {
+    return toRecords(this.q.due.all(now, limit));
+  }
+
+  dueInScope(now: number, scope: string): SecretRecord[] {
+    return toRecords(this.q.dueInScope.all(now, scope));
+  }
+
+  pruneExpired(scope: string, keyPrefix: string | undefined): number {
+    const result =
+      keyPrefix === undefined ? this.q.pruneScope.run(scope) : this.q.pruneScopePrefix.run(scope, globPrefix(keyPrefix));
+    return result.changes;
+  }
+
+  countActive(now: number): number {
+    return this.q.countActive.get(now)?.n ?? 0;
+  }
+
+  list(query: SecretListQuery): SecretRecord[] {
+    return toRecords(
+      this.listStatement(query.includeSealed, query.keyPrefix !== undefined).all({
+        scope: query.scope,
+        now: query.now,
+        after: query.afterId,
+        glob: query.keyPrefix !== undefined ? globPrefix(query.keyPrefix) : null,
+        limit: query.limit,
+      }),
+    );
+  }
+
+  /**
+   * The list statement for one combination of (sealed included, by key
+   * prefix), prepared on first use and kept.
+   */
+  private listStatement(includeSealed: boolean, byPrefix: boolean): Statement<ListParams, Row> {
+    const name = `${includeSealed}:${byPrefix}`;
+    let statement = this.lists.get(name);
+    if (!statement) {
+      const states = includeSealed ? "('active', 'sealed')" : "('active')";
+      const prefixClause = byPrefix ? "AND is_public = 0 AND key GLOB @glob" : "";
+      statement = this.db.prepare<ListParams, Row>(
+        `SELECT * FROM secrets INDEXED BY secrets_live_list
+         WHERE scope = @scope AND state IN ('active', 'sealed') AND state IN ${states}
+           AND (expires_at IS NULL OR expires_at > @now) AND id > @after ${prefixClause}
+         ORDER BY id LIMIT @limit`,
+      );
+      this.lists.set(name, statement);
+    }
+    return statement;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The storage seam. Domain code reaches the database only through the work
+ * handle a unit of work hands it (`tx.run((w) => ...)`): `w` holds the
+ * stores of that transaction, one per table group (src/store/sqlite/ for
+ * the SQLite engine). Store methods are async at their boundary
+ * (`Awaitable`): SQLite's answer synchronously, inside the group commit's
+ * turn; a PostgreSQL engine answers with promises on one pooled connection.
+ */
+
+import type { AuditStore } from "./audit.js";
+import type { SecretStore } from "./secrets.js";
+
+/** A value, or a promise of it: what a store method returns. */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * Runs units of work: each `fn` gets the work handle of its transaction, and
+ * the returned promise settles once that transaction has committed (never
+ * earlier: an answer is built only from durable rows).
+ */
+export interface UnitOfWork<W> {
+  /**
+   * @throws (rejects) whatever `fn` throws (its changes rolled back), the
+   *   commit's error, or ClosedError once the engine is shutting down.
+   */
+  run<T>(fn: (w: W) => Awaitable<T>): Promise<T>;
+}
+
+/**
+ * The work handle: the stores of one transaction, one per table group. Domain
+ * methods take it as their first argument; only a unit of work hands it out.
+ */
+export interface Work {
+  readonly secrets: SecretStore;
+  readonly audit: AuditStore;
+}
