@@ -220,3 +220,12 @@ ALTER TABLE webhooks ADD COLUMN failing_since INTEGER;
 -- primary key (`at` never decreases along the chain), so the index on `at`
 -- is one index less to write on every audited request.
 DROP INDEX audit_at;
+
+-- version: 8
+-- Repeated failed authentications from one remote address within the
+-- brute-force window are coalesced (access-guard.ts AuthFailureCoalescer):
+-- the first ones get a row each, the rest one `auth.failed` row whose count
+-- says how many requests it stands for. NULL: the row stands for one event.
+-- The chain hash covers count when it is not NULL, so rows written before
+-- keep their hashes.
+ALTER TABLE audit ADD COLUMN count INTEGER CHECK (count IS NULL OR count >= 1);

@@ -152,6 +152,133 @@ export class FailedAuthLimiter {
   }
 }
 
+/** Failed authentications per remote address and window that get a row each; the rest are coalesced. */
+export const INDIVIDUAL_AUTH_FAILURES = 10;
+
+/** A coalesced run of failed authentications: one `auth.failed` row with a count. */
+export interface AuthFailureSummary {
+  /** The last address the failures came from (an IPv6 /64 groups several). */
+  ip: string;
+  /** How many failed requests the row stands for, at least 1. */
+  count: number;
+}
+
+interface FailureRun {
+  /** When the window opened, ms. */
+  start: number;
+  /** Failures seen in the window. */
+  seen: number;
+  /** Failures past INDIVIDUAL_AUTH_FAILURES, not yet written. */
+  suppressed: number;
+  lastIp: string;
+}
+
+/**
+ * Coalesces repeated `auth.failed` audit rows, so a client hammering bad
+ * tokens cannot grow the undeletable audit log by a row per request: per
+ * remote address (IPv6 by /64, as the brute-force guard counts) and window,
+ * the first `individual` failures are recorded one row each, and the rest
+ * become one row with a count, written when the window closes (drain()).
+ * Every failure is still accounted for (decisions.md section 8), only
+ * grouped.
+ *
+ * Loopback and unknown addresses are never coalesced (as the brute-force
+ * guard does not count them): each of their failures gets its own row.
+ * Memory is bounded: past `maxTracked` addresses the oldest run is closed
+ * early and its summary queued for the next drain().
+ */
+export class AuthFailureCoalescer {
+  private readonly runs = new Map<string, FailureRun>();
+  private readonly closed: AuthFailureSummary[] = [];
+
+  /**
+   * @param options.windowMs the window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS).
+   * @param options.now current time, Unix milliseconds.
+   * @param options.individual failures per window recorded one row each (INDIVIDUAL_AUTH_FAILURES).
+   * @param options.maxTracked most addresses tracked (MAX_TRACKED_ADDRESSES).
+   */
+  constructor(
+    private readonly options: {
+      windowMs: number;
+      now: () => number;
+      individual?: number | undefined;
+      maxTracked?: number | undefined;
+    },
+  ) {}
+
+  /**
+   * Counts one failed authentication from `ip`.
+   * @returns whether it gets its own row now (true), or is counted toward the
+   *   window's summary row (false); and the summary of this address's
+   *   previous window when that closed with failures left to write.
+   */
+  admit(ip: string | null): { record: boolean; closed: AuthFailureSummary | undefined } {
+    if (ip === null || isLoopback(ip)) return { record: true, closed: undefined };
+    const key = limiterKey(ip) ?? ip;
+    const now = this.options.now();
+    let run = this.runs.get(key);
+    let closed: AuthFailureSummary | undefined;
+    if (run !== undefined && now - run.start >= this.options.windowMs) {
+      closed = summaryOf(run);
+      this.runs.delete(key);
+      run = undefined;
+    }
+    if (run === undefined) {
+      run = { start: now, seen: 0, suppressed: 0, lastIp: ip };
+      this.runs.set(key, run);
+      this.bound();
+    }
+    run.seen += 1;
+    run.lastIp = ip;
+    const record = run.seen <= (this.options.individual ?? INDIVIDUAL_AUTH_FAILURES);
+    if (!record) run.suppressed += 1;
+    return { record, closed };
+  }
+
+  /**
+   * Closes the windows that have ended (all of them with `all`, at a stop)
+   * and returns the summaries still to write: one per address with
+   * coalesced failures.
+   */
+  drain(all = false): AuthFailureSummary[] {
+    const now = this.options.now();
+    const out = this.closed.splice(0);
+    for (const [key, run] of this.runs) {
+      if (!all && now - run.start < this.options.windowMs) continue;
+      this.runs.delete(key);
+      const summary = summaryOf(run);
+      if (summary !== undefined) out.push(summary);
+    }
+    return out;
+  }
+
+  /** Addresses tracked now (tests). */
+  get size(): number {
+    return this.runs.size;
+  }
+
+  /** Past maxTracked, closes the oldest runs early (their summaries wait for drain()). */
+  private bound(): void {
+    const max = this.options.maxTracked ?? MAX_TRACKED_ADDRESSES;
+    for (const [key, run] of this.runs) {
+      if (this.runs.size <= max) break;
+      this.runs.delete(key);
+      const summary = summaryOf(run);
+      if (summary !== undefined) this.closed.push(summary);
+    }
+  }
+}
+
+/** The summary row a run still owes, if any of its failures were held back. */
+function summaryOf(run: FailureRun): AuthFailureSummary | undefined {
+  return run.suppressed > 0 ? { ip: run.lastIp, count: run.suppressed } : undefined;
+}
+
+/** The `auth.failed` row of `count` failed requests from `ip` (decisions.md section 8). */
+export function authFailedRecord(ip: string | null, count?: number): AuditRecord {
+  return { scope: GLOBAL_SCOPE, action: "auth.failed", key: null, actor: null, principalId: null, ip, count };
+}
+
 /** The secret key or key id a path names, for the `key` field; null when none. */
 function pathSubject(path: string): string | null {
   let rest: string;
@@ -172,13 +299,18 @@ export interface AccessRecordDeps {
   tx: UnitOfWork<Work>;
   log: Logger;
   limiter: FailedAuthLimiter;
+  /** Coalesces repeated auth.failed rows per remote address and window. */
+  authFailures: AuthFailureCoalescer;
 }
 
 /**
  * Completes the request's access record (decisions.md section 8) once its
  * answer is known, and counts a 401 toward the brute-force guard:
  *
- * - a 401 is recorded as `auth.failed` with the ip and no actor;
+ * - a 401 is recorded as `auth.failed` with the ip and no actor, one row
+ *   each up to INDIVIDUAL_AUTH_FAILURES per remote address and window, then
+ *   coalesced (AuthFailureCoalescer; the summary of a closed window is
+ *   written with the next failure or by the periodic drain);
  * - a 403 is recorded as `auth.denied` with the actor: in the org's log
  *   for a principal key (whatever path it was refused on, so its org's
  *   auditors see it), in the global log for the master key and scoped keys;
@@ -204,9 +336,12 @@ export async function completeAccessRecord(
 ): Promise<void> {
   const status = c.res.status;
   let record: AuditRecord | undefined;
+  const records: AuditRecord[] = [];
   if (status === 401) {
     deps.limiter.fail(ip);
-    record = { scope: GLOBAL_SCOPE, action: "auth.failed", key: null, actor: null, principalId: null, ip };
+    const admitted = deps.authFailures.admit(ip);
+    if (admitted.closed !== undefined) records.push(authFailedRecord(admitted.closed.ip, admitted.closed.count));
+    if (admitted.record) record = authFailedRecord(ip);
   } else if (actor === undefined || origin === undefined) {
     return;
   } else if (status === 403) {
@@ -218,13 +353,15 @@ export async function completeAccessRecord(
     const action = status >= 400 ? "request.failed" : (c.get("auditAction") ?? "request");
     record = { scope: GLOBAL_SCOPE, action, key: pathSubject(c.req.path), actor: origin.actor, principalId: null, ip: origin.ip };
   }
-  if (record === undefined) return;
-  const row = record;
+  if (record !== undefined) records.push(record);
+  if (records.length === 0) return;
   try {
-    await deps.tx.run((w) => deps.audit.record(w, row));
+    await deps.tx.run(async (w) => {
+      for (const row of records) await deps.audit.record(w, row);
+    });
   } catch (err) {
     if (status === 401 || status === 403) {
-      deps.log.error({ err, action: row.action }, "audit row not written");
+      deps.log.error({ err, action: records[0]?.action }, "audit row not written");
       return;
     }
     throw err;

@@ -18,6 +18,7 @@ import { orgRouteDecls } from "./routes/org-routes.js";
 import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, FailedAuthLimiter } from "./access-guard.js";
+import type { AuthFailureCoalescer } from "./access-guard.js";
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
 import { keyRouteDecls } from "./routes/keys.js";
@@ -57,6 +58,8 @@ export interface AppDeps {
   authFailLimit?: number | undefined;
   /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;
+  /** Coalesces repeated auth.failed rows (built by vault.ts, which drains it). */
+  authFailures: AuthFailureCoalescer;
 }
 
 /**
@@ -111,6 +114,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       audit: deps.audit,
       tx: deps.tx,
       log: deps.log,
+      authFailures: deps.authFailures,
       limiter: new FailedAuthLimiter({
         limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
         windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,

@@ -112,6 +112,11 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     },
   });
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
+  // Summary rows of coalesced failed authentications, once per window.
+  const authFailureDrain = setInterval(() => {
+    vault.flushAuthFailures().catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+  }, config.authFailWindowMs);
+  authFailureDrain.unref();
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = createHttpServer(vault.app.fetch, config, log, config.host);
@@ -119,6 +124,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     s.once("error", reject);
     s.listen(config.port, config.host);
   }).catch(async (err: unknown) => {
+    clearInterval(authFailureDrain);
     await sweeper.stop();
     db.close();
     lock?.release();
@@ -148,7 +154,9 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
         });
         server.closeIdleConnections();
       });
+      clearInterval(authFailureDrain);
       await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
+      await vault.flushAuthFailures(true).catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
       vault.tx.close();
       vault.walScrubber.stop();
       db.close();

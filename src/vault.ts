@@ -24,6 +24,7 @@ import type { Logger } from "./log.js";
 import { version } from "./version.js";
 import type { DbFileWatch } from "./db-file-watch.js";
 import { ApiError } from "./errors.js";
+import { AuthFailureCoalescer, authFailedRecord, DEFAULT_AUTH_FAIL_WINDOW_MS } from "./access-guard.js";
 
 /** What a vault is built from: everything injected, nothing global. */
 export interface VaultOptions {
@@ -72,8 +73,15 @@ export interface Vault {
   walScrubber: WalScrubber;
   /** Prometheus metrics served at GET /metrics. */
   metrics: VaultMetrics;
-  /** Scoped API keys (issue 3). */
+  /** Scoped API keys. */
   keys: ScopedKeys;
+  /**
+   * Writes the summary rows of coalesced failed authentications whose window
+   * has closed (every window with `all`, at a stop). server.ts calls it once
+   * per window and before closing.
+   * @returns how many summary rows were written.
+   */
+  flushAuthFailures: (all?: boolean) => Promise<number>;
 }
 
 /**
@@ -135,6 +143,18 @@ export function createVault(options: VaultOptions): Vault {
   sources.webhooks = webhooks;
   const orgs = createOrgDomain({ db: options.db, now: options.now, secrets, audit });
   const keys = new ScopedKeys({ db: options.db, now: options.now, audit });
+  const authFailures = new AuthFailureCoalescer({
+    windowMs: options.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
+    now: options.now,
+  });
+  const flushAuthFailures = async (all = false): Promise<number> => {
+    const summaries = authFailures.drain(all);
+    if (summaries.length === 0) return 0;
+    await tx.run(async (w) => {
+      for (const s of summaries) await audit.record(w, authFailedRecord(s.ip, s.count));
+    });
+    return summaries.length;
+  };
   const app = createApp({
     db: options.db,
     tx,
@@ -157,10 +177,11 @@ export function createVault(options: VaultOptions): Vault {
     now: options.now,
     authFailLimit: options.authFailLimit,
     authFailWindowMs: options.authFailWindowMs,
+    authFailures,
     dbFile,
     metrics,
   });
-  return { app, tx, secrets, orgs, webhooks, audit, keys, walScrubber, metrics };
+  return { app, tx, secrets, orgs, webhooks, audit, keys, walScrubber, metrics, flushAuthFailures };
 }
 
 export { version };

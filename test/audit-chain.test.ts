@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto.js";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
-import { GENESIS_HASH } from "../src/domain/audit.js";
+import { GENESIS_HASH } from "../src/domain/audit-chain.js";
 import { verifyAuditChain } from "../src/domain/audit-verify.js";
 import { createLogger } from "../src/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
@@ -71,12 +71,12 @@ describe("the keyed audit chain", () => {
     const legacy = vaultOn(db, new ValueCipher(generateRootKey()));
     db.prepare("DELETE FROM meta WHERE name = 'audit_chain'").run();
     (legacy.audit as unknown as { deps: { chainKey?: Buffer } }).deps.chainKey = undefined;
-    await legacy.tx.run(() => legacy.audit.record(entry("old.one")));
-    await legacy.tx.run(() => legacy.audit.record(entry("old.two")));
+    await legacy.tx.run((w) => legacy.audit.record(w, entry("old.one")));
+    await legacy.tx.run((w) => legacy.audit.record(w, entry("old.two")));
     // The next start keys the chain from the next row on.
     const cipher = new ValueCipher(generateRootKey());
     const v = vaultOn(db, cipher);
-    await v.tx.run(() => v.audit.record(entry("new.one")));
+    await v.tx.run((w) => v.audit.record(w, entry("new.one")));
     expect(verifyAuditChain(db, cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 3 });
     const chain = JSON.parse((db.prepare("SELECT value FROM meta WHERE name = 'audit_chain'").get() as { value: string }).value);
     expect(chain.segments).toEqual([
@@ -89,13 +89,13 @@ describe("the keyed audit chain", () => {
     const db = openDatabase(":memory:");
     const oldRoot = generateRootKey();
     const before = vaultOn(db, new ValueCipher(oldRoot));
-    await before.tx.run(() => before.audit.record(entry("under.old")));
-    await before.tx.run(() => before.secrets.create({ scope: "global", key: "s", value: "v" }, { actor: null, principalId: null, ip: null }));
+    await before.tx.run((w) => before.audit.record(w, entry("under.old")));
+    await before.tx.run((w) => before.secrets.create(w, { scope: "global", key: "s", value: "v" }, { actor: null, principalId: null, ip: null }));
     const both = new ValueCipher(generateRootKey(), [oldRoot]);
     expect(rekeyDatabase(db, both).remaining).toBe(0);
     const onlyNew = new ValueCipher(Buffer.from((both as unknown as { keys: Map<string, Buffer> }).keys.get(both.currentKeyId) as Buffer));
     const after = vaultOn(db, onlyNew);
-    await after.tx.run(() => after.audit.record(entry("under.new")));
+    await after.tx.run((w) => after.audit.record(w, entry("under.new")));
     expect(verifyAuditChain(db, both.auditChainKeys())).toMatchObject({ ok: true, rows: 3 });
     expect(verifyAuditChain(db, onlyNew.auditChainKeys())).toMatchObject({ ok: false, brokenId: 1, reason: expect.stringMatching(/not loaded/) });
   });

@@ -12,6 +12,7 @@ import { openDatabase } from "../src/db.js";
 import { verifyAuditChain } from "../src/domain/audit-verify.js";
 import { createLogger } from "../src/log.js";
 import { createVault } from "../src/vault.js";
+import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
 import { buildTestVault, createKey, MASTER_KEY } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
@@ -79,7 +80,7 @@ describe("what the audit log records (decisions.md section 8)", () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "ttl", value: "v", ttl_seconds: 1 });
     v.clock.advance(2_000);
-    await v.tx.run(() => v.secrets.expireDue(10, { actor: null, principalId: null, ip: null }));
+    await v.tx.run((w) => v.secrets.expireDue(w, 10, { actor: null, principalId: null, ip: null }));
     const [latest] = await entries(v);
     expect(latest).toMatchObject({ action: "secret.expired", key: "ttl", actor: null, ip: null });
   });
@@ -243,9 +244,9 @@ describe("GET /audit", () => {
 
   it("returns 100 entries by default and at most 1000", async () => {
     const v = buildTestVault();
-    v.db.transaction(() => {
-      for (let i = 0; i < 101; i++) v.audit.record({ scope: "global", action: "secret.read", key: `k${i}`, actor: "master", principalId: null, ip: null });
-    })();
+    await v.tx.run(async (w) => {
+      for (let i = 0; i < 101; i++) await v.audit.record(w, { scope: "global", action: "secret.read", key: `k${i}`, actor: "master", principalId: null, ip: null });
+    });
     const res = await v.asMaster("GET", "/audit");
     const body = (await res.json()) as { entries: Entry[]; next_cursor?: string };
     expect(body.entries).toHaveLength(100);
@@ -264,10 +265,10 @@ describe("GET /audit", () => {
 
   it("keeps org entries out of the global log", async () => {
     const v = buildTestVault();
-    await v.tx.run(() => v.audit.record({ scope: "org_x", action: "secret.read", key: "k", actor: "pk_x", principalId: "prn_x", ip: null }));
+    await v.tx.run((w) => v.audit.record(w, { scope: "org_x", action: "secret.read", key: "k", actor: "pk_x", principalId: "prn_x", ip: null }));
     expect(await entries(v)).toEqual([]);
-    expect(v.audit.query("org_x", { limit: 10 }).entries).toEqual([
-      { id: expect.any(String), timestamp: expect.any(Number), action: "secret.read", key: "k", actor: "pk_x", principal_id: "prn_x", ip: null },
+    expect((await v.tx.run((w) => v.audit.query(w, "org_x", { limit: 10 }))).entries).toEqual([
+      { id: expect.any(String), timestamp: expect.any(Number), action: "secret.read", key: "k", actor: "pk_x", principal_id: "prn_x", ip: null, count: 1 },
     ]);
   });
 
@@ -283,14 +284,14 @@ describe("GET /audit", () => {
 
   it("answers each query with an index seek, never a scan of the table", () => {
     const v = buildTestVault();
-    const statements = (v.audit as unknown as { q: Record<string, { source: string }> }).q;
-    for (const name of ["byScope", "byAction", "byKey", "atFromId", "maxId", "last"]) {
+    const statements = (new SqliteAuditStore(v.db) as unknown as { q: Record<string, { source: string }> }).q;
+    for (const name of ["byScope", "byAction", "byKey", "firstFrom", "maxId", "last"]) {
       const source = statements[name]?.source;
       expect(source, name).toBeDefined();
       const params = { scope: "global", lo: 0, hi: 10, action: "secret.read", key: "k", glob: null, limit: 10 };
       const plan = v.db
         .prepare(`EXPLAIN QUERY PLAN ${source as string}`)
-        .all(...(name === "atFromId" ? [0] : name === "last" || name === "maxId" ? [] : [params])) as { detail: string }[];
+        .all(...(name === "firstFrom" ? [0] : name === "last" || name === "maxId" ? [] : [params])) as { detail: string }[];
       const details = plan.map((p) => p.detail).join("; ");
       expect(details, name).not.toMatch(/SCAN audit(?! USING)/);
       expect(details, name).not.toMatch(/TEMP B-TREE/);
@@ -303,14 +304,14 @@ describe("rows buffered per batch", () => {
 
   it("inserts a batch's rows at its commit, drops those of a rolled-back request, and keeps the chain whole", async () => {
     const v = buildTestVault();
-    const one = v.tx.run(() => v.audit.record(entry("one")));
+    const one = v.tx.run((w) => v.audit.record(w, entry("one")));
     const dropped = expect(
-      v.tx.run(() => {
-        v.audit.record(entry("dropped"));
+      v.tx.run(async (w) => {
+        await v.audit.record(w, entry("dropped"));
         throw new Error("boom");
       }),
     ).rejects.toThrow("boom");
-    const two = v.tx.run(() => v.audit.record(entry("two")));
+    const two = v.tx.run((w) => v.audit.record(w, entry("two")));
     // Not in the table before the batch commits.
     expect(v.db.prepare("SELECT count(*) AS n FROM audit").get()).toEqual({ n: 0 });
     await one;
@@ -326,7 +327,7 @@ describe("rows buffered per batch", () => {
 
   it("drops every row of a batch whose commit fails, and chains the next batch to the table", async () => {
     const v = buildTestVault();
-    await v.tx.run(() => v.audit.record(entry("kept")));
+    await v.tx.run((w) => v.audit.record(w, entry("kept")));
     let fail = true;
     v.tx.onBeforeCommit(() => {
       if (fail) {
@@ -334,8 +335,8 @@ describe("rows buffered per batch", () => {
         throw new Error("disk full");
       }
     });
-    await expect(v.tx.run(() => v.audit.record(entry("lost")))).rejects.toThrow("disk full");
-    await v.tx.run(() => v.audit.record(entry("after")));
+    await expect(v.tx.run((w) => v.audit.record(w, entry("lost")))).rejects.toThrow("disk full");
+    await v.tx.run((w) => v.audit.record(w, entry("after")));
     const rows = v.db.prepare("SELECT id, action FROM audit ORDER BY id").all();
     expect(rows).toEqual([
       { id: 1, action: "kept" },
@@ -416,7 +417,7 @@ describe("the hash chain", () => {
   it("chains org and global entries in one table", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "g", value: "v" });
-    await v.tx.run(() => v.audit.record({ scope: "org_1", action: "secret.created", key: "o", actor: "pk_1", principalId: "prn_1", ip: "10.0.0.1" }));
+    await v.tx.run((w) => v.audit.record(w, { scope: "org_1", action: "secret.created", key: "o", actor: "pk_1", principalId: "prn_1", ip: "10.0.0.1" }));
     await v.asMaster("POST", "/secrets", { key: "g2", value: "v" });
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 3 });
     tamper(v.db, "UPDATE audit SET principal_id = 'prn_2' WHERE scope = 'org_1'");
@@ -573,11 +574,11 @@ describe("the audit chain under the group commit", () => {
   it("stays whole when a request's savepoint rolls back after writing a row, and its head is the last row", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
-    const failing = v.tx.run(() => {
-      v.audit.record(row("test.rolled-back"));
+    const failing = v.tx.run(async (w) => {
+      await v.audit.record(w, row("test.rolled-back"));
       throw new Error("boom");
     });
-    const kept = v.tx.run(() => v.audit.record(row("test.kept")));
+    const kept = v.tx.run((w) => v.audit.record(w, row("test.kept")));
     await expect(failing).rejects.toThrow("boom");
     await kept;
     await v.asMaster("GET", "/secrets/a");
@@ -596,7 +597,7 @@ describe("the audit chain under the group commit", () => {
     v.tx.onBeforeCommit(() => {
       if (v.db.prepare("SELECT 1 FROM audit WHERE action = 'test.doomed'").get()) throw new Error("commit refused");
     });
-    await expect(v.tx.run(() => v.audit.record(row("test.doomed")))).rejects.toThrow("commit refused");
+    await expect(v.tx.run((w) => v.audit.record(w, row("test.doomed")))).rejects.toThrow("commit refused");
     await v.asMaster("GET", "/secrets/a");
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 2 });
   });

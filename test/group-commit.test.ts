@@ -298,3 +298,92 @@ describe("commit and rollback hooks", () => {
     expect(rows(db)).toEqual([]);
   });
 });
+
+describe("GroupCommit: async units of work", () => {
+  const insert = (db: Db, n: number) => db.prepare("INSERT INTO t VALUES (?)").run(n);
+
+  it("hands each unit its work handle", async () => {
+    const db = scratchDb();
+    const handle = { name: "stores" };
+    const tx = new GroupCommit(db, handle);
+    expect(await tx.run((w) => w)).toBe(handle);
+  });
+
+  it("runs units one at a time: a unit started while another awaits begins only after it settles", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const order: string[] = [];
+    const a = tx.run(async () => {
+      order.push("a:start");
+      insert(db, 1);
+      await Promise.resolve();
+      await Promise.resolve();
+      // a read-modify-write across awaits sees no other unit's rows in between
+      const seen = rows(db);
+      insert(db, 2);
+      order.push("a:end");
+      return seen;
+    });
+    const b = tx.run(() => {
+      order.push("b");
+      insert(db, 3);
+    });
+    expect(order).toEqual(["a:start"]);
+    expect(await a).toEqual([1]);
+    await b;
+    expect(order).toEqual(["a:start", "a:end", "b"]);
+    expect(rows(db)).toEqual([1, 2, 3]);
+    // one batch: both units in one transaction
+    expect(counts).toEqual({ begin: 1, commit: 1 });
+  });
+
+  it("rolls back only a rejecting unit's changes, including those made before its await", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const a = settle(tx.run(() => insert(db, 1)));
+    const b = settle(
+      tx.run(async () => {
+        insert(db, 2);
+        await Promise.resolve();
+        insert(db, 22);
+        throw new Error("late failure");
+      }),
+    );
+    const c = settle(tx.run(() => insert(db, 3)));
+    const results = await Promise.all([a, b, c]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, true]);
+    expect(rows(db)).toEqual([1, 3]);
+  });
+
+  it("commits after a unit that awaits a real timer, with its writes", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const slow = tx.run(async () => {
+      insert(db, 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      insert(db, 2);
+    });
+    const queued = tx.run(() => insert(db, 3));
+    await Promise.all([slow, queued]);
+    expect(rows(db)).toEqual([1, 2, 3]);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it("refuses units queued behind a busy one once closed", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const slow = tx.run(async () => {
+      insert(db, 1);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    });
+    const queued = settle(tx.run(() => insert(db, 2)));
+    tx.close();
+    await slow;
+    const result = await queued;
+    expect(result.ok).toBe(false);
+    expect((result as { error: unknown }).error).toBeInstanceOf(ClosedError);
+    // the busy unit's write was committed; the refused one never ran
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(rows(db)).toEqual([1]);
+  });
+});

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
-import { secretStatements } from "../src/domain/secret-statements.js";
+import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
 
 /**
  * The read-count UPDATE is the one guard against a read past max_reads
@@ -33,45 +33,44 @@ describe("the read-count UPDATE", () => {
 
   /** Inserts an active secret that does not burn at its limit (an org secret with delete:false). */
   function insertSecret(db: Db, maxReads: number): number {
-    const row = secretStatements(db).insert.get({
+    return new SqliteSecretStore(db).insert({
       scope: "org_test",
       key: "k",
-      is_public: 0,
+      isPublic: false,
       ciphertext: Buffer.from("not a real ciphertext"),
       now: 1_000,
-      expires_at: null,
-      max_reads: maxReads,
-      burn_on_limit: 0,
-      owner_id: null,
-      allowed_keys: null,
-    }) as { id: number };
-    return row.id;
+      expiresAt: null,
+      maxReads,
+      burnOnLimit: false,
+      ownerId: null,
+      allowedKeys: null,
+    }).id;
   }
 
   it("counts no read past max_reads for a reader that saw the row before the last read was counted", () => {
     const [a, b] = twoConnections();
     const id = insertSecret(a, 1);
-    const sa = secretStatements(a);
-    const sb = secretStatements(b);
+    const sa = new SqliteSecretStore(a);
+    const sb = new SqliteSecretStore(b);
     // Both readers see an active row with a read left.
-    expect(sb.live.get("org_test", "k")).toMatchObject({ state: "active", read_count: 0, max_reads: 1 });
-    expect(sa.live.get("org_test", "k")).toMatchObject({ state: "active", read_count: 0, max_reads: 1 });
+    expect(sb.live("org_test", "k")).toMatchObject({ state: "active", readCount: 0, maxReads: 1 });
+    expect(sa.live("org_test", "k")).toMatchObject({ state: "active", readCount: 0, maxReads: 1 });
     // A counts the last read and commits; the row stays active (the lifecycle
     // seals it in a later statement, which this reader has not run yet).
     a.exec("BEGIN IMMEDIATE");
-    expect(sa.countRead.get(id)).toEqual({ read_count: 1, max_reads: 1 });
+    expect(sa.countRead(id)).toEqual({ readCount: 1, maxReads: 1 });
     a.exec("COMMIT");
     // B, acting on what it saw, gets nothing: no second read is counted.
     b.exec("BEGIN IMMEDIATE");
-    expect(sb.countRead.get(id)).toBeUndefined();
+    expect(sb.countRead(id)).toBeUndefined();
     b.exec("COMMIT");
-    expect(sb.live.get("org_test", "k")).toMatchObject({ read_count: 1, max_reads: 1 });
+    expect(sb.live("org_test", "k")).toMatchObject({ readCount: 1, maxReads: 1 });
   });
 
   it("counts reads up to max_reads and no further, across connections", () => {
     const [a, b] = twoConnections();
     const id = insertSecret(a, 3);
-    const counted = [a, b, a, b, a].map((db) => secretStatements(db).countRead.get(id)?.read_count);
+    const counted = [a, b, a, b, a].map((db) => new SqliteSecretStore(db).countRead(id)?.readCount);
     expect(counted).toEqual([1, 2, 3, undefined, undefined]);
   });
 });

@@ -67,38 +67,38 @@ const VALUE = "correct horse battery staple ".repeat(20);
 describe("destroyed values leave no ciphertext in the data dir's files", () => {
   it("after a burn", async () => {
     const { dir, db, vault } = fileVault();
-    await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "once", value: VALUE, maxReads: 1 }, SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "once", value: VALUE, maxReads: 1 }, SYSTEM_ORIGIN));
     const ciphertext = ciphertextOf(db, "once");
     expect(anyFileHolds(dir, ciphertext).length).toBeGreaterThan(0);
-    const read = await vault.tx.run(() => vault.secrets.retrieve(GLOBAL_SCOPE, "once", { principalKeyId: null }, SYSTEM_ORIGIN));
+    const read = await vault.tx.run((w) => vault.secrets.retrieve(w, GLOBAL_SCOPE, "once", { principalKeyId: null }, SYSTEM_ORIGIN));
     expect(read.kind).toBe("ok");
     expect(await waitUntilAbsent(dir, ciphertext)).toEqual([]);
   });
 
   it("after a delete", async () => {
     const { dir, db, vault } = fileVault();
-    await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "gone", value: VALUE }, SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "gone", value: VALUE }, SYSTEM_ORIGIN));
     const ciphertext = ciphertextOf(db, "gone");
-    await vault.tx.run(() => vault.secrets.remove(GLOBAL_SCOPE, "gone", SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.remove(w, GLOBAL_SCOPE, "gone", SYSTEM_ORIGIN));
     expect(await waitUntilAbsent(dir, ciphertext)).toEqual([]);
   });
 
   it("after an expiry by the sweeper", async () => {
     const { dir, db, vault, advance } = fileVault();
-    await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "ttl", value: VALUE, ttlSeconds: 1 }, SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "ttl", value: VALUE, ttlSeconds: 1 }, SYSTEM_ORIGIN));
     const ciphertext = ciphertextOf(db, "ttl");
     advance(2000);
-    expect(await vault.tx.run(() => vault.secrets.expireDue(100, SYSTEM_ORIGIN))).toBe(1);
+    expect(await vault.tx.run((w) => vault.secrets.expireDue(w, 100, SYSTEM_ORIGIN))).toBe(1);
     expect(await waitUntilAbsent(dir, ciphertext)).toEqual([]);
   });
 
   it("keeps a live secret's ciphertext readable (the scrub only checkpoints)", async () => {
     const { vault } = fileVault();
-    await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "kept", value: VALUE }, SYSTEM_ORIGIN));
-    await vault.tx.run(() => vault.secrets.create({ scope: GLOBAL_SCOPE, key: "burn", value: "x", maxReads: 1 }, SYSTEM_ORIGIN));
-    await vault.tx.run(() => vault.secrets.retrieve(GLOBAL_SCOPE, "burn", { principalKeyId: null }, SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "kept", value: VALUE }, SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "burn", value: "x", maxReads: 1 }, SYSTEM_ORIGIN));
+    await vault.tx.run((w) => vault.secrets.retrieve(w, GLOBAL_SCOPE, "burn", { principalKeyId: null }, SYSTEM_ORIGIN));
     expect(vault.walScrubber.scrubNow()).toBe(true);
-    const read = await vault.tx.run(() => vault.secrets.retrieve(GLOBAL_SCOPE, "kept", { principalKeyId: null }, SYSTEM_ORIGIN));
+    const read = await vault.tx.run((w) => vault.secrets.retrieve(w, GLOBAL_SCOPE, "kept", { principalKeyId: null }, SYSTEM_ORIGIN));
     expect(read.kind === "ok" && read.value).toBe(VALUE);
   });
 });

@@ -35,22 +35,14 @@ export const GENESIS_HASH = "0".repeat(64);
  * The hash of one row over the previous row's hash and the row's content,
  * JSON-encoded so no two different rows encode alike: HMAC-SHA256 under the
  * chain key, or plain SHA-256 when `key` is null (rows written before the
- * chain was keyed).
+ * chain was keyed). `count` is covered only when set (schema version 8), so
+ * rows written before it keep their hashes.
  * @returns 64 hex characters.
  */
 export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buffer | null = null): string {
-  const content = JSON.stringify([
-    prevHash,
-    row.id,
-    row.scope,
-    row.at,
-    row.action,
-    row.key,
-    row.actor,
-    row.principal_id,
-    row.ip,
-  ]);
-  return chainDigest(key, content);
+  const fields: unknown[] = [prevHash, row.id, row.scope, row.at, row.action, row.key, row.actor, row.principal_id, row.ip];
+  if (row.count !== null && row.count !== undefined) fields.push(row.count);
+  return chainDigest(key, JSON.stringify(fields));
 }
 
 /**

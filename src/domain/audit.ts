@@ -19,6 +19,8 @@ export interface AuditRecord {
   actor: string | null;
   principalId: string | null;
   ip: string | null;
+  /** How many events the row stands for (coalesced failed authentications); omitted: one. */
+  count?: number | undefined;
 }
 
 /** One audit entry as queries return it. `timestamp` in Unix seconds. */
@@ -30,6 +32,8 @@ export interface AuditEntry {
   actor: string | null;
   principal_id: string | null;
   ip: string | null;
+  /** How many events the entry stands for: 1, or more for coalesced failed authentications. */
+  count: number;
 }
 
 /**
@@ -136,6 +140,7 @@ export class AuditLog implements EventSink {
       actor: entry.actor,
       principal_id: entry.principalId,
       ip: entry.ip,
+      count: entry.count ?? null,
     };
     const full: AuditRow = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row, this.deps.chainKey ?? null) };
     this.head = full;
@@ -265,6 +270,7 @@ function toEntry(row: AuditRow): AuditEntry {
     actor: row.actor,
     principal_id: row.principal_id,
     ip: row.ip,
+    count: row.count ?? 1,
   };
 }
 

@@ -72,6 +72,13 @@ const entryFields = {
 const globalEntrySchema = v.object({
   ...entryFields,
   actor: v.pipe(v.nullable(v.string()), v.description("master, a scoped key id, or null")),
+  count: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.description("auth.failed entries only: how many failed requests the entry stands for (repeated failures from one address are coalesced)"),
+    ),
+  ),
 });
 const orgEntrySchema = v.object({
   ...entryFields,
@@ -84,7 +91,8 @@ function pageSchema<S extends v.GenericSchema>(entry: S) {
 }
 
 function globalEntry(e: AuditEntry) {
-  return { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, actor: e.actor, ip: e.ip };
+  const entry = { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, actor: e.actor, ip: e.ip };
+  return e.action === "auth.failed" ? { ...entry, count: e.count } : entry;
 }
 
 function orgEntry(e: AuditEntry) {

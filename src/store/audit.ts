@@ -14,6 +14,8 @@ export interface AuditRow {
   actor: string | null;
   principal_id: string | null;
   ip: string | null;
+  /** How many events the row stands for (coalesced failed authentications); null: one. */
+  count: number | null;
   hash: string;
 }
 

@@ -28,8 +28,8 @@ export class SqliteAuditStore implements AuditStore {
     this.q = {
       last: db.prepare<[], AuditHead>("SELECT id, at, hash FROM audit WHERE id = (SELECT max(id) FROM audit)"),
       insert: db.prepare<AuditRow>(
-        `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, hash)
-         VALUES (@id, @scope, @at, @action, @key, @actor, @principal_id, @ip, @hash)`,
+        `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, count, hash)
+         VALUES (@id, @scope, @at, @action, @key, @actor, @principal_id, @ip, @count, @hash)`,
       ),
       setHead: db.prepare<[string, string]>(
         "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
