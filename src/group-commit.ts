@@ -21,6 +21,17 @@ interface Queued<W> {
   reject: (err: unknown) => void;
 }
 
+/**
+ * What engine-side buffers (the audit chain's rows) hook into: whether a
+ * batch is open, and its savepoint, pre-commit and rollback moments.
+ */
+export interface BatchEvents {
+  readonly inBatch: boolean;
+  onSavepoint(hook: () => void): void;
+  onBeforeCommit(hook: () => void): void;
+  onRollback(hook: (whole: boolean) => void): void;
+}
+
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
 
@@ -50,7 +61,7 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  *
  * The function must not call run() itself (it would wait for itself).
  */
-export class GroupCommit<W = void> implements UnitOfWork<W> {
+export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
   private waiters: Waiter[] = [];
   private readonly beforeCommitHooks: (() => void)[] = [];
   private readonly rollbackHooks: ((whole: boolean) => void)[] = [];

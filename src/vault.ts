@@ -90,8 +90,11 @@ export interface Vault {
  * (on `:memory:`, with a fake clock).
  */
 export function createVault(options: VaultOptions): Vault {
-  const work = createSqliteWork(options.db);
+  // The audit chain is keyed with the current root key's chain key (never stored).
+  const chainKeys = options.cipher.auditChainKeys();
+  const work = createSqliteWork(options.db, { auditChainKey: chainKeys.get(options.cipher.currentKeyId) ?? null });
   const tx = new GroupCommit<Work>(options.db, work);
+  work.audit.attach(tx);
   const dbFile = options.dbFile;
   if (dbFile !== undefined) {
     // Never acknowledge a write into a file that is no longer at its path.
@@ -103,15 +106,12 @@ export function createVault(options: VaultOptions): Vault {
       }
     });
   }
-  // The audit chain is keyed with the current root key's chain key (never stored).
-  const chainKeys = options.cipher.auditChainKeys();
   if (!openChain(options.db, options.cipher.currentKeyId, chainKeys)) {
     options.log.error(
       "the audit chain's segment record could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
     );
   }
-  const audit = new AuditLog({ now: options.now, chainKey: chainKeys.get(options.cipher.currentKeyId) });
-  audit.attach(tx, work.audit);
+  const audit = new AuditLog({ now: options.now });
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
   // The gauges read the lifecycle and the queue at scrape time: both are made below.
   const sources = { secrets: undefined as SecretLifecycle | undefined, webhooks: undefined as Webhooks | undefined };

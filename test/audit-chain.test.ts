@@ -4,6 +4,9 @@ import { ValueCipher, generateRootKey } from "../src/crypto.js";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
 import { GENESIS_HASH } from "../src/domain/audit-chain.js";
+import { GroupCommit } from "../src/group-commit.js";
+import { createSqliteWork } from "../src/store/sqlite/index.js";
+import type { Work } from "../src/store/work.js";
 import { verifyAuditChain } from "../src/domain/audit-verify.js";
 import { createLogger } from "../src/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
@@ -70,9 +73,12 @@ describe("the keyed audit chain", () => {
     // A log written before keying: plain SHA-256 rows and no segment record.
     const legacy = vaultOn(db, new ValueCipher(generateRootKey()));
     db.prepare("DELETE FROM meta WHERE name = 'audit_chain'").run();
-    (legacy.audit as unknown as { deps: { chainKey?: Buffer } }).deps.chainKey = undefined;
-    await legacy.tx.run((w) => legacy.audit.record(w, entry("old.one")));
-    await legacy.tx.run((w) => legacy.audit.record(w, entry("old.two")));
+    // The stores of a build before keying: no chain key, plain SHA-256.
+    const plain = createSqliteWork(db);
+    const plainTx = new GroupCommit<Work>(db, plain);
+    plain.audit.attach(plainTx);
+    await plainTx.run((w) => legacy.audit.record(w, entry("old.one")));
+    await plainTx.run((w) => legacy.audit.record(w, entry("old.two")));
     // The next start keys the chain from the next row on.
     const cipher = new ValueCipher(generateRootKey());
     const v = vaultOn(db, cipher);

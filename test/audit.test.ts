@@ -284,7 +284,7 @@ describe("GET /audit", () => {
 
   it("answers each query with an index seek, never a scan of the table", () => {
     const v = buildTestVault();
-    const statements = (new SqliteAuditStore(v.db) as unknown as { q: Record<string, { source: string }> }).q;
+    const statements = (new SqliteAuditStore(v.db, null) as unknown as { q: Record<string, { source: string }> }).q;
     for (const name of ["byScope", "byAction", "byKey", "firstFrom", "maxId", "last"]) {
       const source = statements[name]?.source;
       expect(source, name).toBeDefined();

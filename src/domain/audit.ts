@@ -1,9 +1,6 @@
-import type { GroupCommit } from "../group-commit.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
-import type { AuditHead, AuditRow } from "../store/audit.js";
-import type { SqliteAuditStore } from "../store/sqlite/audit.js";
+import type { AuditRow } from "../store/audit.js";
 import type { Awaitable, Work } from "../store/work.js";
-import { GENESIS_HASH, rowHash } from "./audit-chain.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 
@@ -67,117 +64,37 @@ export interface AuditPage {
 export interface AuditDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
-  /**
-   * The chain key new rows are MACed with (ValueCipher.auditChainKeys() of
-   * the current root key; domain/audit-chain.ts). Undefined: plain SHA-256
-   * (only for tools that read the log).
-   */
-  chainKey?: Buffer | undefined;
 }
-
-/** Above every row id: an open upper bound. */
-const NO_BOUND = Number.MAX_SAFE_INTEGER;
 
 /**
  * The append-only audit log (decisions.md section 8): global and org entries
- * in one table and one hash chain.
+ * in one table, hash-chained by the store (store/audit.ts).
  *
- * - record() writes synchronously inside the caller's transaction (it must
- *   run inside GroupCommit.run): if the row cannot be written, the caller's
- *   change is rolled back with it (fail closed).
+ * - record() writes through the caller's unit of work: if the row cannot be
+ *   written, the caller's change is rolled back with it (fail closed).
  * - As an EventSink it records every secret event in the event's scope, and
  *   prunes as `secret.pruned`.
- * - Timestamps never decrease along the chain (a wall clock that steps back
- *   is absorbed), so a time range is an id range and every query is an index
- *   seek: O(log n + limit).
- * - The database refuses UPDATE and DELETE on the table (schema.sql triggers).
+ * - The database refuses UPDATE and DELETE on the table (schema triggers).
  */
 export class AuditLog implements EventSink {
-  /**
-   * The chain's last row as this process last wrote it, or undefined when it
-   * must be read from the table (at start, after a rollback). Saves a query
-   * per row on the hot path (every read writes a row).
-   */
-  private head: AuditHead | undefined;
-  /** Set by attach(): rows recorded inside its batches are buffered and inserted once per batch, before its COMMIT. */
-  private tx: GroupCommit<Work> | undefined;
-  /** Rows of the open batch, chained and in id order, not yet inserted. */
-  private pending: AuditRow[] = [];
-  /** pending.length and head when the current request's savepoint opened. */
-  private mark = 0;
-  private markHead: AuditHead | undefined;
-
   constructor(private readonly deps: AuditDeps) {}
 
   /**
-   * Appends one row to the chain, in the caller's unit of work. The
-   * timestamp is deps.now() (ms), raised to the previous row's if the clock
-   * stepped back.
-   *
-   * Inside a batch of the attached group commit (attach()), the row's id and
-   * chain hash are fixed now and the row is buffered: the batch inserts its
-   * rows just before its COMMIT, in the same transaction, and a rolled-back
-   * savepoint drops its own rows. Otherwise the row is inserted at once.
-   * Synchronous (returns undefined) when the head is known and the row is
-   * buffered: the hot path.
+   * Appends one row to the chain, in the caller's unit of work (the store
+   * chains it: store/audit.ts). The timestamp is deps.now() (ms); the store
+   * raises it to its chain predecessor's if the clock stepped back.
    * @throws whatever the store throws; the caller's change must then roll back.
    */
   record(w: Work, entry: AuditRecord): Awaitable<void> {
-    if (this.head !== undefined) return this.chain(w, this.head, entry);
-    const last = w.audit.last();
-    if (last instanceof Promise) return last.then((head) => this.chain(w, head, entry));
-    return this.chain(w, last, entry);
-  }
-
-  /** Chains `entry` after `last` and buffers or inserts it. */
-  private chain(w: Work, last: AuditHead | undefined, entry: AuditRecord): Awaitable<void> {
-    const row = {
-      id: (last?.id ?? 0) + 1,
+    return w.audit.append({
       scope: entry.scope,
-      at: Math.max(this.deps.now(), last?.at ?? 0),
+      at: this.deps.now(),
       action: entry.action,
       key: entry.key,
       actor: entry.actor,
       principal_id: entry.principalId,
       ip: entry.ip,
       count: entry.count ?? null,
-    };
-    const full: AuditRow = { ...row, hash: rowHash(last?.hash ?? GENESIS_HASH, row, this.deps.chainKey ?? null) };
-    this.head = full;
-    if (this.tx?.inBatch === true) {
-      this.pending.push(full);
-      return undefined;
-    }
-    return w.audit.append([full]);
-  }
-
-  /**
-   * Ties the log to the group commit: rows are buffered per batch and
-   * inserted, with the meta head (which lets `audit verify` notice a cut-off
-   * tail), just before the batch's COMMIT and inside its transaction; a
-   * request's rolled-back savepoint drops the rows it recorded, a rolled-back
-   * batch drops them all and the cached head.
-   */
-  attach(tx: GroupCommit<Work>, store: SqliteAuditStore): void {
-    this.tx = tx;
-    tx.onSavepoint(() => {
-      this.mark = this.pending.length;
-      this.markHead = this.head;
-    });
-    tx.onBeforeCommit(() => {
-      const rows = this.pending;
-      if (rows.length === 0) return;
-      this.pending = [];
-      store.append(rows);
-    });
-    tx.onRollback((whole) => {
-      if (whole) {
-        this.pending = [];
-        this.head = undefined;
-      } else {
-        this.pending.length = this.mark;
-        this.head = this.markHead;
-      }
     });
   }
 
@@ -202,55 +119,24 @@ export class AuditLog implements EventSink {
   }
 
   /**
-   * The id of the first row whose `at` is at or after `atMs`, or NO_BOUND
-   * when there is none. `at` never decreases along the chain (id order), so
-   * this is a binary search over the primary key: O(log n) seeks, and the
-   * table needs no index on `at` (one index less to write per audited
-   * request).
-   */
-  private async firstIdAtOrAfter(w: Work, atMs: number): Promise<number> {
-    let lo = 1;
-    let hi = (await w.audit.maxId()) + 1;
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const row = await w.audit.firstFrom(mid);
-      if (row === undefined) {
-        hi = mid;
-      } else if (row.at >= atMs) {
-        hi = Math.min(mid, row.id);
-      } else {
-        lo = row.id + 1;
-      }
-    }
-    return (await w.audit.firstFrom(lo))?.id ?? NO_BOUND;
-  }
-
-  /**
    * One page of a scope's entries, newest first (decisions.md sections 3 and 8).
-   * Time bounds become an id range (timestamps never decrease along the
-   * chain); the action or key filter picks its index; so a page costs
-   * O(log n + limit) however large the table, except with `keyPrefix`.
+   * `since`/`until` are Unix seconds; the cursor is a row id. The store
+   * answers with an index seek (SQLite: O(log n + limit), except with
+   * `keyPrefix`).
    * @throws VaultError "invalid" for a cursor this method did not make (400).
    */
   async query(w: Work, scope: string, filter: AuditFilter): Promise<AuditPage> {
     const limit = Math.min(Math.max(Math.trunc(filter.limit), 1), 1000);
-    let lo = 0;
-    let hi = NO_BOUND;
-    if (filter.since !== undefined) lo = await this.firstIdAtOrAfter(w, filter.since * 1000);
-    if (filter.until !== undefined) hi = await this.firstIdAtOrAfter(w, filter.until * 1000);
-    if (filter.afterCursor !== undefined) hi = Math.min(hi, decodeAuditCursor(filter.afterCursor));
-    const rows =
-      lo >= hi
-        ? []
-        : await w.audit.page({
-            scope,
-            lo,
-            hi,
-            action: filter.action ?? null,
-            key: filter.key ?? null,
-            keyPrefix: filter.keyPrefix ?? null,
-            limit: limit + 1,
-          });
+    const rows = await w.audit.page({
+      scope,
+      sinceMs: filter.since === undefined ? undefined : filter.since * 1000,
+      untilMs: filter.until === undefined ? undefined : filter.until * 1000,
+      beforeId: filter.afterCursor === undefined ? undefined : decodeAuditCursor(filter.afterCursor),
+      action: filter.action ?? null,
+      key: filter.key ?? null,
+      keyPrefix: filter.keyPrefix ?? null,
+      limit: limit + 1,
+    });
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const lastRow = page[page.length - 1];

@@ -3,7 +3,7 @@ import type { Awaitable } from "./work.js";
 /**
  * One audit row as stored and chained (schema.sql section 2): `at` in Unix
  * milliseconds, `hash` 64 hex characters over the previous row's hash and
- * this row's other fields (domain/audit-chain.ts).
+ * this row's other fields (domain/audit-chain.ts rowHash).
  */
 export interface AuditRow {
   id: number;
@@ -19,14 +19,20 @@ export interface AuditRow {
   hash: string;
 }
 
-/** The chain's last row: where the next row links. */
-export type AuditHead = Pick<AuditRow, "id" | "at" | "hash">;
+/** A row to append: the store gives it its id, chain position and hash. `at` in Unix milliseconds. */
+export type AuditInsert = Omit<AuditRow, "id" | "hash">;
 
-/** One page of a scope's rows, newest first, ids in [lo, hi). */
+/**
+ * One page of a scope's rows, newest first. Times are Unix milliseconds;
+ * `beforeId` continues a previous page (rows with a smaller id).
+ */
 export interface AuditPageQuery {
   scope: string;
-  lo: number;
-  hi: number;
+  /** Rows at or after this time, inclusive. */
+  sinceMs: number | undefined;
+  /** Rows before this time, exclusive. */
+  untilMs: number | undefined;
+  beforeId: number | undefined;
   /** Exact action, or null for any. */
   action: string | null;
   /** Exact key, or null for any. */
@@ -36,19 +42,19 @@ export interface AuditPageQuery {
   limit: number;
 }
 
-/** The append-only `audit` table and its head pointer in `meta`. */
+/**
+ * The append-only `audit` table. The hash chain is the engine's: SQLite keeps
+ * one chain in id order; an engine with several writers keeps one chain per
+ * writer. Either way a row's hash covers the previous row of its chain and
+ * its own fields, keyed with the chain key (domain/audit-chain.ts), and a
+ * row's `at` never goes below its chain predecessor's.
+ */
 export interface AuditStore {
-  /** The row with the highest id, or undefined for an empty log. */
-  last(): Awaitable<AuditHead | undefined>;
   /**
-   * Inserts chained rows (ids given, in order) and moves the stored head
-   * (`meta.audit_head`) to the last of them.
+   * Appends one row to the chain, in the unit of work's transaction (it is
+   * rolled back with it).
    */
-  append(rows: readonly AuditRow[]): Awaitable<void>;
-  /** The highest row id, 0 for an empty log. */
-  maxId(): Awaitable<number>;
-  /** The first row at or after `id` (ids may have gaps), or undefined. */
-  firstFrom(id: number): Awaitable<Pick<AuditRow, "id" | "at"> | undefined>;
-  /** Rows of one scope with ids in [lo, hi), filtered, newest first. */
+  append(row: AuditInsert): Awaitable<void>;
+  /** One page of a scope's rows, filtered, newest first. */
   page(query: AuditPageQuery): Awaitable<AuditRow[]>;
 }

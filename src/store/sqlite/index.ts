@@ -14,10 +14,14 @@ export interface SqliteWork extends Work {
   readonly audit: SqliteAuditStore;
 }
 
-/** Builds the SQLite stores over `db` (open and migrated). */
-export function createSqliteWork(db: Db): SqliteWork {
+/**
+ * Builds the SQLite stores over `db` (open and migrated).
+ * @param options.auditChainKey the key audit rows are MACed with (the
+ *   current root key's chain key); null: plain SHA-256, for tools that only read.
+ */
+export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null } = { auditChainKey: null }): SqliteWork {
   return {
     secrets: new SqliteSecretStore(db),
-    audit: new SqliteAuditStore(db),
+    audit: new SqliteAuditStore(db, options.auditChainKey),
   };
 }
