@@ -8,6 +8,9 @@
 /** The scope of global secrets; org secrets use their org id. */
 export const GLOBAL_SCOPE = "global";
 
+/** The 409 of a key that names a live secret of its scope (decisions.md section 4). */
+export const DUPLICATE_KEY = "a secret with this key already exists";
+
 /** Lifecycle states (interface section 3); burned and deleted rows are removed. */
 export type SecretState = "active" | "sealed" | "expired";
 

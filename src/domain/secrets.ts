@@ -5,7 +5,7 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
-import { toMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, toMeta } from "./secret-model.js";
 import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta } from "./secret-model.js";
 
 export interface SecretsDeps {
@@ -41,7 +41,7 @@ export class SecretLifecycle {
     const existing = await w.secrets.live(input.scope, key);
     if (existing) {
       if (this.isDue(existing, now)) await this.expireRow(w, existing, now, origin);
-      else throw new VaultError("conflict", "a secret with this key already exists");
+      else throw new VaultError("conflict", DUPLICATE_KEY);
     }
     const limit = this.deps.activeLimit();
     if (limit !== null && (await w.secrets.countActive(now)) >= limit) {

@@ -56,7 +56,9 @@ export interface SecretStore {
   live(scope: string, key: string): Awaitable<SecretRecord | undefined>;
   /**
    * Inserts an active secret.
-   * @throws the engine's unique-constraint error when a live secret has the key.
+   * @throws VaultError "conflict" when a live secret of the scope has the key
+   *   (the unique index decides: two nodes creating it at once get one 201
+   *   and one 409).
    */
   insert(secret: NewSecret): Awaitable<SecretRecord>;
   /**

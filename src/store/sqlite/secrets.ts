@@ -1,5 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Db } from "../../db.js";
+import { VaultError } from "../../domain/errors.js";
+import { DUPLICATE_KEY } from "../../domain/secret-model.js";
 import type { SecretState } from "../../domain/secret-model.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
 import { globPrefix } from "./glob.js";
@@ -110,7 +112,18 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   insert(s: NewSecret): SecretRecord {
-    const row = this.q.insert.get(
+    let row: Row;
+    try {
+      row = this.insertRow(s);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new VaultError("conflict", DUPLICATE_KEY);
+      throw err;
+    }
+    return toRecord(row);
+  }
+
+  private insertRow(s: NewSecret): Row {
+    return this.q.insert.get(
       s.scope,
       s.key,
       s.isPublic ? 1 : 0,
@@ -123,7 +136,6 @@ export class SqliteSecretStore implements SecretStore {
       s.ownerId,
       s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
     ) as Row;
-    return toRecord(row);
   }
 
   countRead(id: number): { readCount: number; maxReads: number | null } | undefined {

@@ -1,0 +1,179 @@
+import { VaultError } from "../../domain/errors.js";
+import { DUPLICATE_KEY } from "../../domain/secret-model.js";
+import type { SecretState } from "../../domain/secret-model.js";
+import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
+import type { Queryable } from "./unit-of-work.js";
+
+/** A `secrets` row as node-postgres returns it (schema-pg.sql; bigint parsed to number by the pool). */
+interface Row {
+  id: number;
+  scope: string;
+  key: string;
+  is_public: number;
+  state: SecretState;
+  ciphertext: Buffer | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  max_reads: number | null;
+  read_count: number;
+  burn_on_limit: number;
+  owner_id: string | null;
+  allowed_keys: string | null;
+}
+
+function toRecord(row: Row): SecretRecord {
+  return {
+    id: row.id,
+    scope: row.scope,
+    key: row.key,
+    isPublic: row.is_public === 1,
+    state: row.state,
+    ciphertext: row.ciphertext,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    maxReads: row.max_reads,
+    readCount: row.read_count,
+    burnOnLimit: row.burn_on_limit === 1,
+    ownerId: row.owner_id,
+    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+  };
+}
+
+/**
+ * A transaction-level advisory lock key taken before the free-tier count, so
+ * that two nodes creating at once cannot both pass a count of limit - 1
+ * (released at COMMIT or ROLLBACK).
+ */
+export const ACTIVE_LIMIT_LOCK = 0x65765f6c696d6974n; // "ev_limit"
+
+/**
+ * The PostgreSQL `secrets` store, over one unit of work's client. The same
+ * statements as the SQLite store, in PostgreSQL's dialect: `$n`
+ * placeholders, `starts_with` for a key prefix, no index hints. Times are
+ * Unix milliseconds.
+ */
+export class PgSecretStore implements SecretStore {
+  constructor(private readonly db: Queryable) {}
+
+  async live(scope: string, key: string): Promise<SecretRecord | undefined> {
+    const r = await this.db.query<Row>("SELECT * FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')", [scope, key]);
+    const row = r.rows[0];
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async insert(s: NewSecret): Promise<SecretRecord> {
+    try {
+      return await this.insertRow(s);
+    } catch (err) {
+      // unique_violation on secrets_live_key: another unit created the key first.
+      if ((err as { code?: unknown }).code === "23505") throw new VaultError("conflict", DUPLICATE_KEY);
+      throw err;
+    }
+  }
+
+  private async insertRow(s: NewSecret): Promise<SecretRecord> {
+    const r = await this.db.query<Row>(
+      `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
+           max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
+         VALUES ($1, $2, $3, 'active', $4, $5, $5, $6, $7, 0, $8, $9, $10)
+         RETURNING *`,
+      [
+        s.scope,
+        s.key,
+        s.isPublic ? 1 : 0,
+        s.ciphertext,
+        s.now,
+        s.expiresAt,
+        s.maxReads,
+        s.burnOnLimit ? 1 : 0,
+        s.ownerId,
+        s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
+      ],
+    );
+    return toRecord(r.rows[0] as Row);
+  }
+
+  async countRead(id: number): Promise<{ readCount: number; maxReads: number | null } | undefined> {
+    const r = await this.db.query<{ read_count: number; max_reads: number | null }>(
+      `UPDATE secrets SET read_count = read_count + 1
+         WHERE id = $1 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
+         RETURNING read_count, max_reads`,
+      [id],
+    );
+    const row = r.rows[0];
+    return row === undefined ? undefined : { readCount: row.read_count, maxReads: row.max_reads };
+  }
+
+  async remove(id: number): Promise<void> {
+    await this.db.query("DELETE FROM secrets WHERE id = $1", [id]);
+  }
+
+  async seal(id: number, now: number): Promise<void> {
+    await this.db.query("UPDATE secrets SET state = 'sealed', updated_at = $2 WHERE id = $1", [id, now]);
+  }
+
+  async expire(id: number, now: number): Promise<void> {
+    await this.db.query("UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = $2 WHERE id = $1", [id, now]);
+  }
+
+  async patch(id: number, p: SecretPatch, now: number): Promise<SecretRecord> {
+    const r = await this.db.query<Row>(
+      `UPDATE secrets SET expires_at = $2, max_reads = $3, read_count = $4, state = $5, updated_at = $6
+         WHERE id = $1 RETURNING *`,
+      [id, p.expiresAt, p.maxReads, p.readCount, p.state, now],
+    );
+    return toRecord(r.rows[0] as Row);
+  }
+
+  async due(now: number, limit: number): Promise<SecretRecord[]> {
+    // SKIP LOCKED: sweepers on several nodes take disjoint rows.
+    const r = await this.db.query<Row>(
+      `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= $1
+         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+    );
+    return r.rows.map(toRecord);
+  }
+
+  async dueInScope(now: number, scope: string): Promise<SecretRecord[]> {
+    const r = await this.db.query<Row>(
+      `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= $1 AND scope = $2
+         FOR UPDATE SKIP LOCKED`,
+      [now, scope],
+    );
+    return r.rows.map(toRecord);
+  }
+
+  async pruneExpired(scope: string, keyPrefix: string | undefined): Promise<number> {
+    const r =
+      keyPrefix === undefined
+        ? await this.db.query("DELETE FROM secrets WHERE scope = $1 AND state = 'expired'", [scope])
+        : await this.db.query(
+            "DELETE FROM secrets WHERE scope = $1 AND state = 'expired' AND is_public = 0 AND starts_with(key, $2)",
+            [scope, keyPrefix],
+          );
+    return r.rowCount ?? 0;
+  }
+
+  async countActive(now: number): Promise<number> {
+    await this.db.query("SELECT pg_advisory_xact_lock($1)", [ACTIVE_LIMIT_LOCK.toString()]);
+    const r = await this.db.query<{ n: number }>(
+      "SELECT count(*)::integer AS n FROM secrets WHERE state IN ('active', 'sealed') AND (expires_at IS NULL OR expires_at > $1)",
+      [now],
+    );
+    return r.rows[0]?.n ?? 0;
+  }
+
+  async list(q: SecretListQuery): Promise<SecretRecord[]> {
+    const states = q.includeSealed ? ["active", "sealed"] : ["active"];
+    const r = await this.db.query<Row>(
+      `SELECT * FROM secrets
+         WHERE scope = $1 AND state = ANY($2::text[]) AND (expires_at IS NULL OR expires_at > $3) AND id > $4
+           AND ($5::text IS NULL OR (is_public = 0 AND starts_with(key, $5)))
+         ORDER BY id LIMIT $6`,
+      [q.scope, states, q.now, q.afterId, q.keyPrefix ?? null, q.limit],
+    );
+    return r.rows.map(toRecord);
+  }
+}
