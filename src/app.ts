@@ -109,7 +109,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       masterKey: deps.masterKey,
       resolvers: deps.resolvers,
       trustProxy: deps.trustProxy,
-      orgs: deps.orgs.orgs,
       metrics: deps.metrics,
       audit: deps.audit,
       tx: deps.tx,

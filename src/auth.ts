@@ -1,3 +1,4 @@
+import type { Awaitable } from "./store/work.js";
 import type { MiddlewareHandler } from "hono";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
@@ -9,11 +10,12 @@ import { holdsPermission } from "./domain/permissions.js";
 import type { Permission } from "./domain/permissions.js";
 
 /**
- * Looks a non-master token up (by its SHA-256) and returns its actor, or
- * undefined when the token is not of its kind or unknown. Throws ApiError
+ * Looks a non-master token up (by its SHA-256, in a unit of work of its own,
+ * so only committed keys are seen) and returns its actor, or undefined when
+ * the token is not of its kind or unknown. Throws (rejects with) ApiError
  * 401 for a known but expired or not-yet-valid key.
  */
-export type TokenResolver = (token: string) => Actor | undefined;
+export type TokenResolver = (token: string) => Awaitable<Actor | undefined>;
 
 
 /** Paths served without a token (interface section 4, decisions.md section 10). */
@@ -65,20 +67,23 @@ export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy
 /**
  * The actor behind an `Authorization: Bearer <token>` header (interface
  * section 5): the master key (compared in constant time by `master`), or
- * whatever a resolver (scoped keys, principal keys) makes of the token.
+ * whatever a resolver (scoped keys, principal keys) makes of the token:
+ * synchronous for the master key, a promise when a resolver reads the
+ * database.
  * Called before any input is read: 401 comes before 403, 400 and 404
  * (decisions.md section 5).
  * @param header the Authorization header's value, or undefined.
  * @throws ApiError 401 for a missing, malformed, unknown, expired or
  *   not-yet-valid token.
  */
-export function bearerActor(header: string | undefined, master: SecretMatcher, resolvers: readonly TokenResolver[]): Actor {
+export function bearerActor(header: string | undefined, master: SecretMatcher, resolvers: readonly TokenResolver[]): Awaitable<Actor> {
   if (header === undefined) throw new ApiError(401, "missing bearer token");
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!m) throw new ApiError(401, "malformed Authorization header, expected Bearer <token>");
-  const actor = resolveToken(m[1] as string, master, resolvers);
-  if (!actor) throw new ApiError(401, "invalid token");
-  return actor;
+  const token = m[1] as string;
+  // The master key needs no database: answered at once.
+  if (master.matches(token)) return { kind: "master" };
+  return resolveToken(token, resolvers, 0);
 }
 
 /**
@@ -90,13 +95,18 @@ export function metricsTokenResolver(metricsToken: string): TokenResolver {
   return (token) => (matcher.matches(token) ? { kind: "metrics" } : undefined);
 }
 
-function resolveToken(token: string, master: SecretMatcher, resolvers: readonly TokenResolver[]): Actor | undefined {
-  if (master.matches(token)) return { kind: "master" };
-  for (const resolve of resolvers) {
-    const actor = resolve(token);
-    if (actor) return actor;
+/**
+ * Tries the resolvers from `from` on, in order, each after the previous one
+ * has answered.
+ * @throws ApiError 401 when none knows the token.
+ */
+function resolveToken(token: string, resolvers: readonly TokenResolver[], from: number): Awaitable<Actor> {
+  for (let i = from; i < resolvers.length; i++) {
+    const found = (resolvers[i] as TokenResolver)(token);
+    if (found instanceof Promise) return found.then((actor) => actor ?? resolveToken(token, resolvers, i + 1));
+    if (found) return found;
   }
-  return undefined;
+  throw new ApiError(401, "invalid token");
 }
 
 /**

@@ -14,17 +14,10 @@ export type Actor =
   /** VAULT_METRICS_TOKEN: may read GET /metrics and nothing else. */
   | { kind: "metrics" };
 
-/** Answers whether an organization exists (domain/orgs.ts); used by org-auth.ts. */
-export interface OrgLookup {
-  exists(orgId: string): boolean;
-}
-
 /** The Hono environment of the app: what middleware puts on the context. */
 export interface AppEnv {
   Variables: {
     actor: Actor;
-    /** Organization lookup for the org routes (set by createApp, read by org-auth.ts). */
-    orgs: OrgLookup;
     /** Client ip (socket, or X-Forwarded-For when VAULT_TRUST_PROXY). */
     ip: string | null;
     requestId: string;

@@ -4,7 +4,7 @@ import type { AccessRecordDeps } from "./access-guard.js";
 import { completeAccessRecord } from "./access-guard.js";
 import { bearerActor, clientIp, PUBLIC_PATHS, requestHeader } from "./auth.js";
 import type { NodeEnv, TokenResolver } from "./auth.js";
-import type { Actor, AppEnv, OrgLookup } from "./context.js";
+import type { Actor, AppEnv } from "./context.js";
 import { originFor } from "./context.js";
 import { SecretMatcher } from "./crypto.js";
 import type { Origin } from "./domain/events.js";
@@ -19,8 +19,6 @@ export interface FrontDeps extends AccessRecordDeps {
   resolvers: readonly TokenResolver[];
   trustProxy: boolean;
   log: Logger;
-  /** Organization lookup for the org routes (org-auth.ts orgIdOf). */
-  orgs: OrgLookup;
   /** Counts every answered request (route template, status, duration). */
   metrics: VaultMetrics;
 }
@@ -73,7 +71,6 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       c.header("X-Request-Id", id);
       for (const [name, value] of STATIC_HEADERS) c.header(name, value);
     }
-    c.set("orgs", deps.orgs);
 
     if (PUBLIC_PATHS.has(c.req.path)) {
       await next();
@@ -90,7 +87,8 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       let actor: Actor | undefined;
       let origin: Origin | undefined;
       try {
-        actor = bearerActor(requestHeader(c, "authorization"), master, deps.resolvers);
+        const found = bearerActor(requestHeader(c, "authorization"), master, deps.resolvers);
+        actor = found instanceof Promise ? await found : found;
       } catch (err) {
         // Answered here, not by app.onError, so the access record below sees the 401.
         c.res = errorResponse(err, c, deps.log);

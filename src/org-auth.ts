@@ -4,6 +4,7 @@ import { GRANTING_LETTERS, roleGrants } from "./domain/permissions.js";
 import type { OrgLetter } from "./domain/permissions.js";
 import type { PrincipalKeys } from "./domain/principal-keys.js";
 import type { RouteCheck, TokenResolver } from "./auth.js";
+import type { UnitOfWork, Work } from "./store/work.js";
 
 /**
  * Authorization of org routes, built from each route's declared permission
@@ -69,34 +70,34 @@ export function needPrincipal(): RouteCheck {
 
 /**
  * The org id of an org route (its `:org_id` path parameter), checked to
- * exist. Call it inside the handler's `tx.run` (the check reads the
- * database: outside the group commit it could see an org of a batch that
- * has not committed, and the org could go before the work that uses it),
+ * exist. Call it inside the handler's unit of work, with its handle (the
+ * org could otherwise go before the work that uses it),
  * after reading and validating the input, so that a bad body gives 400
  * before an unknown org gives 404 (decisions.md section 5). Authorization
  * (needOrg / needMaster) has run before.
  * @returns the org id.
  * @throws ApiError 404 when no such org exists.
  */
-export function orgIdOf(c: AppContext): string {
+export async function orgIdOf(w: Work, c: AppContext): Promise<string> {
   const orgId = c.req.param("org_id") ?? "";
-  if (!c.get("orgs").exists(orgId)) throw new ApiError(404, "organization not found");
+  if ((await w.orgs.byId(orgId)) === undefined) throw new ApiError(404, "organization not found");
   return orgId;
 }
 
 /**
  * The TokenResolver of principal keys (`vpk_` tokens, decisions.md section 2)
  * for auth.ts: looks the token up by its SHA-256 and resolves its role's
- * letters now, so a role change or a revocation applies to the next request.
+ * letters now, in a unit of work of its own (committed rows only), so a role
+ * change or a revocation applies to the next request.
  * @returns the principal actor, or undefined for a token that is not a
  *   known principal key (auth.ts answers 401).
  * @throws ApiError 401 for a key used before valid_after or after
  *   valid_before (decisions.md section 5).
  */
-export function principalKeyResolver(keys: PrincipalKeys): TokenResolver {
-  return (token) => {
+export function principalKeyResolver(keys: PrincipalKeys, tx: UnitOfWork<Work>): TokenResolver {
+  return async (token) => {
     if (!token.startsWith("vpk_")) return undefined;
-    const found = keys.lookup(token);
+    const found = await tx.run((w) => keys.lookup(w, token));
     switch (found.kind) {
       case "unknown":
         return undefined;

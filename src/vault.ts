@@ -141,8 +141,8 @@ export function createVault(options: VaultOptions): Vault {
   });
   sources.secrets = secrets;
   sources.webhooks = webhooks;
-  const orgs = createOrgDomain({ db: options.db, now: options.now, secrets, audit });
-  const keys = new ScopedKeys({ db: options.db, now: options.now, audit });
+  const orgs = createOrgDomain({ now: options.now, secrets, audit });
+  const keys = new ScopedKeys({ now: options.now, audit });
   const authFailures = new AuthFailureCoalescer({
     windowMs: options.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
     now: options.now,
@@ -164,7 +164,7 @@ export function createVault(options: VaultOptions): Vault {
     resolvers: [
       ...(options.metricsToken === undefined ? [] : [metricsTokenResolver(options.metricsToken)]),
       scopedKeyResolver(keys, tx, options.log),
-      principalKeyResolver(orgs.keys),
+      principalKeyResolver(orgs.keys, tx),
     ],
     orgs,
     webhooks: { registry: webhooks.registry, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },

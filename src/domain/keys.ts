@@ -1,6 +1,6 @@
-import type { Db } from "../db.js";
 import { hashToken, newId, newToken } from "../crypto.js";
-import type { AuditLog } from "./audit.js";
+import type { ScopedKeyRecord } from "../store/scoped-keys.js";
+import type { Awaitable, Work } from "../store/work.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";
@@ -9,7 +9,6 @@ import { holdsPermission } from "./permissions.js";
 import type { Permission } from "./permissions.js";
 import { SCOPED_PERMISSIONS } from "./permissions.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
-import { globPrefix } from "../store/sqlite/glob.js";
 
 
 /** How often last_used_at is written at most, per key: once a minute (ms). */
@@ -42,22 +41,14 @@ export type ScopedKeyLookup = { kind: "ok"; key: ScopedKey } | { kind: "expired"
 
 
 export interface KeysDeps {
-  db: Db;
-  audit: AuditLog;
+  audit: KeyAudit;
   /** Current time, Unix milliseconds. */
   now: () => number;
 }
 
-interface Row {
-  seq: number;
-  id: string;
-  name: string;
-  token_hash: string;
-  permissions: string;
-  prefix: string | null;
-  expires_at: number | null;
-  created_at: number;
-  last_used_at: number | null;
+/** What the keys write to the audit log (domain/audit.ts AuditLog). */
+export interface KeyAudit {
+  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
 }
 
 /**
@@ -65,33 +56,11 @@ interface Row {
  * sections 2 and 5). The token (`vsk_` + 43 base64url characters) is
  * returned once by create(); only its SHA-256 is stored and looked up.
  *
- * Every method that writes must run inside GroupCommit.run(); key.created and
- * key.deleted are audited in the same transaction.
+ * Every method takes the unit of work's handle; key.created and key.deleted
+ * are audited in the same transaction. The SQL is store/scoped-keys.ts's.
  */
 export class ScopedKeys {
-  private readonly q;
-
-  constructor(private readonly deps: KeysDeps) {
-    const db = deps.db;
-    this.q = {
-      insert: db.prepare(
-        `INSERT INTO scoped_keys (id, name, token_hash, permissions, prefix, expires_at, created_at, last_used_at)
-         VALUES (@id, @name, @token_hash, @permissions, @prefix, @expires_at, @created_at, NULL)`,
-      ),
-      byHash: db.prepare<[string], Row>("SELECT rowid AS seq, * FROM scoped_keys WHERE token_hash = ?"),
-      byId: db.prepare<[string], Row>("SELECT rowid AS seq, * FROM scoped_keys WHERE id = ?"),
-      page: db.prepare<{ after: number; glob: string | null; limit: number }, Row>(
-        `SELECT rowid AS seq, * FROM scoped_keys
-         WHERE rowid > @after AND (@glob IS NULL OR prefix GLOB @glob)
-         ORDER BY rowid LIMIT @limit`,
-      ),
-      remove: db.prepare<[string]>("DELETE FROM scoped_keys WHERE id = ?"),
-      touch: db.prepare<{ id: string; now: number; before: number }>(
-        `UPDATE scoped_keys SET last_used_at = @now
-         WHERE id = @id AND (last_used_at IS NULL OR last_used_at <= @before)`,
-      ),
-    };
-  }
+  constructor(private readonly deps: KeysDeps) {}
 
   /**
    * Creates a key and returns it with its token (the only time the token is
@@ -104,12 +73,12 @@ export class ScopedKeys {
    * @throws VaultError "invalid" (400) when expiresAt is not in the future;
    *   "forbidden" (403) when the new key would be broader than its creator.
    */
-  create(input: CreateKeyInput, creatorKeyId: string | null, origin: Origin): { key: ScopedKey; token: string } {
+  async create(w: Work, input: CreateKeyInput, creatorKeyId: string | null, origin: Origin): Promise<{ key: ScopedKey; token: string }> {
     const now = this.deps.now();
     if (input.expiresAt !== null && input.expiresAt <= now) {
       throw new VaultError("invalid", "expires_at must be in the future");
     }
-    if (creatorKeyId !== null) this.checkNotBroader(input, creatorKeyId);
+    if (creatorKeyId !== null) this.checkNotBroader(input, await w.scopedKeys.byId(creatorKeyId));
     const token = newToken("vsk_");
     const key: ScopedKey = {
       id: newId("sk_"),
@@ -120,16 +89,8 @@ export class ScopedKeys {
       createdAt: now,
       lastUsedAt: null,
     };
-    this.q.insert.run({
-      id: key.id,
-      name: key.name,
-      token_hash: hashToken(token),
-      permissions: JSON.stringify(key.permissions),
-      prefix: key.prefix,
-      expires_at: key.expiresAt,
-      created_at: key.createdAt,
-    });
-    this.deps.audit.recordFor(origin, GLOBAL_SCOPE, "key.created", key.id);
+    await w.scopedKeys.insert(key, hashToken(token));
+    await this.deps.audit.recordFor(w, origin, GLOBAL_SCOPE, "key.created", key.id);
     return { key, token };
   }
 
@@ -139,14 +100,10 @@ export class ScopedKeys {
    * section 5: an admin key with a prefix lists only its prefix).
    * @param viewerPrefix the viewing key's prefix, or null (master, unrestricted admin).
    */
-  list(viewerPrefix: string | null, options: { limit: number; after?: number | undefined }): Page<ScopedKey> {
-    const rows = this.q.page.all({
-      after: options.after ?? 0,
-      glob: viewerPrefix === null ? null : globPrefix(viewerPrefix),
-      limit: options.limit + 1,
-    });
+  async list(w: Work, viewerPrefix: string | null, options: { limit: number; after?: number | undefined }): Promise<Page<ScopedKey>> {
+    const rows = await w.scopedKeys.page({ afterSeq: options.after ?? 0, keyPrefix: viewerPrefix, limit: options.limit + 1 });
     const { rows: page, next } = cutPage(rows, options.limit, (row) => row.seq);
-    return { items: page.map(toScopedKey), nextAfterId: next };
+    return { items: page.map(withoutSeq), nextAfterId: next };
   }
 
   /**
@@ -157,12 +114,12 @@ export class ScopedKeys {
    * @returns "not_found" for an unknown id, "forbidden" for a key outside
    *   the viewer's prefix.
    */
-  remove(id: string, viewerPrefix: string | null, origin: Origin): "ok" | "not_found" | "forbidden" {
-    const row = this.q.byId.get(id);
+  async remove(w: Work, id: string, viewerPrefix: string | null, origin: Origin): Promise<"ok" | "not_found" | "forbidden"> {
+    const row = await w.scopedKeys.byId(id);
     if (!row) return "not_found";
     if (viewerPrefix !== null && (row.prefix === null || !row.prefix.startsWith(viewerPrefix))) return "forbidden";
-    this.q.remove.run(id);
-    this.deps.audit.recordFor(origin, GLOBAL_SCOPE, "key.deleted", id);
+    await w.scopedKeys.remove(id);
+    await this.deps.audit.recordFor(w, origin, GLOBAL_SCOPE, "key.deleted", id);
     return "ok";
   }
 
@@ -171,11 +128,11 @@ export class ScopedKeys {
    * @returns "unknown" for a token no key has (deleted keys included),
    *   "expired" once now >= expires_at, else the key.
    */
-  lookup(token: string): ScopedKeyLookup {
-    const row = this.q.byHash.get(hashToken(token));
+  async lookup(w: Work, token: string): Promise<ScopedKeyLookup> {
+    const row = await w.scopedKeys.byTokenHash(hashToken(token));
     if (!row) return { kind: "unknown" };
-    if (row.expires_at !== null && row.expires_at <= this.deps.now()) return { kind: "expired" };
-    return { kind: "ok", key: toScopedKey(row) };
+    if (row.expiresAt !== null && row.expiresAt <= this.deps.now()) return { kind: "expired" };
+    return { kind: "ok", key: withoutSeq(row) };
   }
 
   /** True when last_used_at is due a write: never written, or a minute old. */
@@ -186,23 +143,21 @@ export class ScopedKeys {
   /**
    * Sets last_used_at to now, at most once per LAST_USED_DEBOUNCE_MS per key
    * (the guard is in the UPDATE, so requests racing in one batch write once).
-   * Must run inside GroupCommit.run().
    */
-  touch(id: string): void {
+  async touch(w: Work, id: string): Promise<void> {
     const now = this.deps.now();
-    this.q.touch.run({ id, now, before: now - LAST_USED_DEBOUNCE_MS });
+    await w.scopedKeys.touch(id, now, now - LAST_USED_DEBOUNCE_MS);
   }
 
   /** A key by id, for tests and tools; undefined when unknown. */
-  get(id: string): ScopedKey | undefined {
-    const row = this.q.byId.get(id);
-    return row ? toScopedKey(row) : undefined;
+  async get(w: Work, id: string): Promise<ScopedKey | undefined> {
+    const row = await w.scopedKeys.byId(id);
+    return row ? withoutSeq(row) : undefined;
   }
 
-  private checkNotBroader(input: CreateKeyInput, creatorKeyId: string): void {
-    const creator = this.q.byId.get(creatorKeyId);
+  private checkNotBroader(input: CreateKeyInput, creator: ScopedKey | undefined): void {
     if (!creator) throw new VaultError("forbidden", "the creating key no longer exists");
-    const held = JSON.parse(creator.permissions) as string[];
+    const held: string[] = creator.permissions;
     if (!input.permissions.every((p) => holdsPermission(held, p))) {
       throw new VaultError("forbidden", "a key may grant only permissions it holds");
     }
@@ -214,7 +169,7 @@ export class ScopedKeys {
     } else if (input.prefix === null || !input.prefix.startsWith(creator.prefix)) {
       throw new VaultError("forbidden", "the prefix must start with the creating key's prefix");
     }
-    if (creator.expires_at !== null && (input.expiresAt === null || input.expiresAt > creator.expires_at)) {
+    if (creator.expiresAt !== null && (input.expiresAt === null || input.expiresAt > creator.expiresAt)) {
       throw new VaultError("forbidden", "a key may not outlive the key that creates it");
     }
   }
@@ -224,14 +179,8 @@ function canonical(permissions: Permission[]): Permission[] {
   return SCOPED_PERMISSIONS.filter((p) => permissions.includes(p));
 }
 
-function toScopedKey(row: Row): ScopedKey {
-  return {
-    id: row.id,
-    name: row.name,
-    permissions: JSON.parse(row.permissions) as Permission[],
-    prefix: row.prefix,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-  };
+/** A stored key without its list position. */
+function withoutSeq(record: ScopedKeyRecord): ScopedKey {
+  const { seq: _seq, ...key } = record;
+  return key;
 }

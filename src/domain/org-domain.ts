@@ -1,4 +1,3 @@
-import type { Db } from "../db.js";
 import { Organizations } from "./orgs.js";
 import { PrincipalKeys } from "./principal-keys.js";
 import type { KeyAudit } from "./principal-keys.js";
@@ -21,16 +20,15 @@ export interface OrgDomain {
  * @param deps.audit the audit log, for principal key changes.
  */
 export function createOrgDomain(deps: {
-  db: Db;
   now: () => number;
   secrets: SecretLifecycle;
   audit?: KeyAudit | undefined;
 }): OrgDomain {
-  const roles = new Roles({ db: deps.db, now: deps.now });
+  const roles = new Roles({ now: deps.now });
   return {
-    orgs: new Organizations({ db: deps.db, now: deps.now, secrets: deps.secrets }),
+    orgs: new Organizations({ now: deps.now, secrets: deps.secrets }),
     roles,
-    principals: new Principals({ db: deps.db, now: deps.now, roles }),
-    keys: new PrincipalKeys({ db: deps.db, now: deps.now, roles, audit: deps.audit }),
+    principals: new Principals({ now: deps.now, roles }),
+    keys: new PrincipalKeys({ now: deps.now, roles, audit: deps.audit }),
   };
 }

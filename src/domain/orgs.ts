@@ -1,10 +1,10 @@
-import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
 import type { SecretLifecycle } from "./secrets.js";
+import type { Work } from "../store/work.js";
 
 /** An organization. Times in milliseconds. */
 export interface Org {
@@ -14,16 +14,8 @@ export interface Org {
   createdAt: number;
 }
 
-interface OrgRow {
-  rowid: number;
-  id: string;
-  name: string;
-  metadata: string;
-  created_at: number;
-}
 
 export interface OrgsDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** The one secret lifecycle, to prune an org's remains when it is deleted. */
@@ -32,33 +24,11 @@ export interface OrgsDeps {
 
 /**
  * Organizations (interface section 2 "Organization", decisions.md section 6).
- * Synchronous; run changes inside GroupCommit.run().
+ * Every method takes the unit of work's handle (store/orgs.ts has the SQL).
  */
 export class Organizations {
-  private readonly q;
-  /** Null until the webhooks table of schema section 3 exists. */
-  private readonly webhookOfOrg;
+  constructor(private readonly deps: OrgsDeps) {}
 
-  constructor(private readonly deps: OrgsDeps) {
-    const db = deps.db;
-    this.q = {
-      byId: db.prepare<[string], OrgRow>("SELECT rowid, * FROM orgs WHERE id = ?"),
-      byName: db.prepare<[string], { id: string }>("SELECT id FROM orgs WHERE name = ?"),
-      insert: db.prepare<[string, string, string, number], OrgRow>(
-        "INSERT INTO orgs (id, name, metadata, created_at) VALUES (?, ?, ?, ?) RETURNING rowid, *",
-      ),
-      page: db.prepare<[number, number], OrgRow>("SELECT rowid, * FROM orgs WHERE rowid > ? ORDER BY rowid LIMIT ?"),
-      principal: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM principals WHERE org_id = ? LIMIT 1"),
-      customRole: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM roles WHERE org_id = ? LIMIT 1"),
-      liveSecret: db.prepare<[string, number], { one: number }>(
-        `SELECT 1 AS one FROM secrets WHERE scope = ? AND state IN ('active', 'sealed')
-         AND (expires_at IS NULL OR expires_at > ?) LIMIT 1`,
-      ),
-      anySecretRow: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM secrets WHERE scope = ? LIMIT 1"),
-      remove: db.prepare<[string]>("DELETE FROM orgs WHERE id = ?"),
-    };
-    this.webhookOfOrg = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM webhooks WHERE org_id = ? LIMIT 1");
-  }
 
   /**
    * Creates an org.
@@ -66,26 +36,26 @@ export class Organizations {
    * @param metadata a JSON object (at most 16 KiB serialized, checked at the edge).
    * @throws VaultError "conflict" (409) when an org has this name (decisions.md section 2).
    */
-  create(name: string, metadata: Record<string, unknown> = {}): Org {
-    if (this.q.byName.get(name)) throw new VaultError("conflict", "an organization with this name exists");
-    return toOrg(this.q.insert.get(newId("org_"), name, JSON.stringify(metadata), this.deps.now()) as OrgRow);
+  async create(w: Work, name: string, metadata: Record<string, unknown> = {}): Promise<Org> {
+    if (await w.orgs.nameTaken(name)) throw new VaultError("conflict", "an organization with this name exists");
+    return withoutSeq(await w.orgs.insert({ id: newId("org_"), name, metadata, createdAt: this.deps.now() }));
   }
 
   /** The org, or undefined. */
-  get(orgId: string): Org | undefined {
-    const row = this.q.byId.get(orgId);
-    return row ? toOrg(row) : undefined;
+  async get(w: Work, orgId: string): Promise<Org | undefined> {
+    const row = await w.orgs.byId(orgId);
+    return row ? withoutSeq(row) : undefined;
   }
 
   /** True when the org exists (org-auth.ts's OrgLookup). */
-  exists(orgId: string): boolean {
-    return this.q.byId.get(orgId) !== undefined;
+  async exists(w: Work, orgId: string): Promise<boolean> {
+    return (await w.orgs.byId(orgId)) !== undefined;
   }
 
   /** One page of orgs in creation order; `limit` 1-1000. */
-  list(limit: number, afterId = 0): Page<Org> {
-    const { rows, next } = cutPage(this.q.page.all(afterId, limit + 1), limit, (row) => row.rowid);
-    return { items: rows.map(toOrg), nextAfterId: next };
+  async list(w: Work, limit: number, afterId = 0): Promise<Page<Org>> {
+    const { rows, next } = cutPage(await w.orgs.page(afterId, limit + 1), limit, (row) => row.seq);
+    return { items: rows.map(withoutSeq), nextAfterId: next };
   }
 
   /**
@@ -97,28 +67,26 @@ export class Organizations {
    *   when principals, live secrets, custom roles or webhooks remain: the
    *   message names them.
    */
-  remove(orgId: string, origin: Origin): void {
-    if (!this.exists(orgId)) throw new VaultError("not_found", "organization not found");
+  async remove(w: Work, orgId: string, origin: Origin): Promise<void> {
+    if (!(await this.exists(w, orgId))) throw new VaultError("not_found", "organization not found");
+    const dependents = await w.orgs.dependents(orgId, this.deps.now());
     const remaining: string[] = [];
-    if (this.q.principal.get(orgId)) remaining.push("principals");
-    if (this.q.liveSecret.get(orgId, this.deps.now())) remaining.push("secrets");
-    if (this.q.customRole.get(orgId)) remaining.push("custom roles");
-    if (this.webhookOfOrg.get(orgId)) remaining.push("webhooks");
+    if (dependents.principals) remaining.push("principals");
+    if (dependents.liveSecrets) remaining.push("secrets");
+    if (dependents.customRoles) remaining.push("custom roles");
+    if (dependents.webhooks) remaining.push("webhooks");
     if (remaining.length > 0) {
       throw new VaultError("conflict", "the organization is not empty", {
         message: `delete its ${remaining.join(", ")} first; deletes do not cascade`,
       });
     }
-    if (this.q.anySecretRow.get(orgId)) this.deps.secrets.prune(orgId, origin);
-    this.q.remove.run(orgId);
+    if (dependents.anySecretRow) await this.deps.secrets.prune(w, orgId, origin);
+    await w.orgs.remove(orgId);
   }
 }
 
-function toOrg(row: OrgRow): Org {
-  return {
-    id: row.id,
-    name: row.name,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    createdAt: row.created_at,
-  };
+/** A stored org without its list position. */
+function withoutSeq(row: Org & { seq: number }): Org {
+  const { seq: _seq, ...org } = row;
+  return org;
 }

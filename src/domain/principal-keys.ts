@@ -1,10 +1,11 @@
-import type { Db } from "../db.js";
 import { hashToken, newId, newToken } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
+import type { Positioned } from "../store/orgs.js";
+import type { Awaitable, Work } from "../store/work.js";
 
 /** A principal key's summary, never its token. Times in milliseconds. */
 export interface PrincipalKey {
@@ -17,17 +18,6 @@ export interface PrincipalKey {
   createdAt: number;
 }
 
-interface KeyRow {
-  rowid: number;
-  id: string;
-  principal_id: string;
-  org_id: string;
-  name: string;
-  token_hash: string;
-  valid_after: number | null;
-  valid_before: number | null;
-  created_at: number;
-}
 
 /** What a new key is made from. Times in milliseconds. */
 export interface NewKeyInput {
@@ -53,11 +43,10 @@ export type PrincipalKeyLookup =
 
 /** Where key changes are recorded: the audit log (domain/audit.ts AuditLog.recordFor). */
 export interface KeyAudit {
-  recordFor(origin: Origin, scope: string, action: string, key: string | null): void;
+  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
 }
 
 export interface PrincipalKeysDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
   roles: Roles;
@@ -69,37 +58,11 @@ export interface PrincipalKeysDeps {
  * Principal keys (interface section 2 "Principal key", sections 3 and 5.9,
  * decisions.md sections 2, 5 and 6): `vpk_` tokens shown once and stored as
  * their SHA-256; usable within [valid_after, valid_before]; revoking deletes
- * the row, effective on the next request. Synchronous; run changes inside
- * GroupCommit.run(). The caller checks that the principal exists.
+ * the row, effective on the next request. Every method takes the unit of work's
+ * handle (store/orgs.ts has the SQL). The caller checks that the principal exists.
  */
 export class PrincipalKeys {
-  private readonly q;
-
-  constructor(private readonly deps: PrincipalKeysDeps) {
-    const db = deps.db;
-    this.q = {
-      insert: db.prepare<
-        { id: string; principal_id: string; org_id: string; name: string; token_hash: string; valid_after: number | null; valid_before: number | null; now: number },
-        KeyRow
-      >(
-        `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at)
-         VALUES (@id, @principal_id, @org_id, @name, @token_hash, @valid_after, @valid_before, @now) RETURNING rowid, *`,
-      ),
-      page: db.prepare<[string, number, number], KeyRow>(
-        "SELECT rowid, * FROM principal_keys WHERE principal_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
-      ),
-      get: db.prepare<[string, string], KeyRow>("SELECT rowid, * FROM principal_keys WHERE principal_id = ? AND id = ?"),
-      inOrg: db.prepare<[string, string], { one: number }>(
-        "SELECT 1 AS one FROM principal_keys WHERE org_id = ? AND id = ?",
-      ),
-      remove: db.prepare<[string]>("DELETE FROM principal_keys WHERE id = ?"),
-      validBefore: db.prepare<[string], { valid_before: number | null }>("SELECT valid_before FROM principal_keys WHERE id = ?"),
-      byHash: db.prepare<[string], KeyRow & { role: string }>(
-        `SELECT k.rowid, k.*, p.role FROM principal_keys k JOIN principals p ON p.id = k.principal_id
-         WHERE k.token_hash = ?`,
-      ),
-    };
-  }
+  constructor(private readonly deps: PrincipalKeysDeps) {}
 
   /**
    * Makes a key for a principal of an org. A principal may have any number
@@ -117,17 +80,18 @@ export class PrincipalKeys {
    * @throws VaultError "invalid" (400) when valid_before (requested, or the
    *   creator's) is not after both now and valid_after (decisions.md section 6).
    */
-  create(
+  async create(
+    w: Work,
     orgId: string,
     principalId: string,
     input: NewKeyInput,
     origin: Origin,
     creatorKeyId?: string,
-  ): { key: PrincipalKey; token: string } {
+  ): Promise<{ key: PrincipalKey; token: string }> {
     const now = this.deps.now();
     let validBefore = input.validBefore;
     if (creatorKeyId !== undefined) {
-      const cap = this.q.validBefore.get(creatorKeyId)?.valid_before ?? null;
+      const cap = (await w.principalKeys.validBefore(creatorKeyId)) ?? null;
       if (cap !== null && (validBefore === undefined || validBefore > cap)) validBefore = cap;
     }
     if (validBefore !== undefined) {
@@ -142,29 +106,31 @@ export class PrincipalKeys {
       }
     }
     const token = newToken("vpk_");
-    const row = this.q.insert.get({
-      id: newId("pk_"),
-      principal_id: principalId,
-      org_id: orgId,
-      name: input.name,
-      token_hash: hashToken(token),
-      valid_after: input.validAfter ?? null,
-      valid_before: validBefore ?? null,
-      now,
-    }) as KeyRow;
-    this.deps.audit?.recordFor(origin, orgId, "key.created", row.id);
-    return { key: toPrincipalKey(row), token };
+    const row = await w.principalKeys.insert(
+      {
+        id: newId("pk_"),
+        principalId,
+        orgId,
+        name: input.name,
+        validAfter: input.validAfter ?? null,
+        validBefore: validBefore ?? null,
+        createdAt: now,
+      },
+      hashToken(token),
+    );
+    await this.deps.audit?.recordFor(w, origin, orgId, "key.created", row.id);
+    return { key: withoutSeq(row), token };
   }
 
   /** One page of a principal's keys in creation order; `limit` 1-1000. Revoked keys are gone. */
-  list(principalId: string, limit: number, afterId = 0): Page<PrincipalKey> {
-    const { rows, next } = cutPage(this.q.page.all(principalId, afterId, limit + 1), limit, (row) => row.rowid);
-    return { items: rows.map(toPrincipalKey), nextAfterId: next };
+  async list(w: Work, principalId: string, limit: number, afterId = 0): Promise<Page<PrincipalKey>> {
+    const { rows, next } = cutPage(await w.principalKeys.page(principalId, afterId, limit + 1), limit, (row) => row.seq);
+    return { items: rows.map(withoutSeq), nextAfterId: next };
   }
 
   /** All of a principal's keys (for `/me`), in creation order. */
-  all(principalId: string): PrincipalKey[] {
-    return this.q.page.all(principalId, 0, -1).map(toPrincipalKey);
+  async all(w: Work, principalId: string): Promise<PrincipalKey[]> {
+    return (await w.principalKeys.page(principalId, 0, null)).map(withoutSeq);
   }
 
   /**
@@ -172,11 +138,11 @@ export class PrincipalKeys {
    * the next request on. Audit: `key.deleted` with the key id, in the org's log.
    * @throws VaultError "not_found" (404) when the principal has no such key.
    */
-  revoke(principalId: string, keyId: string, origin: Origin): void {
-    const row = this.q.get.get(principalId, keyId);
+  async revoke(w: Work, principalId: string, keyId: string, origin: Origin): Promise<void> {
+    const row = await w.principalKeys.get(principalId, keyId);
     if (!row) throw new VaultError("not_found", "key not found");
-    this.q.remove.run(keyId);
-    this.deps.audit?.recordFor(origin, row.org_id, "key.deleted", keyId);
+    await w.principalKeys.remove(keyId);
+    await this.deps.audit?.recordFor(w, origin, row.orgId, "key.deleted", keyId);
   }
 
   /**
@@ -184,9 +150,9 @@ export class PrincipalKeys {
    * name an existing principal key of the org.
    * @throws VaultError "invalid" (400) naming no id (never echoes input).
    */
-  checkAllowedKeys(orgId: string, keyIds: readonly string[]): void {
+  async checkAllowedKeys(w: Work, orgId: string, keyIds: readonly string[]): Promise<void> {
     for (const id of keyIds) {
-      if (!this.q.inOrg.get(orgId, id)) {
+      if (!(await w.principalKeys.inOrg(orgId, id))) {
         throw new VaultError("invalid", "allowed_keys must list principal key ids of this organization");
       }
     }
@@ -197,31 +163,25 @@ export class PrincipalKeys {
    * now: before valid_after is not_yet_valid, after valid_before expired.
    * The role's letters are read now, so role changes apply at once.
    */
-  lookup(token: string): PrincipalKeyLookup {
-    const row = this.q.byHash.get(hashToken(token));
+  async lookup(w: Work, token: string): Promise<PrincipalKeyLookup> {
+    const row = await w.principalKeys.byTokenHash(hashToken(token));
     if (!row) return { kind: "unknown" };
     const now = this.deps.now();
-    if (row.valid_after !== null && now < row.valid_after) return { kind: "not_yet_valid" };
-    if (row.valid_before !== null && now > row.valid_before) return { kind: "expired" };
+    if (row.validAfter !== null && now < row.validAfter) return { kind: "not_yet_valid" };
+    if (row.validBefore !== null && now > row.validBefore) return { kind: "expired" };
     return {
       kind: "ok",
       keyId: row.id,
-      principalId: row.principal_id,
-      orgId: row.org_id,
+      principalId: row.principalId,
+      orgId: row.orgId,
       role: row.role,
-      letters: this.deps.roles.lettersOf(row.org_id, row.role) ?? "",
+      letters: (await this.deps.roles.lettersOf(w, row.orgId, row.role)) ?? "",
     };
   }
 }
 
-function toPrincipalKey(row: KeyRow): PrincipalKey {
-  return {
-    id: row.id,
-    principalId: row.principal_id,
-    orgId: row.org_id,
-    name: row.name,
-    validAfter: row.valid_after,
-    validBefore: row.valid_before,
-    createdAt: row.created_at,
-  };
+/** A stored key without its list position. */
+function withoutSeq(row: Positioned<PrincipalKey>): PrincipalKey {
+  const { seq: _seq, ...key } = row;
+  return key;
 }

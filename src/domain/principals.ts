@@ -1,9 +1,10 @@
-import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
+import type { Positioned } from "../store/orgs.js";
+import type { Work } from "../store/work.js";
 
 /** A principal (user or service account) of an org. Times in milliseconds. */
 export interface Principal {
@@ -15,15 +16,6 @@ export interface Principal {
   createdAt: number;
 }
 
-interface PrincipalRow {
-  rowid: number;
-  id: string;
-  org_id: string;
-  name: string;
-  role: string;
-  metadata: string;
-  created_at: number;
-}
 
 /** Fields a PATCH may change; undefined leaves a field as it is. */
 export interface PrincipalPatch {
@@ -34,7 +26,6 @@ export interface PrincipalPatch {
 }
 
 export interface PrincipalsDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
   roles: Roles;
@@ -42,33 +33,11 @@ export interface PrincipalsDeps {
 
 /**
  * Principals of an org (interface section 2 "Principal", decisions.md
- * sections 2 and 6). Synchronous; run changes inside GroupCommit.run(). The
+ * sections 2 and 6). Every method takes the unit of work's handle. The
  * caller checks that the org exists.
  */
 export class Principals {
-  private readonly q;
-
-  constructor(private readonly deps: PrincipalsDeps) {
-    const db = deps.db;
-    this.q = {
-      get: db.prepare<[string, string], PrincipalRow>("SELECT rowid, * FROM principals WHERE org_id = ? AND id = ?"),
-      byName: db.prepare<[string, string], { id: string }>("SELECT id FROM principals WHERE org_id = ? AND name = ?"),
-      insert: db.prepare<[string, string, string, string, number], PrincipalRow>(
-        "INSERT INTO principals (id, org_id, name, role, created_at) VALUES (?, ?, ?, ?, ?) RETURNING rowid, *",
-      ),
-      update: db.prepare<{ id: string; name: string; role: string; metadata: string }, PrincipalRow>(
-        "UPDATE principals SET name = @name, role = @role, metadata = @metadata WHERE id = @id RETURNING rowid, *",
-      ),
-      page: db.prepare<[string, number, number], PrincipalRow>(
-        "SELECT rowid, * FROM principals WHERE org_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
-      ),
-      activeKey: db.prepare<[string, number], { one: number }>(
-        "SELECT 1 AS one FROM principal_keys WHERE principal_id = ? AND (valid_before IS NULL OR valid_before >= ?) LIMIT 1",
-      ),
-      removeKeys: db.prepare<[string]>("DELETE FROM principal_keys WHERE principal_id = ?"),
-      remove: db.prepare<[string]>("DELETE FROM principals WHERE id = ?"),
-    };
-  }
+  constructor(private readonly deps: PrincipalsDeps) {}
 
   /**
    * Creates a principal.
@@ -76,32 +45,32 @@ export class Principals {
    * @throws VaultError "invalid" (400) when the org has no role `role`;
    *   "conflict" (409) when the org has a principal of this name.
    */
-  create(orgId: string, name: string, role: string): Principal {
-    this.checkRole(orgId, role);
-    this.checkNameFree(orgId, name);
-    return toPrincipal(this.q.insert.get(newId("prn_"), orgId, name, role, this.deps.now()) as PrincipalRow);
+  async create(w: Work, orgId: string, name: string, role: string): Promise<Principal> {
+    await this.checkRole(w, orgId, role);
+    await this.checkNameFree(w, orgId, name);
+    return withoutSeq(await w.principals.insert({ id: newId("prn_"), orgId, name, role, metadata: {}, createdAt: this.deps.now() }));
   }
 
   /** The principal of the org, or undefined. */
-  get(orgId: string, principalId: string): Principal | undefined {
-    const row = this.q.get.get(orgId, principalId);
-    return row ? toPrincipal(row) : undefined;
+  async get(w: Work, orgId: string, principalId: string): Promise<Principal | undefined> {
+    const row = await w.principals.get(orgId, principalId);
+    return row ? withoutSeq(row) : undefined;
   }
 
   /**
    * The principal of the org.
    * @throws VaultError "not_found" (404).
    */
-  require(orgId: string, principalId: string): Principal {
-    const principal = this.get(orgId, principalId);
+  async require(w: Work, orgId: string, principalId: string): Promise<Principal> {
+    const principal = await this.get(w, orgId, principalId);
     if (!principal) throw new VaultError("not_found", "principal not found");
     return principal;
   }
 
   /** One page of the org's principals in creation order; `limit` 1-1000. */
-  list(orgId: string, limit: number, afterId = 0): Page<Principal> {
-    const { rows, next } = cutPage(this.q.page.all(orgId, afterId, limit + 1), limit, (row) => row.rowid);
-    return { items: rows.map(toPrincipal), nextAfterId: next };
+  async list(w: Work, orgId: string, limit: number, afterId = 0): Promise<Page<Principal>> {
+    const { rows, next } = cutPage(await w.principals.page(orgId, afterId, limit + 1), limit, (row) => row.seq);
+    return { items: rows.map(withoutSeq), nextAfterId: next };
   }
 
   /**
@@ -110,17 +79,17 @@ export class Principals {
    * @throws VaultError "not_found" (404); "invalid" (400) for an unknown
    *   role; "conflict" (409) when the new name is taken in the org.
    */
-  update(orgId: string, principalId: string, patch: PrincipalPatch): Principal {
-    const current = this.require(orgId, principalId);
-    if (patch.role !== undefined) this.checkRole(orgId, patch.role);
-    if (patch.name !== undefined && patch.name !== current.name) this.checkNameFree(orgId, patch.name);
-    const row = this.q.update.get({
-      id: principalId,
+  async update(w: Work, orgId: string, principalId: string, patch: PrincipalPatch): Promise<Principal> {
+    const current = await this.require(w, orgId, principalId);
+    if (patch.role !== undefined) await this.checkRole(w, orgId, patch.role);
+    if (patch.name !== undefined && patch.name !== current.name) await this.checkNameFree(w, orgId, patch.name);
+    const row = await w.principals.update({
+      ...current,
       name: patch.name ?? current.name,
       role: patch.role ?? current.role,
-      metadata: JSON.stringify(patch.metadata ?? current.metadata),
-    }) as PrincipalRow;
-    return toPrincipal(row);
+      metadata: patch.metadata ?? current.metadata,
+    });
+    return withoutSeq(row);
   }
 
   /**
@@ -129,35 +98,29 @@ export class Principals {
    * Its keys that have passed valid_before go with it.
    * @throws VaultError "not_found" (404); "conflict" (409) while it has an active key.
    */
-  remove(orgId: string, principalId: string): void {
-    this.require(orgId, principalId);
-    if (this.q.activeKey.get(principalId, this.deps.now())) {
+  async remove(w: Work, orgId: string, principalId: string): Promise<void> {
+    await this.require(w, orgId, principalId);
+    if (await w.principalKeys.hasActive(principalId, this.deps.now())) {
       throw new VaultError("conflict", "the principal has active keys", {
         message: "revoke its keys first; deletes do not cascade",
       });
     }
-    this.q.removeKeys.run(principalId);
-    this.q.remove.run(principalId);
+    await w.principals.remove(principalId);
   }
 
-  private checkRole(orgId: string, role: string): void {
-    if (this.deps.roles.lettersOf(orgId, role) === undefined) {
+  private async checkRole(w: Work, orgId: string, role: string): Promise<void> {
+    if ((await this.deps.roles.lettersOf(w, orgId, role)) === undefined) {
       throw new VaultError("invalid", "role must name a built-in role or a custom role of this organization");
     }
   }
 
-  private checkNameFree(orgId: string, name: string): void {
-    if (this.q.byName.get(orgId, name)) throw new VaultError("conflict", "a principal with this name exists in the organization");
+  private async checkNameFree(w: Work, orgId: string, name: string): Promise<void> {
+    if (await w.principals.nameTaken(orgId, name)) throw new VaultError("conflict", "a principal with this name exists in the organization");
   }
 }
 
-function toPrincipal(row: PrincipalRow): Principal {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    role: row.role,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    createdAt: row.created_at,
-  };
+/** A stored principal without its list position. */
+function withoutSeq(row: Positioned<Principal>): Principal {
+  const { seq: _seq, ...principal } = row;
+  return principal;
 }

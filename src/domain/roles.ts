@@ -1,8 +1,9 @@
-import type { Db } from "../db.js";
 import { VaultError } from "./errors.js";
 import { BUILTIN_ROLES, isBuiltinRole, roleStringProblem } from "./permissions.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
+import type { RoleRecord } from "../store/orgs.js";
+import type { Work } from "../store/work.js";
 
 /** A role of an org: built-in or custom. Times in milliseconds. */
 export interface Role {
@@ -13,16 +14,8 @@ export interface Role {
   builtin: boolean;
 }
 
-interface RoleRow {
-  id: number;
-  org_id: string;
-  name: string;
-  permissions: string;
-  created_at: number;
-}
 
 export interface RolesDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
 }
@@ -32,40 +25,20 @@ const BUILTIN_NAMES = Object.keys(BUILTIN_ROLES);
 /**
  * Roles of an org (interface sections 2 "Role" and 5.8, decisions.md sections
  * 5-6): the four built-in roles, immutable and shared by every org, and the
- * org's custom roles. Synchronous; run changes inside GroupCommit.run().
+ * org's custom roles. Every method takes the unit of work's handle.
  * The caller checks that the org exists.
  */
 export class Roles {
-  private readonly q;
-
-  constructor(private readonly deps: RolesDeps) {
-    const db = deps.db;
-    this.q = {
-      get: db.prepare<[string, string], RoleRow>("SELECT * FROM roles WHERE org_id = ? AND name = ?"),
-      insert: db.prepare<[string, string, string, number], RoleRow>(
-        "INSERT INTO roles (org_id, name, permissions, created_at) VALUES (?, ?, ?, ?) RETURNING *",
-      ),
-      update: db.prepare<[string, string, string], RoleRow>(
-        "UPDATE roles SET permissions = ? WHERE org_id = ? AND name = ? RETURNING *",
-      ),
-      remove: db.prepare<[string, string]>("DELETE FROM roles WHERE org_id = ? AND name = ?"),
-      page: db.prepare<[string, number, number], RoleRow>(
-        "SELECT * FROM roles WHERE org_id = ? AND id > ? ORDER BY id LIMIT ?",
-      ),
-      assigned: db.prepare<[string, string], { one: number }>(
-        "SELECT 1 AS one FROM principals WHERE org_id = ? AND role = ? LIMIT 1",
-      ),
-    };
-  }
+  constructor(private readonly deps: RolesDeps) {}
 
   /**
    * The permission letters of a role of the org, or undefined when the org
    * has no such role. Read on every request by the principal-key resolver,
    * so a role change takes effect at once.
    */
-  lettersOf(orgId: string, name: string): string | undefined {
+  async lettersOf(w: Work, orgId: string, name: string): Promise<string | undefined> {
     if (isBuiltinRole(name)) return BUILTIN_ROLES[name];
-    return this.q.get.get(orgId, name)?.permissions;
+    return (await w.roles.get(orgId, name))?.permissions;
   }
 
   /**
@@ -74,15 +47,16 @@ export class Roles {
    * @param after the position to continue after (0: from the start).
    * @param limit page size, 1-1000.
    */
-  list(orgId: string, limit: number, after = 0): Page<Role> {
+  async list(w: Work, orgId: string, limit: number, after = 0): Promise<Page<Role>> {
     const builtins = BUILTIN_NAMES.map((name, i) => ({
       position: i + 1,
       role: { orgId, name, permissions: BUILTIN_ROLES[name] as string, builtin: true },
     })).filter((entry) => entry.position > after);
     const customAfter = Math.max(0, after - BUILTIN_NAMES.length);
-    const custom = this.q.page
-      .all(orgId, customAfter, limit + 1)
-      .map((row) => ({ position: BUILTIN_NAMES.length + row.id, role: toRole(row) }));
+    const custom = (await w.roles.page(orgId, customAfter, limit + 1)).map((row) => ({
+      position: BUILTIN_NAMES.length + row.seq,
+      role: toRole(row),
+    }));
     const { rows, next } = cutPage([...builtins, ...custom], limit, (entry) => entry.position);
     return { items: rows.map((entry) => entry.role), nextAfterId: next };
   }
@@ -93,12 +67,12 @@ export class Roles {
    * @throws VaultError "invalid" (400) for a bad permission string;
    *   "conflict" (409) when the name is taken, built-in names included.
    */
-  create(orgId: string, name: string, permissions: string): Role {
+  async create(w: Work, orgId: string, name: string, permissions: string): Promise<Role> {
     checkLetters(permissions);
-    if (isBuiltinRole(name) || this.q.get.get(orgId, name)) {
+    if (isBuiltinRole(name) || (await w.roles.get(orgId, name))) {
       throw new VaultError("conflict", "a role with this name exists");
     }
-    return toRole(this.q.insert.get(orgId, name, permissions, this.deps.now()) as RoleRow);
+    return toRole(await w.roles.insert(orgId, name, permissions, this.deps.now()));
   }
 
   /**
@@ -107,10 +81,10 @@ export class Roles {
    * @throws VaultError "forbidden" (403) for a built-in role; "invalid" (400)
    *   for a bad permission string; "not_found" (404) for an unknown role.
    */
-  update(orgId: string, name: string, permissions: string): Role {
+  async update(w: Work, orgId: string, name: string, permissions: string): Promise<Role> {
     if (isBuiltinRole(name)) throw new VaultError("forbidden", "built-in roles cannot be modified");
     checkLetters(permissions);
-    const row = this.q.update.get(permissions, orgId, name);
+    const row = await w.roles.update(orgId, name, permissions);
     if (!row) throw new VaultError("not_found", "role not found");
     return toRole(row);
   }
@@ -120,15 +94,15 @@ export class Roles {
    * @throws VaultError "forbidden" (403) for a built-in role; "not_found"
    *   (404) for an unknown one; "conflict" (409) while a principal holds it.
    */
-  remove(orgId: string, name: string): void {
+  async remove(w: Work, orgId: string, name: string): Promise<void> {
     if (isBuiltinRole(name)) throw new VaultError("forbidden", "built-in roles cannot be deleted");
-    if (!this.q.get.get(orgId, name)) throw new VaultError("not_found", "role not found");
-    if (this.q.assigned.get(orgId, name)) {
+    if (!(await w.roles.get(orgId, name))) throw new VaultError("not_found", "role not found");
+    if (await w.roles.assigned(orgId, name)) {
       throw new VaultError("conflict", "the role is assigned to principals", {
         message: "give those principals another role first; deletes do not cascade",
       });
     }
-    this.q.remove.run(orgId, name);
+    await w.roles.remove(orgId, name);
   }
 }
 
@@ -137,6 +111,6 @@ function checkLetters(permissions: string): void {
   if (problem !== undefined) throw new VaultError("invalid", problem);
 }
 
-function toRole(row: RoleRow): Role {
-  return { orgId: row.org_id, name: row.name, permissions: row.permissions, builtin: false };
+function toRole(row: RoleRecord): Role {
+  return { orgId: row.orgId, name: row.name, permissions: row.permissions, builtin: false };
 }

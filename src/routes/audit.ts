@@ -4,7 +4,7 @@ import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { AuditEntry, AuditFilter, AuditLog } from "../domain/audit.js";
 import { GLOBAL_SCOPE } from "../domain/secret-model.js";
-import type { UnitOfWork, Work } from "../store/work.js";
+import type { Awaitable, UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
 import { MAX_UNIX_SECONDS, parse, queryInt } from "./input.js";
@@ -115,8 +115,8 @@ export interface AuditRouteDeps {
  */
 export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
   // The org's existence is checked in the same transaction as the query.
-  const query = (scopeOf: (c: AppContext) => string, c: AppContext, filter: AuditFilter) =>
-    deps.tx.run((w) => deps.audit.query(w, scopeOf(c), filter));
+  const query = (scopeOf: (w: Work, c: AppContext) => Awaitable<string>, c: AppContext, filter: AuditFilter) =>
+    deps.tx.run(async (w) => deps.audit.query(w, await scopeOf(w, c), filter));
   const errors = { 400: { description: "invalid parameter or cursor" } };
   return [
     {

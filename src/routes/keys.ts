@@ -85,8 +85,9 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
         const body = await readBody(c, createKeyBody);
         const actor = c.get("actor");
         const origin = originOf(c);
-        const { key, token } = await tx.run(() =>
+        const { key, token } = await tx.run((w) =>
           keys.create(
+            w,
             {
               name: body.name,
               permissions: body.permissions,
@@ -127,7 +128,7 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
         const after = decodeCursor(query.cursor);
         // Read through the group commit, like every other request: the answer
         // leaves only once what it shows is committed.
-        const page = await tx.run(() => keys.list(keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
+        const page = await tx.run((w) => keys.list(w, keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
         return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
       },
     },
@@ -145,7 +146,7 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const id = c.req.param("id") ?? "";
         const origin = originOf(c);
-        const outcome = await tx.run(() => keys.remove(id, keyPrefixOf(c) ?? null, origin));
+        const outcome = await tx.run((w) => keys.remove(w, id, keyPrefixOf(c) ?? null, origin));
         if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
         if (outcome === "not_found") throw new ApiError(404, "key not found");
         return c.json({ deleted: true });
@@ -162,14 +163,14 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
  * @throws ApiError 401 for a key past its expires_at (decisions.md section 5).
  */
 export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: Logger): TokenResolver {
-  return (token) => {
+  return async (token) => {
     if (!token.startsWith("vsk_")) return undefined;
-    const found = keys.lookup(token);
+    const found = await tx.run((w) => keys.lookup(w, token));
     if (found.kind === "unknown") return undefined;
     if (found.kind === "expired") throw new ApiError(401, "token expired");
     const key = found.key;
     if (keys.touchDue(key)) {
-      tx.run(() => keys.touch(key.id)).catch((err: unknown) => log.warn({ err, key_id: key.id }, "last_used_at not written"));
+      tx.run((w) => keys.touch(w, key.id)).catch((err: unknown) => log.warn({ err, key_id: key.id }, "last_used_at not written"));
     }
     return { kind: "scoped", keyId: key.id, permissions: key.permissions, prefix: key.prefix };
   };

@@ -44,7 +44,7 @@ function me(c: AppContext): PrincipalActor {
  */
 export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
   const { principals, keys, tx } = deps;
-  const profile = (p: Principal) => ({ ...principalJson(p), keys: keys.all(p.id).map(keySummaryJson) });
+  const profile = async (w: Work, p: Principal) => ({ ...principalJson(p), keys: (await keys.all(w, p.id)).map(keySummaryJson) });
   return [
     {
       method: "get",
@@ -54,7 +54,7 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       responses: { 200: { description: "{id, name, role, org_id, metadata, created_at, keys}", schema: meSchema } },
       handler: async (c) => {
         const actor = me(c);
-        return c.json(await tx.run(() => profile(principals.require(actor.orgId, actor.principalId))));
+        return c.json(await tx.run(async (w) => profile(w, await principals.require(w, actor.orgId, actor.principalId))));
       },
     },
     {
@@ -67,7 +67,7 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const body = await readBody(c, patchMeBody);
         const actor = me(c);
-        const answer = await tx.run(() => profile(principals.update(actor.orgId, actor.principalId, { metadata: body.metadata })));
+        const answer = await tx.run(async (w) => profile(w, await principals.update(w, actor.orgId, actor.principalId, { metadata: body.metadata })));
         return c.json(answer);
       },
     },
@@ -83,7 +83,7 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
         const input = await readNewKey(c);
         const actor = me(c);
         const origin = originOf(c);
-        const created = await tx.run(() => keys.create(actor.orgId, actor.principalId, input, origin, actor.keyId));
+        const created = await tx.run((w) => keys.create(w, actor.orgId, actor.principalId, input, origin, actor.keyId));
         return c.json(createdKeyJson(created.key, created.token), 201);
       },
     },
@@ -98,7 +98,7 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
         const query = parse(pageQuery, c.req.query());
         const afterId = decodeCursor(query.cursor);
         const principalId = me(c).principalId;
-        const page = await tx.run(() => keys.list(principalId, query.limit ?? 1000, afterId));
+        const page = await tx.run((w) => keys.list(w, principalId, query.limit ?? 1000, afterId));
         return c.json(keyListBody(page));
       },
     },
@@ -112,7 +112,7 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
         const actor = me(c);
         const keyId = pathId(c, "key_id", "key not found");
         const origin = originOf(c);
-        await tx.run(() => keys.revoke(actor.principalId, keyId, origin));
+        await tx.run((w) => keys.revoke(w, actor.principalId, keyId, origin));
         return c.json({ deleted: true });
       },
     },

@@ -43,7 +43,7 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createOrgBody);
-        const org = await tx.run(() => orgs.create(body.name, body.metadata));
+        const org = await tx.run((w) => orgs.create(w, body.name, body.metadata));
         return c.json(orgSummary(org), 201);
       },
     },
@@ -60,7 +60,7 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
         const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(() => orgs.list(query.limit ?? 1000, afterId));
+        const page = await tx.run((w) => orgs.list(w, query.limit ?? 1000, afterId));
         return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
       },
     },
@@ -81,7 +81,7 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
         404: { description: "no such organization" },
       },
       handler: async (c) => {
-        const org = await tx.run(() => orgs.get(orgIdOf(c)) as Org);
+        const org = await tx.run(async (w) => (await orgs.get(w, await orgIdOf(w, c))) as Org);
         return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
       },
     },
@@ -98,7 +98,7 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const origin = originOf(c);
-        await tx.run(() => orgs.remove(orgIdOf(c), origin));
+        await tx.run(async (w) => orgs.remove(w, await orgIdOf(w, c), origin));
         return c.json({ deleted: true });
       },
     },

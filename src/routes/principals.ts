@@ -53,7 +53,7 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createPrincipalBody);
-        const principal = await tx.run(() => principals.create(orgIdOf(c), body.name, body.role));
+        const principal = await tx.run(async (w) => principals.create(w, await orgIdOf(w, c), body.name, body.role));
         return c.json(principalJson(principal), 201);
       },
     },
@@ -73,7 +73,7 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
         const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(() => principals.list(orgIdOf(c), query.limit ?? 1000, afterId));
+        const page = await tx.run(async (w) => principals.list(w, await orgIdOf(w, c), query.limit ?? 1000, afterId));
         return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
       },
     },
@@ -84,9 +84,9 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       responses: { 200: { description: "the principal", schema: principalSchema }, 404: { description: "no such organization or principal" } },
       handler: async (c) => {
-        const principal = await tx.run(() => {
-          const orgId = orgIdOf(c);
-          return principals.require(orgId, pathId(c, "id", NO_PRINCIPAL));
+        const principal = await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          return principals.require(w, orgId, pathId(c, "id", NO_PRINCIPAL));
         });
         return c.json(principalJson(principal));
       },
@@ -105,9 +105,9 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, patchPrincipalBody);
-        const principal = await tx.run(() => {
-          const orgId = orgIdOf(c);
-          return principals.update(orgId, pathId(c, "id", NO_PRINCIPAL), body);
+        const principal = await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          return principals.update(w, orgId, pathId(c, "id", NO_PRINCIPAL), body);
         });
         return c.json(principalJson(principal));
       },
@@ -119,9 +119,9 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization or principal" }, 409: { description: "the principal has active keys" } },
       handler: async (c) => {
-        await tx.run(() => {
-          const orgId = orgIdOf(c);
-          principals.remove(orgId, pathId(c, "id", NO_PRINCIPAL));
+        await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          await principals.remove(w, orgId, pathId(c, "id", NO_PRINCIPAL));
         });
         return c.json({ deleted: true });
       },
@@ -137,10 +137,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const input = await readNewKey(c);
         const origin = originOf(c);
-        const created = await tx.run(() => {
-          const orgId = orgIdOf(c);
-          const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
-          return keys.create(orgId, id, input, origin);
+        const created = await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          const id = (await principals.require(w, orgId, pathId(c, "id", NO_PRINCIPAL))).id;
+          return keys.create(w, orgId, id, input, origin);
         });
         return c.json(createdKeyJson(created.key, created.token), 201);
       },
@@ -155,10 +155,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
         const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(() => {
-          const orgId = orgIdOf(c);
-          const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
-          return keys.list(id, query.limit ?? 1000, afterId);
+        const page = await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          const id = (await principals.require(w, orgId, pathId(c, "id", NO_PRINCIPAL))).id;
+          return keys.list(w, id, query.limit ?? 1000, afterId);
         });
         return c.json(keyListBody(page));
       },
@@ -171,11 +171,11 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization, principal or key" } },
       handler: async (c) => {
         const origin = originOf(c);
-        await tx.run(() => {
-          const orgId = orgIdOf(c);
-          const id = principals.require(orgId, pathId(c, "id", NO_PRINCIPAL)).id;
+        await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          const id = (await principals.require(w, orgId, pathId(c, "id", NO_PRINCIPAL))).id;
           const keyId = pathId(c, "key_id", "key not found");
-          keys.revoke(id, keyId, origin);
+          await keys.revoke(w, id, keyId, origin);
         });
         return c.json({ deleted: true });
       },

@@ -60,7 +60,7 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createRoleBody);
-        const role = await tx.run(() => roles.create(orgIdOf(c), body.name, body.permissions));
+        const role = await tx.run(async (w) => roles.create(w, await orgIdOf(w, c), body.name, body.permissions));
         return c.json(roleJson(role), 201);
       },
     },
@@ -85,7 +85,7 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const query = parse(pageQuery, c.req.query());
         const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(() => roles.list(orgIdOf(c), query.limit ?? 1000, afterId));
+        const page = await tx.run(async (w) => roles.list(w, await orgIdOf(w, c), query.limit ?? 1000, afterId));
         const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
         return c.json(pageBody("roles", items, page.nextAfterId));
       },
@@ -104,9 +104,9 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, patchRoleBody);
-        const role = await tx.run(() => {
-          const orgId = orgIdOf(c);
-          return roles.update(orgId, pathRole(c), body.permissions);
+        const role = await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          return roles.update(w, orgId, pathRole(c), body.permissions);
         });
         return c.json(roleJson(role));
       },
@@ -123,9 +123,9 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
         409: { description: "the role is assigned to principals" },
       },
       handler: async (c) => {
-        await tx.run(() => {
-          const orgId = orgIdOf(c);
-          roles.remove(orgId, pathRole(c));
+        await tx.run(async (w) => {
+          const orgId = await orgIdOf(w, c);
+          await roles.remove(w, orgId, pathRole(c));
         });
         return c.json({ deleted: true });
       },

@@ -7,7 +7,7 @@ import { GLOBAL_SCOPE } from "../domain/secret-model.js";
 import type { SecretLifecycle } from "../domain/secrets.js";
 import type { CheckOutcome, Reader, RetrieveOutcome, SecretMeta } from "../domain/secret-model.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
-import type { UnitOfWork, Work } from "../store/work.js";
+import type { Awaitable, UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { ResponseDecl, RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, readJsonObject, seconds } from "./input.js";
@@ -86,7 +86,12 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
   const { secrets, tx } = deps;
   const org = scope === "org";
   const base = org ? "/orgs/:org_id/secrets" : "/secrets";
-  const scopeOf: (c: AppContext) => string = org ? orgIdOf : () => GLOBAL_SCOPE;
+  /**
+   * Runs `fn` in a unit of work with the route's scope: the org id, checked
+   * to exist in the same transaction (404), or GLOBAL_SCOPE.
+   */
+  const inScope = <T>(c: AppContext, fn: (w: Work, scope: string) => Awaitable<T>): Promise<T> =>
+    org ? tx.run(async (w) => fn(w, await orgIdOf(w, c))) : tx.run((w) => fn(w, GLOBAL_SCOPE));
   const noOrg: Record<number, ResponseDecl> = org ? { 404: { description: "no such organization" } } : {};
   const where = org ? "; or no such organization" : "";
   /** Responses only the org scope has. */
@@ -100,7 +105,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const origin = originOf(c);
         const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
         const created = await tx.run(async (w) => {
-          const orgId = orgIdOf(c);
+          const orgId = await orgIdOf(w, c);
           if (allowedKeys) await deps.keys.checkAllowedKeys(w, orgId, allowedKeys);
           return secrets.create(
             w,
@@ -183,7 +188,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const afterId = decodeCursor(query.cursor);
         const limit = query.limit ?? 1000;
         if (org) {
-          const found = await tx.run((w) => secrets.list(w, orgIdOf(c), { limit, afterId, includeSealed: true }));
+          const found = await inScope(c, (w, orgId) => secrets.list(w, orgId, { limit, afterId, includeSealed: true }));
           return c.json(pageBody("secrets", found.secrets.map(orgListEntry), found.nextAfterId));
         }
         const found = await tx.run((w) => secrets.list(w, GLOBAL_SCOPE, { limit, afterId, keyPrefix: keyPrefixOf(c) }));
@@ -215,11 +220,11 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const reader = readerOf(c);
         if (c.req.method === "HEAD") {
           // Existence only: no decryption, no read counted (interface section 4).
-          const checked = await tx.run((w) => secrets.check(w, scopeOf(c), key, reader, origin));
+          const checked = await inScope(c, (w, scope) => secrets.check(w, scope, key, reader, origin));
           if (checked.kind !== "ok") refuse(checked);
           return c.body(null, 200);
         }
-        const outcome = await tx.run((w) => secrets.retrieve(w, scopeOf(c), key, reader, origin));
+        const outcome = await inScope(c, (w, scope) => secrets.retrieve(w, scope, key, reader, origin));
         if (outcome.kind !== "ok") refuse(outcome);
         const s = outcome.secret;
         return c.json({
@@ -254,7 +259,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const body = await readBody(c, patchSecretBody);
         const origin = originOf(c);
         const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-        const outcome = await tx.run((w) => secrets.update(w, scopeOf(c), key, patch, origin, { sealable: org }));
+        const outcome = await inScope(c, (w, scope) => secrets.update(w, scope, key, patch, origin, { sealable: org }));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
         return c.json({ ...nameOf(outcome.secret), updated: true });
       },
@@ -272,7 +277,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       handler: async (c) => {
         const key = pathKey(c);
         const origin = originOf(c);
-        const outcome = await tx.run((w) => secrets.remove(w, scopeOf(c), key, origin));
+        const outcome = await inScope(c, (w, scope) => secrets.remove(w, scope, key, origin));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
         return c.json({ deleted: true });
       },
@@ -286,7 +291,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
       handler: async (c) => {
         const origin = originOf(c);
         const count = org
-          ? await tx.run((w) => secrets.prune(w, orgIdOf(c), origin))
+          ? await inScope(c, (w, orgId) => secrets.prune(w, orgId, origin))
           : await tx.run((w) => secrets.prune(w, GLOBAL_SCOPE, origin, keyPrefixOf(c)));
         return c.json({ pruned: count });
       },

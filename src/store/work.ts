@@ -8,6 +8,8 @@
  */
 
 import type { AuditStore } from "./audit.js";
+import type { OrgStore, PrincipalKeyStore, PrincipalStore, RoleStore } from "./orgs.js";
+import type { ScopedKeyStore } from "./scoped-keys.js";
 import type { SecretStore } from "./secrets.js";
 
 /** A value, or a promise of it: what a store method returns. */
@@ -33,4 +35,9 @@ export interface UnitOfWork<W> {
 export interface Work {
   readonly secrets: SecretStore;
   readonly audit: AuditStore;
+  readonly scopedKeys: ScopedKeyStore;
+  readonly orgs: OrgStore;
+  readonly roles: RoleStore;
+  readonly principals: PrincipalStore;
+  readonly principalKeys: PrincipalKeyStore;
 }

@@ -1,6 +1,8 @@
 import type { Db } from "../../db.js";
 import type { Work } from "../work.js";
 import { SqliteAuditStore } from "./audit.js";
+import { SqliteOrgStore, SqlitePrincipalKeyStore, SqlitePrincipalStore, SqliteRoleStore } from "./orgs.js";
+import { SqliteScopedKeyStore } from "./scoped-keys.js";
 import { SqliteSecretStore } from "./secrets.js";
 
 /**
@@ -12,6 +14,11 @@ import { SqliteSecretStore } from "./secrets.js";
 export interface SqliteWork extends Work {
   readonly secrets: SqliteSecretStore;
   readonly audit: SqliteAuditStore;
+  readonly scopedKeys: SqliteScopedKeyStore;
+  readonly orgs: SqliteOrgStore;
+  readonly roles: SqliteRoleStore;
+  readonly principals: SqlitePrincipalStore;
+  readonly principalKeys: SqlitePrincipalKeyStore;
 }
 
 /**
@@ -23,5 +30,10 @@ export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null
   return {
     secrets: new SqliteSecretStore(db),
     audit: new SqliteAuditStore(db, options.auditChainKey),
+    scopedKeys: new SqliteScopedKeyStore(db),
+    orgs: new SqliteOrgStore(db),
+    roles: new SqliteRoleStore(db),
+    principals: new SqlitePrincipalStore(db),
+    principalKeys: new SqlitePrincipalKeyStore(db),
   };
 }
