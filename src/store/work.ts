@@ -8,7 +8,9 @@
  */
 
 import type { AuditStore } from "./audit.js";
+import type { OutboxStore } from "./outbox.js";
 import type { SecretStore } from "./secrets.js";
+import type { WebhookStore } from "./webhooks.js";
 
 /** A value, or a promise of it: what a store method returns. */
 export type Awaitable<T> = T | Promise<T>;
@@ -33,4 +35,6 @@ export interface UnitOfWork<W> {
 export interface Work {
   readonly secrets: SecretStore;
   readonly audit: AuditStore;
+  readonly webhooks: WebhookStore;
+  readonly outbox: OutboxStore;
 }

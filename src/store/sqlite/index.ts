@@ -1,7 +1,9 @@
 import type { Db } from "../../db.js";
 import type { Work } from "../work.js";
 import { SqliteAuditStore } from "./audit.js";
+import { SqliteOutboxStore } from "./outbox.js";
 import { SqliteSecretStore } from "./secrets.js";
+import { SqliteWebhookStore } from "./webhooks.js";
 
 /**
  * The SQLite engine's work handle: every store over one connection, built
@@ -12,6 +14,8 @@ import { SqliteSecretStore } from "./secrets.js";
 export interface SqliteWork extends Work {
   readonly secrets: SqliteSecretStore;
   readonly audit: SqliteAuditStore;
+  readonly webhooks: SqliteWebhookStore;
+  readonly outbox: SqliteOutboxStore;
 }
 
 /** Builds the SQLite stores over `db` (open and migrated). */
@@ -19,5 +23,7 @@ export function createSqliteWork(db: Db): SqliteWork {
   return {
     secrets: new SqliteSecretStore(db),
     audit: new SqliteAuditStore(db),
+    webhooks: new SqliteWebhookStore(db),
+    outbox: new SqliteOutboxStore(db),
   };
 }
