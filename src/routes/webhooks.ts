@@ -141,8 +141,9 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           await checkWebhookTarget(url, deps.allowPrivate, deps.lookup);
           const origin = originOf(c);
           const keyPrefix = viewerPrefix(c);
-          const created = await tx.run(() =>
+          const created = await tx.run((w) =>
             registry.create(
+              w,
               { orgId: orgOf(c), url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
               origin,
             ),
@@ -166,9 +167,9 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           const query = parse(pageQuery, c.req.query());
           const afterId = decodeCursor(query.cursor);
           const keyPrefix = viewerPrefix(c);
-          const page = await tx.run(() => {
+          const page = await tx.run((w) => {
             const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
-            return registry.list(view, { limit: query.limit ?? 1000, afterId });
+            return registry.list(w, view, { limit: query.limit ?? 1000, afterId });
           });
           return c.json(pageBody("webhooks", page.items.map(webhookJson), page.nextAfterId));
         },
@@ -187,9 +188,9 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         handler: async (c) => {
           const origin = originOf(c);
           const keyPrefix = viewerPrefix(c);
-          const removed = await tx.run(() => {
+          const removed = await tx.run((w) => {
             const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
-            return registry.remove(view, webhookId(c), origin);
+            return registry.remove(w, view, webhookId(c), origin);
           });
           if (!removed) throw new ApiError(404, NOT_FOUND);
           return c.json({ deleted: true });
@@ -212,11 +213,11 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           const query = parse(pageQuery, c.req.query());
           const beforeId = decodeCursor(query.cursor);
           const keyPrefix = viewerPrefix(c);
-          const page = await tx.run(() => {
+          const page = await tx.run(async (w) => {
             const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
             const id = webhookId(c);
-            if (!registry.get(view, id)) return undefined;
-            return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
+            if (!(await registry.get(w, view, id))) return undefined;
+            return registry.attempts(w, id, { limit: query.limit ?? 1000, beforeId });
           });
           if (!page) throw new ApiError(404, NOT_FOUND);
           return c.json(pageBody("deliveries", page.items.map(attemptJson), page.nextAfterId));
