@@ -118,13 +118,12 @@ export function createVault(options: VaultOptions): Vault {
   const metrics = new VaultMetrics(
     {
       activeSecrets: () => tx.run((w) => sources.secrets?.countActive(w) ?? 0),
-      outboxPending: () => tx.run(() => sources.webhooks?.queue.pendingCount() ?? 0),
+      outboxPending: () => tx.run((w) => sources.webhooks?.queue.pendingCount(w) ?? 0),
     },
     { processMetrics: options.processMetrics },
   );
   tx.onCommitted((size, ms) => metrics.observeCommit(size, ms));
   const webhooks = createWebhooks({
-    db: options.db,
     tx,
     log: options.log,
     now: options.now,
@@ -133,6 +132,8 @@ export function createVault(options: VaultOptions): Vault {
     audit,
     onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
   });
+  // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
+  webhooks.outbox.attach(tx);
   const secrets = new SecretLifecycle({
     cipher: options.cipher,
     events: combineSinks(audit, webhooks.outbox, walScrubber, metrics.sink),

@@ -22,6 +22,7 @@
  * roles and principal keys is the master key's alone; /me is for principal
  * keys alone. Check order: 401, then 403, then 400/413, then 404/409/410.
  */
+import type { Awaitable, Work } from "../src/store/work.js";
 import { describe, expect, it } from "vitest";
 import { MASTER_KEY, buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
@@ -111,40 +112,43 @@ interface World {
  * secret `s` and a webhook; an `other` org with its owner; an `empty` org;
  * a global secret `g`; a scoped admin key.
  */
-function buildWorld(): World {
+async function buildWorld(): Promise<World> {
   const v = buildTestVault({ webhooks: { allowPrivate: true } });
   const { orgs, roles, principals, keys } = v.orgs;
-  const org = orgs.create("acme").id;
-  const other = orgs.create("other").id;
-  const empty = orgs.create("empty").id;
-  roles.create(org, "janitor", "lCdRLAD");
-  roles.create(org, "spare", "r");
-  const member = (orgId: string, role: string, name = role) => {
-    const p = principals.create(orgId, name, role);
-    const k = keys.create(orgId, p.id, { name: "key" }, BY_MASTER);
+  // One unit of work per step, as the routes do.
+  const run = <T>(fn: (w: Work) => Awaitable<T>) => v.tx.run(fn);
+  const org = (await run((w) => orgs.create(w, "acme"))).id;
+  const other = (await run((w) => orgs.create(w, "other"))).id;
+  const empty = (await run((w) => orgs.create(w, "empty"))).id;
+  await run((w) => roles.create(w, org, "janitor", "lCdRLAD"));
+  await run((w) => roles.create(w, org, "spare", "r"));
+  const member = async (orgId: string, role: string, name = role) => {
+    const p = await run((w) => principals.create(w, orgId, name, role));
+    const k = await run((w) => keys.create(w, orgId, p.id, { name: "key" }, BY_MASTER));
     return { id: p.id, keyId: k.key.id, token: k.token };
   };
-  const reader = member(org, "reader");
-  const writer = member(org, "writer");
-  const admin = member(org, "admin");
-  const owner = member(org, "owner");
-  const custom = member(org, "janitor");
-  const stranger = member(other, "owner");
-  const target = principals.create(org, "target", "reader").id;
-  const spareKey = keys.create(org, owner.id, { name: "spare" }, BY_MASTER).key.id;
+  const reader = await member(org, "reader");
+  const writer = await member(org, "writer");
+  const admin = await member(org, "admin");
+  const owner = await member(org, "owner");
+  const custom = await member(org, "janitor");
+  const stranger = await member(other, "owner");
+  const target = (await run((w) => principals.create(w, org, "target", "reader"))).id;
+  const spareKey = (await run((w) => keys.create(w, org, owner.id, { name: "spare" }, BY_MASTER))).key.id;
   const now = v.clock.now();
-  const expired = keys.create(org, owner.id, { name: "expiring", validBefore: now + 60_000 }, BY_MASTER).token;
-  const early = keys.create(org, owner.id, { name: "later", validAfter: now + 86_400_000 }, BY_MASTER).token;
-  const revoked = keys.create(org, owner.id, { name: "revoked" }, BY_MASTER);
-  keys.revoke(owner.id, revoked.key.id, BY_MASTER);
+  const expired = (await run((w) => keys.create(w, org, owner.id, { name: "expiring", validBefore: now + 60_000 }, BY_MASTER))).token;
+  const early = (await run((w) => keys.create(w, org, owner.id, { name: "later", validAfter: now + 86_400_000 }, BY_MASTER))).token;
+  const revoked = await run((w) => keys.create(w, org, owner.id, { name: "revoked" }, BY_MASTER));
+  await run((w) => keys.revoke(w, owner.id, revoked.key.id, BY_MASTER));
   v.clock.advance(120_000);
-  v.secrets.create({ scope: org, key: "s", value: "v", burnOnLimit: false }, BY_MASTER);
-  v.secrets.create({ scope: "global", key: "g", value: "v" }, BY_MASTER);
-  const hook = v.webhooks.registry.create(
-    { orgId: org, url: "https://127.0.0.1/hook", events: ["*"], description: null, keyPrefix: null },
-    BY_MASTER,
+  await run((w) => v.secrets.create(w, { scope: org, key: "s", value: "v", burnOnLimit: false }, BY_MASTER));
+  await run((w) => v.secrets.create(w, { scope: "global", key: "g", value: "v" }, BY_MASTER));
+  const hook = (
+    await run((w) =>
+      v.webhooks.registry.create(w, { orgId: org, url: "https://127.0.0.1/hook", events: ["*"], description: null, keyPrefix: null }, BY_MASTER),
+    )
   ).id;
-  const scoped = v.keys.create({ name: "ci", permissions: ["admin"], prefix: null, expiresAt: null }, null, BY_MASTER).token;
+  const scoped = (await run((w) => v.keys.create(w, { name: "ci", permissions: ["admin"], prefix: null, expiresAt: null }, null, BY_MASTER))).token;
   const selfKeys: Record<ActorName, string> = {
     none: spareKey, master: spareKey, scoped: spareKey, expired: spareKey, early: spareKey, revoked: spareKey,
     reader: reader.keyId, writer: writer.keyId, admin: admin.keyId, owner: owner.keyId, custom: custom.keyId, other: stranger.keyId,
@@ -183,7 +187,7 @@ describe("authorization of org routes: one table", () => {
       for (const actor of ACTORS) {
         const status = r.expected[actor];
         it(`${actor} -> ${status}`, async () => {
-          const world = buildWorld();
+          const world = await buildWorld();
           const token = world.tokens[actor];
           const res = await world.v.request(r.method, fill(r.path, world.params, actor), { token, body: r.body });
           const text = await res.text();

@@ -6,32 +6,46 @@ import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
 
 /**
  * The batch of the next commit fails once (like a refused COMMIT): every
- * change in it is rolled back and none is acknowledged.
+ * change in it is rolled back and none is acknowledged. With `later`, only
+ * once the returned function has been called (the batch of a write that
+ * follows the request's own authentication).
+ * @returns the function that arms the failure.
  */
-function failNextCommit(v: TestVault): void {
-  let armed = true;
+function failNextCommit(v: TestVault, later = false): () => void {
+  let armed = !later;
   v.tx.onBeforeCommit(() => {
     if (!armed) return;
     armed = false;
     throw new ApiError(503, "refused commit");
   });
+  return () => {
+    armed = true;
+  };
 }
 
 /**
  * Replaces `target[name]` so that right after it has written (inside the
  * batch, before its COMMIT) `read` is sent; resolves with that read's answer.
+ * @param onWrite called as the write starts (to arm a failing commit).
  */
 function readWhileUncommitted<T extends object, K extends keyof T>(
   target: T,
   name: K,
   read: (result: unknown) => Promise<Response>,
+  onWrite: () => void = () => {},
 ): Promise<Response> {
   const original = target[name] as unknown as (...args: unknown[]) => unknown;
   return new Promise((resolve, reject) => {
     const wrapped = (...args: unknown[]) => {
+      onWrite();
       const result = original.apply(target, args);
       target[name] = original as unknown as T[K];
-      read(result).then(resolve, reject);
+      // The write's unit of work settles within the turn; the read starts
+      // right after it, while its batch is still open.
+      Promise.resolve(result).then(
+        (written) => read(written).then(resolve, reject),
+        reject,
+      );
       return result;
     };
     target[name] = wrapped as unknown as T[K];
@@ -80,10 +94,29 @@ describe("reads never answer with rows of a batch that has not committed", () =>
     const v = buildTestVault();
     const orgId = await createOrg(v);
     const p = await createPrincipal(v, orgId, "reader");
-    failNextCommit(v);
-    const me = readWhileUncommitted(v.orgs.principals, "update", () => v.request("GET", "/me", { token: p.token }));
+    const arm = failNextCommit(v, true);
+    const me = readWhileUncommitted(v.orgs.principals, "update", () => v.request("GET", "/me", { token: p.token }), arm);
     await expectStatus(v.request("PATCH", "/me", { token: p.token, body: { metadata: { ghost: "uncommitted" } } }), 503);
     await expectNotSeen(await me, "uncommitted");
     expect((await expectStatus(v.request("GET", "/me", { token: p.token }), 200)).metadata).toEqual({});
+  });
+
+  it("a scoped key or a principal key whose create failed to commit authenticates nothing, not even in its own batch", async () => {
+    const v = buildTestVault();
+    failNextCommit(v);
+    const scoped = readWhileUncommitted(v.keys, "create", (created) =>
+      v.request("GET", "/secrets", { token: (created as { token: string }).token }),
+    );
+    await expectStatus(v.asMaster("POST", "/keys", { name: "ghost", permissions: ["read"] }), 503);
+    expect([401, 503]).toContain((await scoped).status);
+
+    const orgId = await createOrg(v);
+    const p = await createPrincipal(v, orgId, "reader");
+    failNextCommit(v);
+    const principal = readWhileUncommitted(v.orgs.keys, "create", (created) =>
+      v.request("GET", "/me", { token: (created as { token: string }).token }),
+    );
+    await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals/${p.id}/keys`, { name: "ghost" }), 503);
+    expect([401, 503]).toContain((await principal).status);
   });
 });

@@ -78,7 +78,7 @@ describe("the outbox", () => {
     await expectStatus(v.asMaster("POST", "/secrets", { key: "gone", value: "x" }), 201);
     await expectStatus(v.asMaster("DELETE", "/secrets/gone"), 200);
     v.clock.advance(10_000);
-    expect(await v.tx.run(() => v.secrets.expireDue(100, SYSTEM_ORIGIN))).toBe(1);
+    expect(await v.tx.run((w) => v.secrets.expireDue(w, 100, SYSTEM_ORIGIN))).toBe(1);
     const rows = queued(v);
     expect(rows.map((r) => r.type)).toEqual(["secret.deleted", "secret.expired"]);
     expect(rows[1]?.body.data).toEqual({ id: created.id, read_count: 0, max_reads: null, expires_at: START_SECONDS + 10 });

@@ -11,7 +11,7 @@ function deliveries(v: TestVault): number {
 }
 
 function createSecret(v: TestVault, key: string): Promise<unknown> {
-  return v.tx.run(() => v.secrets.create({ scope: GLOBAL_SCOPE, key, value: "v" }, SYSTEM_ORIGIN));
+  return v.tx.run((w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key, value: "v" }, SYSTEM_ORIGIN));
 }
 
 describe("the outbox's subscriber cache", () => {
@@ -19,16 +19,16 @@ describe("the outbox's subscriber cache", () => {
     const v = buildTestVault();
     await createSecret(v, "before");
     expect(deliveries(v)).toBe(0);
-    await v.tx.run(() => v.webhooks.registry.create(hook, SYSTEM_ORIGIN));
+    await v.tx.run((w) => v.webhooks.registry.create(w, hook, SYSTEM_ORIGIN));
     await createSecret(v, "after");
     expect(deliveries(v)).toBe(1);
   });
 
   it("stops queueing for a deleted webhook", async () => {
     const v = buildTestVault();
-    const created = await v.tx.run(() => v.webhooks.registry.create(hook, SYSTEM_ORIGIN));
+    const created = await v.tx.run((w) => v.webhooks.registry.create(w, hook, SYSTEM_ORIGIN));
     await createSecret(v, "one");
-    await v.tx.run(() => v.webhooks.registry.remove({ orgId: null, viewerPrefix: null }, created.id, SYSTEM_ORIGIN));
+    await v.tx.run((w) => v.webhooks.registry.remove(w, { orgId: null, viewerPrefix: null }, created.id, SYSTEM_ORIGIN));
     await createSecret(v, "two");
     expect(deliveries(v)).toBe(0);
   });
@@ -36,10 +36,10 @@ describe("the outbox's subscriber cache", () => {
   it("forgets a webhook whose creation was rolled back", async () => {
     const v = buildTestVault();
     await createSecret(v, "warm");
-    const failed = v.tx.run(() => {
-      v.webhooks.registry.create(hook, SYSTEM_ORIGIN);
+    const failed = v.tx.run(async (w) => {
+      await v.webhooks.registry.create(w, hook, SYSTEM_ORIGIN);
       // The request's own events see the new webhook inside its transaction...
-      v.secrets.create({ scope: GLOBAL_SCOPE, key: "inside", value: "v" }, SYSTEM_ORIGIN);
+      await v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "inside", value: "v" }, SYSTEM_ORIGIN);
       throw new Error("rolled back");
     });
     await expect(failed).rejects.toThrow("rolled back");

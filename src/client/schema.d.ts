@@ -47,6 +47,8 @@ export interface paths {
                                 action: string;
                                 /** @description master, a scoped key id, or null */
                                 actor: string | null;
+                                /** @description auth.failed entries only: how many failed requests the entry stands for (repeated failures from one address are coalesced) */
+                                count?: number;
                                 id: string;
                                 ip: string | null;
                                 key: string | null;

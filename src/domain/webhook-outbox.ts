@@ -1,5 +1,7 @@
-import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
+import type { GroupCommit } from "../group-commit.js";
+import type { Subscriber } from "../store/webhooks.js";
+import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
 
@@ -43,14 +45,7 @@ export function subscribes(events: readonly string[], type: string): boolean {
   return events.includes("*") || events.includes(type);
 }
 
-interface SubscriberRow {
-  id: string;
-  events: string;
-  key_prefix: string | null;
-}
-
 export interface WebhookOutboxDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /**
@@ -63,45 +58,24 @@ export interface WebhookOutboxDeps {
 /** Scopes whose subscribers are cached at most; past it the cache starts over. */
 const MAX_CACHED_SCOPES = 10_000;
 
-/** A webhook as the outbox matches events against it. */
-interface Subscriber {
-  id: string;
-  events: string[];
-  keyPrefix: string | null;
-}
-
 /**
  * The webhook outbox, an EventSink (design.md "Events are rows"): a secret
- * event is written, in the transaction of the change, as one
- * `webhook_events` row (the exact body every attempt sends) and one pending
- * `webhook_deliveries` row per subscribed webhook: global events to global
- * webhooks, an org's events to that org's webhooks (decisions.md section 7).
- * With no subscriber nothing is written. If the write fails the change
- * rolls back with it.
+ * event is written, through the work handle of the change (so in its
+ * transaction), as one `webhook_events` row (the exact body every attempt
+ * sends) and one pending `webhook_deliveries` row per subscribed webhook:
+ * global events to global webhooks, an org's events to that org's webhooks
+ * (decisions.md section 7). With no subscriber nothing is written. If the
+ * write fails the change rolls back with it.
  */
 export class WebhookOutbox implements EventSink {
-  private readonly q;
   /**
-   * The subscribers of each scope, parsed, as last read: every secret event
-   * looks its scope's up, and webhooks change rarely. Dropped whole by
-   * invalidate() (a webhook created or deleted, any rollback).
+   * The subscribers of each scope, as last read: every secret event looks
+   * its scope's up, and webhooks change rarely. Dropped whole by
+   * invalidate() (a webhook created or deleted, any rollback: attach()).
    */
   private readonly subscribers = new Map<string, Subscriber[]>();
 
-  constructor(private readonly deps: WebhookOutboxDeps) {
-    const db = deps.db;
-    this.q = {
-      globalSubscribers: db.prepare<[], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NULL"),
-      orgSubscribers: db.prepare<[string], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id = ?"),
-      insertEvent: db.prepare<[string, string, string, number]>(
-        "INSERT INTO webhook_events (id, type, body, created_at) VALUES (?, ?, ?, ?)",
-      ),
-      insertDelivery: db.prepare<[string, string, number, number]>(
-        `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, updated_at)
-         VALUES (?, ?, 'pending', 0, ?, ?)`,
-      ),
-    };
-  }
+  constructor(private readonly deps: WebhookOutboxDeps) {}
 
   /**
    * Forgets the cached subscribers: call it when a webhook is created or
@@ -112,37 +86,58 @@ export class WebhookOutbox implements EventSink {
     this.subscribers.clear();
   }
 
-  /** The webhooks of a scope, from the cache or read now (in the caller's transaction). */
-  private subscribersOf(scope: string): Subscriber[] {
-    let list = this.subscribers.get(scope);
-    if (list === undefined) {
-      const rows = scope === GLOBAL_SCOPE ? this.q.globalSubscribers.all() : this.q.orgSubscribers.all(scope);
-      list = rows.map((w) => ({ id: w.id, events: JSON.parse(w.events) as string[], keyPrefix: w.key_prefix }));
-      if (this.subscribers.size >= MAX_CACHED_SCOPES) this.subscribers.clear();
-      this.subscribers.set(scope, list);
-    }
-    return list;
+  /**
+   * SQLite engine wiring: drops the subscriber cache whenever the group
+   * commit rolls back a request's savepoint or a whole batch, so a
+   * rolled-back create or delete does not stay cached.
+   */
+  attach(tx: GroupCommit<Work>): void {
+    tx.onRollback(() => this.invalidate());
   }
 
-  /** Queues the event for every webhook of its scope that subscribes to it. */
-  secretEvent(event: SecretEvent, _origin: Origin): void {
-    const all = this.subscribersOf(event.scope);
-    if (all.length === 0) return;
-    const targets = all.filter(
-      (w) =>
-        subscribes(w.events, event.type) &&
-        (w.keyPrefix === null || (!event.isPublic && event.key.startsWith(w.keyPrefix))),
-    );
-    if (targets.length === 0) return;
-    const now = this.deps.now();
-    const eventId = newId("evt_");
-    this.q.insertEvent.run(eventId, event.type, eventPayload(eventId, event, now), now);
-    for (const target of targets) this.q.insertDelivery.run(target.id, eventId, now, now);
-    this.deps.onQueued?.();
+  /**
+   * Queues the event for every webhook of its scope that subscribes to it.
+   * Synchronous (returns undefined) when the stores answer synchronously:
+   * the hot path of every secret change.
+   */
+  secretEvent(w: Work, event: SecretEvent, _origin: Origin): Awaitable<void> {
+    const cached = this.subscribers.get(event.scope);
+    if (cached !== undefined) return this.queue(w, event, cached);
+    const read = w.webhooks.subscribers(event.scope === GLOBAL_SCOPE ? null : event.scope);
+    if (read instanceof Promise) return read.then((list) => this.queue(w, event, this.remember(event.scope, list)));
+    return this.queue(w, event, this.remember(event.scope, read));
   }
 
   /** Pruning is an audit action, not a webhook event. */
   secretsPruned(): void {}
+
+  /** Caches a scope's subscribers, as read in the caller's transaction. */
+  private remember(scope: string, list: Subscriber[]): Subscriber[] {
+    if (this.subscribers.size >= MAX_CACHED_SCOPES) this.subscribers.clear();
+    this.subscribers.set(scope, list);
+    return list;
+  }
+
+  /** Writes the event and its deliveries for the subscribers that want it. */
+  private queue(w: Work, event: SecretEvent, all: Subscriber[]): Awaitable<void> {
+    if (all.length === 0) return undefined;
+    const targets = all.filter(
+      (hook) =>
+        subscribes(hook.events, event.type) &&
+        (hook.keyPrefix === null || (!event.isPublic && event.key.startsWith(hook.keyPrefix))),
+    );
+    if (targets.length === 0) return undefined;
+    const now = this.deps.now();
+    const eventId = newId("evt_");
+    const written = w.outbox.enqueue(
+      { id: eventId, type: event.type, body: eventPayload(eventId, event, now) },
+      targets.map((hook) => hook.id),
+      now,
+    );
+    if (written instanceof Promise) return written.then(() => this.deps.onQueued?.());
+    this.deps.onQueued?.();
+    return undefined;
+  }
 }
 
 /** A delivery the worker is about to attempt. */
@@ -177,29 +172,13 @@ export interface AttemptRecord {
   nextAttemptAt: number | null;
 }
 
-interface DueRow {
-  id: number;
-  webhook_id: string;
-  url: string;
-  event_id: string;
-  type: string;
-  body: string;
-  attempts: number;
-  next_attempt_at: number;
-  failing_since: number | null;
-}
-
-/** The scope key of a webhook row: "" for global webhooks, else the org id. */
-const SCOPE = "coalesce(w.org_id, '')";
-
 /**
- * The outbox as the delivery worker sees it: due deliveries, shared fairly
- * between scopes, recording attempts (and the webhook's health), and the
- * retention cleanup. Synchronous; call inside GroupCommit.run() so what is
- * read is committed when it is sent.
+ * The outbox as the delivery worker sees it, through the work handle: due
+ * deliveries, shared fairly between scopes, recording attempts (and the
+ * webhook's health), and the retention cleanup. Call inside a unit of work
+ * (`tx.run((w) => ...)`) so what is read is committed when it is sent.
  */
 export class DeliveryQueue {
-  private readonly q;
   /** The scope served first in the last due() call; the next call starts after it. */
   private lastScope: string | undefined;
 
@@ -207,62 +186,7 @@ export class DeliveryQueue {
    * @param failingAfter VAULT_WEBHOOK_FAILING_AFTER: consecutive failed
    *   deliveries that mark a webhook failing (default 5).
    */
-  constructor(
-    db: Db,
-    private readonly failingAfter = 5,
-  ) {
-    this.q = {
-      // `busy`: a JSON array of webhook ids whose deliveries are left out.
-      dueScopes: db.prepare<[number, string], { scope: string }>(
-        `SELECT DISTINCT ${SCOPE} AS scope
-         FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
-         JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.state = 'pending' AND d.next_attempt_at <= ?
-           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY scope`,
-      ),
-      due: db.prepare<[number, string, string, number], DueRow>(
-        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, d.next_attempt_at, w.failing_since
-         FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
-         JOIN webhooks w ON w.id = d.webhook_id
-         JOIN webhook_events e ON e.id = d.event_id
-         WHERE d.state = 'pending' AND d.next_attempt_at <= ?
-           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
-           AND ${SCOPE} = ?
-         ORDER BY d.next_attempt_at, d.id LIMIT ?`,
-      ),
-      delivered: db.prepare<[string]>("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = ?"),
-      failed: db.prepare<{ id: string; now: number; threshold: number }, { failed_deliveries: number }>(
-        `UPDATE webhooks SET failed_deliveries = failed_deliveries + 1,
-           failing_since = CASE WHEN failing_since IS NULL AND failed_deliveries + 1 >= @threshold THEN @now ELSE failing_since END
-         WHERE id = @id RETURNING failed_deliveries`,
-      ),
-      upcoming: db.prepare<[string], { next_attempt_at: number }>(
-        `SELECT next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
-         WHERE state = 'pending' AND webhook_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY next_attempt_at, id LIMIT 1`,
-      ),
-      update: db.prepare<{ id: number; state: string; next: number | null; now: number }, { attempts: number; webhook_id: string; event_id: string }>(
-        `UPDATE webhook_deliveries SET attempts = attempts + 1, state = @state, next_attempt_at = @next, updated_at = @now
-         WHERE id = @id AND state = 'pending'
-         RETURNING attempts, webhook_id, event_id`,
-      ),
-      type: db.prepare<[string], { type: string }>("SELECT type FROM webhook_events WHERE id = ?"),
-      pending: db.prepare<[number], { one: number }>(
-        "SELECT 1 AS one FROM webhook_deliveries WHERE id = ? AND state = 'pending'",
-      ),
-      insertAttempt: db.prepare(
-        `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
-         VALUES (@delivery_id, @webhook_id, @event_id, @type, @attempt, @status, @http_status, @error, @at)`,
-      ),
-      pendingCount: db.prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'"),
-      removeDone: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < ?"),
-      removeEvents: db.prepare<[number]>(
-        `DELETE FROM webhook_events WHERE created_at < ?
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
-      ),
-    };
-  }
+  constructor(private readonly failingAfter = 5) {}
 
   /**
    * Pending deliveries due at `now` (next_attempt_at <= now), leaving out
@@ -277,56 +201,41 @@ export class DeliveryQueue {
    *
    * @param limit at most this many.
    */
-  due(now: number, limit: number, busy: ReadonlySet<string>): DueDelivery[] {
+  async due(w: Work, now: number, limit: number, busy: ReadonlySet<string>): Promise<DueDelivery[]> {
     if (limit <= 0) return [];
-    const busyJson = JSON.stringify([...busy]);
-    const scopes = this.q.dueScopes.all(now, busyJson).map((r) => r.scope);
-    if (scopes.length === 0) return [];
-    const last = this.lastScope;
-    const start = last === undefined ? 0 : scopes.findIndex((scope) => scope > last);
-    const rotated = start <= 0 ? scopes : [...scopes.slice(start), ...scopes.slice(0, start)];
-    const served = rotated.slice(0, limit);
-    this.lastScope = served[0];
-    const queues = served.map((scope) => this.q.due.all(now, busyJson, scope, limit));
-    const picked: DueRow[] = [];
+    const batches = await w.outbox.claimDue({ now, limit, busy, afterScope: this.lastScope });
+    if (batches.length === 0) return [];
+    this.lastScope = batches[0]?.scope;
+    const picked: DueDelivery[] = [];
     for (let turn = 0; picked.length < limit; turn++) {
       let any = false;
-      for (const queue of queues) {
-        const row = queue[turn];
-        if (row === undefined) continue;
+      for (const batch of batches) {
+        const delivery = batch.deliveries[turn];
+        if (delivery === undefined) continue;
         any = true;
-        if (picked.length < limit) picked.push(row);
+        if (picked.length < limit) picked.push(delivery);
       }
       if (!any) break;
     }
-    return picked.map((r) => ({
-      deliveryId: r.id,
-      webhookId: r.webhook_id,
-      url: r.url,
-      eventId: r.event_id,
-      type: r.type,
-      body: r.body,
-      attempts: r.attempts,
-      failing: r.failing_since !== null,
-    }));
+    return picked;
   }
 
   /**
    * When the next pending delivery of a webhook not in `busy` is due
    * (milliseconds), or null when none is.
    */
-  nextDueAt(busy: ReadonlySet<string>): number | null {
-    return this.q.upcoming.get(JSON.stringify([...busy]))?.next_attempt_at ?? null;
+  nextDueAt(w: Work, busy: ReadonlySet<string>): Awaitable<number | null> {
+    return w.outbox.nextDueAt(busy);
   }
 
-  /** Deliveries still pending, of every webhook: the outbox depth (metrics). Run it inside the group commit. */
-  pendingCount(): number {
-    return this.q.pendingCount.get()?.n ?? 0;
+  /** Deliveries still pending, of every webhook: the outbox depth (metrics). */
+  pendingCount(w: Work): Awaitable<number> {
+    return w.outbox.pendingCount();
   }
 
   /** True while the delivery is still pending (not delivered, failed or deleted). */
-  isPending(deliveryId: number): boolean {
-    return this.q.pending.get(deliveryId) !== undefined;
+  isPending(w: Work, deliveryId: number): Awaitable<boolean> {
+    return w.outbox.isPending(deliveryId);
   }
 
   /**
@@ -343,30 +252,17 @@ export class DeliveryQueue {
    * @returns the attempt number and whether the webhook just became failing,
    *   or null when the delivery is gone.
    */
-  record(deliveryId: number, outcome: AttemptRecord, now: number): Recorded | null {
-    const state = outcome.status === "retrying" ? "pending" : outcome.status;
-    const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
-    const updated = this.q.update.get({ id: deliveryId, state, next, now });
-    if (!updated) return null;
-    this.q.insertAttempt.run({
-      delivery_id: deliveryId,
-      webhook_id: updated.webhook_id,
-      event_id: updated.event_id,
-      type: this.q.type.get(updated.event_id)?.type ?? "",
-      attempt: updated.attempts,
-      status: outcome.status,
-      http_status: outcome.httpStatus,
-      error: outcome.error,
-      at: now,
-    });
+  async record(w: Work, deliveryId: number, outcome: AttemptRecord, now: number): Promise<Recorded | null> {
+    const logged = await w.outbox.recordAttempt(deliveryId, outcome, now);
+    if (!logged) return null;
     let turnedFailing = false;
     if (outcome.status === "delivered") {
-      this.q.delivered.run(updated.webhook_id);
+      await w.webhooks.markDelivered(logged.webhookId);
     } else if (outcome.status === "failed") {
-      const health = this.q.failed.get({ id: updated.webhook_id, now, threshold: this.failingAfter });
-      turnedFailing = health?.failed_deliveries === this.failingAfter;
+      const failed = await w.webhooks.countFailedDelivery(logged.webhookId, now, this.failingAfter);
+      turnedFailing = failed === this.failingAfter;
     }
-    return { attempt: updated.attempts, turnedFailing };
+    return { attempt: logged.attempt, turnedFailing };
   }
 
   /**
@@ -374,7 +270,7 @@ export class DeliveryQueue {
    * events older than `cutoff` that no delivery needs any more.
    * @returns how many rows were removed.
    */
-  cleanup(cutoff: number): number {
-    return this.q.removeDone.run(cutoff).changes + this.q.removeEvents.run(cutoff).changes;
+  cleanup(w: Work, cutoff: number): Awaitable<number> {
+    return w.outbox.prune(cutoff);
   }
 }

@@ -1,4 +1,3 @@
-import type { Db } from "../db.js";
 import { newId } from "../crypto.js";
 import { VaultError } from "./errors.js";
 import { SECRET_EVENT_TYPES } from "./events.js";
@@ -7,8 +6,8 @@ import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
 import type { AttemptStatus } from "./webhook-outbox.js";
-
-// The outbox and the delivery queue live in webhook-outbox.ts; this path keeps exporting them.
+import type { WebhookRecord } from "../store/webhooks.js";
+import type { Awaitable, Work } from "../store/work.js";
 
 /** The event types a webhook may subscribe to (decisions.md section 7); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
@@ -67,38 +66,16 @@ export interface CreateWebhookInput {
 }
 
 /**
- * Records audit entries on behalf of a request's origin; structurally the
- * `recordFor` of domain/audit.ts (decisions.md section 8), so the audit log
- * can be passed as is and knows the request has left its row.
+ * Records audit entries on behalf of a request's origin, in the caller's
+ * unit of work; structurally the `recordFor` of domain/audit.ts
+ * (decisions.md section 8), so the audit log can be passed as is and knows
+ * the request has left its row.
  */
 export interface AuditRecorder {
-  recordFor(origin: Origin, scope: string, action: string, key: string | null): void;
-}
-
-interface WebhookRow {
-  rowid: number;
-  id: string;
-  org_id: string | null;
-  url: string;
-  events: string;
-  description: string | null;
-  key_prefix: string | null;
-  created_at: number;
-}
-
-interface AttemptRow {
-  id: number;
-  event_id: string;
-  type: string;
-  attempt: number;
-  status: AttemptStatus;
-  http_status: number | null;
-  error: string | null;
-  at: number;
+  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
 }
 
 export interface WebhookRegistryDeps {
-  db: Db;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** Audit log for `webhook.created` / `webhook.deleted`; none when undefined. */
@@ -109,47 +86,14 @@ export interface WebhookRegistryDeps {
   onChange?: (() => void) | undefined;
 }
 
-/** SQL: the webhook is visible to a viewer with prefix @viewer (or any when null). */
-const VISIBLE = "(@viewer IS NULL OR (key_prefix IS NOT NULL AND substr(key_prefix, 1, length(@viewer)) = @viewer))";
-
 /**
  * Webhook registrations, global and per org (interface section 4 "Global
- * webhooks" / "Org webhooks", decisions.md section 7). Synchronous; every
- * change runs inside GroupCommit.run() with its audit row.
+ * webhooks" / "Org webhooks", decisions.md section 7), through the work
+ * handle's `webhooks` and `outbox` stores; every change is recorded with
+ * its audit row in the caller's unit of work.
  */
 export class WebhookRegistry {
-  private readonly q;
-
-  constructor(private readonly deps: WebhookRegistryDeps) {
-    const db = deps.db;
-    this.q = {
-      insert: db.prepare(
-        `INSERT INTO webhooks (id, org_id, url, events, description, key_prefix, created_at)
-         VALUES (@id, @org_id, @url, @events, @description, @key_prefix, @created_at)
-         RETURNING rowid, *`,
-      ),
-      listGlobal: db.prepare<{ viewer: string | null; after: number; limit: number }, WebhookRow>(
-        `SELECT rowid, * FROM webhooks WHERE org_id IS NULL AND rowid > @after AND ${VISIBLE}
-         ORDER BY rowid LIMIT @limit`,
-      ),
-      listOrg: db.prepare<{ org: string; viewer: string | null; after: number; limit: number }, WebhookRow>(
-        `SELECT rowid, * FROM webhooks WHERE org_id = @org AND rowid > @after AND ${VISIBLE}
-         ORDER BY rowid LIMIT @limit`,
-      ),
-      getGlobal: db.prepare<{ id: string; viewer: string | null }, WebhookRow>(
-        `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id IS NULL AND ${VISIBLE}`,
-      ),
-      getOrg: db.prepare<{ id: string; org: string; viewer: string | null }, WebhookRow>(
-        `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id = @org AND ${VISIBLE}`,
-      ),
-      remove: db.prepare<[string]>("DELETE FROM webhooks WHERE id = ?"),
-      countInScope: db.prepare<[string | null], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE org_id IS ?"),
-      attempts: db.prepare<{ webhook: string; before: number; limit: number }, AttemptRow>(
-        `SELECT id, event_id, type, attempt, status, http_status, error, at FROM webhook_attempts
-         WHERE webhook_id = @webhook AND id < @before ORDER BY id DESC LIMIT @limit`,
-      ),
-    };
-  }
+  constructor(private readonly deps: WebhookRegistryDeps) {}
 
   /**
    * Registers a webhook; audit action `webhook.created` with the webhook id
@@ -159,41 +103,37 @@ export class WebhookRegistry {
    * @returns the webhook.
    * @throws VaultError "conflict" (409) when the scope already has `perScope` webhooks.
    */
-  create(input: CreateWebhookInput, origin: Origin): Webhook {
+  async create(w: Work, input: CreateWebhookInput, origin: Origin): Promise<Webhook> {
     const cap = this.deps.perScope ?? 25;
-    if ((this.q.countInScope.get(input.orgId)?.n ?? 0) >= cap) {
+    if ((await w.webhooks.countInScope(input.orgId)) >= cap) {
       throw new VaultError("conflict", `at most ${cap} webhooks per ${input.orgId === null ? "vault" : "org"} (VAULT_WEBHOOKS_PER_SCOPE); delete one first`);
     }
-    const row = this.q.insert.get({
+    const record = await w.webhooks.insert({
       id: newId("wh_"),
-      org_id: input.orgId,
+      orgId: input.orgId,
       url: input.url,
-      events: JSON.stringify(input.events),
+      events: input.events,
       description: input.description,
-      key_prefix: input.keyPrefix,
-      created_at: this.deps.now(),
-    }) as WebhookRow;
+      keyPrefix: input.keyPrefix,
+      createdAt: this.deps.now(),
+    });
     this.deps.onChange?.();
-    const webhook = toWebhook(row);
-    this.audit("webhook.created", webhook, origin);
+    const webhook = toWebhook(record);
+    await this.audit(w, "webhook.created", webhook, origin);
     return webhook;
   }
 
   /** One page of a scope's webhooks visible to the viewer, oldest first. */
-  list(view: WebhookView, options: { limit: number; afterId?: number | undefined }): Page<Webhook> {
-    const params = { viewer: view.viewerPrefix, after: options.afterId ?? 0, limit: options.limit + 1 };
-    const rows = view.orgId === null ? this.q.listGlobal.all(params) : this.q.listOrg.all({ ...params, org: view.orgId });
-    const { rows: page, next } = cutPage(rows, options.limit, (row) => row.rowid);
+  async list(w: Work, view: WebhookView, options: { limit: number; afterId?: number | undefined }): Promise<Page<Webhook>> {
+    const records = await w.webhooks.list(view, options.afterId ?? 0, options.limit + 1);
+    const { rows: page, next } = cutPage(records, options.limit, (record) => record.seq);
     return { items: page.map(toWebhook), nextAfterId: next };
   }
 
   /** The webhook with this id in the scope, when the viewer may see it; else undefined. */
-  get(view: WebhookView, id: string): Webhook | undefined {
-    const row =
-      view.orgId === null
-        ? this.q.getGlobal.get({ id, viewer: view.viewerPrefix })
-        : this.q.getOrg.get({ id, org: view.orgId, viewer: view.viewerPrefix });
-    return row ? toWebhook(row) : undefined;
+  async get(w: Work, view: WebhookView, id: string): Promise<Webhook | undefined> {
+    const record = await w.webhooks.get(view, id);
+    return record === undefined ? undefined : toWebhook(record);
   }
 
   /**
@@ -202,12 +142,12 @@ export class WebhookRegistry {
    * Audit action `webhook.deleted`.
    * @returns false when the viewer sees no such webhook (404).
    */
-  remove(view: WebhookView, id: string, origin: Origin): boolean {
-    const webhook = this.get(view, id);
+  async remove(w: Work, view: WebhookView, id: string, origin: Origin): Promise<boolean> {
+    const webhook = await this.get(w, view, id);
     if (!webhook) return false;
-    this.q.remove.run(id);
+    await w.webhooks.remove(id);
     this.deps.onChange?.();
-    this.audit("webhook.deleted", webhook, origin);
+    await this.audit(w, "webhook.deleted", webhook, origin);
     return true;
   }
 
@@ -217,20 +157,16 @@ export class WebhookRegistry {
    * webhook is visible (get()).
    * @param beforeId continue below this attempt id (cursor).
    */
-  attempts(webhookId: string, options: { limit: number; beforeId?: number | undefined }): Page<DeliveryAttempt> {
-    const rows = this.q.attempts.all({
-      webhook: webhookId,
-      before: options.beforeId ?? Number.MAX_SAFE_INTEGER,
-      limit: options.limit + 1,
-    });
+  async attempts(w: Work, webhookId: string, options: { limit: number; beforeId?: number | undefined }): Promise<Page<DeliveryAttempt>> {
+    const rows = await w.outbox.attempts(webhookId, options.beforeId ?? Number.MAX_SAFE_INTEGER, options.limit + 1);
     const { rows: page, next } = cutPage(rows, options.limit, (row) => row.id);
     return {
       items: page.map((r) => ({
-        eventId: r.event_id,
+        eventId: r.eventId,
         type: r.type,
         attempt: r.attempt,
         status: r.status,
-        httpStatus: r.http_status,
+        httpStatus: r.httpStatus,
         error: r.error,
         at: r.at,
       })),
@@ -238,19 +174,20 @@ export class WebhookRegistry {
     };
   }
 
-  private audit(action: "webhook.created" | "webhook.deleted", webhook: Webhook, origin: Origin): void {
-    this.deps.audit?.recordFor(origin, webhook.orgId ?? GLOBAL_SCOPE, action, webhook.id);
+  private audit(w: Work, action: "webhook.created" | "webhook.deleted", webhook: Webhook, origin: Origin): Awaitable<void> {
+    return this.deps.audit?.recordFor(w, origin, webhook.orgId ?? GLOBAL_SCOPE, action, webhook.id);
   }
 }
 
-function toWebhook(row: WebhookRow): Webhook {
+/** The webhook of a stored record (without its position). */
+function toWebhook(record: WebhookRecord): Webhook {
   return {
-    id: row.id,
-    orgId: row.org_id,
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
-    description: row.description,
-    keyPrefix: row.key_prefix,
-    createdAt: row.created_at,
+    id: record.id,
+    orgId: record.orgId,
+    url: record.url,
+    events: record.events,
+    description: record.description,
+    keyPrefix: record.keyPrefix,
+    createdAt: record.createdAt,
   };
 }

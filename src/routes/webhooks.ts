@@ -5,7 +5,7 @@ import { orgIdOf } from "../org-auth.js";
 import { ApiError } from "../errors.js";
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN } from "../domain/webhooks.js";
 import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../domain/webhooks.js";
-import type { UnitOfWork, Work } from "../store/work.js";
+import type { Awaitable, UnitOfWork, Work } from "../store/work.js";
 import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../webhooks/address-guard.js";
 import type { Lookup } from "../webhooks/address-guard.js";
 import { decodeCursor, pageQuery, parse, readBody, requiredString, seconds } from "./input.js";
@@ -113,7 +113,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
   const family = (
     base: string,
     permission: RoutePermission,
-    orgOf: (c: AppContext) => string | null,
+    orgOf: (w: Work, c: AppContext) => Awaitable<string | null>,
     who: string,
   ): RouteDecl[] => {
     const orgMissing: Record<number, ResponseDecl> = base.startsWith("/orgs")
@@ -141,9 +141,10 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           await checkWebhookTarget(url, deps.allowPrivate, deps.lookup);
           const origin = originOf(c);
           const keyPrefix = viewerPrefix(c);
-          const created = await tx.run(() =>
+          const created = await tx.run(async (w) =>
             registry.create(
-              { orgId: orgOf(c), url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
+              w,
+              { orgId: await orgOf(w, c), url: url.href, events: body.events, description: body.description ?? null, keyPrefix },
               origin,
             ),
           );
@@ -166,9 +167,9 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           const query = parse(pageQuery, c.req.query());
           const afterId = decodeCursor(query.cursor);
           const keyPrefix = viewerPrefix(c);
-          const page = await tx.run(() => {
-            const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
-            return registry.list(view, { limit: query.limit ?? 1000, afterId });
+          const page = await tx.run(async (w) => {
+            const view: WebhookView = { orgId: await orgOf(w, c), viewerPrefix: keyPrefix };
+            return registry.list(w, view, { limit: query.limit ?? 1000, afterId });
           });
           return c.json(pageBody("webhooks", page.items.map(webhookJson), page.nextAfterId));
         },
@@ -187,9 +188,9 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         handler: async (c) => {
           const origin = originOf(c);
           const keyPrefix = viewerPrefix(c);
-          const removed = await tx.run(() => {
-            const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
-            return registry.remove(view, webhookId(c), origin);
+          const removed = await tx.run(async (w) => {
+            const view: WebhookView = { orgId: await orgOf(w, c), viewerPrefix: keyPrefix };
+            return registry.remove(w, view, webhookId(c), origin);
           });
           if (!removed) throw new ApiError(404, NOT_FOUND);
           return c.json({ deleted: true });
@@ -212,11 +213,11 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
           const query = parse(pageQuery, c.req.query());
           const beforeId = decodeCursor(query.cursor);
           const keyPrefix = viewerPrefix(c);
-          const page = await tx.run(() => {
-            const view: WebhookView = { orgId: orgOf(c), viewerPrefix: keyPrefix };
+          const page = await tx.run(async (w) => {
+            const view: WebhookView = { orgId: await orgOf(w, c), viewerPrefix: keyPrefix };
             const id = webhookId(c);
-            if (!registry.get(view, id)) return undefined;
-            return registry.attempts(id, { limit: query.limit ?? 1000, beforeId });
+            if (!(await registry.get(w, view, id))) return undefined;
+            return registry.attempts(w, id, { limit: query.limit ?? 1000, beforeId });
           });
           if (!page) throw new ApiError(404, NOT_FOUND);
           return c.json(pageBody("deliveries", page.items.map(attemptJson), page.nextAfterId));
@@ -225,7 +226,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
     ];
   };
 
-  return [...family("/webhooks", "admin", () => null, "global"), ...family("/orgs/:org_id/webhooks", "org:M", (c) => orgIdOf(c), "org")];
+  return [...family("/webhooks", "admin", () => null, "global"), ...family("/orgs/:org_id/webhooks", "org:M", (w, c) => orgIdOf(w, c), "org")];
 }
 
 const webhookSchema = {

@@ -10,7 +10,9 @@
 import type { AuditStore } from "./audit.js";
 import type { OrgStore, PrincipalKeyStore, PrincipalStore, RoleStore } from "./orgs.js";
 import type { ScopedKeyStore } from "./scoped-keys.js";
+import type { OutboxStore } from "./outbox.js";
 import type { SecretStore } from "./secrets.js";
+import type { WebhookStore } from "./webhooks.js";
 
 /** A value, or a promise of it: what a store method returns. */
 export type Awaitable<T> = T | Promise<T>;
@@ -40,4 +42,6 @@ export interface Work {
   readonly roles: RoleStore;
   readonly principals: PrincipalStore;
   readonly principalKeys: PrincipalKeyStore;
+  readonly webhooks: WebhookStore;
+  readonly outbox: OutboxStore;
 }

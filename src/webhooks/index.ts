@@ -1,10 +1,9 @@
 import { randomSecret } from "../crypto.js";
-import type { Db } from "../db.js";
 import { WebhookRegistry } from "../domain/webhooks.js";
 import { DeliveryQueue, WebhookOutbox } from "../domain/webhook-outbox.js";
 import type { AuditRecorder } from "../domain/webhooks.js";
-import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import { systemLookup } from "./address-guard.js";
 import type { Lookup } from "./address-guard.js";
 import { createHttpsTransport } from "./transport.js";
@@ -54,8 +53,7 @@ export interface Webhooks {
 }
 
 export interface CreateWebhooksDeps {
-  db: Db;
-  tx: GroupCommit;
+  tx: UnitOfWork<Work>;
   log: Logger;
   /** Current time, Unix milliseconds. */
   now: () => number;
@@ -70,12 +68,14 @@ export interface CreateWebhooksDeps {
 /**
  * Builds the webhook registry, the outbox sink, the delivery queue and the
  * (stopped) delivery worker, wired so that a queued event wakes the worker.
+ * The engine wiring is the caller's: with the group commit, call
+ * `outbox.attach(tx)` so a rollback drops the subscriber cache.
  */
 export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
   const settings = deps.settings ?? {};
   const allowPrivate = settings.allowPrivate ?? false;
   const lookup = settings.lookup ?? systemLookup;
-  const queue = new DeliveryQueue(deps.db, settings.failingAfter ?? 5);
+  const queue = new DeliveryQueue(settings.failingAfter ?? 5);
   const worker = new DeliveryWorker({
     queue,
     tx: deps.tx,
@@ -90,15 +90,12 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     random: settings.random,
     onOutcome: deps.onDeliveryOutcome,
   });
-  const outbox = new WebhookOutbox({ db: deps.db, now: deps.now, onQueued: () => worker.wake() });
+  const outbox = new WebhookOutbox({ now: deps.now, onQueued: () => worker.wake() });
   const registry = new WebhookRegistry({
-    db: deps.db,
     now: deps.now,
     audit: deps.audit,
     perScope: settings.perScope ?? 25,
     onChange: () => outbox.invalidate(),
   });
-  // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
-  deps.tx.onRollback(() => outbox.invalidate());
   return { registry, outbox, queue, worker, allowPrivate, lookup };
 }

@@ -1,8 +1,8 @@
 import { hmacHex } from "../crypto.js";
 import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
 import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
-import type { GroupCommit } from "../group-commit.js";
 import type { Logger } from "../log.js";
+import type { UnitOfWork, Work } from "../store/work.js";
 import type { DeliveryResult, Transport } from "./transport.js";
 
 /** Longest wait between two attempts (decisions.md section 1): one hour, in milliseconds. */
@@ -46,7 +46,8 @@ export function deliveryHeaders(delivery: Pick<DueDelivery, "eventId" | "type" |
 
 export interface DeliveryWorkerDeps {
   queue: DeliveryQueue;
-  tx: GroupCommit;
+  /** Every read and write of the outbox runs in a unit of work of this. */
+  tx: UnitOfWork<Work>;
   transport: Transport;
   log: Logger;
   /** Current time, Unix milliseconds. */
@@ -73,8 +74,8 @@ export interface DeliveryWorkerDeps {
  * The webhook delivery worker (decisions.md section 7): at-least-once
  * delivery of the outbox.
  *
- * Each round claims due deliveries (inside the group commit, so only
- * committed events are sent), posts each with the signed headers (one
+ * Each round claims due deliveries (in a unit of work, so only committed
+ * events are sent), posts each with the signed headers (one
  * webhook's deliveries one after another, in event order; different
  * webhooks in parallel), and records the attempt: a 2xx marks it
  * delivered; anything else schedules the next attempt after
@@ -169,10 +170,14 @@ export class DeliveryWorker {
     }
     this.rerun = false;
     let claimed = 0;
+    let next: number | null = null;
     const round = (async () => {
       try {
         claimed = (await this.claim()).length;
         await this.cleanupIfDue();
+        if (!this.stopped && this.inFlight.size < this.concurrency) {
+          next = await this.deps.tx.run((w) => this.deps.queue.nextDueAt(w, this.busy));
+        }
       } catch (err) {
         if (!this.stopped) this.deps.log.error({ err }, "webhook worker round failed");
       }
@@ -183,11 +188,10 @@ export class DeliveryWorker {
     if (this.stopped) return;
     let delay = this.pollIntervalMs;
     if (this.rerun) delay = 0;
-    else if (this.inFlight.size < this.concurrency) {
-      const next = this.deps.queue.nextDueAt(this.busy);
+    else if (this.inFlight.size < this.concurrency && next !== null) {
       // Something due that this round did not claim should not happen; never spin on it.
       const floor = claimed === 0 ? MIN_IDLE_DELAY_MS : 0;
-      if (next !== null) delay = Math.min(delay, Math.max(floor, next - this.deps.now()));
+      delay = Math.min(delay, Math.max(floor, next - this.deps.now()));
     }
     if (this.timer === undefined) this.schedule(delay);
   }
@@ -204,7 +208,7 @@ export class DeliveryWorker {
     if (this.stopped) return [];
     const room = this.concurrency - this.inFlight.size;
     if (room <= 0) return [];
-    const due = await this.deps.tx.run(() => this.deps.queue.due(this.deps.now(), room, this.busy));
+    const due = await this.deps.tx.run((w) => this.deps.queue.due(w, this.deps.now(), room, this.busy));
     const byWebhook = new Map<string, DueDelivery[]>();
     for (const delivery of due) {
       // Another claim may have started this webhook meanwhile.
@@ -248,7 +252,7 @@ export class DeliveryWorker {
   private async stillPending(delivery: DueDelivery): Promise<boolean> {
     if (this.stopped) return false;
     try {
-      return await this.deps.tx.run(() => this.deps.queue.isPending(delivery.deliveryId));
+      return await this.deps.tx.run((w) => this.deps.queue.isPending(w, delivery.deliveryId));
     } catch (err) {
       if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook delivery state not read");
       return false;
@@ -265,7 +269,7 @@ export class DeliveryWorker {
     const record = this.outcome(delivery.attempts + 1, result, delivery.failing);
     let recorded;
     try {
-      recorded = await this.deps.tx.run(() => this.deps.queue.record(delivery.deliveryId, record, this.deps.now()));
+      recorded = await this.deps.tx.run((w) => this.deps.queue.record(w, delivery.deliveryId, record, this.deps.now()));
     } catch (err) {
       if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook attempt not recorded");
       return;
@@ -307,12 +311,12 @@ export class DeliveryWorker {
     const now = this.deps.now();
     if (now - this.lastCleanup < 60 * 60 * 1000) return;
     this.lastCleanup = now;
-    await this.deps.tx.run(() => this.deps.queue.cleanup(now - DELIVERY_RETENTION_MS));
+    await this.deps.tx.run((w) => this.deps.queue.cleanup(w, now - DELIVERY_RETENTION_MS));
   }
 
   /** Runs the retention cleanup now (tests). @returns rows removed. */
   cleanupNow(): Promise<number> {
     const now = this.deps.now();
-    return this.deps.tx.run(() => this.deps.queue.cleanup(now - DELIVERY_RETENTION_MS));
+    return this.deps.tx.run((w) => this.deps.queue.cleanup(w, now - DELIVERY_RETENTION_MS));
   }
 }

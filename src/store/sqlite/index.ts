@@ -3,7 +3,9 @@ import type { Work } from "../work.js";
 import { SqliteAuditStore } from "./audit.js";
 import { SqliteOrgStore, SqlitePrincipalKeyStore, SqlitePrincipalStore, SqliteRoleStore } from "./orgs.js";
 import { SqliteScopedKeyStore } from "./scoped-keys.js";
+import { SqliteOutboxStore } from "./outbox.js";
 import { SqliteSecretStore } from "./secrets.js";
+import { SqliteWebhookStore } from "./webhooks.js";
 
 /**
  * The SQLite engine's work handle: every store over one connection, built
@@ -19,6 +21,8 @@ export interface SqliteWork extends Work {
   readonly roles: SqliteRoleStore;
   readonly principals: SqlitePrincipalStore;
   readonly principalKeys: SqlitePrincipalKeyStore;
+  readonly webhooks: SqliteWebhookStore;
+  readonly outbox: SqliteOutboxStore;
 }
 
 /**
@@ -35,5 +39,7 @@ export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null
     roles: new SqliteRoleStore(db),
     principals: new SqlitePrincipalStore(db),
     principalKeys: new SqlitePrincipalKeyStore(db),
+    webhooks: new SqliteWebhookStore(db),
+    outbox: new SqliteOutboxStore(db),
   };
 }

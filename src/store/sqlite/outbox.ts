@@ -1,0 +1,189 @@
+import type { Db } from "../../db.js";
+import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/webhook-outbox.js";
+import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
+import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
+
+interface DueRow {
+  id: number;
+  webhook_id: string;
+  url: string;
+  event_id: string;
+  type: string;
+  body: string;
+  attempts: number;
+  failing_since: number | null;
+}
+
+interface AttemptRow {
+  id: number;
+  event_id: string;
+  type: string;
+  attempt: number;
+  status: AttemptStatus;
+  http_status: number | null;
+  error: string | null;
+  at: number;
+}
+
+/** The scope key of a webhook row in SQL: "" for global webhooks, else the org id. */
+const SCOPE = "coalesce(w.org_id, '')";
+
+/** The SQL scope key as the domain names the scope. */
+const scopeName = (key: string): string => (key === "" ? GLOBAL_SCOPE : key);
+/** The domain's scope name as the SQL scope key. */
+const scopeKey = (scope: string): string => (scope === GLOBAL_SCOPE ? "" : scope);
+
+function toDue(r: DueRow): DueDelivery {
+  return {
+    deliveryId: r.id,
+    webhookId: r.webhook_id,
+    url: r.url,
+    eventId: r.event_id,
+    type: r.type,
+    body: r.body,
+    attempts: r.attempts,
+    failing: r.failing_since !== null,
+  };
+}
+
+/**
+ * The SQLite outbox store (`webhook_events`, `webhook_deliveries`,
+ * `webhook_attempts`): statements prepared once per database, every method
+ * synchronous (it runs inside the group commit's unit of work). A busy set
+ * reaches SQL as a JSON array read with json_each. Times are Unix
+ * milliseconds.
+ */
+export class SqliteOutboxStore implements OutboxStore {
+  private readonly q;
+
+  constructor(db: Db) {
+    this.q = {
+      insertEvent: db.prepare<[string, string, string, number]>(
+        "INSERT INTO webhook_events (id, type, body, created_at) VALUES (?, ?, ?, ?)",
+      ),
+      insertDelivery: db.prepare<[string, string, number, number]>(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, updated_at)
+         VALUES (?, ?, 'pending', 0, ?, ?)`,
+      ),
+      // `busy`: a JSON array of webhook ids whose deliveries are left out.
+      dueScopes: db.prepare<[number, string], { scope: string }>(
+        `SELECT DISTINCT ${SCOPE} AS scope
+         FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
+         JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY scope`,
+      ),
+      due: db.prepare<[number, string, string, number], DueRow>(
+        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since
+         FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
+         JOIN webhooks w ON w.id = d.webhook_id
+         JOIN webhook_events e ON e.id = d.event_id
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+           AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+           AND ${SCOPE} = ?
+         ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      ),
+      upcoming: db.prepare<[string], { next_attempt_at: number }>(
+        `SELECT next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_due
+         WHERE state = 'pending' AND webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY next_attempt_at, id LIMIT 1`,
+      ),
+      update: db.prepare<{ id: number; state: string; next: number | null; now: number }, { attempts: number; webhook_id: string; event_id: string }>(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, state = @state, next_attempt_at = @next, updated_at = @now
+         WHERE id = @id AND state = 'pending'
+         RETURNING attempts, webhook_id, event_id`,
+      ),
+      type: db.prepare<[string], { type: string }>("SELECT type FROM webhook_events WHERE id = ?"),
+      pending: db.prepare<[number], { one: number }>(
+        "SELECT 1 AS one FROM webhook_deliveries WHERE id = ? AND state = 'pending'",
+      ),
+      insertAttempt: db.prepare(
+        `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
+         VALUES (@delivery_id, @webhook_id, @event_id, @type, @attempt, @status, @http_status, @error, @at)`,
+      ),
+      pendingCount: db.prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'"),
+      removeDone: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < ?"),
+      removeEvents: db.prepare<[number]>(
+        `DELETE FROM webhook_events WHERE created_at < ?
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
+      ),
+      attempts: db.prepare<{ webhook: string; before: number; limit: number }, AttemptRow>(
+        `SELECT id, event_id, type, attempt, status, http_status, error, at FROM webhook_attempts
+         WHERE webhook_id = @webhook AND id < @before ORDER BY id DESC LIMIT @limit`,
+      ),
+    };
+  }
+
+  enqueue(event: OutboxEvent, webhookIds: readonly string[], now: number): void {
+    this.q.insertEvent.run(event.id, event.type, event.body, now);
+    for (const webhookId of webhookIds) this.q.insertDelivery.run(webhookId, event.id, now, now);
+  }
+
+  /**
+   * Nothing is marked: the group commit runs one unit of work at a time on
+   * one connection, so the worker's own bookkeeping of what is in flight
+   * (`busy`) is the claim.
+   */
+  claimDue(claim: DueClaim): DueBatch[] {
+    if (claim.limit <= 0) return [];
+    const busy = JSON.stringify([...claim.busy]);
+    const keys = this.q.dueScopes.all(claim.now, busy).map((r) => r.scope);
+    if (keys.length === 0) return [];
+    const after = claim.afterScope === undefined ? undefined : scopeKey(claim.afterScope);
+    const start = after === undefined ? 0 : keys.findIndex((key) => key > after);
+    const rotated = start <= 0 ? keys : [...keys.slice(start), ...keys.slice(0, start)];
+    return rotated.slice(0, claim.limit).map((key) => ({
+      scope: scopeName(key),
+      deliveries: this.q.due.all(claim.now, busy, key, claim.limit).map(toDue),
+    }));
+  }
+
+  nextDueAt(busy: ReadonlySet<string>): number | null {
+    return this.q.upcoming.get(JSON.stringify([...busy]))?.next_attempt_at ?? null;
+  }
+
+  isPending(deliveryId: number): boolean {
+    return this.q.pending.get(deliveryId) !== undefined;
+  }
+
+  recordAttempt(deliveryId: number, outcome: AttemptRecord, now: number): AttemptLogged | undefined {
+    const state = outcome.status === "retrying" ? "pending" : outcome.status;
+    const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
+    const updated = this.q.update.get({ id: deliveryId, state, next, now });
+    if (!updated) return undefined;
+    this.q.insertAttempt.run({
+      delivery_id: deliveryId,
+      webhook_id: updated.webhook_id,
+      event_id: updated.event_id,
+      type: this.q.type.get(updated.event_id)?.type ?? "",
+      attempt: updated.attempts,
+      status: outcome.status,
+      http_status: outcome.httpStatus,
+      error: outcome.error,
+      at: now,
+    });
+    return { attempt: updated.attempts, webhookId: updated.webhook_id };
+  }
+
+  pendingCount(): number {
+    return this.q.pendingCount.get()?.n ?? 0;
+  }
+
+  prune(cutoff: number): number {
+    return this.q.removeDone.run(cutoff).changes + this.q.removeEvents.run(cutoff).changes;
+  }
+
+  attempts(webhookId: string, beforeId: number, limit: number): StoredAttempt[] {
+    return this.q.attempts.all({ webhook: webhookId, before: beforeId, limit }).map((r) => ({
+      id: r.id,
+      eventId: r.event_id,
+      type: r.type,
+      attempt: r.attempt,
+      status: r.status,
+      httpStatus: r.http_status,
+      error: r.error,
+      at: r.at,
+    }));
+  }
+}

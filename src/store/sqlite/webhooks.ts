@@ -1,0 +1,121 @@
+import type { Db } from "../../db.js";
+import type { Webhook } from "../../domain/webhooks.js";
+import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
+
+/** A `webhooks` row as SQLite returns it (schema.sql section 3): events as JSON text. */
+interface Row {
+  rowid: number;
+  id: string;
+  org_id: string | null;
+  url: string;
+  events: string;
+  description: string | null;
+  key_prefix: string | null;
+  created_at: number;
+}
+
+interface SubscriberRow {
+  id: string;
+  events: string;
+  key_prefix: string | null;
+}
+
+/** A row as the domain sees it. */
+function toRecord(row: Row): WebhookRecord {
+  return {
+    seq: row.rowid,
+    id: row.id,
+    orgId: row.org_id,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    keyPrefix: row.key_prefix,
+    createdAt: row.created_at,
+  };
+}
+
+/** SQL: the webhook is visible to a viewer with prefix @viewer (or any when null). */
+const VISIBLE = "(@viewer IS NULL OR (key_prefix IS NOT NULL AND substr(key_prefix, 1, length(@viewer)) = @viewer))";
+
+/**
+ * The SQLite `webhooks` store: statements prepared once per database, every
+ * method synchronous (it runs inside the group commit's unit of work).
+ * Times are Unix milliseconds.
+ */
+export class SqliteWebhookStore implements WebhookStore {
+  private readonly q;
+
+  constructor(db: Db) {
+    this.q = {
+      insert: db.prepare<[string, string | null, string, string, string | null, string | null, number], Row>(
+        `INSERT INTO webhooks (id, org_id, url, events, description, key_prefix, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         RETURNING rowid, *`,
+      ),
+      listGlobal: db.prepare<{ viewer: string | null; after: number; limit: number }, Row>(
+        `SELECT rowid, * FROM webhooks WHERE org_id IS NULL AND rowid > @after AND ${VISIBLE}
+         ORDER BY rowid LIMIT @limit`,
+      ),
+      listOrg: db.prepare<{ org: string; viewer: string | null; after: number; limit: number }, Row>(
+        `SELECT rowid, * FROM webhooks WHERE org_id = @org AND rowid > @after AND ${VISIBLE}
+         ORDER BY rowid LIMIT @limit`,
+      ),
+      getGlobal: db.prepare<{ id: string; viewer: string | null }, Row>(
+        `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id IS NULL AND ${VISIBLE}`,
+      ),
+      getOrg: db.prepare<{ id: string; org: string; viewer: string | null }, Row>(
+        `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id = @org AND ${VISIBLE}`,
+      ),
+      remove: db.prepare<[string]>("DELETE FROM webhooks WHERE id = ?"),
+      countInScope: db.prepare<[string | null], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE org_id IS ?"),
+      globalSubscribers: db.prepare<[], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NULL"),
+      orgSubscribers: db.prepare<[string], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id = ?"),
+      delivered: db.prepare<[string]>("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = ?"),
+      failed: db.prepare<{ id: string; now: number; threshold: number }, { failed_deliveries: number }>(
+        `UPDATE webhooks SET failed_deliveries = failed_deliveries + 1,
+           failing_since = CASE WHEN failing_since IS NULL AND failed_deliveries + 1 >= @threshold THEN @now ELSE failing_since END
+         WHERE id = @id RETURNING failed_deliveries`,
+      ),
+    };
+  }
+
+  countInScope(orgId: string | null): number {
+    return this.q.countInScope.get(orgId)?.n ?? 0;
+  }
+
+  insert(w: Webhook): WebhookRecord {
+    const row = this.q.insert.get(w.id, w.orgId, w.url, JSON.stringify(w.events), w.description, w.keyPrefix, w.createdAt) as Row;
+    return toRecord(row);
+  }
+
+  list(query: WebhookScopeQuery, afterSeq: number, limit: number): WebhookRecord[] {
+    const params = { viewer: query.viewerPrefix, after: afterSeq, limit };
+    const rows = query.orgId === null ? this.q.listGlobal.all(params) : this.q.listOrg.all({ ...params, org: query.orgId });
+    return rows.map(toRecord);
+  }
+
+  get(query: WebhookScopeQuery, id: string): WebhookRecord | undefined {
+    const row =
+      query.orgId === null
+        ? this.q.getGlobal.get({ id, viewer: query.viewerPrefix })
+        : this.q.getOrg.get({ id, org: query.orgId, viewer: query.viewerPrefix });
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  remove(id: string): void {
+    this.q.remove.run(id);
+  }
+
+  subscribers(orgId: string | null): Subscriber[] {
+    const rows = orgId === null ? this.q.globalSubscribers.all() : this.q.orgSubscribers.all(orgId);
+    return rows.map((r) => ({ id: r.id, events: JSON.parse(r.events) as string[], keyPrefix: r.key_prefix }));
+  }
+
+  markDelivered(id: string): void {
+    this.q.delivered.run(id);
+  }
+
+  countFailedDelivery(id: string, now: number, failingAfter: number): number | undefined {
+    return this.q.failed.get({ id, now, threshold: failingAfter })?.failed_deliveries;
+  }
+}
