@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./context.js";
-import type { Db } from "./db.js";
 import { errorResponse } from "./errors.js";
 import type { UnitOfWork, Work } from "./store/work.js";
 import type { Logger } from "./log.js";
@@ -28,7 +27,6 @@ import type { RouteDecl } from "./routes/declare.js";
 
 /** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
 export interface AppDeps {
-  db: Db;
   tx: UnitOfWork<Work>;
   secrets: SecretLifecycle;
   log: Logger;
@@ -72,7 +70,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   let openapi = "";
   const open: RouteDecl[] = [
-    ...healthRouteDecls({ db: deps.db, tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
+    ...healthRouteDecls({ tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
     metricsRouteDecl({ metrics: deps.metrics }),
     {
       method: "get",

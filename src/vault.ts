@@ -157,7 +157,6 @@ export function createVault(options: VaultOptions): Vault {
     return summaries.length;
   };
   const app = createApp({
-    db: options.db,
     tx,
     secrets,
     log: options.log,

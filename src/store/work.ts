@@ -8,6 +8,7 @@
  */
 
 import type { AuditStore } from "./audit.js";
+import type { MetaStore } from "./meta.js";
 import type { OrgStore, PrincipalKeyStore, PrincipalStore, RoleStore } from "./orgs.js";
 import type { ScopedKeyStore } from "./scoped-keys.js";
 import type { OutboxStore } from "./outbox.js";
@@ -37,6 +38,7 @@ export interface UnitOfWork<W> {
 export interface Work {
   readonly secrets: SecretStore;
   readonly audit: AuditStore;
+  readonly meta: MetaStore;
   readonly scopedKeys: ScopedKeyStore;
   readonly orgs: OrgStore;
   readonly roles: RoleStore;

@@ -1,6 +1,7 @@
 import type { Db } from "../../db.js";
 import type { Work } from "../work.js";
 import { SqliteAuditStore } from "./audit.js";
+import { SqliteMetaStore } from "./meta.js";
 import { SqliteOrgStore, SqlitePrincipalKeyStore, SqlitePrincipalStore, SqliteRoleStore } from "./orgs.js";
 import { SqliteScopedKeyStore } from "./scoped-keys.js";
 import { SqliteOutboxStore } from "./outbox.js";
@@ -16,6 +17,7 @@ import { SqliteWebhookStore } from "./webhooks.js";
 export interface SqliteWork extends Work {
   readonly secrets: SqliteSecretStore;
   readonly audit: SqliteAuditStore;
+  readonly meta: SqliteMetaStore;
   readonly scopedKeys: SqliteScopedKeyStore;
   readonly orgs: SqliteOrgStore;
   readonly roles: SqliteRoleStore;
@@ -34,6 +36,7 @@ export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null
   return {
     secrets: new SqliteSecretStore(db),
     audit: new SqliteAuditStore(db, options.auditChainKey),
+    meta: new SqliteMetaStore(db),
     scopedKeys: new SqliteScopedKeyStore(db),
     orgs: new SqliteOrgStore(db),
     roles: new SqliteRoleStore(db),
