@@ -170,7 +170,8 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
     }
     if (!isThenable(result)) return this.finish(result);
     this.busy = true;
-    return Promise.resolve(result).then(
+    const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
+    return settled.then(
       (value) => {
         this.busy = false;
         const done = this.finish(value);

@@ -78,12 +78,20 @@ export class SecretLifecycle {
    *   moved): the read is not counted; the caller answers 500.
    */
   async retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
+    // The hot path awaits only what really is a promise (a PostgreSQL store):
+    // on SQLite the whole read runs without a microtask per store call.
     const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
+    const live = w.secrets.live(scope, key);
+    const row = live instanceof Promise ? await live : live;
     if (!row) return { kind: "not_found" };
+    if (this.isDue(row, now)) {
+      await this.expireRow(w, row, now, origin);
+      return { kind: "not_found" };
+    }
     if (!this.mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
-    const counted = await w.secrets.countRead(row.id);
+    const count = w.secrets.countRead(row.id);
+    const counted = count instanceof Promise ? await count : count;
     if (!counted) return { kind: row.burnOnLimit ? "not_found" : "sealed" };
     const value = this.deps.cipher.decryptRecord(row.ciphertext as Buffer, {
       scope: row.scope,
@@ -92,7 +100,8 @@ export class SecretLifecycle {
     });
     const meta = toMeta(row);
     meta.readCount = counted.readCount;
-    await this.emit(w, "secret.read", meta, origin);
+    const read = this.emit(w, "secret.read", meta, origin);
+    if (read instanceof Promise) await read;
     if (counted.maxReads !== null && counted.readCount >= counted.maxReads) {
       if (row.burnOnLimit) {
         await w.secrets.remove(row.id);
