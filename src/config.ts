@@ -54,6 +54,10 @@ export interface Config {
   webhooksPerScope: number;
   /** Consecutive failed deliveries after which a webhook is marked failing and no longer retried. */
   webhookFailingAfter: number;
+  /** VAULT_DATABASE_URL: a postgres:// URL selects the PostgreSQL engine; undefined: SQLite in dataDir. */
+  databaseUrl: string | undefined;
+  /** Connections of the PostgreSQL pool at most (VAULT_DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
 }
 
 /**
@@ -136,6 +140,8 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   maxConnections: { env: ["VAULT_MAX_CONNECTIONS"], kind: "string", help: "open client connections at most; more are closed at once (default 512)" },
   webhooksPerScope: { env: ["VAULT_WEBHOOKS_PER_SCOPE"], kind: "string", help: "webhooks at most for the global scope and for each org (default 25)" },
   webhookFailingAfter: { env: ["VAULT_WEBHOOK_FAILING_AFTER"], kind: "string", help: "consecutive failed deliveries that mark a webhook failing: no more retries (default 5)" },
+  databaseUrl: { env: ["VAULT_DATABASE_URL"], kind: "string", help: "postgres://user:pass@host:5432/db selects PostgreSQL (several nodes on one database); unset: SQLite in the data directory" },
+  databasePoolSize: { env: ["VAULT_DATABASE_POOL_SIZE"], kind: "string", help: "PostgreSQL connections per node at most (default 10)" },
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
@@ -309,7 +315,30 @@ export function loadConfig(
     throw new ConfigError("VAULT_HEADERS_TIMEOUT_MS must not be larger than VAULT_REQUEST_TIMEOUT_MS");
   }
 
+  const databaseUrl = str("databaseUrl")?.trim();
+  if (databaseUrl !== undefined) {
+    let protocol = "";
+    try {
+      protocol = new URL(databaseUrl).protocol;
+    } catch {
+      throw new ConfigError("VAULT_DATABASE_URL must be a URL: postgres://user:password@host:5432/database");
+    }
+    if (protocol !== "postgres:" && protocol !== "postgresql:") {
+      throw new ConfigError("VAULT_DATABASE_URL must start with postgres:// or postgresql://");
+    }
+    // Nodes share these; a node must never generate its own.
+    for (const [value, name] of [
+      [encryptionKey, "VAULT_ENCRYPTION_KEY"],
+      [masterKey, "VAULT_MASTER_KEY"],
+      [webhookSecret, "VAULT_WEBHOOK_SECRET"],
+    ] as const) {
+      if (value === undefined) throw new ConfigError(`${name} must be set with VAULT_DATABASE_URL: every node of one database shares it`);
+    }
+  }
+
   return {
+    databaseUrl,
+    databasePoolSize: int("databasePoolSize", 10, 1, 1000),
     port,
     host,
     dataDir,

@@ -9,13 +9,14 @@ import { openDatabase } from "./db.js";
 import { DbFileWatch } from "./db-file-watch.js";
 import type { Db } from "./db.js";
 import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./keyfiles.js";
-import type { Notice } from "./keyfiles.js";
+import type { KeyMaterial, Notice } from "./keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./license.js";
 import type { Logger } from "./log.js";
 import { lockDataDir } from "./ops/lock.js";
 import type { DataDirLock } from "./ops/lock.js";
 import { startSweeper } from "./sweeper.js";
-import { createVault } from "./vault.js";
+import { createPgVault, createVault } from "./vault.js";
+import type { PgVault, PgVaultOptions } from "./vault.js";
 
 /** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */
 const DRAIN_MS = 4000;
@@ -33,9 +34,9 @@ export interface RunningServer {
 }
 
 /**
- * Starts the vault: data dir -> key material -> database (migrated, root key
- * verified) -> license -> app -> listen, plus the TTL sweeper and the
- * webhook delivery worker.
+ * Starts the vault: license -> storage node (SQLite in the data dir, or
+ * PostgreSQL with VAULT_DATABASE_URL) -> app -> listen, plus the TTL
+ * sweeper and the webhook delivery worker.
  *
  * @param notice writes operator messages (generated keys) to stderr, once.
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key,
@@ -43,13 +44,116 @@ export interface RunningServer {
  *   (the command exits 2); any other listen error as is.
  */
 export async function startServer(config: Config, log: Logger, notice: Notice): Promise<RunningServer> {
+  const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
+  const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
+  // The default public url names the port; with port 0 it is known only once listening.
+  let publicUrl = config.publicUrl;
+  const common = (keys: KeyMaterial, cipher: ValueCipher): PgVaultOptions => ({
+    cipher,
+    log,
+    masterKey: keys.masterKey,
+    now: Date.now,
+    activeLimit: () =>
+      license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT,
+    publicUrl: () => publicUrl,
+    maxValueBytes: config.maxValueBytes,
+    trustProxy: config.trustProxy,
+    metricsToken: config.metricsToken,
+    processMetrics: true,
+    authFailLimit: config.authFailLimit,
+    authFailWindowMs: config.authFailWindowMs,
+    webhooks: {
+      secret: keys.webhookSecret,
+      allowPrivate: config.webhookAllowPrivate,
+      timeoutMs: config.webhookTimeoutMs,
+      maxAttempts: config.webhookMaxAttempts,
+      retryBaseMs: config.webhookRetryBaseMs,
+      perScope: config.webhooksPerScope,
+      failingAfter: config.webhookFailingAfter,
+    },
+  });
+  const node = config.databaseUrl === undefined ? openSqliteNode(config, notice, common) : await openPgNode(config, notice, common);
+  if (license.valid) {
+    log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
+  } else {
+    log.warn(`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
+  }
+  const vault = node.vault;
+  const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
+  // Summary rows of coalesced failed authentications, once per window.
+  const authFailureDrain = setInterval(() => {
+    vault.flushAuthFailures().catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+  }, config.authFailWindowMs);
+  authFailureDrain.unref();
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = createHttpServer(vault.app.fetch, config, log, config.host);
+    s.once("listening", () => resolve(s));
+    s.once("error", reject);
+    s.listen(config.port, config.host);
+  }).catch(async (err: unknown) => {
+    clearInterval(authFailureDrain);
+    await sweeper.stop();
+    await node.close();
+    throw listenError(err, config);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `http://${shownHost}:${port}`;
+  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)) publicUrl = url;
+  log.info({ url, storage: node.storage }, "ephemeral-vault listening");
+  // Webhook deliveries run in the background; pending ones from before a restart go out now.
+  vault.webhooks.worker.start();
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+        // A keep-alive connection whose request was in flight at close() becomes
+        // idle only after its response; close those as they go idle, or the
+        // stop would always wait the whole DRAIN_MS.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearTimeout(force);
+          clearInterval(idle);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      clearInterval(authFailureDrain);
+      await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
+      await vault.flushAuthFailures(true).catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+      await node.close();
+      log.info("ephemeral-vault stopped");
+    })());
+
+  return { url, port, stop };
+}
+
+/** A vault over its storage engine, and how to close that engine. */
+interface VaultNode {
+  vault: PgVault;
+  /** Where the data lives, for the start log line (the data dir, or the redacted database URL). */
+  storage: string;
+  /** Commits what is pending and closes the engine (and releases the data-dir lock). */
+  close: () => Promise<void>;
+}
+
+/**
+ * The SQLite node: data dir (locked: ops/lock.ts) -> key material (files
+ * generated on first start) -> database (migrated, root key verified) -> vault.
+ * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
+ *   or a database that cannot be opened.
+ */
+function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMaterial, cipher: ValueCipher) => PgVaultOptions): VaultNode {
   const inMemory = config.dataDir === ":memory:";
   if (!inMemory) prepareDataDir(config.dataDir);
-  // One process per data dir (ops/lock.ts): taken before any key file or the
-  // database is touched, held until stop() or the process ends.
+  // One process per data dir: taken before any key file or the database is
+  // touched, held until close() or the process ends.
   const lock: DataDirLock | undefined = inMemory ? undefined : lockDataDir(config.dataDir, "a second vault");
   let db: Db;
-  let keys: ReturnType<typeof loadKeyMaterial>;
+  let keys: KeyMaterial;
   let dbFile: DbFileWatch | undefined;
   try {
     keys = loadKeyMaterial(config, notice);
@@ -73,98 +177,55 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     if (err instanceof WrongKeyError) throw new ConfigError(err.message);
     throw err;
   }
-
-  const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
-  const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
-  if (license.valid) {
-    log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
-  } else {
-    log.warn(`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
-  }
-  const activeLimit = () =>
-    license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT;
-
-  // The default public url names the port; with port 0 it is known only once listening.
-  let publicUrl = config.publicUrl;
-  const vault = createVault({
-    db,
-    cipher,
-    log,
-    masterKey: keys.masterKey,
-    now: Date.now,
-    activeLimit,
-    publicUrl: () => publicUrl,
-    maxValueBytes: config.maxValueBytes,
-    trustProxy: config.trustProxy,
-    metricsToken: config.metricsToken,
-    processMetrics: true,
-    authFailLimit: config.authFailLimit,
-    authFailWindowMs: config.authFailWindowMs,
-    dbFile,
-    webhooks: {
-      secret: keys.webhookSecret,
-      allowPrivate: config.webhookAllowPrivate,
-      timeoutMs: config.webhookTimeoutMs,
-      maxAttempts: config.webhookMaxAttempts,
-      retryBaseMs: config.webhookRetryBaseMs,
-      perScope: config.webhooksPerScope,
-      failingAfter: config.webhookFailingAfter,
-    },
-  });
-  const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
-  // Summary rows of coalesced failed authentications, once per window.
-  const authFailureDrain = setInterval(() => {
-    vault.flushAuthFailures().catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
-  }, config.authFailWindowMs);
-  authFailureDrain.unref();
-
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = createHttpServer(vault.app.fetch, config, log, config.host);
-    s.once("listening", () => resolve(s));
-    s.once("error", reject);
-    s.listen(config.port, config.host);
-  }).catch(async (err: unknown) => {
-    clearInterval(authFailureDrain);
-    await sweeper.stop();
-    db.close();
-    lock?.release();
-    throw listenError(err, config);
-  });
-  const port = (server.address() as AddressInfo).port;
-  const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
-  const url = `http://${shownHost}:${port}`;
-  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)) publicUrl = url;
-  log.info({ url, data_dir: config.dataDir }, "ephemeral-vault listening");
-  // Webhook deliveries run in the background; pending ones from before a restart go out now.
-  vault.webhooks.worker.start();
-
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
-        // A keep-alive connection whose request was in flight at close() becomes
-        // idle only after its response; close those as they go idle, or the
-        // stop would always wait the whole DRAIN_MS.
-        const idle = setInterval(() => server.closeIdleConnections(), 50);
-        server.close(() => {
-          clearTimeout(force);
-          clearInterval(idle);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
-      clearInterval(authFailureDrain);
-      await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
-      await vault.flushAuthFailures(true).catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+  const vault = createVault({ ...common(keys, cipher), db, dbFile });
+  return {
+    vault,
+    storage: config.dataDir,
+    close: async () => {
       vault.tx.close();
       vault.walScrubber.stop();
       db.close();
       lock?.release();
-      log.info("ephemeral-vault stopped");
-    })());
+    },
+  };
+}
 
-  return { url, port, stop };
+/**
+ * A PostgreSQL node (VAULT_DATABASE_URL): the keys come from the settings
+ * (config.ts requires them: nodes share them), the schema is migrated under
+ * an advisory lock, the root keys are checked against the database's record
+ * as on SQLite, and no data dir is used.
+ * @throws ConfigError when the database cannot be reached or migrated, or
+ *   the encryption key is not the one the database was written with.
+ */
+async function openPgNode(
+  config: Config,
+  notice: Notice,
+  common: (keys: KeyMaterial, cipher: ValueCipher) => PgVaultOptions,
+): Promise<VaultNode> {
+  const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
+  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
+  const url = config.databaseUrl as string;
+  const { openPgEngine, verifyPgRootKeys, redactUrl } = await import("./store/pg/index.js");
+  let engine: Awaited<ReturnType<typeof openPgEngine>>;
+  try {
+    engine = await openPgEngine({
+      url,
+      poolSize: config.databasePoolSize,
+      auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
+    });
+  } catch (err) {
+    throw new ConfigError(`VAULT_DATABASE_URL: ${(err as Error).message}`);
+  }
+  try {
+    await verifyPgRootKeys(engine.tx, cipher);
+  } catch (err) {
+    await engine.close();
+    if (err instanceof WrongKeyError) throw new ConfigError(err.message);
+    throw err;
+  }
+  const vault = createPgVault(engine, common(keys, cipher));
+  return { vault, storage: redactUrl(url), close: () => engine.close() };
 }
 
 /**

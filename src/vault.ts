@@ -4,6 +4,7 @@ import type { AppEnv } from "./context.js";
 import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
 import { combineSinks } from "./domain/events.js";
+import type { EventSink } from "./domain/events.js";
 import { WalScrubber } from "./wal-scrub.js";
 import { openChain } from "./domain/audit-chain.js";
 import { VaultMetrics } from "./metrics.js";
@@ -16,7 +17,7 @@ import type { OrgDomain } from "./domain/org-domain.js";
 import { principalKeyResolver } from "./org-auth.js";
 import { GroupCommit } from "./group-commit.js";
 import { createSqliteWork } from "./store/sqlite/index.js";
-import type { Work } from "./store/work.js";
+import type { UnitOfWork, Work } from "./store/work.js";
 import { AuditLog } from "./domain/audit.js";
 import { ScopedKeys } from "./domain/keys.js";
 import { scopedKeyResolver } from "./routes/keys.js";
@@ -85,9 +86,11 @@ export interface Vault {
 }
 
 /**
- * Builds a vault over an open, migrated database: the group commit, the
- * secret lifecycle and the Hono app. Used by server.ts and by the tests
- * (on `:memory:`, with a fake clock).
+ * Builds a vault over an open, migrated SQLite database: the group commit
+ * (SQLite's unit of work) with its engine hooks (the audit chain's batch
+ * buffer, the database-file watch, the WAL scrub, commit metrics, the
+ * subscriber cache's rollback), the domain and the Hono app. Used by
+ * server.ts and by the tests (on `:memory:`, with a fake clock).
  */
 export function createVault(options: VaultOptions): Vault {
   // The audit chain is keyed with the current root key's chain key (never stored).
@@ -111,8 +114,37 @@ export function createVault(options: VaultOptions): Vault {
       "the audit chain's segment record could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
     );
   }
-  const audit = new AuditLog({ now: options.now });
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
+  const parts = assemble(tx, options, { sinks: [walScrubber], cacheSubscribers: true });
+  tx.onCommitted((size, ms) => parts.metrics.observeCommit(size, ms));
+  // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
+  parts.webhooks.outbox.attach(tx);
+  return { ...parts, tx, walScrubber };
+}
+
+/** What a PostgreSQL node is built from: the common options, without the SQLite database. */
+export type PgVaultOptions = Omit<VaultOptions, "db" | "dbFile">;
+
+/** A vault node on PostgreSQL: the same app and domain over the PostgreSQL engine's unit of work. */
+export type PgVault = Omit<Vault, "tx" | "walScrubber"> & { tx: UnitOfWork<Work> };
+
+/**
+ * Builds a vault node over the PostgreSQL engine (store/pg/engine.ts): the
+ * same domain and app as createVault, over a unit of work per request on a
+ * pooled client. Nothing is cached between requests that another node
+ * could change (webhook subscribers are read per event).
+ */
+export function createPgVault(engine: { tx: UnitOfWork<Work> }, options: PgVaultOptions): PgVault {
+  return { ...assemble(engine.tx, options, { sinks: [], cacheSubscribers: false }), tx: engine.tx };
+}
+
+/** The engine-neutral parts of a vault, built over a unit of work. */
+function assemble(
+  tx: UnitOfWork<Work>,
+  options: PgVaultOptions & { dbFile?: DbFileWatch | undefined },
+  engine: { sinks: EventSink[]; cacheSubscribers: boolean },
+): Omit<Vault, "tx" | "walScrubber"> {
+  const audit = new AuditLog({ now: options.now });
   // The gauges read the lifecycle and the queue at scrape time: both are made below.
   const sources = { secrets: undefined as SecretLifecycle | undefined, webhooks: undefined as Webhooks | undefined };
   const metrics = new VaultMetrics(
@@ -122,7 +154,6 @@ export function createVault(options: VaultOptions): Vault {
     },
     { processMetrics: options.processMetrics },
   );
-  tx.onCommitted((size, ms) => metrics.observeCommit(size, ms));
   const webhooks = createWebhooks({
     tx,
     log: options.log,
@@ -131,12 +162,11 @@ export function createVault(options: VaultOptions): Vault {
     settings: options.webhooks,
     audit,
     onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
+    cacheSubscribers: engine.cacheSubscribers,
   });
-  // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
-  webhooks.outbox.attach(tx);
   const secrets = new SecretLifecycle({
     cipher: options.cipher,
-    events: combineSinks(audit, webhooks.outbox, walScrubber, metrics.sink),
+    events: combineSinks(audit, webhooks.outbox, ...engine.sinks, metrics.sink),
     now: options.now,
     activeLimit: options.activeLimit,
   });
@@ -178,10 +208,10 @@ export function createVault(options: VaultOptions): Vault {
     authFailLimit: options.authFailLimit,
     authFailWindowMs: options.authFailWindowMs,
     authFailures,
-    dbFile,
+    dbFile: options.dbFile,
     metrics,
   });
-  return { app, tx, secrets, orgs, webhooks, audit, keys, walScrubber, metrics, flushAuthFailures };
+  return { app, secrets, orgs, webhooks, audit, keys, metrics, flushAuthFailures };
 }
 
 export { version };

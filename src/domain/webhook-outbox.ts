@@ -53,6 +53,12 @@ export interface WebhookOutboxDeps {
    * the delivery worker. It must only schedule work, never send.
    */
   onQueued?: (() => void) | undefined;
+  /**
+   * Keep each scope's subscribers in memory between events (default true).
+   * Off when several nodes share the database: another node's webhook
+   * change would not reach this node's cache.
+   */
+  cacheSubscribers?: boolean | undefined;
 }
 
 /** Scopes whose subscribers are cached at most; past it the cache starts over. */
@@ -113,6 +119,7 @@ export class WebhookOutbox implements EventSink {
 
   /** Caches a scope's subscribers, as read in the caller's transaction. */
   private remember(scope: string, list: Subscriber[]): Subscriber[] {
+    if (this.deps.cacheSubscribers === false) return list;
     if (this.subscribers.size >= MAX_CACHED_SCOPES) this.subscribers.clear();
     this.subscribers.set(scope, list);
     return list;

@@ -63,6 +63,8 @@ export interface CreateWebhooksDeps {
   audit?: AuditRecorder | undefined;
   /** Told of each recorded delivery attempt's outcome (metrics). */
   onDeliveryOutcome?: ((outcome: "delivered" | "retrying" | "failed") => void) | undefined;
+  /** Cache each scope's subscribers in memory (one node only; default true). */
+  cacheSubscribers?: boolean | undefined;
 }
 
 /**
@@ -90,7 +92,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     random: settings.random,
     onOutcome: deps.onDeliveryOutcome,
   });
-  const outbox = new WebhookOutbox({ now: deps.now, onQueued: () => worker.wake() });
+  const outbox = new WebhookOutbox({ now: deps.now, onQueued: () => worker.wake(), cacheSubscribers: deps.cacheSubscribers });
   const registry = new WebhookRegistry({
     now: deps.now,
     audit: deps.audit,

@@ -34,13 +34,22 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    *   COMMIT's error, a connection error, or ClosedError after close().
    */
   async run<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
+    return this.runOnClient((w) => fn(w));
+  }
+
+  /**
+   * run() that also hands `fn` the unit's client, for engine code that needs
+   * PostgreSQL itself (row locks at start, the migration's checks). Domain
+   * code uses run().
+   */
+  async runOnClient<T>(fn: (w: W, client: Queryable) => Awaitable<T>): Promise<T> {
     if (this.closed) throw new ClosedError();
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
       try {
-        const result = await fn(this.workFor(client));
+        const result = await fn(this.workFor(client), client);
         await client.query("COMMIT");
         return result;
       } catch (err) {

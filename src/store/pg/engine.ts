@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+import type pg from "pg";
+import type { Work } from "../work.js";
+import { PgAuditStore } from "./audit.js";
+import { PgMetaStore, PgOrgStore, PgPrincipalKeyStore, PgPrincipalStore, PgRoleStore, PgScopedKeyStore } from "./keys-orgs.js";
+import { migratePg } from "./migrate.js";
+import { openPgPool } from "./pool.js";
+import { PgSecretStore } from "./secrets.js";
+import type { Queryable } from "./unit-of-work.js";
+import { PgUnitOfWork } from "./unit-of-work.js";
+import { PgOutboxStore, PgWebhookStore } from "./webhooks.js";
+
+/** The PostgreSQL engine of one vault node: its pool and its unit of work. */
+export interface PgEngine {
+  pool: pg.Pool;
+  tx: PgUnitOfWork<Work>;
+  /** This node's id: the prefix of its audit chains' names. */
+  nodeId: string;
+  /** Refuses new units of work and closes the pool (graceful stop). */
+  close(): Promise<void>;
+}
+
+/**
+ * The work handle over one client: every PostgreSQL store, built per unit of
+ * work (cheap objects; the statements are parsed by the server).
+ * @param chain the audit chain this client writes (one per pooled client).
+ * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
+ */
+export function createPgWork(client: Queryable, chain: string, auditChainKey: Buffer | null): Work {
+  return {
+    secrets: new PgSecretStore(client),
+    audit: new PgAuditStore(client, chain, auditChainKey),
+    meta: new PgMetaStore(client),
+    scopedKeys: new PgScopedKeyStore(client),
+    orgs: new PgOrgStore(client),
+    roles: new PgRoleStore(client),
+    principals: new PgPrincipalStore(client),
+    principalKeys: new PgPrincipalKeyStore(client),
+    webhooks: new PgWebhookStore(client),
+    outbox: new PgOutboxStore(client),
+  };
+}
+
+/**
+ * Opens the engine over an existing pool (already migrated): each pooled
+ * client gets an audit chain of its own, `<nodeId>/<n>`, so audited
+ * requests on different clients and nodes never wait on one chain.
+ */
+export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | null; nodeId?: string }): PgEngine {
+  const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
+  const chains = new WeakMap<Queryable, string>();
+  let next = 0;
+  const chainOf = (client: Queryable): string => {
+    let chain = chains.get(client);
+    if (chain === undefined) {
+      chain = `${nodeId}/${next++}`;
+      chains.set(client, chain);
+    }
+    return chain;
+  };
+  const tx = new PgUnitOfWork<Work>(pool, (client) => createPgWork(client, chainOf(client), options.auditChainKey));
+  return {
+    pool,
+    tx,
+    nodeId,
+    close: async () => {
+      tx.close();
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Connects to VAULT_DATABASE_URL, migrates the schema (store/pg/migrate.ts:
+ * one node at a time) and opens the engine.
+ * @param options.url postgres:// URL; `sslmode` and the other options are honoured.
+ * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
+ * @throws Error naming the redacted URL when the database cannot be reached,
+ *   or the migration's error.
+ */
+export async function openPgEngine(options: { url: string; poolSize: number; auditChainKey: Buffer | null; nodeId?: string }): Promise<PgEngine> {
+  const pool = await openPgPool(options);
+  try {
+    await migratePg(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  return pgEngineOver(pool, options);
+}

@@ -1,0 +1,10 @@
+/**
+ * The PostgreSQL engine (VAULT_DATABASE_URL), loaded only when selected so a
+ * SQLite vault never imports `pg`.
+ */
+export { openPgEngine, pgEngineOver, createPgWork } from "./engine.js";
+export type { PgEngine } from "./engine.js";
+export { migratePg, MIGRATION_LOCK } from "./migrate.js";
+export { openPgPool, redactUrl } from "./pool.js";
+export { verifyPgRootKeys } from "./root-keys.js";
+export { PgUnitOfWork } from "./unit-of-work.js";

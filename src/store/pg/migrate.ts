@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type pg from "pg";
+import { schemaSections } from "../../db.js";
+
+/** Where schema-pg.sql sits: the package root, beside both src/ and dist/. */
+const SCHEMA_PATH = fileURLToPath(new URL("../schema-pg.sql", import.meta.url));
+/** The same file seen from src/store/pg/ (tests run the sources). */
+const SOURCE_SCHEMA_PATH = fileURLToPath(new URL("../../../schema-pg.sql", import.meta.url));
+
+/**
+ * The session advisory lock held while migrating: one 64-bit key, "ev_migr"
+ * in ASCII, so two nodes starting at once take turns and the second finds
+ * nothing left to do.
+ */
+export const MIGRATION_LOCK = 0x65765f6d69677200n;
+
+/** The sections of schema-pg.sql, in order. */
+export function pgSchemaSections(text?: string): { version: number; sql: string }[] {
+  if (text !== undefined) return schemaSections(text);
+  let source: string;
+  try {
+    source = readFileSync(SCHEMA_PATH, "utf8");
+  } catch {
+    source = readFileSync(SOURCE_SCHEMA_PATH, "utf8");
+  }
+  return schemaSections(source);
+}
+
+/**
+ * Brings a PostgreSQL database's schema up to date: under the session
+ * advisory lock MIGRATION_LOCK, creates `schema_migrations` when missing and
+ * applies each section of schema-pg.sql above the highest recorded version,
+ * each with its record in one transaction.
+ * @returns the versions applied (empty when the schema was current).
+ * @throws Error when the database has a version newer than this build, or
+ *   whatever PostgreSQL throws (the failing section is rolled back).
+ */
+export async function migratePg(pool: pg.Pool): Promise<number[]> {
+  const client = await pool.connect();
+  const applied: number[] = [];
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK.toString()]);
+    try {
+      await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)");
+      const r = await client.query<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations");
+      const current = r.rows[0]?.v ?? 0;
+      const sections = pgSchemaSections();
+      const latest = sections[sections.length - 1]?.version ?? 0;
+      if (current > latest) {
+        throw new Error(`the database has schema version ${current}, newer than this ephemeral-vault (${latest}); upgrade ephemeral-vault`);
+      }
+      for (const section of sections) {
+        if (section.version <= current) continue;
+        await client.query("BEGIN");
+        try {
+          await client.query(section.sql);
+          await client.query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)", [section.version, Date.now()]);
+          await client.query("COMMIT");
+        } catch (err) {
+          await client.query("ROLLBACK");
+          throw err;
+        }
+        applied.push(section.version);
+      }
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK.toString()]);
+    }
+  } finally {
+    client.release();
+  }
+  return applied;
+}

@@ -1,0 +1,45 @@
+import pg from "pg";
+
+/** int8 (bigint), and the `count(*)` results it types: parsed to JS numbers (ids and ms times stay below 2^53). */
+const INT8_OID = 20;
+
+/** `url` with its password, if any, replaced by `***`: for every message or log line that names the database. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unparsable database URL)";
+  }
+}
+
+/**
+ * Opens the node's pool: `connectionString` is the URL as given, so its
+ * options (`sslmode`, host, port, database, `application_name`) are
+ * honoured by node-postgres; int8 values are parsed to numbers by this
+ * pool's own type parser (the global pg.types stays untouched).
+ * Checks one connection (`SELECT 1`) before returning.
+ * @param options.url postgres:// or postgresql:// URL (VAULT_DATABASE_URL).
+ * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
+ * @throws Error naming the redacted URL when the database cannot be reached.
+ */
+export async function openPgPool(options: { url: string; poolSize: number }): Promise<pg.Pool> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client's error (a restarted server) must not crash the process; the next query reports it.
+  pool.on("error", () => {});
+  try {
+    await pool.query("SELECT 1");
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw new Error(`cannot reach the database at ${redactUrl(options.url)}: ${(err as Error).message}`);
+  }
+  return pool;
+}

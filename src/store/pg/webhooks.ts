@@ -1,0 +1,249 @@
+import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
+import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/webhook-outbox.js";
+import type { Webhook } from "../../domain/webhooks.js";
+import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
+import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
+import type { Queryable } from "./unit-of-work.js";
+
+interface WebhookRow {
+  seq: number;
+  id: string;
+  org_id: string | null;
+  url: string;
+  events: string;
+  description: string | null;
+  key_prefix: string | null;
+  created_at: number;
+}
+
+const toWebhook = (row: WebhookRow): WebhookRecord => ({
+  seq: row.seq,
+  id: row.id,
+  orgId: row.org_id,
+  url: row.url,
+  events: JSON.parse(row.events) as string[],
+  description: row.description,
+  keyPrefix: row.key_prefix,
+  createdAt: row.created_at,
+});
+
+/** A viewer with a key prefix sees only webhooks made under a prefix within its own. */
+const VISIBLE = "($2::text IS NULL OR (key_prefix IS NOT NULL AND starts_with(key_prefix, $2)))";
+
+/** The PostgreSQL `webhooks` store over one unit of work's client. */
+export class PgWebhookStore implements WebhookStore {
+  constructor(private readonly db: Queryable) {}
+
+  async countInScope(orgId: string | null): Promise<number> {
+    const r = await this.db.query<{ n: number }>("SELECT count(*)::integer AS n FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1", [orgId]);
+    return r.rows[0]?.n ?? 0;
+  }
+
+  async insert(w: Webhook): Promise<WebhookRecord> {
+    const r = await this.db.query<WebhookRow>(
+      `INSERT INTO webhooks (id, org_id, url, events, description, key_prefix, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [w.id, w.orgId, w.url, JSON.stringify(w.events), w.description, w.keyPrefix, w.createdAt],
+    );
+    return toWebhook(r.rows[0] as WebhookRow);
+  }
+
+  async list(query: WebhookScopeQuery, afterSeq: number, limit: number): Promise<WebhookRecord[]> {
+    const r = await this.db.query<WebhookRow>(
+      `SELECT * FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1 AND ${VISIBLE} AND seq > $3 ORDER BY seq LIMIT $4`,
+      [query.orgId, query.viewerPrefix, afterSeq, limit],
+    );
+    return r.rows.map(toWebhook);
+  }
+
+  async get(query: WebhookScopeQuery, id: string): Promise<WebhookRecord | undefined> {
+    const r = await this.db.query<WebhookRow>(`SELECT * FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1 AND ${VISIBLE} AND id = $3`, [
+      query.orgId,
+      query.viewerPrefix,
+      id,
+    ]);
+    return r.rows[0] === undefined ? undefined : toWebhook(r.rows[0]);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.db.query("DELETE FROM webhooks WHERE id = $1", [id]);
+  }
+
+  async subscribers(orgId: string | null): Promise<Subscriber[]> {
+    const r = await this.db.query<{ id: string; events: string; key_prefix: string | null }>(
+      "SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1",
+      [orgId],
+    );
+    return r.rows.map((row) => ({ id: row.id, events: JSON.parse(row.events) as string[], keyPrefix: row.key_prefix }));
+  }
+
+  async markDelivered(id: string): Promise<void> {
+    await this.db.query("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = $1", [id]);
+  }
+
+  async countFailedDelivery(id: string, now: number, failingAfter: number): Promise<number | undefined> {
+    const r = await this.db.query<{ failed_deliveries: number }>(
+      `UPDATE webhooks SET failed_deliveries = failed_deliveries + 1,
+         failing_since = CASE WHEN failing_since IS NULL AND failed_deliveries + 1 >= $3 THEN $2 ELSE failing_since END
+       WHERE id = $1 RETURNING failed_deliveries`,
+      [id, now, failingAfter],
+    );
+    return r.rows[0]?.failed_deliveries;
+  }
+}
+
+/**
+ * How long a claimed delivery is held by the node that claimed it, ms: its
+ * next_attempt_at moves this far ahead, so other nodes skip it; a node killed
+ * mid-delivery leaves it due again after the lease.
+ */
+export const CLAIM_LEASE_MS = 60_000;
+
+interface DueRow {
+  id: number;
+  webhook_id: string;
+  url: string;
+  event_id: string;
+  type: string;
+  body: string;
+  attempts: number;
+  failing_since: number | null;
+  scope: string;
+}
+
+/**
+ * The PostgreSQL outbox store (webhook_events, webhook_deliveries,
+ * webhook_attempts). claimDue() takes due deliveries with
+ * `FOR UPDATE SKIP LOCKED` and leases them (CLAIM_LEASE_MS): a pending
+ * delivery is in the hands of one node at a time.
+ */
+export class PgOutboxStore implements OutboxStore {
+  constructor(private readonly db: Queryable) {}
+
+  async enqueue(event: OutboxEvent, webhookIds: readonly string[], now: number): Promise<void> {
+    await this.db.query("INSERT INTO webhook_events (id, type, body, created_at) VALUES ($1, $2, $3, $4)", [event.id, event.type, event.body, now]);
+    if (webhookIds.length === 0) return;
+    await this.db.query(
+      `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, updated_at)
+       SELECT unnest($1::text[]), $2, 'pending', 0, $3, $3`,
+      [[...webhookIds], event.id, now],
+    );
+  }
+
+  async claimDue(claim: DueClaim): Promise<DueBatch[]> {
+    if (claim.limit <= 0) return [];
+    const r = await this.db.query<DueRow>(
+      `WITH due AS (
+         SELECT d.id FROM webhook_deliveries d
+         WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND NOT (d.webhook_id = ANY($2::text[]))
+         ORDER BY d.next_attempt_at, d.id LIMIT $3
+         FOR UPDATE SKIP LOCKED
+       ), leased AS (
+         UPDATE webhook_deliveries d SET next_attempt_at = $1 + $4 FROM due WHERE d.id = due.id
+         RETURNING d.id, d.webhook_id, d.event_id, d.attempts
+       )
+       SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since, coalesce(w.org_id, '') AS scope
+       FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN webhook_events e ON e.id = l.event_id
+       ORDER BY l.id`,
+      [claim.now, [...claim.busy], claim.limit * 4, CLAIM_LEASE_MS],
+    );
+    const byScope = new Map<string, DueDelivery[]>();
+    for (const row of r.rows) {
+      const scope = row.scope === "" ? GLOBAL_SCOPE : row.scope;
+      const list = byScope.get(scope) ?? [];
+      list.push({
+        deliveryId: row.id,
+        webhookId: row.webhook_id,
+        url: row.url,
+        eventId: row.event_id,
+        type: row.type,
+        body: row.body,
+        attempts: row.attempts,
+        failing: row.failing_since !== null,
+      });
+      byScope.set(scope, list);
+    }
+    const scopes = [...byScope.keys()].sort();
+    const after = claim.afterScope;
+    const start = after === undefined ? 0 : scopes.findIndex((s) => s > after);
+    const rotated = start <= 0 ? scopes : [...scopes.slice(start), ...scopes.slice(0, start)];
+    return rotated.map((scope) => ({ scope, deliveries: byScope.get(scope) ?? [] }));
+  }
+
+  async nextDueAt(busy: ReadonlySet<string>): Promise<number | null> {
+    const r = await this.db.query<{ next_attempt_at: number }>(
+      `SELECT next_attempt_at FROM webhook_deliveries WHERE state = 'pending' AND NOT (webhook_id = ANY($1::text[]))
+       ORDER BY next_attempt_at, id LIMIT 1`,
+      [[...busy]],
+    );
+    return r.rows[0]?.next_attempt_at ?? null;
+  }
+
+  async isPending(deliveryId: number): Promise<boolean> {
+    return ((await this.db.query("SELECT 1 FROM webhook_deliveries WHERE id = $1 AND state = 'pending'", [deliveryId])).rowCount ?? 0) > 0;
+  }
+
+  async recordAttempt(deliveryId: number, outcome: AttemptRecord, now: number): Promise<AttemptLogged | undefined> {
+    const state = outcome.status === "retrying" ? "pending" : outcome.status;
+    const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
+    const r = await this.db.query<{ attempts: number; webhook_id: string; event_id: string; type: string }>(
+      `WITH updated AS (
+         UPDATE webhook_deliveries SET attempts = attempts + 1, state = $2, next_attempt_at = $3, updated_at = $4
+         WHERE id = $1 AND state = 'pending'
+         RETURNING attempts, webhook_id, event_id
+       )
+       SELECT u.attempts, u.webhook_id, u.event_id, e.type FROM updated u JOIN webhook_events e ON e.id = u.event_id`,
+      [deliveryId, state, next, now],
+    );
+    const updated = r.rows[0];
+    if (updated === undefined) return undefined;
+    await this.db.query(
+      `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [deliveryId, updated.webhook_id, updated.event_id, updated.type, updated.attempts, outcome.status, outcome.httpStatus, outcome.error, now],
+    );
+    return { attempt: updated.attempts, webhookId: updated.webhook_id };
+  }
+
+  async pendingCount(): Promise<number> {
+    const r = await this.db.query<{ n: number }>("SELECT count(*)::integer AS n FROM webhook_deliveries WHERE state = 'pending'");
+    return r.rows[0]?.n ?? 0;
+  }
+
+  async prune(cutoff: number): Promise<number> {
+    const done = await this.db.query("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < $1", [cutoff]);
+    const events = await this.db.query(
+      `DELETE FROM webhook_events e WHERE e.created_at < $1
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
+      [cutoff],
+    );
+    return (done.rowCount ?? 0) + (events.rowCount ?? 0);
+  }
+
+  async attempts(webhookId: string, beforeId: number, limit: number): Promise<StoredAttempt[]> {
+    const r = await this.db.query<{
+      id: number;
+      event_id: string;
+      type: string;
+      attempt: number;
+      status: AttemptStatus;
+      http_status: number | null;
+      error: string | null;
+      at: number;
+    }>(
+      `SELECT id, event_id, type, attempt, status, http_status, error, at FROM webhook_attempts
+       WHERE webhook_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
+      [webhookId, beforeId, limit],
+    );
+    return r.rows.map((row) => ({
+      id: row.id,
+      eventId: row.event_id,
+      type: row.type,
+      attempt: row.attempt,
+      status: row.status,
+      httpStatus: row.http_status,
+      error: row.error,
+      at: row.at,
+    }));
+  }
+}
