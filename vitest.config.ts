@@ -23,7 +23,8 @@ export default defineConfig({
         test: {
           name: "pg",
           include: ["test/**/*.pg.test.ts"],
-          globalSetup: ["test/pg-global-setup.ts"],
+          // The build first (the multi-node tests run bin/ephemeral-vault.js), then the cluster.
+          globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
         },
       },
     ],

@@ -17,7 +17,7 @@ export function setup(): void {
         e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
       ),
     );
-  const sourceTime = Math.max(newest(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs);
+  const sourceTime = Math.max(newest(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs, statSync(join(root, "schema-pg.sql")).mtimeMs);
   if (!existsSync(built) || statSync(built).mtimeMs < sourceTime) {
     execFileSync("npx", ["tsup", "--silent"], { cwd: root, stdio: "inherit" });
   }
