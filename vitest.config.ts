@@ -3,6 +3,24 @@ import { configDefaults, defineConfig } from "vitest/config";
 // Two projects: `unit` (everything on SQLite, in-process and end-to-end) and `pg` (tests
 // against a real throwaway PostgreSQL cluster, *.pg.test.ts). `npm test` runs both; the pg
 // project starts its cluster only when one of its files is selected.
+/** Test files that run on both engines. */
+const PG_MATRIX = [
+  "test/concurrency.test.ts",
+  "test/input-hardening.test.ts",
+  "test/license.test.ts",
+  "test/me.test.ts",
+  "test/metrics.test.ts",
+  "test/openapi.test.ts",
+  "test/org-audit.test.ts",
+  "test/org-authz.test.ts",
+  "test/org-secrets.test.ts",
+  "test/request-log.test.ts",
+  "test/secret-check.test.ts",
+  "test/security.test.ts",
+  "test/smoke.test.ts",
+  "test/webhook-limits.test.ts",
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -24,6 +42,17 @@ export default defineConfig({
           name: "pg",
           include: ["test/**/*.pg.test.ts"],
           // The build first (the multi-node tests run bin/ephemeral-vault.js), then the cluster.
+          globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
+        },
+      },
+      {
+        // The test matrix: the route and domain tests that need no SQLite
+        // internals, run again on PostgreSQL (test/helpers.ts TEST_ENGINE).
+        extends: true,
+        test: {
+          name: "pg-matrix",
+          include: PG_MATRIX,
+          env: { VAULT_TEST_ENGINE: "pg" },
           globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
         },
       },

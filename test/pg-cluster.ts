@@ -150,7 +150,7 @@ export async function startPgCluster(availability: { bin: string; user: string |
       const port = await freePort();
       appendFileSync(
         join(data, "postgresql.conf"),
-        `\nlisten_addresses = '127.0.0.1'\nport = ${port}\nunix_socket_directories = '${dir}'\nfsync = on\nsynchronous_commit = on\n`,
+        `\nlisten_addresses = '127.0.0.1'\nport = ${port}\nunix_socket_directories = '${dir}'\nfsync = on\nsynchronous_commit = on\nmax_connections = 400\n`,
       );
       try {
         run("pg_ctl", ["start", "-D", data, "-l", log, "-w", "-t", "30"]);
