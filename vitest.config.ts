@@ -19,6 +19,13 @@ const PG_MATRIX = [
   "test/security.test.ts",
   "test/smoke.test.ts",
   "test/webhook-limits.test.ts",
+  "test/keys.test.ts",
+  "test/orgs.test.ts",
+  "test/secrets-routes.test.ts",
+  "test/webhook-delivery.test.ts",
+  "test/health.test.ts",
+  "test/auth-limiter.test.ts",
+  "test/auth-failure-coalescing.test.ts",
 ];
 
 export default defineConfig({

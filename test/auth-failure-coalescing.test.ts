@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AuthFailureCoalescer, INDIVIDUAL_AUTH_FAILURES } from "../src/access-guard.js";
 import { verifyAuditChain } from "../src/domain/audit-verify.js";
-import { buildTestVault } from "./helpers.js";
+import { buildTestVault, itSqlite } from "./helpers.js";
 
 function coalescer(options: { maxTracked?: number } = {}) {
   let t = 1_000_000;
@@ -47,7 +47,7 @@ describe("coalescing repeated auth.failed rows", () => {
     expect(summaries.reduce((n, s) => n + s.count, 0)).toBe(100);
   });
 
-  it("writes INDIVIDUAL_AUTH_FAILURES rows, then one row with the count, and the chain still verifies", async () => {
+  itSqlite("writes INDIVIDUAL_AUTH_FAILURES rows, then one row with the count, and the chain still verifies", async () => {
     const v = buildTestVault({ trustProxy: true });
     const from = { "x-forwarded-for": "203.0.113.7" };
     const n = INDIVIDUAL_AUTH_FAILURES + 5;

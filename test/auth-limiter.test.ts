@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FailedAuthLimiter, limiterKey } from "../src/access-guard.js";
-import { buildTestVault, MASTER_KEY } from "./helpers.js";
+import { buildTestVault, MASTER_KEY, itSqlite } from "./helpers.js";
 
 function limiter(options: { limit?: number; maxTracked?: number; onSharedAddress?: (key: string) => void } = {}) {
   let t = 1_000_000;
@@ -46,7 +46,7 @@ describe("the failed-authentication guard", () => {
     expect(shared).toEqual(["192.0.2.50"]);
   });
 
-  it("ignores an X-Forwarded-For entry that is not an IP address: it is neither stored nor counted", async () => {
+  itSqlite("ignores an X-Forwarded-For entry that is not an IP address: it is neither stored nor counted", async () => {
     const v = buildTestVault({ trustProxy: true, authFailLimit: 2 });
     const junk = { "x-forwarded-for": "x".repeat(8000) };
     for (let i = 0; i < 3; i++) {

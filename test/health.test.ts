@@ -2,13 +2,13 @@ import { copyFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
-import { buildTestVault } from "./helpers.js";
+import { buildTestVault, itSqlite } from "./helpers.js";
 
 afterEach(killChildren);
 afterAll(cleanupTemp);
 
 describe("/health checks the write path", () => {
-  it("answers 503 while commits fail (a full disk) and 200 again once they succeed", async () => {
+  itSqlite("answers 503 while commits fail (a full disk) and 200 again once they succeed", async () => {
     const v = buildTestVault();
     let diskFull = false;
     v.tx.onBeforeCommit(() => {
@@ -32,7 +32,7 @@ describe("/health checks the write path", () => {
     expect((await v.asMaster("POST", "/secrets", { key: "k", value: "v" })).status).toBe(201);
   });
 
-  it("writes its check through the group commit (the meta row health_checked_at)", async () => {
+  itSqlite("writes its check through the group commit (the meta row health_checked_at)", async () => {
     const v = buildTestVault();
     expect((await v.request("GET", "/health", { token: null })).status).toBe(200);
     const row = v.db.prepare("SELECT value FROM meta WHERE name = 'health_checked_at'").get() as { value: string } | undefined;

@@ -65,7 +65,7 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     ...options,
   };
   if (TEST_ENGINE === "pg") return withRequests(buildPgVault(common, cipher), clock, cipher);
-  const db = openDatabase(":memory:");
+  const db = options.db ?? openDatabase(":memory:");
   return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher);
 }
 

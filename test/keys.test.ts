@@ -5,7 +5,7 @@ import { need } from "../src/auth.js";
 import type { AppEnv } from "../src/context.js";
 import { errorResponse } from "../src/errors.js";
 import { createLogger } from "../src/log.js";
-import { buildTestVault, createKey } from "./helpers.js";
+import { buildTestVault, createKey, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 const nowSeconds = (v: TestVault) => Math.floor(v.clock.now() / 1000);
@@ -47,7 +47,7 @@ describe("POST /keys, GET /keys, DELETE /keys/:id", () => {
     expect(JSON.stringify(list)).not.toContain(body.token as string);
   });
 
-  it("stores only the SHA-256 of the token", async () => {
+  itSqlite("stores only the SHA-256 of the token", async () => {
     const v = buildTestVault();
     const key = await createKey(v, { permissions: ["read"] });
     const rows = v.db.prepare("SELECT * FROM scoped_keys").all() as Record<string, unknown>[];
@@ -403,7 +403,7 @@ describe("last_used_at", () => {
     expect(await lastUsed()).toBe(start + 60);
   });
 
-  it("does not write the keys table on every request", async () => {
+  itSqlite("does not write the keys table on every request", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     const key = await createKey(v, { permissions: ["read"] });

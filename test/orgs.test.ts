@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault } from "./helpers.js";
+import { buildTestVault, itSqlite } from "./helpers.js";
 import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "./org-helpers.js";
 
 describe("organizations", () => {
@@ -154,7 +154,7 @@ describe("deleting an org: no cascading deletes (decisions.md section 6)", () =>
     expect(res.message).toMatch(/principals.*secrets.*custom roles/);
   });
 
-  it("deletes an org whose secrets have all expired, pruning their tombstones", async () => {
+  itSqlite("deletes an org whose secrets have all expired, pruning their tombstones", async () => {
     const v = buildTestVault();
     const orgId = await createOrg(v);
     await expectStatus(v.asMaster("POST", `/orgs/${orgId}/secrets`, { key: "k", value: "v", ttl_seconds: 60 }), 201);
@@ -402,7 +402,7 @@ describe("roles", () => {
 });
 
 describe("principal keys, from the master key", () => {
-  it("makes a vpk_ token shown once, stored only as its SHA-256", async () => {
+  itSqlite("makes a vpk_ token shown once, stored only as its SHA-256", async () => {
     const v = buildTestVault();
     const orgId = await createOrg(v);
     const p = await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals`, { name: "ann", role: "reader" }), 201);

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { generateRootKey, ValueCipher } from "../src/crypto.js";
 import { createLogger } from "../src/log.js";

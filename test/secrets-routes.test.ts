@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault } from "./helpers.js";
+import { buildTestVault, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1) / 1000;
@@ -308,7 +308,7 @@ describe("DELETE /secrets/:key", () => {
 });
 
 describe("POST /prune", () => {
-  it("removes expired tombstones and counts them: {pruned}", async () => {
+  itSqlite("removes expired tombstones and counts them: {pruned}", async () => {
     const v = buildTestVault();
     await create(v, { key: "a", value: "v", ttl_seconds: 1 });
     await create(v, { key: "b", value: "v", ttl_seconds: 2 });
@@ -409,7 +409,7 @@ describe("HTTP conventions", () => {
     for (const res of responses) expect(res.headers.get("cache-control")).toBe("no-store");
   });
 
-  it("answers an unexpected failure with exactly {error: internal server error}", async () => {
+  itSqlite("answers an unexpected failure with exactly {error: internal server error}", async () => {
     const v = buildTestVault();
     await create(v, { key: "k", value: "v" });
     v.db.exec("DROP INDEX secrets_live_list");
@@ -454,7 +454,7 @@ describe("GET /health", () => {
     expect(await json(res)).toEqual({ status: "ok" });
   });
 
-  it("answers 503 {status: unavailable} when the database does not answer", async () => {
+  itSqlite("answers 503 {status: unavailable} when the database does not answer", async () => {
     const v = buildTestVault();
     v.db.close();
     const res = await v.request("GET", "/health", { token: null });

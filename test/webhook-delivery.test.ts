@@ -11,7 +11,7 @@ import type { Lookup } from "../src/webhooks/address-guard.js";
 import type { Transport } from "../src/webhooks/transport.js";
 import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/worker.js";
 import { version } from "../src/version.js";
-import { buildTestVault } from "./helpers.js";
+import { buildTestVault, itSqlite } from "./helpers.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
 import { useWebhookFixtures, SECRET, START_SECONDS, cert, toClose, vaultWith, newReceiver, createWebhook, sign, count } from "./webhook-helpers.js";
 
@@ -83,10 +83,16 @@ describe("deliveries to a real HTTPS receiver", () => {
 
   it("sends one webhook's deliveries one after another in event order, different webhooks in parallel", async () => {
     const log: string[] = [];
+    // Attempts are held until the gate opens, so the second tick surely runs while they are in flight.
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
     const transport: Transport = {
       send: async (req) => {
         const what = `${new URL(req.url).pathname} ${(JSON.parse(req.body) as { type: string }).type}`;
         log.push(`start ${what}`);
+        await gate;
         await new Promise((resolve) => setTimeout(resolve, 5));
         log.push(`end ${what}`);
         return { ok: true, httpStatus: 200 };
@@ -103,6 +109,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     // While /a and /b have attempts in flight, a new event waits for them.
     await expectStatus(v.asMaster("POST", "/secrets", { key: "later", value: "v" }), 201);
     expect(await v.webhooks.worker.tick()).toBe(0);
+    open();
     expect(await first).toBe(5);
     expect(log.filter((l) => l.includes("/a "))).toEqual([
       "start /a secret.created",
@@ -124,7 +131,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(log.at(-1)).toBe("end /a secret.created");
   });
 
-  it("does not send the deliveries still waiting their turn once their webhook is deleted", async () => {
+  itSqlite("does not send the deliveries still waiting their turn once their webhook is deleted", async () => {
     const sent: string[] = [];
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -201,7 +208,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(next.deliveries).toEqual([(list.deliveries as unknown[])[2]]);
   });
 
-  it("marks a delivery failed after the last attempt and stops", async () => {
+  itSqlite("marks a delivery failed after the last attempt and stops", async () => {
     const v = vaultWith({ maxAttempts: 3, retryBaseMs: 10 });
     const r = await newReceiver();
     r.respond([], 500);
@@ -221,7 +228,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(v.db.prepare("SELECT state FROM webhook_deliveries").all()).toEqual([{ state: "failed" }]);
   });
 
-  it("sends nothing more to a deleted webhook, pending retries included", async () => {
+  itSqlite("sends nothing more to a deleted webhook, pending retries included", async () => {
     const v = vaultWith();
     const r = await newReceiver();
     r.respond([500], 200);
@@ -288,7 +295,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     ]);
   });
 
-  it("refuses a private address again at connection time", async () => {
+  itSqlite("refuses a private address again at connection time", async () => {
     const v = vaultWith({ allowPrivate: false, maxAttempts: 1 });
     const r = await newReceiver();
     // A webhook stored while the guard was off (or by hand): the worker still refuses it.
@@ -317,7 +324,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(list.deliveries).toEqual([expect.objectContaining({ status: "failed", error: "address not allowed" })]);
   });
 
-  it("never makes a request wait for a slow receiver", async () => {
+  itSqlite("never makes a request wait for a slow receiver", async () => {
     const v = vaultWith();
     const held: Socket[] = [];
     // A receiver that accepts the request and never answers.
@@ -359,7 +366,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(JSON.parse(r.requests[0]?.body ?? "{}").data).toEqual({ key: "k", read_count: 0, max_reads: null, expires_at: null, org_id: orgId });
   });
 
-  it("removes finished deliveries after the retention period", async () => {
+  itSqlite("removes finished deliveries after the retention period", async () => {
     const v = vaultWith();
     const r = await newReceiver();
     const hook = await createWebhook(v, { url: r.url, events: ["*"] });
@@ -380,7 +387,7 @@ describe("durability", () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  it("delivers after a restart an event queued before it", async () => {
+  itSqlite("delivers after a restart an event queued before it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ev-webhooks-"));
     dirs.push(dir);
     const file = join(dir, "vault.db");

@@ -93,8 +93,8 @@ export class PgWebhookStore implements WebhookStore {
 }
 
 /**
- * How long a claimed delivery is held by the node that claimed it, ms: its
- * next_attempt_at moves this far ahead, so other nodes skip it; a node killed
+ * How long a claimed delivery is held by the node that claimed it, ms
+ * (leased_until): other nodes skip its webhook meanwhile; a node killed
  * mid-delivery leaves it due again after the lease.
  */
 export const CLAIM_LEASE_MS = 60_000;
@@ -113,9 +113,10 @@ interface DueRow {
 
 /**
  * The PostgreSQL outbox store (webhook_events, webhook_deliveries,
- * webhook_attempts). claimDue() takes due deliveries with
- * `FOR UPDATE SKIP LOCKED` and leases them (CLAIM_LEASE_MS): a pending
- * delivery is in the hands of one node at a time.
+ * webhook_attempts). claimDue() locks free webhooks (none of their
+ * deliveries leased) with `FOR UPDATE SKIP LOCKED` and leases their due
+ * deliveries (CLAIM_LEASE_MS), which the worker sends in order: a pending delivery is in the hands of one node at a
+ * time, and a webhook's deliveries go out one after another across nodes.
  */
 export class PgOutboxStore implements OutboxStore {
   constructor(private readonly db: Queryable) {}
@@ -133,13 +134,21 @@ export class PgOutboxStore implements OutboxStore {
   async claimDue(claim: DueClaim): Promise<DueBatch[]> {
     if (claim.limit <= 0) return [];
     const r = await this.db.query<DueRow>(
-      `WITH due AS (
-         SELECT d.id FROM webhook_deliveries d
-         WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND NOT (d.webhook_id = ANY($2::text[]))
-         ORDER BY d.next_attempt_at, d.id LIMIT $3
-         FOR UPDATE SKIP LOCKED
+      `WITH free AS (
+         SELECT w.id FROM webhooks w
+         WHERE NOT (w.id = ANY($2::text[]))
+           AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                       WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1)
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.leased_until > $1)
+         ORDER BY w.id LIMIT $3
+         FOR UPDATE OF w SKIP LOCKED
+       ), due AS (
+         SELECT d.id FROM webhook_deliveries d JOIN free f ON f.id = d.webhook_id
+         WHERE d.state = 'pending' AND d.next_attempt_at <= $1
+         ORDER BY d.webhook_id, d.id LIMIT $3
        ), leased AS (
-         UPDATE webhook_deliveries d SET next_attempt_at = $1 + $4 FROM due WHERE d.id = due.id
+         UPDATE webhook_deliveries d SET leased_until = $1 + $4 FROM due WHERE d.id = due.id
          RETURNING d.id, d.webhook_id, d.event_id, d.attempts
        )
        SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since, coalesce(w.org_id, '') AS scope
@@ -172,8 +181,9 @@ export class PgOutboxStore implements OutboxStore {
 
   async nextDueAt(busy: ReadonlySet<string>): Promise<number | null> {
     const r = await this.db.query<{ next_attempt_at: number }>(
-      `SELECT next_attempt_at FROM webhook_deliveries WHERE state = 'pending' AND NOT (webhook_id = ANY($1::text[]))
-       ORDER BY next_attempt_at, id LIMIT 1`,
+      `SELECT greatest(next_attempt_at, coalesce(leased_until, 0)) AS next_attempt_at FROM webhook_deliveries
+       WHERE state = 'pending' AND NOT (webhook_id = ANY($1::text[]))
+       ORDER BY 1 LIMIT 1`,
       [[...busy]],
     );
     return r.rows[0]?.next_attempt_at ?? null;
@@ -188,7 +198,7 @@ export class PgOutboxStore implements OutboxStore {
     const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
     const r = await this.db.query<{ attempts: number; webhook_id: string; event_id: string; type: string }>(
       `WITH updated AS (
-         UPDATE webhook_deliveries SET attempts = attempts + 1, state = $2, next_attempt_at = $3, updated_at = $4
+         UPDATE webhook_deliveries SET attempts = attempts + 1, state = $2, next_attempt_at = $3, leased_until = NULL, updated_at = $4
          WHERE id = $1 AND state = 'pending'
          RETURNING attempts, webhook_id, event_id
        )
