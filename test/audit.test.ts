@@ -451,27 +451,27 @@ describe("the hash chain", () => {
     vault.tx.close();
     db.close();
 
-    const run = () => {
+    const run = async () => {
       let out = "";
       const env = { VAULT_ENCRYPTION_KEY: root.toString("hex") };
-      const code = auditCommand(["verify", "--data-dir", dir], env, { out: (t) => (out += t), err: (t) => (out += t) });
+      const code = await auditCommand(["verify", "--data-dir", dir], env, { out: (t) => (out += t), err: (t) => (out += t) });
       return { code, out };
     };
-    expect(run()).toEqual({ code: 0, out: expect.stringMatching(/^audit chain intact: 3 rows, head [0-9a-f]{64}\n$/) });
+    expect(await run()).toEqual({ code: 0, out: expect.stringMatching(/^audit chain intact: 3 rows, head [0-9a-f]{64}\n$/) });
 
     const raw = new Database(join(dir, "vault.db"));
     tamper(raw, "UPDATE audit SET key = 'forged' WHERE id = 2");
     raw.close();
-    const broken = run();
+    const broken = await run();
     expect(broken.code).toBe(1);
     expect(broken.out).toMatch(/^audit chain broken at row 2: /);
   });
 
-  it("audit verify refuses a directory without a database (usage error)", () => {
+  it("audit verify refuses a directory without a database (usage error)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "vault-audit-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    expect(() => auditCommand(["verify", "--data-dir", dir], {}, { out: () => {}, err: () => {} })).toThrow(/no database/);
-    expect(() => auditCommand(["check"], {}, { out: () => {}, err: () => {} })).toThrow(/verify/);
+    await expect(auditCommand(["verify", "--data-dir", dir], {}, { out: () => {}, err: () => {} })).rejects.toThrow(/no database/);
+    await expect(auditCommand(["check"], {}, { out: () => {}, err: () => {} })).rejects.toThrow(/verify/);
   });
 });
 

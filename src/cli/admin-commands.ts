@@ -52,14 +52,16 @@ Exit codes: 0 done, 2 usage error, existing FILE or unreadable key.`,
 export function registerAudit(program: Command, exit: ExitCode): void {
   registerPassThrough(program, exit, {
     name: "audit",
-    description: "check the audit log's hash chain of a data directory (read-only)",
+    description: "check the audit log's hash chains (a data directory, or a PostgreSQL database; read-only)",
     help: `
 Subcommands:
-  verify [--data-dir DIR]   DIR defaults to VAULT_DATA_DIR, then ./.vault
+  verify [--data-dir DIR]         DIR defaults to VAULT_DATA_DIR, then ./.vault
+  verify --database-url URL       every writer's chain on PostgreSQL (default: VAULT_DATABASE_URL)
 
 Examples:
   ephemeral-vault audit verify
   ephemeral-vault audit verify --data-dir /var/lib/ephemeral-vault
+  VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault audit verify --database-url postgres://vault@db/vault
 
 Exit codes: 0 chain intact, 1 chain broken (the first broken row is named), 2 usage error or no database.`,
     run: async (args) => (await import("../audit-cli.js")).auditCommand(args),
@@ -119,5 +121,28 @@ Examples:
 
 Exit codes: 0 nothing left under an old key, 1 some records remain or failed, 2 usage or a vault running there.`,
     run: async (args) => (await import("../ops/rekey.js")).rekeyCommand(args),
+  });
+}
+
+/**
+ * `ephemeral-vault migrate --from-sqlite DIR --to postgres://...`: copies a
+ * stopped SQLite vault into an empty PostgreSQL database (ops/migrate-to-pg.ts).
+ */
+export function registerMigrate(program: Command, exit: ExitCode): void {
+  registerPassThrough(program, exit, {
+    name: "migrate",
+    description: "copy a stopped SQLite vault into an empty PostgreSQL database, then compare row counts",
+    help: `
+Arguments:
+  --from-sqlite DIR   the data directory of the SQLite vault (stopped)
+  --to URL            postgres://user:password@host:5432/database (empty; the schema is created)
+Everything is copied in one transaction: ciphertexts as they are (keep the same
+VAULT_ENCRYPTION_KEY), the audit log as the chain "sqlite" with its hashes, ids kept.
+
+Examples:
+  ephemeral-vault migrate --from-sqlite /var/lib/vault --to postgres://vault:secret@db:5432/vault
+
+Exit codes: 0 copied and counts equal, 2 usage, unreachable database, non-empty target or a count mismatch (nothing kept).`,
+    run: async (args) => (await import("../ops/migrate-command.js")).migrateCommand(args),
   });
 }

@@ -73,7 +73,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "audit",
-    usage: "audit verify [--data-dir DIR]",
+    usage: "audit verify [--data-dir DIR | --database-url URL]",
     summary: "check the audit log's hash chain; exit 1 at the first broken row",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
   },
@@ -100,5 +100,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     usage: "rekey [--data-dir DIR]",
     summary: "re-encrypt every value under VAULT_ENCRYPTION_KEY (vault stopped)",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerRekey })),
+  },
+  {
+    name: "migrate",
+    usage: "migrate --from-sqlite DIR --to postgres://...",
+    summary: "copy a stopped SQLite vault into an empty PostgreSQL database; counts compared",
+    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerMigrate })),
   },
 ];

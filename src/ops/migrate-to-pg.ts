@@ -1,0 +1,142 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { ConfigError } from "../config.js";
+import { latestSchemaVersion } from "../db.js";
+import { migratePg, openPgPool, redactUrl } from "../store/pg/index.js";
+import { SQLITE_CHAIN } from "../store/pg/audit-verify.js";
+
+/**
+ * The tables copied, parents before children (foreign keys), each with the
+ * PostgreSQL column that takes SQLite's rowid (creation order), if any.
+ */
+const TABLES: readonly { name: string; seq?: string }[] = [
+  { name: "meta" },
+  { name: "orgs", seq: "seq" },
+  { name: "roles" },
+  { name: "principals", seq: "seq" },
+  { name: "principal_keys", seq: "seq" },
+  { name: "scoped_keys", seq: "seq" },
+  { name: "secrets" },
+  { name: "webhooks", seq: "seq" },
+  { name: "webhook_events" },
+  { name: "webhook_deliveries" },
+  { name: "webhook_attempts" },
+  { name: "audit" },
+];
+
+/** Identity columns whose sequences continue after the copied ids. */
+const IDENTITIES: readonly [string, string][] = [
+  ["secrets", "id"],
+  ["roles", "id"],
+  ["audit", "id"],
+  ["webhook_deliveries", "id"],
+  ["webhook_attempts", "id"],
+  ["orgs", "seq"],
+  ["principals", "seq"],
+  ["principal_keys", "seq"],
+  ["scoped_keys", "seq"],
+  ["webhooks", "seq"],
+];
+
+/** Rows per INSERT statement. */
+const BATCH = 500;
+
+/** How many rows each table holds, on each side. */
+export type CopyCounts = Record<string, { sqlite: number; postgres: number }>;
+
+/**
+ * `ephemeral-vault migrate --from-sqlite DIR --to postgres://...`: copies a
+ * SQLite vault (stopped) into an empty PostgreSQL database, in one
+ * PostgreSQL transaction: every row with its id, ciphertexts byte for byte
+ * (they stay sealed to the same root keys and AAD), the audit log as the
+ * chain `sqlite` with its hashes unchanged (seq = the SQLite id, so the
+ * chain and its key segments verify as they did), and the meta rows (root
+ * key record, chain segments). Then compares the row counts of every table.
+ * @returns the counts per table.
+ * @throws ConfigError for a missing or unmigrated SQLite database, a
+ *   database that cannot be reached, a non-empty target, or counts that
+ *   differ (the copy is then rolled back).
+ */
+export async function migrateFromSqlite(options: { dataDir: string; url: string; progress?: (line: string) => void }): Promise<CopyCounts> {
+  const file = join(options.dataDir, "vault.db");
+  if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const version = Number(db.pragma("user_version", { simple: true }));
+    if (version !== latestSchemaVersion()) {
+      throw new ConfigError(`${file} has schema version ${version}; start this ephemeral-vault on it once (it migrates), stop it, then copy`);
+    }
+    let pool: Awaited<ReturnType<typeof openPgPool>>;
+    try {
+      pool = await openPgPool({ url: options.url, poolSize: 2 });
+      await migratePg(pool);
+    } catch (err) {
+      throw new ConfigError(`--to ${redactUrl(options.url)}: ${(err as Error).message}`);
+    }
+    try {
+      return await copy(db, pool, options.progress ?? (() => {}));
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    db.close();
+  }
+}
+
+async function copy(db: Database.Database, pool: Awaited<ReturnType<typeof openPgPool>>, progress: (line: string) => void): Promise<CopyCounts> {
+  const client = await pool.connect();
+  const counts: CopyCounts = {};
+  try {
+    await client.query("BEGIN");
+    for (const { name } of TABLES) {
+      const r = await client.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${name}`);
+      if ((r.rows[0]?.n ?? 0) > 0 && name !== "meta") throw new ConfigError(`the target database is not empty (${name} has rows); copy into a new database`);
+    }
+    // Settings a fresh PostgreSQL node wrote (none yet) give way to the copied ones.
+    await client.query("DELETE FROM meta");
+    for (const table of TABLES) {
+      const sqliteCount = (db.prepare(`SELECT count(*) AS n FROM ${table.name}`).get() as { n: number }).n;
+      const columns = (db.prepare(`PRAGMA table_info(${table.name})`).all() as { name: string }[]).map((c) => c.name);
+      const target = [...columns, ...(table.seq ? [table.seq] : []), ...(table.name === "audit" ? ["chain", "seq"] : [])];
+      const rows = db.prepare(`SELECT rowid AS __rowid, * FROM ${table.name} ORDER BY rowid`).iterate() as IterableIterator<Record<string, unknown>>;
+      let batch: unknown[][] = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const values: unknown[] = [];
+        const tuples = batch.map((row) => `(${row.map((v) => `$${values.push(v)}`).join(", ")})`);
+        await client.query(`INSERT INTO ${table.name} (${target.join(", ")}) OVERRIDING SYSTEM VALUE VALUES ${tuples.join(", ")}`, values);
+        batch = [];
+      };
+      for (const row of rows) {
+        const values = columns.map((c) => row[c]);
+        if (table.seq) values.push(row.__rowid);
+        if (table.name === "audit") values.push(SQLITE_CHAIN, row.id);
+        batch.push(values);
+        if (batch.length >= BATCH) await flush();
+      }
+      await flush();
+      const pgCount = (await client.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table.name}`)).rows[0]?.n ?? 0;
+      counts[table.name] = { sqlite: sqliteCount, postgres: pgCount };
+      progress(`${table.name}: ${pgCount} of ${sqliteCount} rows`);
+      if (pgCount !== sqliteCount) throw new ConfigError(`${table.name}: ${pgCount} rows copied of ${sqliteCount}; nothing was kept`);
+    }
+    // The copied chain's head, as the PostgreSQL audit store keeps one per chain.
+    const last = db.prepare("SELECT id, at, hash FROM audit ORDER BY id DESC LIMIT 1").get() as { id: number; at: number; hash: string } | undefined;
+    if (last !== undefined) {
+      await client.query("INSERT INTO audit_chains (chain, seq, hash, at) VALUES ($1, $2, $3, $4)", [SQLITE_CHAIN, last.id, last.hash, last.at]);
+    }
+    for (const [table, column] of IDENTITIES) {
+      await client.query(
+        `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), greatest((SELECT max(${column}) FROM ${table}), 0) + 1, false)`,
+      );
+    }
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+  return counts;
+}
