@@ -15,6 +15,9 @@
 //   BENCH_WARMUP       warm-up seconds per scenario, not counted (default 1; 0 skips it)
 //   BENCH_SCENARIOS    comma-separated scenario ids to run (default: all), e.g. "get,post"
 //   BENCH_JSON         write the raw results as JSON to this file
+//   BENCH_DATABASE_URL run on PostgreSQL (an empty database; bench/pg.sh starts a throwaway cluster)
+//   BENCH_NODES        vault processes on that database (default 1); the connections are split
+//                      between them and their req/s summed, p99 the worst of them
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,6 +33,8 @@ const SECONDS = positive("BENCH_SECONDS", 10);
 const CONNECTIONS = positive("BENCH_CONNECTIONS", 50);
 const WARMUP = positive("BENCH_WARMUP", 1, true);
 const ONLY = process.env.BENCH_SCENARIOS?.split(",").map((s) => s.trim()).filter(Boolean);
+const DATABASE_URL = process.env.BENCH_DATABASE_URL || undefined;
+const NODES = DATABASE_URL === undefined ? 1 : positive("BENCH_NODES", 1);
 
 /** A 64-byte value: small, like a password or an API token. */
 const VALUE = randomBytes(48).toString("base64");
@@ -187,6 +192,34 @@ function stopServer(child) {
   });
 }
 
+/**
+ * The same load split over several nodes (connections divided between them):
+ * req/s and totals summed, latencies the worst node's.
+ */
+async function runOnNodes(base, nodes, path) {
+  const per = Math.max(1, Math.floor(CONNECTIONS / nodes.length));
+  const results = await Promise.all(
+    nodes.map((n) =>
+      run({
+        ...base,
+        url: n.url + path,
+        requests: base.requests?.map((r) => ({ ...r })),
+        connections: per,
+        duration: SECONDS,
+      }),
+    ),
+  );
+  const sum = (f) => results.reduce((t, r) => t + f(r), 0);
+  return {
+    requests: { average: sum((r) => r.requests.average), total: sum((r) => r.requests.total) },
+    latency: { p50: Math.max(...results.map((r) => r.latency.p50)), p99: Math.max(...results.map((r) => r.latency.p99)) },
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    statusCodeStats: results[0].statusCodeStats,
+  };
+}
+
 function run(options) {
   return new Promise((resolve, reject) => {
     autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
@@ -209,20 +242,32 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), "ev-bench-"));
   const masterKey = randomBytes(24).toString("base64url");
   let server;
+  const others = [];
   const cleanup = async () => {
     if (server) await stopServer(server.child);
+    for (const o of others) await stopServer(o.child);
     rmSync(dir, { recursive: true, force: true });
   };
   process.once("SIGINT", () => cleanup().then(() => process.exit(130)));
 
   try {
     const { license, publicKey } = makeLicense(dir);
-    server = await startServer(join(dir, "data"), {
+    const env = {
       VAULT_MASTER_KEY: masterKey,
       VAULT_LICENSE_KEY: license,
       VAULT_LICENSE_PUBLIC_KEY: publicKey,
       VAULT_LOG_LEVEL: "warn",
-    });
+      ...(DATABASE_URL === undefined
+        ? {}
+        : {
+            VAULT_DATABASE_URL: DATABASE_URL,
+            VAULT_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+            VAULT_WEBHOOK_SECRET: randomBytes(24).toString("base64url"),
+            VAULT_DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? "20",
+          }),
+    };
+    server = await startServer(join(dir, "data"), env);
+    for (let i = 1; i < NODES; i++) others.push(await startServer(join(dir, `data${i}`), { ...env, VAULT_ENCRYPTION_KEY: env.VAULT_ENCRYPTION_KEY }));
     const auth = { authorization: `Bearer ${masterKey}` };
     const ctx = {
       url: server.url,
@@ -243,7 +288,9 @@ async function main() {
     console.log(`ephemeral-vault benchmark: ${server.url}`);
     console.log(
       `node ${process.version}, ${cpu.length} CPU (${cpu[0]?.model ?? "unknown"}), ${fmt(totalmem() / 2 ** 30, 1)} GiB RAM; ` +
-        `${CONNECTIONS} connections, ${SECONDS} s per scenario (+${WARMUP} s warm-up); synchronous=FULL; licensed (no secret limit)`,
+        `${CONNECTIONS} connections, ${SECONDS} s per scenario (+${WARMUP} s warm-up); ` +
+        (DATABASE_URL === undefined ? "SQLite, synchronous=FULL" : `PostgreSQL (synchronous_commit=on), ${NODES} node(s)`) +
+        "; licensed (no secret limit)",
     );
     console.log("the client (autocannon) runs on the same machine as the server\n");
 
@@ -259,7 +306,7 @@ async function main() {
       };
       if (WARMUP > 0) await run({ ...base, duration: WARMUP });
       process.stdout.write(`${scenario.name} ... `);
-      const r = await run({ ...base, duration: SECONDS, title: scenario.name });
+      const r = NODES === 1 ? await run({ ...base, duration: SECONDS, title: scenario.name }) : await runOnNodes(base, [server, ...others], path);
       const row = {
         id: scenario.id,
         scenario: scenario.name,
