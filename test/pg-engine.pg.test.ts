@@ -3,6 +3,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { generateRootKey, ValueCipher } from "../src/crypto.js";
 import { createLogger } from "../src/log.js";
 import { migratePg, openPgPool, pgEngineOver, redactUrl } from "../src/store/pg/index.js";
+import { CLAIM_LEASE_MS } from "../src/store/pg/webhooks.js";
+import type { Transport } from "../src/webhooks/transport.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { createPgVault } from "../src/vault.js";
 import type { PgVault } from "../src/vault.js";
@@ -203,5 +205,76 @@ describePg("two vault nodes on one PostgreSQL database", () => {
     expect(x + y).toBe(1);
     const expired = await a.engine.pool.query("SELECT 1 FROM audit WHERE action = 'secret.expired' AND key = 'ttl'");
     expect(expired.rowCount).toBe(1);
+  });
+});
+
+describePg("cross-node limits and leases", () => {
+  let db: TestDatabase;
+  const cipher = new ValueCipher(generateRootKey());
+  const engines: PgEngine[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    for (const e of engines) await e.close();
+    await db?.drop();
+  });
+
+  /** A node with its own clock (ms) and options. */
+  async function nodeWith(extra: Partial<Parameters<typeof createPgVault>[1]>, clock: { now: number }): Promise<PgVault> {
+    const pool = await openPgPool({ url: db.url, poolSize: 6 });
+    await migratePg(pool);
+    const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+    engines.push(engine);
+    return createPgVault(engine, {
+      cipher,
+      log: createLogger("silent"),
+      masterKey: MASTER_KEY,
+      now: () => clock.now,
+      activeLimit: () => null,
+      publicUrl: "http://vault.test",
+      maxValueBytes: 65_536,
+      trustProxy: false,
+      ...extra,
+    });
+  }
+
+  it("lets exactly one of many concurrent creates on two nodes take the last free-tier slot (402 for the rest)", async () => {
+    const clock = { now: NOW };
+    const a = await nodeWith({ activeLimit: () => 3 }, clock);
+    const b = await nodeWith({ activeLimit: () => 3 }, clock);
+    for (const key of ["one", "two"]) expect((await call(a, "POST", "/secrets", { key: `limit-${key}`, value: "v" })).status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call(i % 2 === 0 ? a : b, "POST", "/secrets", { key: `limit-race-${i}`, value: "v" })),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((x) => x === 201)).toHaveLength(1);
+    expect(statuses.filter((x) => x === 402)).toHaveLength(11);
+  });
+
+  it("leaves a delivery claimed by a node that died to another node once its lease has run out, sent once", async () => {
+    const clock = { now: NOW };
+    const sent: string[] = [];
+    const hang: Transport = { send: () => new Promise(() => {}), close: () => {} };
+    const ok: Transport = {
+      send: async (req) => {
+        sent.push((JSON.parse(req.body) as { type: string }).type);
+        return { ok: true, httpStatus: 200 };
+      },
+      close: () => {},
+    };
+    const dying = await nodeWith({ webhooks: { allowPrivate: true, transport: hang, secret: "lease-test-secret-0123456789" } }, clock);
+    const survivor = await nodeWith({ webhooks: { allowPrivate: true, transport: ok, secret: "lease-test-secret-0123456789" } }, clock);
+    expect((await call(dying, "POST", "/webhooks", { url: "https://127.0.0.1/lease", events: ["secret.created"] })).status).toBe(201);
+    expect((await call(dying, "POST", "/secrets", { key: "leased", value: "v" })).status).toBe(201);
+    // The dying node claims the delivery; its attempt never ends (the node is gone).
+    void dying.webhooks.worker.tick();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await survivor.webhooks.worker.tick()).toBe(0);
+    clock.now += CLAIM_LEASE_MS + 1;
+    expect(await survivor.webhooks.worker.tick()).toBe(1);
+    expect(sent).toEqual(["secret.created"]);
+    expect(await survivor.webhooks.worker.tick()).toBe(0);
   });
 });
