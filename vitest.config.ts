@@ -26,6 +26,7 @@ const PG_MATRIX = [
   "test/health.test.ts",
   "test/auth-limiter.test.ts",
   "test/auth-failure-coalescing.test.ts",
+  "test/audit.test.ts",
 ];
 
 export default defineConfig({

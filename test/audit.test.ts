@@ -13,7 +13,7 @@ import { verifyAuditChain } from "../src/domain/audit-verify.js";
 import { createLogger } from "../src/log.js";
 import { createVault } from "../src/vault.js";
 import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
-import { buildTestVault, createKey, MASTER_KEY } from "./helpers.js";
+import { buildTestVault, createKey, itSqlite, MASTER_KEY } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 interface Entry {
@@ -42,7 +42,7 @@ afterEach(() => {
 });
 
 describe("what the audit log records (decisions.md section 8)", () => {
-  it("records every secret operation with the actor, never a value", async () => {
+  itSqlite("records every secret operation with the actor, never a value", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "db", value: "VALUE-ONE", max_reads: 2 });
     await v.asMaster("GET", "/secrets/db");
@@ -92,7 +92,7 @@ describe("what the audit log records (decisions.md section 8)", () => {
     expect(created).toMatchObject({ action: "secret.created", key: id });
   });
 
-  it("records key.created and key.deleted with the key id", async () => {
+  itSqlite("records key.created and key.deleted with the key id", async () => {
     const v = buildTestVault();
     const key = await createKey(v, { permissions: ["read"] });
     await v.asMaster("DELETE", `/keys/${key.id}`);
@@ -134,7 +134,7 @@ describe("what the audit log records (decisions.md section 8)", () => {
     expect(await entries(v)).toEqual([]);
   });
 
-  it("records a 401 as auth.failed with the ip and no actor", async () => {
+  itSqlite("records a 401 as auth.failed with the ip and no actor", async () => {
     const v = buildTestVault({ trustProxy: true });
     // The last entry is the one the trusted proxy added; earlier ones are the client's word.
     const res = await v.request("GET", "/secrets/x", { token: "wrong-token", headers: { "x-forwarded-for": "10.0.0.1, 203.0.113.7" } });
@@ -282,7 +282,7 @@ describe("GET /audit", () => {
     expect((await v.request("GET", "/audit?key=b/two", { token: admin.token })).status).toBe(403);
   });
 
-  it("answers each query with an index seek, never a scan of the table", () => {
+  itSqlite("answers each query with an index seek, never a scan of the table", () => {
     const v = buildTestVault();
     const statements = (new SqliteAuditStore(v.db, null) as unknown as { q: Record<string, { source: string }> }).q;
     for (const name of ["byScope", "byAction", "byKey", "firstFrom", "maxId", "last"]) {
@@ -302,7 +302,7 @@ describe("GET /audit", () => {
 describe("rows buffered per batch", () => {
   const entry = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
 
-  it("inserts a batch's rows at its commit, drops those of a rolled-back request, and keeps the chain whole", async () => {
+  itSqlite("inserts a batch's rows at its commit, drops those of a rolled-back request, and keeps the chain whole", async () => {
     const v = buildTestVault();
     const one = v.tx.run((w) => v.audit.record(w, entry("one")));
     const dropped = expect(
@@ -325,7 +325,7 @@ describe("rows buffered per batch", () => {
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toEqual(expect.objectContaining({ ok: true, rows: 2 }));
   });
 
-  it("drops every row of a batch whose commit fails, and chains the next batch to the table", async () => {
+  itSqlite("drops every row of a batch whose commit fails, and chains the next batch to the table", async () => {
     const v = buildTestVault();
     await v.tx.run((w) => v.audit.record(w, entry("kept")));
     let fail = true;
@@ -347,7 +347,7 @@ describe("rows buffered per batch", () => {
 });
 
 describe("append-only and fail-closed", () => {
-  it("refuses UPDATE and DELETE on audit rows in the database itself", async () => {
+  itSqlite("refuses UPDATE and DELETE on audit rows in the database itself", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     expect(() => v.db.prepare("UPDATE audit SET action = 'secret.read'").run()).toThrow(/append-only/);
@@ -355,7 +355,7 @@ describe("append-only and fail-closed", () => {
     expect(await actions(v)).toEqual(["secret.created"]);
   });
 
-  it("does not make a change whose audit row cannot be written", async () => {
+  itSqlite("does not make a change whose audit row cannot be written", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "kept", value: "v" });
     v.db.exec("CREATE TEMP TRIGGER audit_broken BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
@@ -368,7 +368,7 @@ describe("append-only and fail-closed", () => {
     expect((await v.asMaster("GET", "/secrets/kept")).status).toBe(200);
   });
 
-  it("does not answer a scoped key's read whose audit row cannot be written", async () => {
+  itSqlite("does not answer a scoped key's read whose audit row cannot be written", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     const admin = await createKey(v, { permissions: ["admin"] });
@@ -385,27 +385,27 @@ describe("the hash chain", () => {
     db.exec(sql);
   }
 
-  it("verifies an untouched chain", async () => {
+  itSqlite("verifies an untouched chain", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toEqual({ ok: true, rows: 5, head: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
-  it("reports the first row edited through a raw connection", async () => {
+  itSqlite("reports the first row edited through a raw connection", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "UPDATE audit SET actor = 'someone-else' WHERE id = 3");
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 3, rows: 2 });
   });
 
-  it("reports a row edited with its own hash recomputed at the next row", async () => {
+  itSqlite("reports a row edited with its own hash recomputed at the next row", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "UPDATE audit SET hash = '" + "a".repeat(64) + "' WHERE id = 2");
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 2 });
   });
 
-  it("reports a removed row and a removed tail", async () => {
+  itSqlite("reports a removed row and a removed tail", async () => {
     const v = buildTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "DELETE FROM audit WHERE id = 5");
@@ -414,7 +414,7 @@ describe("the hash chain", () => {
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 3 });
   });
 
-  it("chains org and global entries in one table", async () => {
+  itSqlite("chains org and global entries in one table", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "g", value: "v" });
     await v.tx.run((w) => v.audit.record(w, { scope: "org_1", action: "secret.created", key: "o", actor: "pk_1", principalId: "prn_1", ip: "10.0.0.1" }));
@@ -424,7 +424,7 @@ describe("the hash chain", () => {
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 2 });
   });
 
-  it("ephemeral-vault audit verify --data-dir walks a data dir's chain and names the broken row", async () => {
+  itSqlite("ephemeral-vault audit verify --data-dir walks a data dir's chain and names the broken row", async () => {
     const dir = mkdtempSync(join(tmpdir(), "vault-audit-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const db = openDatabase(join(dir, "vault.db"));
@@ -467,7 +467,7 @@ describe("the hash chain", () => {
     expect(broken.out).toMatch(/^audit chain broken at row 2: /);
   });
 
-  it("audit verify refuses a directory without a database (usage error)", async () => {
+  itSqlite("audit verify refuses a directory without a database (usage error)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "vault-audit-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     await expect(auditCommand(["verify", "--data-dir", dir], {}, { out: () => {}, err: () => {} })).rejects.toThrow(/no database/);
@@ -571,7 +571,7 @@ describe("webhook changes made with a scoped key", () => {
 describe("the audit chain under the group commit", () => {
   const row = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
 
-  it("stays whole when a request's savepoint rolls back after writing a row, and its head is the last row", async () => {
+  itSqlite("stays whole when a request's savepoint rolls back after writing a row, and its head is the last row", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
     const failing = v.tx.run(async (w) => {
@@ -591,7 +591,7 @@ describe("the audit chain under the group commit", () => {
     expect(head).toEqual({ id: last.id, hash: last.hash });
   });
 
-  it("writes nothing of a batch whose commit fails, and chains the next batch from the table", async () => {
+  itSqlite("writes nothing of a batch whose commit fails, and chains the next batch from the table", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
     v.tx.onBeforeCommit(() => {
