@@ -4,6 +4,7 @@ import { generateRootKey, ValueCipher } from "../src/crypto.js";
 import { createLogger } from "../src/log.js";
 import { migratePg, openPgPool, pgEngineOver, redactUrl } from "../src/store/pg/index.js";
 import { CLAIM_LEASE_MS } from "../src/store/pg/webhooks.js";
+import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import type { Transport } from "../src/webhooks/transport.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { createPgVault } from "../src/vault.js";
@@ -191,6 +192,23 @@ describePg("two vault nodes on one PostgreSQL database", () => {
     );
     expect(chains.rows.length).toBeGreaterThan(1);
     for (const c of chains.rows) expect([c.n, c.max]).toEqual([c.head, c.head]);
+  });
+
+  it("keeps every chain verifiable when units of work that wrote audit rows roll back", async () => {
+    const entry = { scope: "global", action: "test.row", key: null, actor: "master", principalId: null, ip: null };
+    for (let i = 0; i < 12; i++) {
+      const v = i % 2 === 0 ? a.vault : b.vault;
+      const failing = v.tx.run(async (w) => {
+        await v.audit.record(w, entry);
+        throw new Error("rolled back");
+      });
+      await expect(failing).rejects.toThrow("rolled back");
+      await v.tx.run((w) => v.audit.record(w, entry));
+    }
+    const report = await verifyPgAuditChains(a.engine.pool, cipher.auditChainKeys());
+    expect(report).toMatchObject({ ok: true });
+    const rows = await a.engine.pool.query<{ n: number }>("SELECT count(*)::integer AS n FROM audit WHERE action = 'test.row'");
+    expect(rows.rows[0]?.n).toBe(12);
   });
 
   it("expires a due secret once when both nodes sweep", async () => {

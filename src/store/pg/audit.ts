@@ -3,10 +3,21 @@ import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit
 import type { Queryable } from "./unit-of-work.js";
 
 /** A chain's head as `audit_chains` keeps it: its last position, hash and time (ms). */
-interface ChainHead {
+export interface ChainHead {
   seq: number;
   hash: string;
   at: number;
+}
+
+/**
+ * One writer's chain: its name and its head as last committed by this
+ * writer (undefined: read it from audit_chains, under a row lock). The
+ * engine keeps one per pooled client and forgets `head` when a unit of work
+ * on that client rolls back.
+ */
+export interface WriterChain {
+  readonly name: string;
+  head: ChainHead | undefined;
 }
 
 /**
@@ -18,41 +29,42 @@ interface ChainHead {
  * in `seq` order: each row's hash (HMAC-SHA256 under the chain key,
  * domain/audit-chain.ts) covers the previous row's hash and its own fields,
  * with `seq` in the place SQLite's single chain uses the row id. The head of
- * each chain is a row of `audit_chains`, read under `FOR UPDATE` at the
- * unit's first append and moved with every row, in the same transaction:
- * a rolled-back unit leaves its chain as it was, and two writers that ever
- * share a chain name take turns on its lock.
+ * each chain is a row of `audit_chains`, moved with every row in the same
+ * statement. The writer keeps the head it last committed in memory (its
+ * chain is its own); after a rollback, or at a new client's first row, the
+ * head is read back under a row lock.
  *
  * Row ids (the API's entry ids and cursors) are the table's identity:
  * global, not gap-free. `at` never decreases along a chain.
  */
 export class PgAuditStore implements AuditStore {
-  /** The chain's head as this unit of work left it (read once per unit). */
-  private head: ChainHead | undefined;
-
   /**
    * @param db the unit of work's client.
-   * @param chain this writer's chain name.
+   * @param chain this writer's chain (one per pooled client, so no other
+   *   unit of work writes it meanwhile).
    * @param chainKey the key rows are MACed with; null: plain SHA-256.
    */
   constructor(
     private readonly db: Queryable,
-    private readonly chain: string,
+    private readonly chain: WriterChain,
     private readonly chainKey: Buffer | null,
   ) {}
 
   async append(entry: AuditInsert): Promise<void> {
-    const last = this.head ?? (await this.lockHead());
+    const last = this.chain.head ?? (await this.lockHead());
     const seq = last.seq + 1;
     const at = Math.max(entry.at, last.at);
     const hash = rowHash(last.hash, { ...entry, at, id: seq }, this.chainKey);
+    // The row and the chain's head in one statement (one round trip).
     await this.db.query(
-      `INSERT INTO audit (scope, at, action, key, actor, principal_id, ip, count, chain, seq, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [entry.scope, at, entry.action, entry.key, entry.actor, entry.principal_id, entry.ip, entry.count, this.chain, seq, hash],
+      `WITH row AS (
+         INSERT INTO audit (scope, at, action, key, actor, principal_id, ip, count, chain, seq, hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       )
+       UPDATE audit_chains SET seq = $10, hash = $11, at = $2 WHERE chain = $9`,
+      [entry.scope, at, entry.action, entry.key, entry.actor, entry.principal_id, entry.ip, entry.count, this.chain.name, seq, hash],
     );
-    await this.db.query("UPDATE audit_chains SET seq = $2, hash = $3, at = $4 WHERE chain = $1", [this.chain, seq, hash, at]);
-    this.head = { seq, hash, at };
+    this.chain.head = { seq, hash, at };
   }
 
   async page(q: AuditPageQuery): Promise<AuditRow[]> {
@@ -68,15 +80,20 @@ export class PgAuditStore implements AuditStore {
     return r.rows;
   }
 
-  /** The chain's head, locked for this transaction; a new chain starts at the genesis hash. */
+  /**
+   * The chain's head as committed, locked for this transaction (one
+   * statement: a new chain's row is made at the genesis hash, an existing
+   * one is locked and read).
+   */
   private async lockHead(): Promise<ChainHead> {
-    await this.db.query(
-      "INSERT INTO audit_chains (chain, seq, hash, at) VALUES ($1, 0, $2, 0) ON CONFLICT (chain) DO NOTHING",
-      [this.chain, GENESIS_HASH],
+    const r = await this.db.query<ChainHead>(
+      `INSERT INTO audit_chains (chain, seq, hash, at) VALUES ($1, 0, $2, 0)
+       ON CONFLICT (chain) DO UPDATE SET chain = excluded.chain
+       RETURNING seq, hash, at`,
+      [this.chain.name, GENESIS_HASH],
     );
-    const r = await this.db.query<ChainHead>("SELECT seq, hash, at FROM audit_chains WHERE chain = $1 FOR UPDATE", [this.chain]);
     const head = r.rows[0];
-    if (head === undefined) throw new Error(`audit chain ${this.chain} has no head row`);
+    if (head === undefined) throw new Error(`audit chain ${this.chain.name} has no head row`);
     return head;
   }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Work } from "../work.js";
 import { PgAuditStore } from "./audit.js";
+import type { WriterChain } from "./audit.js";
 import { PgMetaStore, PgOrgStore, PgPrincipalKeyStore, PgPrincipalStore, PgRoleStore, PgScopedKeyStore } from "./keys-orgs.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
@@ -26,7 +27,7 @@ export interface PgEngine {
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
  */
-export function createPgWork(client: Queryable, chain: string, auditChainKey: Buffer | null): Work {
+export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null): Work {
   return {
     secrets: new PgSecretStore(client),
     audit: new PgAuditStore(client, chain, auditChainKey),
@@ -48,17 +49,23 @@ export function createPgWork(client: Queryable, chain: string, auditChainKey: Bu
  */
 export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | null; nodeId?: string }): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
-  const chains = new WeakMap<Queryable, string>();
+  const chains = new WeakMap<Queryable, WriterChain>();
   let next = 0;
-  const chainOf = (client: Queryable): string => {
+  const chainOf = (client: Queryable): WriterChain => {
     let chain = chains.get(client);
     if (chain === undefined) {
-      chain = `${nodeId}/${next++}`;
+      chain = { name: `${nodeId}/${next++}`, head: undefined };
       chains.set(client, chain);
     }
     return chain;
   };
-  const tx = new PgUnitOfWork<Work>(pool, (client) => createPgWork(client, chainOf(client), options.auditChainKey));
+  const tx = new PgUnitOfWork<Work>(pool, (client) => createPgWork(client, chainOf(client), options.auditChainKey), {
+    // A rolled-back unit's rows never happened: read the head back next time.
+    onRollback: (client) => {
+      const chain = chains.get(client);
+      if (chain !== undefined) chain.head = undefined;
+    },
+  });
   return {
     pool,
     tx,

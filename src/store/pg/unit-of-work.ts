@@ -23,9 +23,14 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * @param pool the node's pool (store/pg/pool.ts).
    * @param workFor builds the work handle over the unit's client.
    */
+  /**
+   * @param hooks.onRollback told of each rolled-back unit's client, so
+   *   engine state about that client (its audit chain's head) is dropped.
+   */
   constructor(
     private readonly pool: pg.Pool,
     private readonly workFor: (client: Queryable) => W,
+    private readonly hooks: { onRollback?: (client: Queryable) => void } = {},
   ) {}
 
   /**
@@ -53,6 +58,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
         await client.query("COMMIT");
         return result;
       } catch (err) {
+        this.hooks.onRollback?.(client);
         try {
           await client.query("ROLLBACK");
         } catch (rollbackError) {
