@@ -25,7 +25,9 @@ import type { Logger } from "./log.js";
 import { version } from "./version.js";
 import type { DbFileWatch } from "./db-file-watch.js";
 import { ApiError } from "./errors.js";
-import { AuthFailureCoalescer, authFailedRecord, DEFAULT_AUTH_FAIL_WINDOW_MS } from "./access-guard.js";
+import { authFailedRecord } from "./access-guard.js";
+import { DEFAULT_AUTH_FAIL_WINDOW_MS } from "./config.js";
+import { AuthFailureCoalescer } from "./failed-auth.js";
 
 /** What a vault is built from: everything injected, nothing global. */
 export interface VaultOptions {

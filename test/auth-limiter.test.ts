@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FailedAuthLimiter, limiterKey } from "../src/access-guard.js";
+import { FailedAuthLimiter, limiterKey } from "../src/failed-auth.js";
 import { buildTestVault, MASTER_KEY, itSqlite } from "./helpers.js";
 
 function limiter(options: { limit?: number; maxTracked?: number; onSharedAddress?: (key: string) => void } = {}) {

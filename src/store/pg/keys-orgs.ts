@@ -1,7 +1,6 @@
 import { VaultError } from "../../domain/errors.js";
 import type { ScopedKey } from "../../domain/keys.js";
 import type { Org } from "../../domain/orgs.js";
-import type { Permission } from "../../domain/permissions.js";
 import type { Principal } from "../../domain/principals.js";
 import type { PrincipalKey } from "../../domain/principal-keys.js";
 import type { MetaStore } from "../meta.js";
@@ -16,6 +15,8 @@ import type {
   RoleStore,
 } from "../orgs.js";
 import type { ScopedKeyRecord, ScopedKeyStore } from "../scoped-keys.js";
+import { toOrgRecord, toPrincipalKeyRecord, toPrincipalRecord, toRoleRecord, toScopedKeyRecord } from "../rows.js";
+import type { OrgRow, PrincipalKeyRow, PrincipalRow, RoleRow, ScopedKeyRow } from "../rows.js";
 import type { Queryable } from "./unit-of-work.js";
 
 /** PostgreSQL's unique_violation: the constraint decided a race between nodes. */
@@ -38,27 +39,7 @@ function first<R>(result: { rows: R[] }): R {
   return row;
 }
 
-interface KeyRow {
-  seq: number;
-  id: string;
-  name: string;
-  permissions: string;
-  prefix: string | null;
-  expires_at: number | null;
-  created_at: number;
-  last_used_at: number | null;
-}
 
-const toScopedKey = (row: KeyRow): ScopedKeyRecord => ({
-  seq: row.seq,
-  id: row.id,
-  name: row.name,
-  permissions: JSON.parse(row.permissions) as Permission[],
-  prefix: row.prefix,
-  expiresAt: row.expires_at,
-  createdAt: row.created_at,
-  lastUsedAt: row.last_used_at,
-});
 
 /** The PostgreSQL `scoped_keys` store over one unit of work's client. */
 export class PgScopedKeyStore implements ScopedKeyStore {
@@ -73,22 +54,22 @@ export class PgScopedKeyStore implements ScopedKeyStore {
   }
 
   async byTokenHash(tokenHash: string): Promise<ScopedKeyRecord | undefined> {
-    const r = await this.db.query<KeyRow>("SELECT * FROM scoped_keys WHERE token_hash = $1", [tokenHash]);
-    return r.rows[0] === undefined ? undefined : toScopedKey(r.rows[0]);
+    const r = await this.db.query<ScopedKeyRow>("SELECT * FROM scoped_keys WHERE token_hash = $1", [tokenHash]);
+    return r.rows[0] === undefined ? undefined : toScopedKeyRecord(r.rows[0]);
   }
 
   async byId(id: string): Promise<ScopedKeyRecord | undefined> {
-    const r = await this.db.query<KeyRow>("SELECT * FROM scoped_keys WHERE id = $1", [id]);
-    return r.rows[0] === undefined ? undefined : toScopedKey(r.rows[0]);
+    const r = await this.db.query<ScopedKeyRow>("SELECT * FROM scoped_keys WHERE id = $1", [id]);
+    return r.rows[0] === undefined ? undefined : toScopedKeyRecord(r.rows[0]);
   }
 
   async page(query: { afterSeq: number; keyPrefix: string | null; limit: number }): Promise<ScopedKeyRecord[]> {
-    const r = await this.db.query<KeyRow>(
+    const r = await this.db.query<ScopedKeyRow>(
       `SELECT * FROM scoped_keys WHERE seq > $1 AND ($2::text IS NULL OR starts_with(prefix, $2))
        ORDER BY seq LIMIT $3`,
       [query.afterSeq, query.keyPrefix, query.limit],
     );
-    return r.rows.map(toScopedKey);
+    return r.rows.map(toScopedKeyRecord);
   }
 
   async remove(id: string): Promise<void> {
@@ -104,21 +85,7 @@ export class PgScopedKeyStore implements ScopedKeyStore {
   }
 }
 
-interface OrgRow {
-  seq: number;
-  id: string;
-  name: string;
-  metadata: string;
-  created_at: number;
-}
 
-const toOrg = (row: OrgRow): Positioned<Org> => ({
-  seq: row.seq,
-  id: row.id,
-  name: row.name,
-  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-  createdAt: row.created_at,
-});
 
 /** The PostgreSQL `orgs` store. */
 export class PgOrgStore implements OrgStore {
@@ -126,7 +93,7 @@ export class PgOrgStore implements OrgStore {
 
   async byId(id: string): Promise<Positioned<Org> | undefined> {
     const r = await this.db.query<OrgRow>("SELECT * FROM orgs WHERE id = $1", [id]);
-    return r.rows[0] === undefined ? undefined : toOrg(r.rows[0]);
+    return r.rows[0] === undefined ? undefined : toOrgRecord(r.rows[0]);
   }
 
   async nameTaken(name: string): Promise<boolean> {
@@ -135,7 +102,7 @@ export class PgOrgStore implements OrgStore {
 
   insert(org: Org): Promise<Positioned<Org>> {
     return unique("an organization with this name exists", async () =>
-      toOrg(
+      toOrgRecord(
         first(
           await this.db.query<OrgRow>("INSERT INTO orgs (id, name, metadata, created_at) VALUES ($1, $2, $3, $4) RETURNING *", [
             org.id,
@@ -149,7 +116,7 @@ export class PgOrgStore implements OrgStore {
   }
 
   async page(afterSeq: number, limit: number): Promise<Positioned<Org>[]> {
-    return (await this.db.query<OrgRow>("SELECT * FROM orgs WHERE seq > $1 ORDER BY seq LIMIT $2", [afterSeq, limit])).rows.map(toOrg);
+    return (await this.db.query<OrgRow>("SELECT * FROM orgs WHERE seq > $1 ORDER BY seq LIMIT $2", [afterSeq, limit])).rows.map(toOrgRecord);
   }
 
   async dependents(orgId: string, now: number): Promise<OrgDependents> {
@@ -170,14 +137,7 @@ export class PgOrgStore implements OrgStore {
   }
 }
 
-interface RoleRow {
-  id: number;
-  org_id: string;
-  name: string;
-  permissions: string;
-}
 
-const toRole = (row: RoleRow): RoleRecord => ({ seq: row.id, orgId: row.org_id, name: row.name, permissions: row.permissions });
 
 /** The PostgreSQL `roles` store. */
 export class PgRoleStore implements RoleStore {
@@ -185,12 +145,12 @@ export class PgRoleStore implements RoleStore {
 
   async get(orgId: string, name: string): Promise<RoleRecord | undefined> {
     const r = await this.db.query<RoleRow>("SELECT * FROM roles WHERE org_id = $1 AND name = $2", [orgId, name]);
-    return r.rows[0] === undefined ? undefined : toRole(r.rows[0]);
+    return r.rows[0] === undefined ? undefined : toRoleRecord(r.rows[0]);
   }
 
   insert(orgId: string, name: string, permissions: string, now: number): Promise<RoleRecord> {
     return unique("a role with this name exists", async () =>
-      toRole(
+      toRoleRecord(
         first(
           await this.db.query<RoleRow>("INSERT INTO roles (org_id, name, permissions, created_at) VALUES ($1, $2, $3, $4) RETURNING *", [
             orgId,
@@ -209,7 +169,7 @@ export class PgRoleStore implements RoleStore {
       orgId,
       name,
     ]);
-    return r.rows[0] === undefined ? undefined : toRole(r.rows[0]);
+    return r.rows[0] === undefined ? undefined : toRoleRecord(r.rows[0]);
   }
 
   async remove(orgId: string, name: string): Promise<void> {
@@ -218,7 +178,7 @@ export class PgRoleStore implements RoleStore {
 
   async page(orgId: string, afterSeq: number, limit: number): Promise<RoleRecord[]> {
     return (await this.db.query<RoleRow>("SELECT * FROM roles WHERE org_id = $1 AND id > $2 ORDER BY id LIMIT $3", [orgId, afterSeq, limit])).rows.map(
-      toRole,
+      toRoleRecord,
     );
   }
 
@@ -227,25 +187,7 @@ export class PgRoleStore implements RoleStore {
   }
 }
 
-interface PrincipalRow {
-  seq: number;
-  id: string;
-  org_id: string;
-  name: string;
-  role: string;
-  metadata: string;
-  created_at: number;
-}
 
-const toPrincipal = (row: PrincipalRow): Positioned<Principal> => ({
-  seq: row.seq,
-  id: row.id,
-  orgId: row.org_id,
-  name: row.name,
-  role: row.role,
-  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-  createdAt: row.created_at,
-});
 
 const PRINCIPAL_NAME_TAKEN = "a principal with this name exists in the organization";
 
@@ -255,7 +197,7 @@ export class PgPrincipalStore implements PrincipalStore {
 
   async get(orgId: string, id: string): Promise<Positioned<Principal> | undefined> {
     const r = await this.db.query<PrincipalRow>("SELECT * FROM principals WHERE org_id = $1 AND id = $2", [orgId, id]);
-    return r.rows[0] === undefined ? undefined : toPrincipal(r.rows[0]);
+    return r.rows[0] === undefined ? undefined : toPrincipalRecord(r.rows[0]);
   }
 
   async nameTaken(orgId: string, name: string): Promise<boolean> {
@@ -264,7 +206,7 @@ export class PgPrincipalStore implements PrincipalStore {
 
   insert(p: Principal): Promise<Positioned<Principal>> {
     return unique(PRINCIPAL_NAME_TAKEN, async () =>
-      toPrincipal(
+      toPrincipalRecord(
         first(
           await this.db.query<PrincipalRow>(
             "INSERT INTO principals (id, org_id, name, role, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
@@ -277,7 +219,7 @@ export class PgPrincipalStore implements PrincipalStore {
 
   update(p: Principal): Promise<Positioned<Principal>> {
     return unique(PRINCIPAL_NAME_TAKEN, async () =>
-      toPrincipal(
+      toPrincipalRecord(
         first(
           await this.db.query<PrincipalRow>("UPDATE principals SET name = $1, role = $2, metadata = $3 WHERE id = $4 RETURNING *", [
             p.name,
@@ -293,7 +235,7 @@ export class PgPrincipalStore implements PrincipalStore {
   async page(orgId: string, afterSeq: number, limit: number): Promise<Positioned<Principal>[]> {
     return (
       await this.db.query<PrincipalRow>("SELECT * FROM principals WHERE org_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", [orgId, afterSeq, limit])
-    ).rows.map(toPrincipal);
+    ).rows.map(toPrincipalRecord);
   }
 
   async remove(id: string): Promise<void> {
@@ -302,34 +244,14 @@ export class PgPrincipalStore implements PrincipalStore {
   }
 }
 
-interface PrincipalKeyRow {
-  seq: number;
-  id: string;
-  principal_id: string;
-  org_id: string;
-  name: string;
-  valid_after: number | null;
-  valid_before: number | null;
-  created_at: number;
-}
 
-const toPrincipalKey = (row: PrincipalKeyRow): Positioned<PrincipalKey> => ({
-  seq: row.seq,
-  id: row.id,
-  principalId: row.principal_id,
-  orgId: row.org_id,
-  name: row.name,
-  validAfter: row.valid_after,
-  validBefore: row.valid_before,
-  createdAt: row.created_at,
-});
 
 /** The PostgreSQL `principal_keys` store. */
 export class PgPrincipalKeyStore implements PrincipalKeyStore {
   constructor(private readonly db: Queryable) {}
 
   async insert(k: PrincipalKey, tokenHash: string): Promise<Positioned<PrincipalKey>> {
-    return toPrincipalKey(
+    return toPrincipalKeyRecord(
       first(
         await this.db.query<PrincipalKeyRow>(
           `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at)
@@ -347,12 +269,12 @@ export class PgPrincipalKeyStore implements PrincipalKeyStore {
         afterSeq,
         limit,
       ])
-    ).rows.map(toPrincipalKey);
+    ).rows.map(toPrincipalKeyRecord);
   }
 
   async get(principalId: string, id: string): Promise<PrincipalKey | undefined> {
     const r = await this.db.query<PrincipalKeyRow>("SELECT * FROM principal_keys WHERE principal_id = $1 AND id = $2", [principalId, id]);
-    return r.rows[0] === undefined ? undefined : toPrincipalKey(r.rows[0]);
+    return r.rows[0] === undefined ? undefined : toPrincipalKeyRecord(r.rows[0]);
   }
 
   async inOrg(orgId: string, id: string): Promise<boolean> {
@@ -370,7 +292,7 @@ export class PgPrincipalKeyStore implements PrincipalKeyStore {
       [tokenHash],
     );
     const row = r.rows[0];
-    return row === undefined ? undefined : { ...toPrincipalKey(row), role: row.role };
+    return row === undefined ? undefined : { ...toPrincipalKeyRecord(row), role: row.role };
   }
 
   async hasActive(principalId: string, now: number): Promise<boolean> {

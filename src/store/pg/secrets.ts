@@ -1,44 +1,11 @@
 import { VaultError } from "../../domain/errors.js";
 import { DUPLICATE_KEY } from "../../domain/secret-model.js";
-import type { SecretState } from "../../domain/secret-model.js";
+import { toSecretRecord } from "../rows.js";
+import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
 import type { Queryable } from "./unit-of-work.js";
 
-/** A `secrets` row as node-postgres returns it (schema-pg.sql; bigint parsed to number by the pool). */
-interface Row {
-  id: number;
-  scope: string;
-  key: string;
-  is_public: number;
-  state: SecretState;
-  ciphertext: Buffer | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  max_reads: number | null;
-  read_count: number;
-  burn_on_limit: number;
-  owner_id: string | null;
-  allowed_keys: string | null;
-}
 
-function toRecord(row: Row): SecretRecord {
-  return {
-    id: row.id,
-    scope: row.scope,
-    key: row.key,
-    isPublic: row.is_public === 1,
-    state: row.state,
-    ciphertext: row.ciphertext,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    maxReads: row.max_reads,
-    readCount: row.read_count,
-    burnOnLimit: row.burn_on_limit === 1,
-    ownerId: row.owner_id,
-    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
-  };
-}
 
 /**
  * A transaction-level advisory lock key taken before the free-tier count, so
@@ -59,7 +26,7 @@ export class PgSecretStore implements SecretStore {
   async live(scope: string, key: string): Promise<SecretRecord | undefined> {
     const r = await this.db.query<Row>("SELECT * FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')", [scope, key]);
     const row = r.rows[0];
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toSecretRecord(row);
   }
 
   async insert(s: NewSecret): Promise<SecretRecord> {
@@ -91,7 +58,7 @@ export class PgSecretStore implements SecretStore {
         s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
       ],
     );
-    return toRecord(r.rows[0] as Row);
+    return toSecretRecord(r.rows[0] as Row);
   }
 
   async countRead(id: number): Promise<{ readCount: number; maxReads: number | null } | undefined> {
@@ -123,7 +90,7 @@ export class PgSecretStore implements SecretStore {
          WHERE id = $1 RETURNING *`,
       [id, p.expiresAt, p.maxReads, p.readCount, p.state, now],
     );
-    return toRecord(r.rows[0] as Row);
+    return toSecretRecord(r.rows[0] as Row);
   }
 
   async due(now: number, limit: number): Promise<SecretRecord[]> {
@@ -133,7 +100,7 @@ export class PgSecretStore implements SecretStore {
          ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
     );
-    return r.rows.map(toRecord);
+    return r.rows.map(toSecretRecord);
   }
 
   async dueInScope(now: number, scope: string): Promise<SecretRecord[]> {
@@ -142,7 +109,7 @@ export class PgSecretStore implements SecretStore {
          FOR UPDATE SKIP LOCKED`,
       [now, scope],
     );
-    return r.rows.map(toRecord);
+    return r.rows.map(toSecretRecord);
   }
 
   async pruneExpired(scope: string, keyPrefix: string | undefined): Promise<number> {
@@ -174,6 +141,6 @@ export class PgSecretStore implements SecretStore {
          ORDER BY id LIMIT $6`,
       [q.scope, states, q.now, q.afterId, q.keyPrefix ?? null, q.limit],
     );
-    return r.rows.map(toRecord);
+    return r.rows.map(toSecretRecord);
   }
 }

@@ -3,29 +3,11 @@ import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/web
 import type { Webhook } from "../../domain/webhooks.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
 import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
+import { toWebhookRecord } from "../rows.js";
+import type { WebhookRow } from "../rows.js";
 import type { Queryable } from "./unit-of-work.js";
 
-interface WebhookRow {
-  seq: number;
-  id: string;
-  org_id: string | null;
-  url: string;
-  events: string;
-  description: string | null;
-  key_prefix: string | null;
-  created_at: number;
-}
 
-const toWebhook = (row: WebhookRow): WebhookRecord => ({
-  seq: row.seq,
-  id: row.id,
-  orgId: row.org_id,
-  url: row.url,
-  events: JSON.parse(row.events) as string[],
-  description: row.description,
-  keyPrefix: row.key_prefix,
-  createdAt: row.created_at,
-});
 
 /** A viewer with a key prefix sees only webhooks made under a prefix within its own. */
 const VISIBLE = "($2::text IS NULL OR (key_prefix IS NOT NULL AND starts_with(key_prefix, $2)))";
@@ -45,7 +27,7 @@ export class PgWebhookStore implements WebhookStore {
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
       [w.id, w.orgId, w.url, JSON.stringify(w.events), w.description, w.keyPrefix, w.createdAt],
     );
-    return toWebhook(r.rows[0] as WebhookRow);
+    return toWebhookRecord(r.rows[0] as WebhookRow);
   }
 
   async list(query: WebhookScopeQuery, afterSeq: number, limit: number): Promise<WebhookRecord[]> {
@@ -53,7 +35,7 @@ export class PgWebhookStore implements WebhookStore {
       `SELECT * FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1 AND ${VISIBLE} AND seq > $3 ORDER BY seq LIMIT $4`,
       [query.orgId, query.viewerPrefix, afterSeq, limit],
     );
-    return r.rows.map(toWebhook);
+    return r.rows.map(toWebhookRecord);
   }
 
   async get(query: WebhookScopeQuery, id: string): Promise<WebhookRecord | undefined> {
@@ -62,7 +44,7 @@ export class PgWebhookStore implements WebhookStore {
       query.viewerPrefix,
       id,
     ]);
-    return r.rows[0] === undefined ? undefined : toWebhook(r.rows[0]);
+    return r.rows[0] === undefined ? undefined : toWebhookRecord(r.rows[0]);
   }
 
   async remove(id: string): Promise<void> {

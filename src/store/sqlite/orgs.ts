@@ -13,73 +13,16 @@ import type {
   RoleRecord,
   RoleStore,
 } from "../orgs.js";
+import { toOrgRecord, toPrincipalKeyRecord, toPrincipalRecord, toRoleRecord } from "../rows.js";
+import type { OrgRow, PrincipalKeyRow, PrincipalRow, RoleRow } from "../rows.js";
 
-interface OrgRow {
-  rowid: number;
-  id: string;
-  name: string;
-  metadata: string;
-  created_at: number;
-}
 
-interface RoleRow {
-  id: number;
-  org_id: string;
-  name: string;
-  permissions: string;
-}
 
-interface PrincipalRow {
-  rowid: number;
-  id: string;
-  org_id: string;
-  name: string;
-  role: string;
-  metadata: string;
-  created_at: number;
-}
 
-interface KeyRow {
-  rowid: number;
-  id: string;
-  principal_id: string;
-  org_id: string;
-  name: string;
-  valid_after: number | null;
-  valid_before: number | null;
-  created_at: number;
-}
 
-const toOrg = (row: OrgRow): Positioned<Org> => ({
-  seq: row.rowid,
-  id: row.id,
-  name: row.name,
-  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-  createdAt: row.created_at,
-});
 
-const toRole = (row: RoleRow): RoleRecord => ({ seq: row.id, orgId: row.org_id, name: row.name, permissions: row.permissions });
 
-const toPrincipal = (row: PrincipalRow): Positioned<Principal> => ({
-  seq: row.rowid,
-  id: row.id,
-  orgId: row.org_id,
-  name: row.name,
-  role: row.role,
-  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-  createdAt: row.created_at,
-});
 
-const toKey = (row: KeyRow): Positioned<PrincipalKey> => ({
-  seq: row.rowid,
-  id: row.id,
-  principalId: row.principal_id,
-  orgId: row.org_id,
-  name: row.name,
-  validAfter: row.valid_after,
-  validBefore: row.valid_before,
-  createdAt: row.created_at,
-});
 
 /** Runs an insert or update, turning a unique-constraint failure into a 409 with `message`. */
 function unique<T>(message: string, fn: () => T): T {
@@ -97,12 +40,12 @@ export class SqliteOrgStore implements OrgStore {
 
   constructor(db: Db) {
     this.q = {
-      byId: db.prepare<[string], OrgRow>("SELECT rowid, * FROM orgs WHERE id = ?"),
+      byId: db.prepare<[string], OrgRow>("SELECT rowid AS seq, * FROM orgs WHERE id = ?"),
       byName: db.prepare<[string], { id: string }>("SELECT id FROM orgs WHERE name = ?"),
       insert: db.prepare<[string, string, string, number], OrgRow>(
-        "INSERT INTO orgs (id, name, metadata, created_at) VALUES (?, ?, ?, ?) RETURNING rowid, *",
+        "INSERT INTO orgs (id, name, metadata, created_at) VALUES (?, ?, ?, ?) RETURNING rowid AS seq, *",
       ),
-      page: db.prepare<[number, number], OrgRow>("SELECT rowid, * FROM orgs WHERE rowid > ? ORDER BY rowid LIMIT ?"),
+      page: db.prepare<[number, number], OrgRow>("SELECT rowid AS seq, * FROM orgs WHERE rowid > ? ORDER BY rowid LIMIT ?"),
       principal: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM principals WHERE org_id = ? LIMIT 1"),
       customRole: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM roles WHERE org_id = ? LIMIT 1"),
       liveSecret: db.prepare<[string, number], { one: number }>(
@@ -117,7 +60,7 @@ export class SqliteOrgStore implements OrgStore {
 
   byId(id: string): Positioned<Org> | undefined {
     const row = this.q.byId.get(id);
-    return row === undefined ? undefined : toOrg(row);
+    return row === undefined ? undefined : toOrgRecord(row);
   }
 
   nameTaken(name: string): boolean {
@@ -126,12 +69,12 @@ export class SqliteOrgStore implements OrgStore {
 
   insert(org: Org): Positioned<Org> {
     return unique("an organization with this name exists", () =>
-      toOrg(this.q.insert.get(org.id, org.name, JSON.stringify(org.metadata), org.createdAt) as OrgRow),
+      toOrgRecord(this.q.insert.get(org.id, org.name, JSON.stringify(org.metadata), org.createdAt) as OrgRow),
     );
   }
 
   page(afterSeq: number, limit: number): Positioned<Org>[] {
-    return this.q.page.all(afterSeq, limit).map(toOrg);
+    return this.q.page.all(afterSeq, limit).map(toOrgRecord);
   }
 
   dependents(orgId: string, now: number): OrgDependents {
@@ -168,16 +111,16 @@ export class SqliteRoleStore implements RoleStore {
 
   get(orgId: string, name: string): RoleRecord | undefined {
     const row = this.q.get.get(orgId, name);
-    return row === undefined ? undefined : toRole(row);
+    return row === undefined ? undefined : toRoleRecord(row);
   }
 
   insert(orgId: string, name: string, permissions: string, now: number): RoleRecord {
-    return unique("a role with this name exists", () => toRole(this.q.insert.get(orgId, name, permissions, now) as RoleRow));
+    return unique("a role with this name exists", () => toRoleRecord(this.q.insert.get(orgId, name, permissions, now) as RoleRow));
   }
 
   update(orgId: string, name: string, permissions: string): RoleRecord | undefined {
     const row = this.q.update.get(permissions, orgId, name);
-    return row === undefined ? undefined : toRole(row);
+    return row === undefined ? undefined : toRoleRecord(row);
   }
 
   remove(orgId: string, name: string): void {
@@ -185,7 +128,7 @@ export class SqliteRoleStore implements RoleStore {
   }
 
   page(orgId: string, afterSeq: number, limit: number): RoleRecord[] {
-    return this.q.page.all(orgId, afterSeq, limit).map(toRole);
+    return this.q.page.all(orgId, afterSeq, limit).map(toRoleRecord);
   }
 
   assigned(orgId: string, name: string): boolean {
@@ -201,16 +144,16 @@ export class SqlitePrincipalStore implements PrincipalStore {
 
   constructor(db: Db) {
     this.q = {
-      get: db.prepare<[string, string], PrincipalRow>("SELECT rowid, * FROM principals WHERE org_id = ? AND id = ?"),
+      get: db.prepare<[string, string], PrincipalRow>("SELECT rowid AS seq, * FROM principals WHERE org_id = ? AND id = ?"),
       byName: db.prepare<[string, string], { id: string }>("SELECT id FROM principals WHERE org_id = ? AND name = ?"),
       insert: db.prepare<[string, string, string, string, string, number], PrincipalRow>(
-        "INSERT INTO principals (id, org_id, name, role, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING rowid, *",
+        "INSERT INTO principals (id, org_id, name, role, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING rowid AS seq, *",
       ),
       update: db.prepare<[string, string, string, string], PrincipalRow>(
-        "UPDATE principals SET name = ?, role = ?, metadata = ? WHERE id = ? RETURNING rowid, *",
+        "UPDATE principals SET name = ?, role = ?, metadata = ? WHERE id = ? RETURNING rowid AS seq, *",
       ),
       page: db.prepare<[string, number, number], PrincipalRow>(
-        "SELECT rowid, * FROM principals WHERE org_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+        "SELECT rowid AS seq, * FROM principals WHERE org_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
       ),
       removeKeys: db.prepare<[string]>("DELETE FROM principal_keys WHERE principal_id = ?"),
       remove: db.prepare<[string]>("DELETE FROM principals WHERE id = ?"),
@@ -219,7 +162,7 @@ export class SqlitePrincipalStore implements PrincipalStore {
 
   get(orgId: string, id: string): Positioned<Principal> | undefined {
     const row = this.q.get.get(orgId, id);
-    return row === undefined ? undefined : toPrincipal(row);
+    return row === undefined ? undefined : toPrincipalRecord(row);
   }
 
   nameTaken(orgId: string, name: string): boolean {
@@ -228,18 +171,18 @@ export class SqlitePrincipalStore implements PrincipalStore {
 
   insert(p: Principal): Positioned<Principal> {
     return unique(PRINCIPAL_NAME_TAKEN, () =>
-      toPrincipal(this.q.insert.get(p.id, p.orgId, p.name, p.role, JSON.stringify(p.metadata), p.createdAt) as PrincipalRow),
+      toPrincipalRecord(this.q.insert.get(p.id, p.orgId, p.name, p.role, JSON.stringify(p.metadata), p.createdAt) as PrincipalRow),
     );
   }
 
   update(p: Principal): Positioned<Principal> {
     return unique(PRINCIPAL_NAME_TAKEN, () =>
-      toPrincipal(this.q.update.get(p.name, p.role, JSON.stringify(p.metadata), p.id) as PrincipalRow),
+      toPrincipalRecord(this.q.update.get(p.name, p.role, JSON.stringify(p.metadata), p.id) as PrincipalRow),
     );
   }
 
   page(orgId: string, afterSeq: number, limit: number): Positioned<Principal>[] {
-    return this.q.page.all(orgId, afterSeq, limit).map(toPrincipal);
+    return this.q.page.all(orgId, afterSeq, limit).map(toPrincipalRecord);
   }
 
   remove(id: string): void {
@@ -254,19 +197,19 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
 
   constructor(db: Db) {
     this.q = {
-      insert: db.prepare<[string, string, string, string, string, number | null, number | null, number], KeyRow>(
+      insert: db.prepare<[string, string, string, string, string, number | null, number | null, number], PrincipalKeyRow>(
         `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid, *`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid AS seq, *`,
       ),
-      page: db.prepare<[string, number, number], KeyRow>(
-        "SELECT rowid, * FROM principal_keys WHERE principal_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+      page: db.prepare<[string, number, number], PrincipalKeyRow>(
+        "SELECT rowid AS seq, * FROM principal_keys WHERE principal_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
       ),
-      get: db.prepare<[string, string], KeyRow>("SELECT rowid, * FROM principal_keys WHERE principal_id = ? AND id = ?"),
+      get: db.prepare<[string, string], PrincipalKeyRow>("SELECT rowid AS seq, * FROM principal_keys WHERE principal_id = ? AND id = ?"),
       inOrg: db.prepare<[string, string], { one: number }>("SELECT 1 AS one FROM principal_keys WHERE org_id = ? AND id = ?"),
       remove: db.prepare<[string]>("DELETE FROM principal_keys WHERE id = ?"),
       validBefore: db.prepare<[string], { valid_before: number | null }>("SELECT valid_before FROM principal_keys WHERE id = ?"),
-      byHash: db.prepare<[string], KeyRow & { role: string }>(
-        `SELECT k.rowid, k.*, p.role FROM principal_keys k JOIN principals p ON p.id = k.principal_id
+      byHash: db.prepare<[string], PrincipalKeyRow & { role: string }>(
+        `SELECT k.rowid AS seq, k.*, p.role FROM principal_keys k JOIN principals p ON p.id = k.principal_id
          WHERE k.token_hash = ?`,
       ),
       active: db.prepare<[string, number], { one: number }>(
@@ -276,16 +219,16 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
   }
 
   insert(k: PrincipalKey, tokenHash: string): Positioned<PrincipalKey> {
-    return toKey(this.q.insert.get(k.id, k.principalId, k.orgId, k.name, tokenHash, k.validAfter, k.validBefore, k.createdAt) as KeyRow);
+    return toPrincipalKeyRecord(this.q.insert.get(k.id, k.principalId, k.orgId, k.name, tokenHash, k.validAfter, k.validBefore, k.createdAt) as PrincipalKeyRow);
   }
 
   page(principalId: string, afterSeq: number, limit: number | null): Positioned<PrincipalKey>[] {
-    return this.q.page.all(principalId, afterSeq, limit ?? -1).map(toKey);
+    return this.q.page.all(principalId, afterSeq, limit ?? -1).map(toPrincipalKeyRecord);
   }
 
   get(principalId: string, id: string): PrincipalKey | undefined {
     const row = this.q.get.get(principalId, id);
-    return row === undefined ? undefined : toKey(row);
+    return row === undefined ? undefined : toPrincipalKeyRecord(row);
   }
 
   inOrg(orgId: string, id: string): boolean {
@@ -298,7 +241,7 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
 
   byTokenHash(tokenHash: string): PrincipalKeyWithRole | undefined {
     const row = this.q.byHash.get(tokenHash);
-    return row === undefined ? undefined : { ...toKey(row), role: row.role };
+    return row === undefined ? undefined : { ...toPrincipalKeyRecord(row), role: row.role };
   }
 
   hasActive(principalId: string, now: number): boolean {

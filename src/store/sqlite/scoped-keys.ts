@@ -1,33 +1,11 @@
 import type { Db } from "../../db.js";
-import type { Permission } from "../../domain/permissions.js";
 import type { ScopedKey } from "../../domain/keys.js";
 import type { ScopedKeyRecord, ScopedKeyStore } from "../scoped-keys.js";
+import { toScopedKeyRecord } from "../rows.js";
+import type { ScopedKeyRow as Row } from "../rows.js";
 import { globPrefix } from "./glob.js";
 
-interface Row {
-  seq: number;
-  id: string;
-  name: string;
-  token_hash: string;
-  permissions: string;
-  prefix: string | null;
-  expires_at: number | null;
-  created_at: number;
-  last_used_at: number | null;
-}
 
-function toRecord(row: Row): ScopedKeyRecord {
-  return {
-    seq: row.seq,
-    id: row.id,
-    name: row.name,
-    permissions: JSON.parse(row.permissions) as Permission[],
-    prefix: row.prefix,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-  };
-}
 
 /** The SQLite `scoped_keys` store: statements prepared once; `seq` is the rowid. */
 export class SqliteScopedKeyStore implements ScopedKeyStore {
@@ -59,18 +37,18 @@ export class SqliteScopedKeyStore implements ScopedKeyStore {
 
   byTokenHash(tokenHash: string): ScopedKeyRecord | undefined {
     const row = this.q.byHash.get(tokenHash);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toScopedKeyRecord(row);
   }
 
   byId(id: string): ScopedKeyRecord | undefined {
     const row = this.q.byId.get(id);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toScopedKeyRecord(row);
   }
 
   page(query: { afterSeq: number; keyPrefix: string | null; limit: number }): ScopedKeyRecord[] {
     return this.q.page
       .all({ after: query.afterSeq, glob: query.keyPrefix === null ? null : globPrefix(query.keyPrefix), limit: query.limit })
-      .map(toRecord);
+      .map(toScopedKeyRecord);
   }
 
   remove(id: string): void {

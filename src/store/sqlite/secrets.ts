@@ -3,26 +3,11 @@ import type { Db } from "../../db.js";
 import { VaultError } from "../../domain/errors.js";
 import { DUPLICATE_KEY } from "../../domain/secret-model.js";
 import type { SecretState } from "../../domain/secret-model.js";
+import { toSecretRecord } from "../rows.js";
+import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 
-/** A `secrets` row as SQLite returns it (schema.sql section 1): 0/1 flags, JSON allowed_keys. */
-interface Row {
-  id: number;
-  scope: string;
-  key: string;
-  is_public: number;
-  state: SecretState;
-  ciphertext: Buffer | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  max_reads: number | null;
-  read_count: number;
-  burn_on_limit: number;
-  owner_id: string | null;
-  allowed_keys: string | null;
-}
 
 interface ListParams {
   scope: string;
@@ -32,26 +17,8 @@ interface ListParams {
   limit: number;
 }
 
-/** A row as the domain sees it. */
-function toRecord(row: Row): SecretRecord {
-  return {
-    id: row.id,
-    scope: row.scope,
-    key: row.key,
-    isPublic: row.is_public === 1,
-    state: row.state,
-    ciphertext: row.ciphertext,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    maxReads: row.max_reads,
-    readCount: row.read_count,
-    burnOnLimit: row.burn_on_limit === 1,
-    ownerId: row.owner_id,
-    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
-  };
-}
 
-const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toRecord);
+const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toSecretRecord);
 
 /**
  * The SQLite `secrets` store: statements prepared once per database, every
@@ -108,7 +75,7 @@ export class SqliteSecretStore implements SecretStore {
 
   live(scope: string, key: string): SecretRecord | undefined {
     const row = this.q.live.get(scope, key);
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toSecretRecord(row);
   }
 
   insert(s: NewSecret): SecretRecord {
@@ -119,7 +86,7 @@ export class SqliteSecretStore implements SecretStore {
       if ((err as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new VaultError("conflict", DUPLICATE_KEY);
       throw err;
     }
-    return toRecord(row);
+    return toSecretRecord(row);
   }
 
   private insertRow(s: NewSecret): Row {
@@ -156,7 +123,7 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   patch(id: number, p: SecretPatch, now: number): SecretRecord {
-    return toRecord(this.q.patch.get(p.expiresAt, p.maxReads, p.readCount, p.state, now, id) as Row);
+    return toSecretRecord(this.q.patch.get(p.expiresAt, p.maxReads, p.readCount, p.state, now, id) as Row);
   }
 
   due(now: number, limit: number): SecretRecord[] {

@@ -1,18 +1,10 @@
 import type { Db } from "../../db.js";
 import type { Webhook } from "../../domain/webhooks.js";
 import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
+import { toWebhookRecord } from "../rows.js";
+import type { WebhookRow as Row } from "../rows.js";
 
 /** A `webhooks` row as SQLite returns it (schema.sql section 3): events as JSON text. */
-interface Row {
-  rowid: number;
-  id: string;
-  org_id: string | null;
-  url: string;
-  events: string;
-  description: string | null;
-  key_prefix: string | null;
-  created_at: number;
-}
 
 interface SubscriberRow {
   id: string;
@@ -21,18 +13,6 @@ interface SubscriberRow {
 }
 
 /** A row as the domain sees it. */
-function toRecord(row: Row): WebhookRecord {
-  return {
-    seq: row.rowid,
-    id: row.id,
-    orgId: row.org_id,
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
-    description: row.description,
-    keyPrefix: row.key_prefix,
-    createdAt: row.created_at,
-  };
-}
 
 /** SQL: the webhook is visible to a viewer with prefix @viewer (or any when null). */
 const VISIBLE = "(@viewer IS NULL OR (key_prefix IS NOT NULL AND substr(key_prefix, 1, length(@viewer)) = @viewer))";
@@ -50,21 +30,21 @@ export class SqliteWebhookStore implements WebhookStore {
       insert: db.prepare<[string, string | null, string, string, string | null, string | null, number], Row>(
         `INSERT INTO webhooks (id, org_id, url, events, description, key_prefix, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)
-         RETURNING rowid, *`,
+         RETURNING rowid AS seq, *`,
       ),
       listGlobal: db.prepare<{ viewer: string | null; after: number; limit: number }, Row>(
-        `SELECT rowid, * FROM webhooks WHERE org_id IS NULL AND rowid > @after AND ${VISIBLE}
+        `SELECT rowid AS seq, * FROM webhooks WHERE org_id IS NULL AND rowid > @after AND ${VISIBLE}
          ORDER BY rowid LIMIT @limit`,
       ),
       listOrg: db.prepare<{ org: string; viewer: string | null; after: number; limit: number }, Row>(
-        `SELECT rowid, * FROM webhooks WHERE org_id = @org AND rowid > @after AND ${VISIBLE}
+        `SELECT rowid AS seq, * FROM webhooks WHERE org_id = @org AND rowid > @after AND ${VISIBLE}
          ORDER BY rowid LIMIT @limit`,
       ),
       getGlobal: db.prepare<{ id: string; viewer: string | null }, Row>(
-        `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id IS NULL AND ${VISIBLE}`,
+        `SELECT rowid AS seq, * FROM webhooks WHERE id = @id AND org_id IS NULL AND ${VISIBLE}`,
       ),
       getOrg: db.prepare<{ id: string; org: string; viewer: string | null }, Row>(
-        `SELECT rowid, * FROM webhooks WHERE id = @id AND org_id = @org AND ${VISIBLE}`,
+        `SELECT rowid AS seq, * FROM webhooks WHERE id = @id AND org_id = @org AND ${VISIBLE}`,
       ),
       remove: db.prepare<[string]>("DELETE FROM webhooks WHERE id = ?"),
       countInScope: db.prepare<[string | null], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE org_id IS ?"),
@@ -85,13 +65,13 @@ export class SqliteWebhookStore implements WebhookStore {
 
   insert(w: Webhook): WebhookRecord {
     const row = this.q.insert.get(w.id, w.orgId, w.url, JSON.stringify(w.events), w.description, w.keyPrefix, w.createdAt) as Row;
-    return toRecord(row);
+    return toWebhookRecord(row);
   }
 
   list(query: WebhookScopeQuery, afterSeq: number, limit: number): WebhookRecord[] {
     const params = { viewer: query.viewerPrefix, after: afterSeq, limit };
     const rows = query.orgId === null ? this.q.listGlobal.all(params) : this.q.listOrg.all({ ...params, org: query.orgId });
-    return rows.map(toRecord);
+    return rows.map(toWebhookRecord);
   }
 
   get(query: WebhookScopeQuery, id: string): WebhookRecord | undefined {
@@ -99,7 +79,7 @@ export class SqliteWebhookStore implements WebhookStore {
       query.orgId === null
         ? this.q.getGlobal.get({ id, viewer: query.viewerPrefix })
         : this.q.getOrg.get({ id, org: query.orgId, viewer: query.viewerPrefix });
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toWebhookRecord(row);
   }
 
   remove(id: string): void {

@@ -1,0 +1,182 @@
+import type { Org } from "../domain/orgs.js";
+import type { Permission } from "../domain/permissions.js";
+import type { Principal } from "../domain/principals.js";
+import type { PrincipalKey } from "../domain/principal-keys.js";
+import type { SecretState } from "../domain/secret-model.js";
+import type { Positioned, RoleRecord } from "./orgs.js";
+import type { ScopedKeyRecord } from "./scoped-keys.js";
+import type { SecretRecord } from "./secrets.js";
+import type { WebhookRecord } from "./webhooks.js";
+
+/*
+ * The rows both engines return, and their mappers to the records the domain
+ * sees. schema.sql and schema-pg.sql use the same column names and types
+ * (times as integer milliseconds, 0/1 flags, JSON as text); a table's
+ * creation order is `seq` (SQLite selects `rowid AS seq`).
+ */
+
+/** A `secrets` row. */
+export interface SecretRow {
+  id: number;
+  scope: string;
+  key: string;
+  is_public: number;
+  state: SecretState;
+  ciphertext: Buffer | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+  max_reads: number | null;
+  read_count: number;
+  burn_on_limit: number;
+  owner_id: string | null;
+  allowed_keys: string | null;
+}
+
+/** A `secrets` row as the domain sees it: booleans, the allowed_keys array. */
+export function toSecretRecord(row: SecretRow): SecretRecord {
+  return {
+    id: row.id,
+    scope: row.scope,
+    key: row.key,
+    isPublic: row.is_public === 1,
+    state: row.state,
+    ciphertext: row.ciphertext,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    maxReads: row.max_reads,
+    readCount: row.read_count,
+    burnOnLimit: row.burn_on_limit === 1,
+    ownerId: row.owner_id,
+    allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+  };
+}
+
+/** A `scoped_keys` row (its token hash never leaves the store). */
+export interface ScopedKeyRow {
+  seq: number;
+  id: string;
+  name: string;
+  permissions: string;
+  prefix: string | null;
+  expires_at: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export function toScopedKeyRecord(row: ScopedKeyRow): ScopedKeyRecord {
+  return {
+    seq: row.seq,
+    id: row.id,
+    name: row.name,
+    permissions: JSON.parse(row.permissions) as Permission[],
+    prefix: row.prefix,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** An `orgs` row. */
+export interface OrgRow {
+  seq: number;
+  id: string;
+  name: string;
+  metadata: string;
+  created_at: number;
+}
+
+export function toOrgRecord(row: OrgRow): Positioned<Org> {
+  return {
+    seq: row.seq,
+    id: row.id,
+    name: row.name,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    createdAt: row.created_at,
+  };
+}
+
+/** A `roles` row: its id is its creation order. */
+export interface RoleRow {
+  id: number;
+  org_id: string;
+  name: string;
+  permissions: string;
+}
+
+export function toRoleRecord(row: RoleRow): RoleRecord {
+  return { seq: row.id, orgId: row.org_id, name: row.name, permissions: row.permissions };
+}
+
+/** A `principals` row. */
+export interface PrincipalRow {
+  seq: number;
+  id: string;
+  org_id: string;
+  name: string;
+  role: string;
+  metadata: string;
+  created_at: number;
+}
+
+export function toPrincipalRecord(row: PrincipalRow): Positioned<Principal> {
+  return {
+    seq: row.seq,
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    role: row.role,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    createdAt: row.created_at,
+  };
+}
+
+/** A `principal_keys` row (its token hash never leaves the store). */
+export interface PrincipalKeyRow {
+  seq: number;
+  id: string;
+  principal_id: string;
+  org_id: string;
+  name: string;
+  valid_after: number | null;
+  valid_before: number | null;
+  created_at: number;
+}
+
+export function toPrincipalKeyRecord(row: PrincipalKeyRow): Positioned<PrincipalKey> {
+  return {
+    seq: row.seq,
+    id: row.id,
+    principalId: row.principal_id,
+    orgId: row.org_id,
+    name: row.name,
+    validAfter: row.valid_after,
+    validBefore: row.valid_before,
+    createdAt: row.created_at,
+  };
+}
+
+/** A `webhooks` row. */
+export interface WebhookRow {
+  seq: number;
+  id: string;
+  org_id: string | null;
+  url: string;
+  events: string;
+  description: string | null;
+  key_prefix: string | null;
+  created_at: number;
+}
+
+export function toWebhookRecord(row: WebhookRow): WebhookRecord {
+  return {
+    seq: row.seq,
+    id: row.id,
+    orgId: row.org_id,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    keyPrefix: row.key_prefix,
+    createdAt: row.created_at,
+  };
+}
