@@ -295,4 +295,37 @@ describePg("cross-node limits and leases", () => {
     expect(sent).toEqual(["secret.created"]);
     expect(await survivor.webhooks.worker.tick()).toBe(0);
   });
+
+  it("sends each delivery once, in order per webhook, when two nodes claim at the same moment, round after round", async () => {
+    const clock = { now: NOW };
+    const sent: string[] = [];
+    const transport: Transport = {
+      send: async (req) => {
+        sent.push(`${new URL(req.url).pathname} ${(JSON.parse(req.body) as { data: { key: string } }).data.key}`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return { ok: true, httpStatus: 200 };
+      },
+      close: () => {},
+    };
+    const settings = { allowPrivate: true, transport, secret: "race-test-secret-0123456789" };
+    const a = await nodeWith({ webhooks: settings }, clock);
+    const b = await nodeWith({ webhooks: settings }, clock);
+    for (const path of ["/one", "/two", "/three"]) {
+      expect((await call(a, "POST", "/webhooks", { url: `https://127.0.0.1${path}`, events: ["secret.created"] })).status).toBe(201);
+    }
+    const keys = Array.from({ length: 15 }, (_, i) => `race-hook-${String(i).padStart(2, "0")}`);
+    for (const key of keys) expect((await call(i2(key) ? a : b, "POST", "/secrets", { key, value: "v" })).status).toBe(201);
+    for (let round = 0; round < 30; round++) {
+      const [x, y] = await Promise.all([a.webhooks.worker.tick(), b.webhooks.worker.tick()]);
+      if (x + y === 0 && sent.length >= keys.length * 3) break;
+    }
+    for (const path of ["/one", "/two", "/three"]) {
+      expect(sent.filter((line) => line.startsWith(`${path} `)).map((line) => line.split(" ")[1])).toEqual(keys);
+    }
+  });
 });
+
+/** Which node creates a key: alternate, so both nodes queue events. */
+function i2(key: string): boolean {
+  return Number(key.slice(-2)) % 2 === 0;
+}

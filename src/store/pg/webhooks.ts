@@ -115,28 +115,41 @@ export class PgOutboxStore implements OutboxStore {
 
   async claimDue(claim: DueClaim): Promise<DueBatch[]> {
     if (claim.limit <= 0) return [];
+    // 1. Lock the webhooks with due deliveries that no other claim holds.
+    const locked = await this.db.query<{ id: string }>(
+      `SELECT w.id FROM webhooks w
+       WHERE NOT (w.id = ANY($2::text[]))
+         AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                     WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1)
+       ORDER BY w.id LIMIT $3
+       FOR UPDATE OF w SKIP LOCKED`,
+      [claim.now, [...claim.busy], claim.limit * 4],
+    );
+    if (locked.rows.length === 0) return [];
+    // 2. A new statement, so a new snapshot (READ COMMITTED): a lease another
+    //    node committed before this one took the webhook locks is seen here,
+    //    and no other claim can lease these webhooks' deliveries meanwhile.
+    //    The UPDATE re-checks the lease on the row itself.
     const r = await this.db.query<DueRow>(
-      `WITH free AS (
-         SELECT w.id FROM webhooks w
-         WHERE NOT (w.id = ANY($2::text[]))
-           AND EXISTS (SELECT 1 FROM webhook_deliveries d
-                       WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1)
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                           WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.leased_until > $1)
-         ORDER BY w.id LIMIT $3
-         FOR UPDATE OF w SKIP LOCKED
+      `WITH candidates AS (
+         SELECT d.id, coalesce(w.org_id, '') AS scope,
+                row_number() OVER (PARTITION BY coalesce(w.org_id, '') ORDER BY d.id) AS turn
+         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.webhook_id = ANY($2::text[]) AND d.state = 'pending' AND d.next_attempt_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x
+                           WHERE x.webhook_id = d.webhook_id AND x.state = 'pending' AND x.leased_until > $1)
        ), due AS (
-         SELECT d.id FROM webhook_deliveries d JOIN free f ON f.id = d.webhook_id
-         WHERE d.state = 'pending' AND d.next_attempt_at <= $1
-         ORDER BY d.webhook_id, d.id LIMIT $3
+         -- At most $3 (the worker's free slots), one per scope in turn (the queue's round-robin): exactly what the worker sends.
+         SELECT id FROM candidates ORDER BY turn, scope LIMIT $3
        ), leased AS (
-         UPDATE webhook_deliveries d SET leased_until = $1 + $4 FROM due WHERE d.id = due.id
+         UPDATE webhook_deliveries d SET leased_until = $1 + $4 FROM due
+         WHERE d.id = due.id AND (d.leased_until IS NULL OR d.leased_until <= $1)
          RETURNING d.id, d.webhook_id, d.event_id, d.attempts
        )
        SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since, coalesce(w.org_id, '') AS scope
        FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN webhook_events e ON e.id = l.event_id
        ORDER BY l.id`,
-      [claim.now, [...claim.busy], claim.limit * 4, CLAIM_LEASE_MS],
+      [claim.now, locked.rows.map((row) => row.id), claim.limit, CLAIM_LEASE_MS],
     );
     const byScope = new Map<string, DueDelivery[]>();
     for (const row of r.rows) {
