@@ -38,7 +38,8 @@ export class SecretLifecycle {
     const now = this.deps.now();
     const isPublic = input.key === undefined;
     const key = input.key ?? newPublicId();
-    const existing = await w.secrets.live(input.scope, key);
+    // A fresh 256-bit public id names no row: only a caller's key is looked up.
+    const existing = isPublic ? undefined : await w.secrets.live(input.scope, key);
     if (existing) {
       if (this.isDue(existing, now)) await this.expireRow(w, existing, now, origin);
       else throw new VaultError("conflict", DUPLICATE_KEY);

@@ -20,6 +20,24 @@ interface ListParams {
 
 const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toSecretRecord);
 
+/** The columns of the live lookup's raw rows, in order (live() reads them by position). */
+const LIVE_COLUMNS = [
+  "id",
+  "scope",
+  "key",
+  "is_public",
+  "state",
+  "ciphertext",
+  "created_at",
+  "updated_at",
+  "expires_at",
+  "max_reads",
+  "read_count",
+  "burn_on_limit",
+  "owner_id",
+  "allowed_keys",
+] as const;
+
 /**
  * The SQLite `secrets` store: statements prepared once per database, every
  * method synchronous (it runs inside the group commit's unit of work).
@@ -31,14 +49,18 @@ export class SqliteSecretStore implements SecretStore {
 
   constructor(private readonly db: Db) {
     this.q = {
-      live: db.prepare<[string, string], Row>(
-        "SELECT * FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
-      ),
-      insert: db.prepare<[string, string, number, Buffer, number, number, number | null, number | null, number, string | null, string | null], Row>(
+      // Raw rows (arrays, in LIVE_COLUMNS order): better-sqlite3 makes no
+      // property name per column for them, the hot read's cheapest form.
+      live: db
+        .prepare<[string, string], unknown[]>(
+          `SELECT ${LIVE_COLUMNS.join(", ")} FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')`,
+        )
+        .raw(true),
+      insert: db.prepare<[string, string, number, Buffer, number, number, number | null, number | null, number, string | null, string | null], { id: number }>(
         `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
              max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
            VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, 0, ?, ?, ?)
-           RETURNING *`,
+           RETURNING id`,
       ),
       countRead: db.prepare<[number], { read_count: number; max_reads: number | null }>(
         `UPDATE secrets SET read_count = read_count + 1
@@ -74,23 +96,54 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   live(scope: string, key: string): SecretRecord | undefined {
-    const row = this.q.live.get(scope, key);
-    return row === undefined ? undefined : toSecretRecord(row);
+    const r = this.q.live.get(scope, key);
+    if (r === undefined) return undefined;
+    const allowedKeys = r[13] as string | null;
+    return {
+      id: r[0] as number,
+      scope: r[1] as string,
+      key: r[2] as string,
+      isPublic: r[3] === 1,
+      state: r[4] as SecretState,
+      ciphertext: r[5] as Buffer | null,
+      createdAt: r[6] as number,
+      expiresAt: r[8] as number | null,
+      maxReads: r[9] as number | null,
+      readCount: r[10] as number,
+      burnOnLimit: r[11] === 1,
+      ownerId: r[12] as string | null,
+      allowedKeys: allowedKeys === null ? null : (JSON.parse(allowedKeys) as string[]),
+    };
   }
 
+  /** The new row as stored: the input, its id, state active, no reads (no RETURNING * to map). */
   insert(s: NewSecret): SecretRecord {
-    let row: Row;
+    let id: number;
     try {
-      row = this.insertRow(s);
+      id = this.insertRow(s);
     } catch (err) {
       if ((err as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new VaultError("conflict", DUPLICATE_KEY);
       throw err;
     }
-    return toSecretRecord(row);
+    return {
+      id,
+      scope: s.scope,
+      key: s.key,
+      isPublic: s.isPublic,
+      state: "active",
+      ciphertext: s.ciphertext,
+      createdAt: s.now,
+      expiresAt: s.expiresAt,
+      maxReads: s.maxReads,
+      readCount: 0,
+      burnOnLimit: s.burnOnLimit,
+      ownerId: s.ownerId,
+      allowedKeys: s.allowedKeys,
+    };
   }
 
-  private insertRow(s: NewSecret): Row {
-    return this.q.insert.get(
+  private insertRow(s: NewSecret): number {
+    const row = this.q.insert.get(
       s.scope,
       s.key,
       s.isPublic ? 1 : 0,
@@ -102,7 +155,8 @@ export class SqliteSecretStore implements SecretStore {
       s.burnOnLimit ? 1 : 0,
       s.ownerId,
       s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
-    ) as Row;
+    ) as { id: number };
+    return row.id;
   }
 
   countRead(id: number): { readCount: number; maxReads: number | null } | undefined {
