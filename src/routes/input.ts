@@ -5,6 +5,7 @@ import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import { decodeCursor as decodeTagged, encodeCursor as encodeTagged } from "../cursor.js";
 import { ApiError } from "../errors.js";
+import { requestHeader } from "../auth.js";
 import { isWellFormedJson } from "./text-checks.js";
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
@@ -97,7 +98,8 @@ function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
  * @throws ApiError 400 or 413.
  */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
-  const type = c.req.header("content-type") ?? "";
+  // From the Node request's own headers: no web Headers object built for one read.
+  const type = requestHeader(c, "content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) throw new ApiError(400, "Content-Type must be application/json");
   const bytes = await readBodyBytes(c);
   let text: string;
