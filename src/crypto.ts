@@ -214,16 +214,20 @@ export class ValueCipher {
     this.cacheRecordKey(this.currentKeyIdLatin1 + salt.toString("latin1"), key);
     const cipher = createCipheriv("aes-256-gcm", key, nonce);
     cipher.setAAD(aad);
-    const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+    const body = cipher.update(plaintext, "utf8");
+    const rest = cipher.final(); // GCM is a stream mode: empty, kept for any bytes it may hold
     const tag = cipher.getAuthTag();
-    return Buffer.concat([
-      Buffer.from([version]),
-      Buffer.from(this.currentKeyId, "hex"),
-      salt,
-      nonce,
-      tag,
-      body,
-    ]);
+    // The envelope in one allocation: version | key id | salt | nonce | tag | ciphertext.
+    const out = Buffer.allocUnsafe(HEADER_BYTES + body.length + rest.length);
+    out[0] = version;
+    let at = 1;
+    at += out.write(this.currentKeyIdLatin1, at, "latin1");
+    at += salt.copy(out, at);
+    at += nonce.copy(out, at);
+    at += tag.copy(out, at);
+    at += body.copy(out, at);
+    rest.copy(out, at);
+    return out;
   }
 
   /**
@@ -248,7 +252,8 @@ export class ValueCipher {
       const decipher = createDecipheriv("aes-256-gcm", key, nonce);
       decipher.setAAD(aad);
       decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
+      // Decoded as it is deciphered (a StringDecoder keeps a character split across calls whole): no Buffer.concat.
+      return decipher.update(body, undefined, "utf8") + decipher.final("utf8");
     } catch {
       throw new DecryptError("ciphertext failed authentication");
     }
