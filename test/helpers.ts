@@ -34,6 +34,13 @@ export interface TestVault extends Vault {
   request: (method: string, path: string, options?: RequestOptions) => Promise<Response>;
   /** Same with the master key. */
   asMaster: (method: string, path: string, body?: unknown) => Promise<Response>;
+  /**
+   * The rows of a raw SQL statement on the vault's database, on either engine
+   * (both have the same tables and columns): for tests that look at what was
+   * stored. `?` placeholders (numbered for PostgreSQL); integers come back as
+   * numbers on both (the PostgreSQL pool parses int8), blobs and bytea as Buffers.
+   */
+  query: (sql: string, ...params: unknown[]) => Promise<Record<string, unknown>[]>;
 }
 
 export interface RequestOptions {
@@ -64,9 +71,13 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     trustProxy: false,
     ...options,
   };
-  if (TEST_ENGINE === "pg") return withRequests(buildPgVault(common, cipher), clock, cipher);
+  if (TEST_ENGINE === "pg") {
+    const { vault, query } = buildPgVault(common, cipher);
+    return withRequests(vault, clock, cipher, query);
+  }
   const db = options.db ?? openDatabase(":memory:");
-  return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher);
+  const query = async (sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as Record<string, unknown>[];
+  return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher, query);
 }
 
 /**
@@ -77,7 +88,7 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
 export const TEST_ENGINE: "sqlite" | "pg" = process.env.VAULT_TEST_ENGINE === "pg" ? "pg" : "sqlite";
 
 /** Adds the request helpers to a built vault. */
-function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: ValueCipher): TestVault {
+function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: ValueCipher, query: TestVault["query"]): TestVault {
   const request = (method: string, path: string, opts: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     const token = opts.token === undefined ? MASTER_KEY : opts.token;
@@ -98,6 +109,7 @@ function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: Value
     cipher,
     request,
     asMaster: (method, path, body) => request(method, path, { body }),
+    query,
   };
 }
 
@@ -131,7 +143,7 @@ export async function createKey(
  * group commit's hooks do not exist on this engine: a test that reaches for
  * them fails loudly (mark it sqliteOnly).
  */
-function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): Vault & { db: Db } {
+function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): { vault: Vault & { db: Db }; query: TestVault["query"] } {
   const adminUrl = inject("pgAdminUrl");
   if (adminUrl === null) throw new Error("VAULT_TEST_ENGINE=pg without a PostgreSQL cluster");
   const schema = `v_${randomBytes(6).toString("hex")}`;
@@ -145,11 +157,16 @@ function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): Vault & { db
     const pool = await openPgPool({ url: url.toString(), poolSize: 3 });
     openPools.add(pool);
     await migratePg(pool);
-    return pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+    return { pool, engine: pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null }) };
   })();
-  const tx: UnitOfWork<Work> = { run: async (fn) => (await ready).tx.run(fn) };
+  const tx: UnitOfWork<Work> = { run: async (fn) => (await ready).engine.tx.run(fn) };
+  const query = async (sql: string, ...params: unknown[]) => {
+    let n = 0;
+    const numbered = sql.replace(/\?/g, () => `$${++n}`);
+    return (await (await ready).pool.query(numbered, params)).rows as Record<string, unknown>[];
+  };
   // No `db` and no group-commit hooks here: a test reaching for them fails (mark it itSqlite).
-  return createPgVault({ tx }, common) as unknown as Vault & { db: Db };
+  return { vault: createPgVault({ tx }, common) as unknown as Vault & { db: Db }, query };
 }
 
 /** Pools of the PostgreSQL test vaults, closed after each test. */
