@@ -30,6 +30,7 @@ const PG_MATRIX = [
   "test/validation.test.ts",
   "test/webhook-subscribers.test.ts",
   "test/webhook-outbox.test.ts",
+  "test/lifecycle.test.ts",
   // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).
   "test/e2e.test.ts",
   "test/webhooks-e2e.test.ts",

@@ -1,7 +1,9 @@
 import { ValueCipher, generateRootKey } from "../src/crypto.js";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
+import { GroupCommit } from "../src/group-commit.js";
 import { createLogger } from "../src/log.js";
+import { createSqliteWork } from "../src/store/sqlite/index.js";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, inject, it } from "vitest";
@@ -144,6 +146,34 @@ export async function createKey(
  * them fails loudly (mark it sqliteOnly).
  */
 function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): { vault: Vault & { db: Db }; query: TestVault["query"] } {
+  const { tx, query } = pgTestWork(cipher);
+  // No `db` and no group-commit hooks here: a test reaching for them fails (mark it itSqlite).
+  return { vault: createPgVault({ tx }, common) as unknown as Vault & { db: Db }, query };
+}
+
+/** A unit of work over a fresh database of the test engine, and a raw reader of that database. */
+export interface TestWork {
+  tx: UnitOfWork<Work>;
+  /** As TestVault.query. */
+  query: TestVault["query"];
+}
+
+/**
+ * For tests that build a domain module by hand (their own EventSink, say) over
+ * the engine under test: SQLite's group commit on a fresh `:memory:` database,
+ * or, in `pg-matrix`, a PostgreSQL schema of its own, as buildTestVault() makes.
+ */
+export function buildTestWork(cipher: ValueCipher = new ValueCipher(generateRootKey())): TestWork {
+  if (TEST_ENGINE === "pg") return pgTestWork(cipher);
+  const db = openDatabase(":memory:");
+  return {
+    tx: new GroupCommit<Work>(db, createSqliteWork(db)),
+    query: async (sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as Record<string, unknown>[],
+  };
+}
+
+/** A PostgreSQL unit of work in a schema of its own, created and migrated by the first unit of work. */
+function pgTestWork(cipher: ValueCipher): TestWork {
   const adminUrl = inject("pgAdminUrl");
   if (adminUrl === null) throw new Error("VAULT_TEST_ENGINE=pg without a PostgreSQL cluster");
   const schema = `v_${randomBytes(6).toString("hex")}`;
@@ -165,8 +195,7 @@ function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): { vault: Vau
     const numbered = sql.replace(/\?/g, () => `$${++n}`);
     return (await (await ready).pool.query(numbered, params)).rows as Record<string, unknown>[];
   };
-  // No `db` and no group-commit hooks here: a test reaching for them fails (mark it itSqlite).
-  return { vault: createPgVault({ tx }, common) as unknown as Vault & { db: Db }, query };
+  return { tx, query };
 }
 
 /** Pools of the PostgreSQL test vaults, closed after each test. */
