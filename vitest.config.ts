@@ -27,6 +27,13 @@ const PG_MATRIX = [
   "test/auth-limiter.test.ts",
   "test/auth-failure-coalescing.test.ts",
   "test/audit.test.ts",
+  "test/validation.test.ts",
+  "test/webhook-subscribers.test.ts",
+  "test/webhook-outbox.test.ts",
+  "test/lifecycle.test.ts",
+  // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).
+  "test/e2e.test.ts",
+  "test/webhooks-e2e.test.ts",
 ];
 
 export default defineConfig({

@@ -3,6 +3,10 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
+import { TEST_ENGINE } from "./helpers.js";
+import { createTestDatabase } from "./pg-database.js";
+import type { TestDatabase } from "./pg-database.js";
 
 /** The package root, where bin/ and dist/ are. */
 export const ROOT = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..");
@@ -42,6 +46,68 @@ export interface VaultProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Sends a signal and waits for the exit. */
   stop: (signal?: NodeJS.Signals) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * The keys every PostgreSQL node of one database must share (config.ts refuses a
+ * node without them); the master key is E2E_MASTER_KEY. Used in the `pg-matrix`
+ * project only, where a test does not set them itself.
+ */
+export const E2E_PG_KEYS = {
+  VAULT_ENCRYPTION_KEY: "e2".repeat(32),
+  VAULT_WEBHOOK_SECRET: "e2e-pg-webhook-secret-0123456789",
+} as const;
+
+/**
+ * On PostgreSQL (TEST_ENGINE "pg"), the database that stands for a data dir:
+ * a test that restarts a vault on the same data dir (kill -9, then read)
+ * gets the same database back. Keyed by the VAULT_DATA_DIR string.
+ */
+const databases = new Map<string, Promise<TestDatabase>>();
+/** The same, once created: runCommand() is synchronous. */
+const createdDatabases = new Map<string, TestDatabase>();
+
+/**
+ * On PostgreSQL, creates (once) the database that stands for `dataDir`, so a
+ * later runCommand() with VAULT_DATA_DIR=`dataDir` runs on it as well; startVault()
+ * does this by itself. Nothing on SQLite.
+ */
+export async function prepareEngine(dataDir: string): Promise<void> {
+  if (TEST_ENGINE === "pg") await databaseFor(dataDir);
+}
+
+function databaseFor(dataDir: string): Promise<TestDatabase> {
+  let db = databases.get(dataDir);
+  if (db === undefined) {
+    db = createTestDatabase().then((created) => {
+      createdDatabases.set(dataDir, created);
+      return created;
+    });
+    databases.set(dataDir, db);
+  }
+  return db;
+}
+
+/** The PostgreSQL connection URL standing for `dataDir` (TEST_ENGINE "pg", after startVault or prepareEngine). */
+export function databaseUrlOf(dataDir: string): string {
+  const db = createdDatabases.get(dataDir);
+  if (db === undefined) throw new Error(`no database for the data dir ${dataDir}`);
+  return db.url;
+}
+
+/** The environment that puts a child on PostgreSQL: its data dir's database and the shared keys. */
+function pgEnv(db: TestDatabase): Record<string, string> {
+  return { VAULT_DATABASE_URL: db.url, ...E2E_PG_KEYS };
+}
+
+if (TEST_ENGINE === "pg") {
+  afterAll(async () => {
+    await killChildren();
+    const all = await Promise.allSettled([...databases.values()]);
+    databases.clear();
+    createdDatabases.clear();
+    for (const db of all) if (db.status === "fulfilled") await db.value.drop();
+  });
 }
 
 /** Children started by startVault(); killChildren() ends any still alive. */
@@ -86,14 +152,20 @@ export interface StartOptions {
 /**
  * Spawns `node bin/ephemeral-vault.js --port 0` with VAULT_DATA_DIR=`dataDir`
  * and waits for the "listening on http://..." line on stderr.
+ * On PostgreSQL (the `pg-matrix` project, TEST_ENGINE "pg") the child also gets
+ * VAULT_DATABASE_URL of the database standing for `dataDir` (created on first
+ * use, the same one on a restart) and the shared keys E2E_PG_KEYS; what
+ * `options.env` names (even as undefined) wins over both.
  * @throws when the process exits or stays silent before listening (the
  *   error carries its stderr).
  */
 export async function startVault(dataDir: string, options: StartOptions = {}): Promise<VaultProcess> {
+  const engineEnv = TEST_ENGINE === "pg" ? pgEnv(await databaseFor(dataDir)) : {};
   const env = childEnv({
     VAULT_DATA_DIR: dataDir,
     VAULT_MASTER_KEY: E2E_MASTER_KEY,
     VAULT_LOG_LEVEL: "warn",
+    ...engineEnv,
     ...options.env,
   });
   const child = spawn(process.execPath, [BIN, "--port", "0", ...(options.args ?? [])], {
@@ -170,12 +242,16 @@ export interface CommandResult {
 /**
  * Runs `node bin/ephemeral-vault.js ...args` to completion (for commands that
  * end: --help, --version, license, a refused start). Killed after `timeoutMs`.
+ * On PostgreSQL, when `env` names a VAULT_DATA_DIR that startVault() or
+ * prepareEngine() gave a database, the command runs on that database with the
+ * shared keys, as startVault() does (what `env` names wins).
  */
 export function runCommand(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 15_000): CommandResult {
   const started = performance.now();
+  const db = TEST_ENGINE === "pg" && env.VAULT_DATA_DIR !== undefined ? createdDatabases.get(env.VAULT_DATA_DIR) : undefined;
   const result = spawnSync(process.execPath, [BIN, ...args], {
     cwd: ROOT,
-    env: childEnv(env),
+    env: childEnv(db === undefined ? env : { ...pgEnv(db), ...env }),
     encoding: "utf8",
     timeout: timeoutMs,
     killSignal: "SIGKILL",

@@ -3,13 +3,26 @@ import { request as httpRequest } from "node:http";
 import type { IncomingHttpHeaders } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { version } from "../src/version.js";
-import { E2E_MASTER_KEY, cleanupTemp, killChildren, runCommand, startVault, tempDir } from "./e2e-helpers.js";
+import {
+  E2E_MASTER_KEY,
+  cleanupTemp,
+  databaseUrlOf,
+  killChildren,
+  prepareEngine,
+  runCommand,
+  startVault,
+  tempDir,
+} from "./e2e-helpers.js";
+import { TEST_ENGINE, itSqlite } from "./helpers.js";
 
 /**
  * The built command (node bin/ephemeral-vault.js) as an operator runs it:
- * real sockets, a real data directory, signals.
+ * real sockets, a real data directory, signals. In the `pg-matrix` project
+ * the same processes run on PostgreSQL (e2e-helpers.ts: a database per data
+ * dir, the same one on a restart); the cases about SQLite's files are itSqlite.
  */
 
 const KEY_A = "aa".repeat(32);
@@ -17,6 +30,48 @@ const KEY_B = "bb".repeat(32);
 
 afterEach(killChildren);
 afterAll(cleanupTemp);
+
+/** A look at the vault's database from outside the process (so no request of ours changes anything). */
+interface OutsideView {
+  /** The secrets rows: key, state, gone (1 when the ciphertext was dropped), by key. */
+  secrets: () => Promise<unknown[]>;
+  /** Every table of the database, each with all its rows as text (PostgreSQL only). */
+  tablesAsText: () => Promise<[string, string][]>;
+  close: () => Promise<void>;
+}
+
+/** Opens the database of the data dir `dir` read-only: vault.db on SQLite, the dir's database on PostgreSQL. */
+async function outsideView(dir: string): Promise<OutsideView> {
+  if (TEST_ENGINE === "pg") {
+    const client = new pg.Client({ connectionString: databaseUrlOf(dir) });
+    await client.connect();
+    return {
+      secrets: async () => (await client.query("SELECT key, state, (ciphertext IS NULL)::int AS gone FROM secrets ORDER BY key")).rows,
+      tablesAsText: async () => {
+        const tables = await client.query<{ name: string }>(
+          "SELECT tablename AS name FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
+        );
+        const out: [string, string][] = [];
+        for (const { name } of tables.rows) {
+          const rows = await client.query<{ text: string }>(`SELECT coalesce(string_agg(t::text, E'\\n'), '') AS text FROM "${name}" t`);
+          out.push([name, rows.rows[0]?.text ?? ""]);
+        }
+        return out;
+      },
+      close: () => client.end(),
+    };
+  }
+  const db = new Database(join(dir, "vault.db"), { readonly: true });
+  return {
+    secrets: async () => db.prepare("SELECT key, state, ciphertext IS NULL AS gone FROM secrets ORDER BY key").all(),
+    tablesAsText: async () => {
+      throw new Error("tablesAsText is for PostgreSQL: on SQLite the test reads the files");
+    },
+    close: async () => {
+      db.close();
+    },
+  };
+}
 
 describe("durability", () => {
   it("an acknowledged write survives kill -9", async () => {
@@ -29,6 +84,8 @@ describe("durability", () => {
     expect(read.status).toBe(200);
     first.child.kill("SIGKILL");
     expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
+    // a PostgreSQL node keeps nothing in its data dir: the data is in the database
+    if (TEST_ENGINE === "pg") expect(readdirSync(dir)).toEqual([]);
 
     const second = await startVault(dir);
     const again = await second.request("GET", "/secrets/durable");
@@ -134,7 +191,8 @@ describe("encryption keys", () => {
     expect(await (await right.request("GET", "/secrets/k")).json()).toMatchObject({ value: "v" });
   });
 
-  it("refuses a set key when the database was written with a generated encryption.key", async () => {
+  // SQLite only: a PostgreSQL node never generates encryption.key (the key must be set).
+  itSqlite("refuses a set key when the database was written with a generated encryption.key", async () => {
     const dir = tempDir();
     const first = await startVault(dir);
     await first.request("POST", "/secrets", { key: "k", value: "v" });
@@ -173,7 +231,8 @@ describe("encryption keys", () => {
 });
 
 describe("secrets never reach the disk or the output in clear", () => {
-  it("the value is not in vault.db, its WAL, stdout or stderr after create, read and burn", async () => {
+  // On SQLite the files (vault.db, its WAL) are read; on PostgreSQL every table's rows, in text and in hex.
+  it("the value is not in vault.db, its WAL (on PostgreSQL: any table), stdout or stderr after create, read and burn", async () => {
     const dir = tempDir();
     const value = "plaintext-canary-5b1f0e2d9c";
     const publicValue = "public-canary-77aa31";
@@ -189,28 +248,46 @@ describe("secrets never reach the disk or the output in clear", () => {
     await vault.request("POST", "/secrets", { key: "bad key", value });
     await vault.request("POST", "/secrets", { value, ttl_seconds: "soon" });
 
-    const scan = () => {
-      const files = readdirSync(dir).filter((f) => f.startsWith("vault.db"));
-      expect(files).toContain("vault.db");
-      for (const f of files) {
-        const bytes = readFileSync(join(dir, f));
-        expect(bytes.includes(Buffer.from(value)), f).toBe(false);
-        expect(bytes.includes(Buffer.from(publicValue)), f).toBe(false);
+    const scan = async () => {
+      if (TEST_ENGINE === "pg") {
+        const outside = await outsideView(dir);
+        try {
+          const tables = await outside.tablesAsText();
+          expect(tables.map(([name]) => name)).toEqual(expect.arrayContaining(["secrets", "audit", "webhook_events"]));
+          expect(tables.find(([name]) => name === "audit")?.[1]).toContain("canary"); // the rows were read
+          for (const [name, text] of tables) {
+            for (const v of [value, publicValue]) {
+              expect(text.includes(v), name).toBe(false);
+              expect(text.includes(Buffer.from(v).toString("hex")), name).toBe(false);
+            }
+          }
+        } finally {
+          await outside.close();
+        }
+      } else {
+        const files = readdirSync(dir).filter((f) => f.startsWith("vault.db"));
+        expect(files).toContain("vault.db");
+        for (const f of files) {
+          const bytes = readFileSync(join(dir, f));
+          expect(bytes.includes(Buffer.from(value)), f).toBe(false);
+          expect(bytes.includes(Buffer.from(publicValue)), f).toBe(false);
+        }
       }
       for (const out of [vault.stdout(), vault.stderr()]) {
         expect(out).not.toContain(value);
         expect(out).not.toContain(publicValue);
       }
     };
-    scan(); // while running (WAL not checkpointed)
+    await scan(); // while running (WAL not checkpointed)
     expect(vault.stdout()).toMatch(/"request"|request/); // debug logging was on
     await vault.stop();
-    scan(); // after the clean stop
+    await scan(); // after the clean stop
   });
 });
 
 describe("generated keys", () => {
-  it("generates master.key and encryption.key with mode 0600, prints the master key once to stderr", async () => {
+  // SQLite only: key files in the data dir (a PostgreSQL node refuses to start without the keys set).
+  itSqlite("generates master.key and encryption.key with mode 0600, prints the master key once to stderr", async () => {
     const dir = join(tempDir(), "fresh");
     const first = await startVault(dir, { env: { VAULT_MASTER_KEY: undefined } });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -248,7 +325,8 @@ describe("generated keys", () => {
     expect(vault.stderr()).not.toContain("api-key-from-the-env-123");
   });
 
-  it("keeps everything in memory with VAULT_DATA_DIR=:memory:", async () => {
+  // SQLite only: :memory: is a SQLite database (and generates the master key).
+  itSqlite("keeps everything in memory with VAULT_DATA_DIR=:memory:", async () => {
     const cwd = tempDir();
     const vault = await startVault(":memory:", { env: { VAULT_MASTER_KEY: undefined } });
     const printed = /VAULT_MASTER_KEY=(\S+)/.exec(vault.stderr())?.[1] as string;
@@ -295,7 +373,8 @@ describe("refusing to start", () => {
     expect(result.stderr).toMatch(/no-such-flag/);
   });
 
-  it("a data dir that is a file exits 2 naming VAULT_DATA_DIR", () => {
+  // SQLite only: a PostgreSQL node does not use the data dir.
+  itSqlite("a data dir that is a file exits 2 naming VAULT_DATA_DIR", () => {
     const file = join(tempDir(), "a-file");
     writeFileSync(file, "not a directory");
     const result = runCommand(["--port", "0"], { VAULT_DATA_DIR: file, VAULT_MASTER_KEY: E2E_MASTER_KEY });
@@ -303,7 +382,8 @@ describe("refusing to start", () => {
     expect(result.stderr).toContain("VAULT_DATA_DIR");
   });
 
-  it.runIf(existsSync("/proc/self"))("a data dir that cannot be created under /proc exits 2 at once (no endless mkdir)", () => {
+  // SQLite only: a PostgreSQL node does not use the data dir.
+  it.runIf(TEST_ENGINE === "sqlite" && existsSync("/proc/self"))("a data dir that cannot be created under /proc exits 2 at once (no endless mkdir)", () => {
     const result = runCommand(["--port", "0"], { VAULT_DATA_DIR: "/proc/no-such-dir/vault", VAULT_MASTER_KEY: E2E_MASTER_KEY }, 5_000);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("VAULT_DATA_DIR");
@@ -313,7 +393,9 @@ describe("refusing to start", () => {
     const dir = tempDir();
     const first = await startVault(dir);
     const port = new URL(first.url).port;
-    const result = runCommand(["--port", port], { VAULT_DATA_DIR: tempDir(), VAULT_MASTER_KEY: E2E_MASTER_KEY });
+    const other = tempDir();
+    await prepareEngine(other); // on PostgreSQL: a database of its own, migrated before the listen fails
+    const result = runCommand(["--port", port], { VAULT_DATA_DIR: other, VAULT_MASTER_KEY: E2E_MASTER_KEY });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/VAULT_PORT .*EADDRINUSE/);
   });
@@ -422,23 +504,23 @@ describe("the command line", () => {
     await vault.request("POST", "/secrets", { key: "short", value: "v", ttl_seconds: 1 });
     await vault.request("POST", "/secrets", { key: "long", value: "v", ttl_seconds: 600 });
     // look at the database from outside, so no request of ours expires anything
-    const db = new Database(join(dir, "vault.db"), { readonly: true });
+    const outside = await outsideView(dir);
     try {
-      const state = () => db.prepare("SELECT key, state, ciphertext IS NULL AS gone FROM secrets ORDER BY key").all();
-      expect(state()).toEqual([
+      const state = outside.secrets;
+      expect(await state()).toEqual([
         { key: "long", state: "active", gone: 0 },
         { key: "short", state: "active", gone: 0 },
       ]);
       const deadline = Date.now() + 5_000;
-      while (Date.now() < deadline && (state()[1] as { state: string }).state !== "expired") {
+      while (Date.now() < deadline && ((await state())[1] as { state: string }).state !== "expired") {
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect(state()).toEqual([
+      expect(await state()).toEqual([
         { key: "long", state: "active", gone: 0 },
         { key: "short", state: "expired", gone: 1 },
       ]);
     } finally {
-      db.close();
+      await outside.close();
     }
     expect(await (await vault.request("POST", "/prune")).json()).toEqual({ pruned: 1 });
   });

@@ -1,7 +1,9 @@
 import { ValueCipher, generateRootKey } from "../src/crypto.js";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
+import { GroupCommit } from "../src/group-commit.js";
 import { createLogger } from "../src/log.js";
+import { createSqliteWork } from "../src/store/sqlite/index.js";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, inject, it } from "vitest";
@@ -34,6 +36,13 @@ export interface TestVault extends Vault {
   request: (method: string, path: string, options?: RequestOptions) => Promise<Response>;
   /** Same with the master key. */
   asMaster: (method: string, path: string, body?: unknown) => Promise<Response>;
+  /**
+   * The rows of a raw SQL statement on the vault's database, on either engine
+   * (both have the same tables and columns): for tests that look at what was
+   * stored. `?` placeholders (numbered for PostgreSQL); integers come back as
+   * numbers on both (the PostgreSQL pool parses int8), blobs and bytea as Buffers.
+   */
+  query: (sql: string, ...params: unknown[]) => Promise<Record<string, unknown>[]>;
 }
 
 export interface RequestOptions {
@@ -64,9 +73,13 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     trustProxy: false,
     ...options,
   };
-  if (TEST_ENGINE === "pg") return withRequests(buildPgVault(common, cipher), clock, cipher);
+  if (TEST_ENGINE === "pg") {
+    const { vault, query } = buildPgVault(common, cipher);
+    return withRequests(vault, clock, cipher, query);
+  }
   const db = options.db ?? openDatabase(":memory:");
-  return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher);
+  const query = async (sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as Record<string, unknown>[];
+  return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher, query);
 }
 
 /**
@@ -77,7 +90,7 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
 export const TEST_ENGINE: "sqlite" | "pg" = process.env.VAULT_TEST_ENGINE === "pg" ? "pg" : "sqlite";
 
 /** Adds the request helpers to a built vault. */
-function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: ValueCipher): TestVault {
+function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: ValueCipher, query: TestVault["query"]): TestVault {
   const request = (method: string, path: string, opts: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     const token = opts.token === undefined ? MASTER_KEY : opts.token;
@@ -98,6 +111,7 @@ function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: Value
     cipher,
     request,
     asMaster: (method, path, body) => request(method, path, { body }),
+    query,
   };
 }
 
@@ -131,7 +145,35 @@ export async function createKey(
  * group commit's hooks do not exist on this engine: a test that reaches for
  * them fails loudly (mark it sqliteOnly).
  */
-function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): Vault & { db: Db } {
+function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): { vault: Vault & { db: Db }; query: TestVault["query"] } {
+  const { tx, query } = pgTestWork(cipher);
+  // No `db` and no group-commit hooks here: a test reaching for them fails (mark it itSqlite).
+  return { vault: createPgVault({ tx }, common) as unknown as Vault & { db: Db }, query };
+}
+
+/** A unit of work over a fresh database of the test engine, and a raw reader of that database. */
+export interface TestWork {
+  tx: UnitOfWork<Work>;
+  /** As TestVault.query. */
+  query: TestVault["query"];
+}
+
+/**
+ * For tests that build a domain module by hand (their own EventSink, say) over
+ * the engine under test: SQLite's group commit on a fresh `:memory:` database,
+ * or, in `pg-matrix`, a PostgreSQL schema of its own, as buildTestVault() makes.
+ */
+export function buildTestWork(cipher: ValueCipher = new ValueCipher(generateRootKey())): TestWork {
+  if (TEST_ENGINE === "pg") return pgTestWork(cipher);
+  const db = openDatabase(":memory:");
+  return {
+    tx: new GroupCommit<Work>(db, createSqliteWork(db)),
+    query: async (sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as Record<string, unknown>[],
+  };
+}
+
+/** A PostgreSQL unit of work in a schema of its own, created and migrated by the first unit of work. */
+function pgTestWork(cipher: ValueCipher): TestWork {
   const adminUrl = inject("pgAdminUrl");
   if (adminUrl === null) throw new Error("VAULT_TEST_ENGINE=pg without a PostgreSQL cluster");
   const schema = `v_${randomBytes(6).toString("hex")}`;
@@ -145,11 +187,15 @@ function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): Vault & { db
     const pool = await openPgPool({ url: url.toString(), poolSize: 3 });
     openPools.add(pool);
     await migratePg(pool);
-    return pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+    return { pool, engine: pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null }) };
   })();
-  const tx: UnitOfWork<Work> = { run: async (fn) => (await ready).tx.run(fn) };
-  // No `db` and no group-commit hooks here: a test reaching for them fails (mark it itSqlite).
-  return createPgVault({ tx }, common) as unknown as Vault & { db: Db };
+  const tx: UnitOfWork<Work> = { run: async (fn) => (await ready).engine.tx.run(fn) };
+  const query = async (sql: string, ...params: unknown[]) => {
+    let n = 0;
+    const numbered = sql.replace(/\?/g, () => `$${++n}`);
+    return (await (await ready).pool.query(numbered, params)).rows as Record<string, unknown>[];
+  };
+  return { tx, query };
 }
 
 /** Pools of the PostgreSQL test vaults, closed after each test. */

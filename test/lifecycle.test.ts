@@ -1,18 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto.js";
-import { openDatabase } from "../src/db.js";
-import type { Db } from "../src/db.js";
 import { VaultError } from "../src/domain/errors.js";
 import type { EventSink, Origin, SecretEvent } from "../src/domain/events.js";
 import { SecretLifecycle } from "../src/domain/secrets.js";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
-import { GroupCommit } from "../src/group-commit.js";
-import { createSqliteWork } from "../src/store/sqlite/index.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
 import { createLogger } from "../src/log.js";
 import { SWEEP_BATCH, startSweeper } from "../src/sweeper.js";
-import { buildTestVault, fakeClock } from "./helpers.js";
-import type { FakeClock } from "./helpers.js";
+import { buildTestVault, buildTestWork, fakeClock } from "./helpers.js";
+import type { FakeClock, TestVault } from "./helpers.js";
 
 const ORIGIN: Origin = { actor: "master", principalId: null, ip: "127.0.0.1" };
 const READER = { principalKeyId: null };
@@ -29,15 +25,17 @@ interface Recorded {
   pruned: { scope: string; count: number }[];
 }
 
-/** A lifecycle of our own, with an EventSink that records what it is given. */
+/**
+ * A lifecycle of our own, with an EventSink that records what it is given, over
+ * the engine under test (buildTestWork: SQLite's group commit, or PostgreSQL in pg-matrix).
+ */
 function recordingLifecycle(options: { activeLimit?: number | null } = {}): {
   secrets: SecretLifecycle;
-  tx: GroupCommit<Work>;
-  db: Db;
+  tx: UnitOfWork<Work>;
+  query: TestVault["query"];
   clock: FakeClock;
   recorded: Recorded;
 } {
-  const db = openDatabase(":memory:");
   const clock = fakeClock();
   const recorded: Recorded = { events: [], pruned: [] };
   const events: EventSink = {
@@ -49,19 +47,27 @@ function recordingLifecycle(options: { activeLimit?: number | null } = {}): {
     },
   };
   const limit = options.activeLimit ?? null;
+  const cipher = new ValueCipher(generateRootKey());
   const secrets = new SecretLifecycle({
-    cipher: new ValueCipher(generateRootKey()),
+    cipher,
     events,
     now: clock.now,
     activeLimit: () => limit,
   });
-  return { secrets, tx: new GroupCommit<Work>(db, createSqliteWork(db)), db, clock, recorded };
+  const { tx, query } = buildTestWork(cipher);
+  return { secrets, tx, query, clock, recorded };
 }
 
-function rawRow(db: Db, scope: string, key: string) {
-  return db.prepare("SELECT * FROM secrets WHERE scope = ? AND key = ?").get(scope, key) as
+/** The stored row of a secret (the tests use it where the key has one row), read on either engine. */
+async function rawRow(db: { query: TestVault["query"] }, scope: string, key: string) {
+  return (await db.query("SELECT * FROM secrets WHERE scope = ? AND key = ?", scope, key))[0] as
     | { state: string; ciphertext: Buffer | null; read_count: number; max_reads: number | null; expires_at: number | null }
     | undefined;
+}
+
+/** A count on either engine: `SELECT count(*) AS n ...` -> n. */
+async function countOf(v: { query: TestVault["query"] }, sql: string): Promise<number> {
+  return (await v.query(sql))[0]?.n as number;
 }
 
 async function expectVaultError(p: Promise<unknown>, kind: string): Promise<VaultError> {
@@ -112,13 +118,13 @@ describe("SecretLifecycle: create and read", () => {
       expect(r.kind).toBe("ok");
       if (r.kind === "ok") expect(r.secret.readCount).toBe(i);
     }
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")?.read_count).toBe(3);
+    expect((await rawRow(v, GLOBAL_SCOPE, "k"))?.read_count).toBe(3);
   });
 
   it("stores only ciphertext, never the value", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "plain-text-value" }, ORIGIN));
-    const row = rawRow(v.db, GLOBAL_SCOPE, "k");
+    const row = await rawRow(v, GLOBAL_SCOPE, "k");
     expect(row?.ciphertext).toBeInstanceOf(Buffer);
     expect(row?.ciphertext?.toString("latin1")).not.toContain("plain-text-value");
   });
@@ -145,10 +151,10 @@ describe("SecretLifecycle: read limits", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", maxReads: 2 }, ORIGIN));
     const first = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     expect(first).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 1, state: "active" } });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")).toBeDefined();
+    expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeDefined();
     const last = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     expect(last).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 2, maxReads: 2 } });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")).toBeUndefined();
+    expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeUndefined();
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
   });
 
@@ -157,9 +163,9 @@ describe("SecretLifecycle: read limits", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
     const last = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
     expect(last).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 1, state: "sealed" } });
-    expect(rawRow(v.db, ORG, "k")?.state).toBe("sealed");
+    expect((await rawRow(v, ORG, "k"))?.state).toBe("sealed");
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toEqual({ kind: "sealed" });
-    expect(rawRow(v.db, ORG, "k")?.read_count).toBe(1);
+    expect((await rawRow(v, ORG, "k"))?.read_count).toBe(1);
     // a sealed secret still exists for HEAD and for org lists
     expect(await inTx(v.tx, (w) => v.secrets.peek(w, ORG, "k", ORIGIN))).toMatchObject({ state: "sealed" });
     const withSealed = await inTx(v.tx, (w) => v.secrets.list(w, ORG, { limit: 10, includeSealed: true }));
@@ -177,7 +183,7 @@ describe("SecretLifecycle: read limits", () => {
       kind: "forbidden",
     });
     // the refused read did not count
-    expect(rawRow(v.db, ORG, "k")?.read_count).toBe(0);
+    expect((await rawRow(v, ORG, "k"))?.read_count).toBe(0);
     const allowed = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", { principalKeyId: "pk_allowed" }, ORIGIN));
     expect(allowed).toMatchObject({ kind: "ok", value: "v", secret: { allowedKeys: ["pk_allowed"], ownerId: "prn_owner" } });
     const master = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
@@ -193,7 +199,7 @@ describe("SecretLifecycle: TTL", () => {
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toMatchObject({ kind: "ok" });
     v.clock.advance(1);
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
-    const row = rawRow(v.db, GLOBAL_SCOPE, "k");
+    const row = await rawRow(v, GLOBAL_SCOPE, "k");
     expect(row?.state).toBe("expired");
     expect(row?.ciphertext).toBeNull();
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
@@ -210,11 +216,11 @@ describe("SecretLifecycle: TTL", () => {
     const listed = await inTx(v.tx, (w) => v.secrets.list(w, GLOBAL_SCOPE, { limit: 10 }));
     expect(listed.secrets.map((s) => s.key)).toEqual(["stays"]);
     expect(await inTx(v.tx, (w) => v.secrets.expireDue(w, 100, ORIGIN))).toBe(1);
-    expect(rawRow(v.db, GLOBAL_SCOPE, "gone")).toMatchObject({ state: "expired", ciphertext: null });
+    expect(await rawRow(v, GLOBAL_SCOPE, "gone")).toMatchObject({ state: "expired", ciphertext: null });
     expect(await inTx(v.tx, (w) => v.secrets.countActive(w))).toBe(1);
     expect(await inTx(v.tx, (w) => v.secrets.prune(w, GLOBAL_SCOPE, ORIGIN))).toBe(1);
-    expect(rawRow(v.db, GLOBAL_SCOPE, "gone")).toBeUndefined();
-    expect(rawRow(v.db, GLOBAL_SCOPE, "stays")).toBeDefined();
+    expect(await rawRow(v, GLOBAL_SCOPE, "gone")).toBeUndefined();
+    expect(await rawRow(v, GLOBAL_SCOPE, "stays")).toBeDefined();
     expect(await inTx(v.tx, (w) => v.secrets.prune(w, GLOBAL_SCOPE, ORIGIN))).toBe(0);
   });
 
@@ -223,7 +229,7 @@ describe("SecretLifecycle: TTL", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "a", value: "v", ttlSeconds: 5 }, ORIGIN));
     v.clock.advance(5_000);
     expect(await inTx(v.tx, (w) => v.secrets.prune(w, GLOBAL_SCOPE, ORIGIN))).toBe(1);
-    expect(v.db.prepare("SELECT count(*) AS n FROM secrets").get()).toEqual({ n: 0 });
+    expect(await countOf(v, "SELECT count(*) AS n FROM secrets")).toBe(0);
   });
 
   it("prunes only its own scope", async () => {
@@ -233,11 +239,12 @@ describe("SecretLifecycle: TTL", () => {
     v.clock.advance(2_000);
     await inTx(v.tx, (w) => v.secrets.expireDue(w, 100, ORIGIN));
     expect(await inTx(v.tx, (w) => v.secrets.prune(w, GLOBAL_SCOPE, ORIGIN))).toBe(1);
-    expect(rawRow(v.db, ORG, "a")?.state).toBe("expired");
+    expect((await rawRow(v, ORG, "a"))?.state).toBe("expired");
   });
 
   it("a prefix-scoped prune expires and removes only secrets under its prefix", async () => {
-    const { secrets, tx, db, clock, recorded } = recordingLifecycle();
+    const rec = recordingLifecycle();
+    const { secrets, tx, clock, recorded } = rec;
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "ci/a", value: "v", ttlSeconds: 1 }, ORIGIN));
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "prod/a", value: "v", ttlSeconds: 1 }, ORIGIN));
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, value: "v", ttlSeconds: 1 }, ORIGIN));
@@ -245,8 +252,8 @@ describe("SecretLifecycle: TTL", () => {
     recorded.events.length = 0;
     expect(await inTx(tx, (w) => secrets.prune(w, GLOBAL_SCOPE, ORIGIN, "ci/"))).toBe(1);
     expect(recorded.events.map((e) => [e.type, e.key])).toEqual([["secret.expired", "ci/a"]]);
-    expect(rawRow(db, GLOBAL_SCOPE, "ci/a")).toBeUndefined();
-    expect(rawRow(db, GLOBAL_SCOPE, "prod/a")?.state).toBe("active");
+    expect(await rawRow(rec, GLOBAL_SCOPE, "ci/a")).toBeUndefined();
+    expect((await rawRow(rec, GLOBAL_SCOPE, "prod/a"))?.state).toBe("active");
   });
 
   it("expireDue works in batches and reports how many it expired", async () => {
@@ -260,14 +267,12 @@ describe("SecretLifecycle: TTL", () => {
     expect(await inTx(v.tx, (w) => v.secrets.expireDue(w, 3, ORIGIN))).toBe(3);
     expect(await inTx(v.tx, (w) => v.secrets.expireDue(w, 3, ORIGIN))).toBe(1);
     expect(await inTx(v.tx, (w) => v.secrets.expireDue(w, 3, ORIGIN))).toBe(0);
-    const states = v.db.prepare("SELECT state, count(*) AS n FROM secrets GROUP BY state ORDER BY state").all();
+    const states = await v.query("SELECT state, count(*) AS n FROM secrets GROUP BY state ORDER BY state");
     expect(states).toEqual([
       { state: "active", n: 1 },
       { state: "expired", n: 7 },
     ]);
-    expect(v.db.prepare("SELECT count(*) AS n FROM secrets WHERE state = 'expired' AND ciphertext IS NOT NULL").get()).toEqual({
-      n: 0,
-    });
+    expect(await countOf(v, "SELECT count(*) AS n FROM secrets WHERE state = 'expired' AND ciphertext IS NOT NULL")).toBe(0);
   });
 
   it("the sweeper expires everything due, SWEEP_BATCH at a time, through the group commit", async () => {
@@ -282,8 +287,8 @@ describe("SecretLifecycle: TTL", () => {
     expect(await sweeper.sweepNow()).toBe(n);
     expect(await sweeper.sweepNow()).toBe(0);
     await sweeper.stop();
-    expect(v.db.prepare("SELECT count(*) AS n FROM secrets WHERE state = 'expired' AND ciphertext IS NULL").get()).toEqual({ n });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "kept")?.state).toBe("active");
+    expect(await countOf(v, "SELECT count(*) AS n FROM secrets WHERE state = 'expired' AND ciphertext IS NULL")).toBe(n);
+    expect((await rawRow(v, GLOBAL_SCOPE, "kept"))?.state).toBe("active");
   });
 
   it("expires the oldest due first, and leaves secrets not yet due alone", async () => {
@@ -292,18 +297,18 @@ describe("SecretLifecycle: TTL", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "early", value: "v", ttlSeconds: 10 }, ORIGIN));
     v.clock.advance(20_000);
     expect(await inTx(v.tx, (w) => v.secrets.expireDue(w, 10, ORIGIN))).toBe(1);
-    expect(rawRow(v.db, GLOBAL_SCOPE, "early")?.state).toBe("expired");
-    expect(rawRow(v.db, GLOBAL_SCOPE, "late")?.state).toBe("active");
+    expect((await rawRow(v, GLOBAL_SCOPE, "early"))?.state).toBe("expired");
+    expect((await rawRow(v, GLOBAL_SCOPE, "late"))?.state).toBe("active");
   });
 
   it("HEAD-style peek does not count a read, and expires a due secret", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", maxReads: 1, ttlSeconds: 10 }, ORIGIN));
     expect(await inTx(v.tx, (w) => v.secrets.peek(w, GLOBAL_SCOPE, "k", ORIGIN))).toMatchObject({ readCount: 0 });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")?.read_count).toBe(0);
+    expect((await rawRow(v, GLOBAL_SCOPE, "k"))?.read_count).toBe(0);
     v.clock.advance(10_000);
     expect(await inTx(v.tx, (w) => v.secrets.peek(w, GLOBAL_SCOPE, "k", ORIGIN))).toBeUndefined();
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")).toMatchObject({ state: "expired", ciphertext: null });
+    expect(await rawRow(v, GLOBAL_SCOPE, "k")).toMatchObject({ state: "expired", ciphertext: null });
   });
 });
 
@@ -330,7 +335,7 @@ describe("SecretLifecycle: PATCH", () => {
       kind: "ok",
       secret: { readCount: 2 },
     });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")).toBeUndefined();
+    expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeUndefined();
   });
 
   it("with only a TTL keeps the read limit and count", async () => {
@@ -345,7 +350,7 @@ describe("SecretLifecycle: PATCH", () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", ttlSeconds: 10 }, ORIGIN));
     await expectVaultError(inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", {}, ORIGIN, { sealable: false })), "invalid");
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")?.expires_at).toBe(v.clock.now() + 10_000);
+    expect((await rawRow(v, GLOBAL_SCOPE, "k"))?.expires_at).toBe(v.clock.now() + 10_000);
   });
 
   it("answers not_found for a missing or expired secret", async () => {
@@ -358,14 +363,14 @@ describe("SecretLifecycle: PATCH", () => {
     expect(
       await inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", { ttlSeconds: 500 }, ORIGIN, { sealable: false })),
     ).toEqual({ kind: "not_found" });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")?.state).toBe("expired");
+    expect((await rawRow(v, GLOBAL_SCOPE, "k"))?.state).toBe("expired");
   });
 
   it("makes a sealed secret active again with max_reads", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
     await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
-    expect(rawRow(v.db, ORG, "k")?.state).toBe("sealed");
+    expect((await rawRow(v, ORG, "k"))?.state).toBe("sealed");
     const out = await inTx(v.tx, (w) => v.secrets.update(w, ORG, "k", { maxReads: 2 }, ORIGIN, { sealable: true }));
     expect(out).toMatchObject({ kind: "ok", secret: { state: "active", readCount: 0, maxReads: 2 } });
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toMatchObject({ kind: "ok", value: "v" });
@@ -387,7 +392,7 @@ describe("SecretLifecycle: PATCH", () => {
       inTx(v.tx, (w) => v.secrets.update(w, ORG, "k", { maxReads: 1 }, ORIGIN, { sealable: true })),
       "conflict",
     );
-    expect(rawRow(v.db, ORG, "k")?.max_reads).toBe(5);
+    expect((await rawRow(v, ORG, "k"))?.max_reads).toBe(5);
   });
 });
 
@@ -396,7 +401,7 @@ describe("SecretLifecycle: delete and key reuse", () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v" }, ORIGIN));
     expect(await inTx(v.tx, (w) => v.secrets.remove(w, GLOBAL_SCOPE, "k", ORIGIN))).toMatchObject({ kind: "ok" });
-    expect(rawRow(v.db, GLOBAL_SCOPE, "k")).toBeUndefined();
+    expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeUndefined();
     expect(await inTx(v.tx, (w) => v.secrets.remove(w, GLOBAL_SCOPE, "k", ORIGIN))).toEqual({ kind: "not_found" });
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
   });
@@ -406,7 +411,7 @@ describe("SecretLifecycle: delete and key reuse", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
     await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
     expect(await inTx(v.tx, (w) => v.secrets.remove(w, ORG, "k", ORIGIN))).toMatchObject({ kind: "ok", secret: { state: "sealed" } });
-    expect(rawRow(v.db, ORG, "k")).toBeUndefined();
+    expect(await rawRow(v, ORG, "k")).toBeUndefined();
   });
 
   it("refuses a duplicate of an active key (conflict), also of a sealed one", async () => {
@@ -516,7 +521,7 @@ describe("SecretLifecycle: lists", () => {
     const page = await inTx(v.tx, (w) => v.secrets.list(w, GLOBAL_SCOPE, { limit: 100 }));
     expect(page.secrets.map((s) => s.key)).toEqual(["live"]);
     // the unswept one is still a row, just not shown
-    expect(rawRow(v.db, GLOBAL_SCOPE, "expires")?.state).toBe("active");
+    expect((await rawRow(v, GLOBAL_SCOPE, "expires"))?.state).toBe("active");
   });
 
   it("filters by key prefix, leaving out public secrets, with glob characters taken literally", async () => {
@@ -621,11 +626,12 @@ describe("SecretLifecycle: events", () => {
   });
 
   it("rolls the change back when the event sink throws (fail closed)", async () => {
-    const db = openDatabase(":memory:");
     const clock = fakeClock();
     let fail = false;
+    const cipher = new ValueCipher(generateRootKey());
+    const rec = buildTestWork(cipher);
     const secrets = new SecretLifecycle({
-      cipher: new ValueCipher(generateRootKey()),
+      cipher,
       events: {
         secretEvent: () => {
           if (fail) throw new Error("audit write failed");
@@ -635,10 +641,10 @@ describe("SecretLifecycle: events", () => {
       now: clock.now,
       activeLimit: () => null,
     });
-    const tx = new GroupCommit<Work>(db, createSqliteWork(db));
+    const { tx } = rec;
     await tx.run((w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", maxReads: 1 }, ORIGIN));
     fail = true;
     await expect(tx.run((w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).rejects.toThrow("audit write failed");
-    expect(rawRow(db, GLOBAL_SCOPE, "k")).toMatchObject({ state: "active", read_count: 0 });
+    expect(await rawRow(rec, GLOBAL_SCOPE, "k")).toMatchObject({ state: "active", read_count: 0 });
   });
 });

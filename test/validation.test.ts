@@ -167,8 +167,8 @@ function send(v: TestVault, c: Case): Promise<Response> {
 }
 
 /** Every row of the secrets table, ciphertext included. */
-function snapshot(v: TestVault): unknown[] {
-  return v.db.prepare("SELECT * FROM secrets ORDER BY id").all();
+function snapshot(v: TestVault): Promise<unknown[]> {
+  return v.query("SELECT * FROM secrets ORDER BY id");
 }
 
 describe("input validation (decisions.md sections 2, 3, 10)", () => {
@@ -176,7 +176,7 @@ describe("input validation (decisions.md sections 2, 3, 10)", () => {
     const v = buildTestVault({ maxValueBytes: MAX_VALUE_BYTES });
     const setup = await v.asMaster("POST", "/secrets", { key: "existing", value: "kept", ttl_seconds: 60, max_reads: 3 });
     expect(setup.status).toBe(201);
-    const before = snapshot(v);
+    const before = await snapshot(v);
 
     const res = await send(v, c);
     expect(res.status).toBe(c.status);
@@ -190,7 +190,7 @@ describe("input validation (decisions.md sections 2, 3, 10)", () => {
     expect(text).not.toContain(MARK);
     expect(text).not.toMatch(/at .*\.(ts|js):\d+/); // no stack trace
 
-    expect(snapshot(v)).toEqual(before);
+    expect(await snapshot(v)).toEqual(before);
     const listed = await v.asMaster("GET", "/secrets");
     expect(await listed.json()).toEqual({
       secrets: [{ key: "existing", created_at: expect.any(Number), expires_at: expect.any(Number), max_reads: 3, read_count: 0 }],

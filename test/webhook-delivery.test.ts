@@ -13,7 +13,7 @@ import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/worker.js";
 import { version } from "../src/version.js";
 import { buildTestVault, itSqlite } from "./helpers.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
-import { useWebhookFixtures, SECRET, START_SECONDS, cert, toClose, vaultWith, newReceiver, createWebhook, sign, count } from "./webhook-helpers.js";
+import { useWebhookFixtures, SECRET, START_SECONDS, cert, toClose, vaultWith, newReceiver, createWebhook, sign, countRows } from "./webhook-helpers.js";
 
 useWebhookFixtures();
 
@@ -131,7 +131,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(log.at(-1)).toBe("end /a secret.created");
   });
 
-  itSqlite("does not send the deliveries still waiting their turn once their webhook is deleted", async () => {
+  it("does not send the deliveries still waiting their turn once their webhook is deleted", async () => {
     const sent: string[] = [];
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -154,7 +154,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     await round;
     // The attempt on the wire completed; the two behind it were never sent.
     expect(sent).toEqual(["secret.created"]);
-    expect(count(v, "webhook_deliveries")).toBe(0);
+    expect(await countRows(v, "webhook_deliveries")).toBe(0);
   });
 
   it("delivers only the subscribed event types", async () => {
@@ -208,7 +208,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(next.deliveries).toEqual([(list.deliveries as unknown[])[2]]);
   });
 
-  itSqlite("marks a delivery failed after the last attempt and stops", async () => {
+  it("marks a delivery failed after the last attempt and stops", async () => {
     const v = vaultWith({ maxAttempts: 3, retryBaseMs: 10 });
     const r = await newReceiver();
     r.respond([], 500);
@@ -225,10 +225,10 @@ describe("deliveries to a real HTTPS receiver", () => {
       [2, "retrying"],
       [1, "retrying"],
     ]);
-    expect(v.db.prepare("SELECT state FROM webhook_deliveries").all()).toEqual([{ state: "failed" }]);
+    expect(await v.query("SELECT state FROM webhook_deliveries")).toEqual([{ state: "failed" }]);
   });
 
-  itSqlite("sends nothing more to a deleted webhook, pending retries included", async () => {
+  it("sends nothing more to a deleted webhook, pending retries included", async () => {
     const v = vaultWith();
     const r = await newReceiver();
     r.respond([500], 200);
@@ -239,13 +239,13 @@ describe("deliveries to a real HTTPS receiver", () => {
     // A retry of the first event is pending; a second event is queued for both webhooks.
     await createWebhook(v, { url: r.url.replace("/hook", "/keep"), events: ["*"] });
     await expectStatus(v.asMaster("POST", "/secrets", { key: "b", value: "2" }), 201);
-    expect(v.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? AND state = 'pending'").get(hook.id as string)).toEqual({ n: 2 });
+    expect(await v.query("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? AND state = 'pending'", hook.id)).toEqual([{ n: 2 }]);
 
     await expectStatus(v.asMaster("DELETE", `/webhooks/${hook.id as string}`), 200);
     v.clock.advance(60_000);
     expect(await v.webhooks.worker.tick()).toBe(1);
     expect(r.requests.map((q) => q.path)).toEqual(["/hook", "/keep"]);
-    expect(v.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?").get(hook.id as string)).toEqual({ n: 0 });
+    expect(await v.query("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?", hook.id)).toEqual([{ n: 0 }]);
   });
 
   it("does not follow redirects", async () => {
@@ -366,7 +366,7 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(JSON.parse(r.requests[0]?.body ?? "{}").data).toEqual({ key: "k", read_count: 0, max_reads: null, expires_at: null, org_id: orgId });
   });
 
-  itSqlite("removes finished deliveries after the retention period", async () => {
+  it("removes finished deliveries after the retention period", async () => {
     const v = vaultWith();
     const r = await newReceiver();
     const hook = await createWebhook(v, { url: r.url, events: ["*"] });
@@ -375,8 +375,8 @@ describe("deliveries to a real HTTPS receiver", () => {
     expect(await v.webhooks.worker.cleanupNow()).toBe(0);
     v.clock.advance(DELIVERY_RETENTION_MS + 1);
     expect(await v.webhooks.worker.cleanupNow()).toBe(2);
-    expect(count(v, "webhook_events")).toBe(0);
-    expect(count(v, "webhook_attempts")).toBe(0);
+    expect(await countRows(v, "webhook_events")).toBe(0);
+    expect(await countRows(v, "webhook_attempts")).toBe(0);
     expect(await expectStatus(v.asMaster("GET", `/webhooks/${hook.id as string}/deliveries`), 200)).toEqual({ deliveries: [] });
   });
 });

@@ -78,13 +78,15 @@ export function count(v: TestVault, table: string): number {
   return (v.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 }
 
-/** The queued deliveries, oldest first, with their event's type and body. */
-export function queued(v: TestVault): { webhook: string; type: string; body: Record<string, unknown> }[] {
-  return (
-    v.db
-      .prepare(
-        `SELECT d.webhook_id AS webhook, e.type, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id ORDER BY d.id`,
-      )
-      .all() as { webhook: string; type: string; body: string }[]
-  ).map((r) => ({ webhook: r.webhook, type: r.type, body: JSON.parse(r.body) as Record<string, unknown> }));
+/** The number of rows of a table, read on either engine. */
+export async function countRows(v: TestVault, table: string): Promise<number> {
+  return (await v.query(`SELECT count(*) AS n FROM ${table}`))[0]?.n as number;
+}
+
+/** The queued deliveries, oldest first, with their event's type and body, read on either engine. */
+export async function queuedRows(v: TestVault): Promise<{ webhook: string; type: string; body: Record<string, unknown> }[]> {
+  const rows = await v.query(
+    "SELECT d.webhook_id AS webhook, e.type, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id ORDER BY d.id",
+  );
+  return rows.map((r) => ({ webhook: r.webhook as string, type: r.type as string, body: JSON.parse(r.body as string) as Record<string, unknown> }));
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
 import { eventPayload } from "../src/domain/webhook-outbox.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
-import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, count, queued } from "./webhook-helpers.js";
+import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, countRows, queuedRows } from "./webhook-helpers.js";
 
 useWebhookFixtures();
 
@@ -11,7 +11,7 @@ describe("the outbox", () => {
     const v = vaultWith();
     await expectStatus(v.asMaster("POST", "/secrets", { key: "a", value: "v" }), 201);
     await expectStatus(v.asMaster("GET", "/secrets/a"), 200);
-    expect(count(v, "webhook_events")).toBe(0);
+    expect(await countRows(v, "webhook_events")).toBe(0);
   });
 
   it("queues the subscribed events of the scope, in order, in the transaction of the change", async () => {
@@ -28,7 +28,7 @@ describe("the outbox", () => {
     await expectStatus(v.asMaster("POST", "/secrets", { key: "db/pass", value: "x" }), 201);
     await expectStatus(v.asMaster("POST", "/secrets", { key: "db/pass", value: "x" }), 409);
 
-    const rows = queued(v);
+    const rows = await queuedRows(v);
     expect(rows.map((r) => [r.webhook, r.type])).toEqual([
       [all.id, "secret.created"],
       [all.id, "secret.read"],
@@ -61,7 +61,7 @@ describe("the outbox", () => {
 
     await expectStatus(v.asMaster("POST", `/orgs/${orgId}/secrets`, { key: "k", value: "s3cret", max_reads: 1, delete: false }), 201);
     await expectStatus(v.asMaster("GET", `/orgs/${orgId}/secrets/k`), 200);
-    const rows = queued(v);
+    const rows = await queuedRows(v);
     expect(rows.map((r) => [r.webhook, r.type])).toEqual([
       [mine.id, "secret.created"],
       [mine.id, "secret.read"],
@@ -79,7 +79,7 @@ describe("the outbox", () => {
     await expectStatus(v.asMaster("DELETE", "/secrets/gone"), 200);
     v.clock.advance(10_000);
     expect(await v.tx.run((w) => v.secrets.expireDue(w, 100, SYSTEM_ORIGIN))).toBe(1);
-    const rows = queued(v);
+    const rows = await queuedRows(v);
     expect(rows.map((r) => r.type)).toEqual(["secret.deleted", "secret.expired"]);
     expect(rows[1]?.body.data).toEqual({ id: created.id, read_count: 0, max_reads: null, expires_at: START_SECONDS + 10 });
     expect(rows[1]?.body.timestamp).toBe(START_SECONDS + 10);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TestVault } from "./helpers.js";
 import { createOrg, createPrincipal, createRole, expectStatus } from "./org-helpers.js";
-import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, count, queued } from "./webhook-helpers.js";
+import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, count, queuedRows } from "./webhook-helpers.js";
 
 useWebhookFixtures();
 
@@ -131,7 +131,7 @@ describe("scoped keys and the audit log", () => {
     await expectStatus(v.asMaster("POST", "/secrets", { key: "team-a/db", value: "1" }), 201);
     await expectStatus(v.asMaster("POST", "/secrets", { key: "team-b/db", value: "2" }), 201);
     await expectStatus(v.asMaster("POST", "/secrets", { value: "public" }), 201);
-    const rows = queued(v);
+    const rows = await queuedRows(v);
     expect(rows.filter((r) => r.webhook === scoped.id).map((r) => r.body.data)).toEqual([
       { key: "team-a/db", read_count: 0, max_reads: null, expires_at: null },
     ]);
