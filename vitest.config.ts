@@ -5,6 +5,12 @@ import { configDefaults, defineConfig } from "vitest/config";
 // project starts its cluster only when one of its files is selected.
 /** Test files that run on both engines. */
 const PG_MATRIX = [
+  "test/http-hardening.test.ts",
+  "test/mcp.test.ts",
+  "test/client.test.ts",
+  "test/cli.test.ts",
+  "test/webhook-routes.test.ts",
+  "test/webhook-address-guard.test.ts",
   "test/concurrency.test.ts",
   "test/input-hardening.test.ts",
   "test/license.test.ts",

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
+import { itSqlite } from "./helpers.js";
 
 interface CliResult {
   code: number | null;
@@ -119,7 +120,8 @@ describe("the master.key fallback", () => {
   afterEach(killChildren);
   afterAll(cleanupTemp);
 
-  it("with no token, the vault's own master.key ($VAULT_DATA_DIR or ./.vault) is used", async () => {
+  // A PostgreSQL node writes no master.key: its master key is a shared setting.
+  itSqlite("with no token, the vault's own master.key ($VAULT_DATA_DIR or ./.vault) is used", async () => {
     const home = tempDir();
     const dataDir = join(home, ".vault");
     mkdirSync(dataDir);

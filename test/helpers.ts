@@ -40,7 +40,8 @@ export interface TestVault extends Vault {
    * The rows of a raw SQL statement on the vault's database, on either engine
    * (both have the same tables and columns): for tests that look at what was
    * stored. `?` placeholders (numbered for PostgreSQL); integers come back as
-   * numbers on both (the PostgreSQL pool parses int8), blobs and bytea as Buffers.
+   * numbers on both (the PostgreSQL pool parses int8), blobs and bytea as Buffers. A
+   * statement without rows (an INSERT) answers [].
    */
   query: (sql: string, ...params: unknown[]) => Promise<Record<string, unknown>[]>;
 }
@@ -78,7 +79,15 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     return withRequests(vault, clock, cipher, query);
   }
   const db = options.db ?? openDatabase(":memory:");
-  const query = async (sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as Record<string, unknown>[];
+  const query = async (sql: string, ...params: unknown[]) => {
+    const statement = db.prepare(sql);
+    // A statement that returns no rows (an INSERT) is run, answering no rows, as on PostgreSQL.
+    if (!statement.reader) {
+      statement.run(...params);
+      return [];
+    }
+    return statement.all(...params) as Record<string, unknown>[];
+  };
   return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher, query);
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkWebhookTarget, isPublicAddress, parseWebhookUrl } from "../src/webhooks/address-guard.js";
 import type { Lookup } from "../src/webhooks/address-guard.js";
 import { expectStatus } from "./org-helpers.js";
-import { useWebhookFixtures, vaultWith, createWebhook, count } from "./webhook-helpers.js";
+import { useWebhookFixtures, vaultWith, createWebhook, countRows } from "./webhook-helpers.js";
 
 useWebhookFixtures();
 
@@ -74,7 +74,7 @@ describe("the address guard", () => {
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: string };
     expect(body.error).toMatch(/non-public address/);
-    expect(count(v, "webhooks")).toBe(0);
+    expect(await countRows(v, "webhooks")).toBe(0);
   });
 
   it("refuses a host name that resolves to a private address, or to any private address among public ones", async () => {
@@ -90,9 +90,9 @@ describe("the address guard", () => {
       const res = await v.asMaster("POST", "/webhooks", { url: `https://${host}/hook`, events: ["*"] });
       expect(res.status, host).toBe(400);
     }
-    expect(count(v, "webhooks")).toBe(0);
+    expect(await countRows(v, "webhooks")).toBe(0);
     await createWebhook(v, { url: "https://public.example/hook", events: ["*"] });
-    expect(count(v, "webhooks")).toBe(1);
+    expect(await countRows(v, "webhooks")).toBe(1);
   });
 
   it("accepts a host name that does not resolve (it resolves to no refused address); delivery checks it again", async () => {
@@ -118,7 +118,7 @@ describe("the address guard", () => {
     for (const url of ["https://127.0.0.1:9999/hook", "https://localhost/hook", "https://[::1]/"]) {
       await createWebhook(v, { url, events: ["*"] });
     }
-    expect(count(v, "webhooks")).toBe(3);
+    expect(await countRows(v, "webhooks")).toBe(3);
   });
 
   it("checks the syntax of the url whatever the guard setting", async () => {

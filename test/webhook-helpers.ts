@@ -73,11 +73,6 @@ export function sign(body: string, secret = SECRET): string {
   return createHmac("sha256", secret).update(body).digest("hex");
 }
 
-/** The number of rows of a table. */
-export function count(v: TestVault, table: string): number {
-  return (v.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-}
-
 /** The number of rows of a table, read on either engine. */
 export async function countRows(v: TestVault, table: string): Promise<number> {
   return (await v.query(`SELECT count(*) AS n FROM ${table}`))[0]?.n as number;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TestVault } from "./helpers.js";
 import { createOrg, createPrincipal, createRole, expectStatus } from "./org-helpers.js";
-import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, count, queuedRows } from "./webhook-helpers.js";
+import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, countRows, queuedRows } from "./webhook-helpers.js";
 
 useWebhookFixtures();
 
@@ -60,7 +60,7 @@ describe("global webhook routes", () => {
     }
     const notJson = await v.request("POST", "/webhooks", { raw: "url=https://x", contentType: "application/x-www-form-urlencoded" });
     expect(notJson.status).toBe(400);
-    expect(count(v, "webhooks")).toBe(1);
+    expect(await countRows(v, "webhooks")).toBe(1);
   });
 
   it("counts description characters as code points: 128 emoji are accepted", async () => {
@@ -86,7 +86,7 @@ describe("global webhook routes", () => {
     const get = await v.asMaster("GET", `/webhooks/${one.id as string}`);
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("DELETE");
-    expect(count(v, "webhooks")).toBe(1);
+    expect(await countRows(v, "webhooks")).toBe(1);
   });
 
   it("is documented in the OpenAPI document", async () => {
