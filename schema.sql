@@ -229,3 +229,14 @@ DROP INDEX audit_at;
 -- The chain hash covers count when it is not NULL, so rows written before
 -- keep their hashes.
 ALTER TABLE audit ADD COLUMN count INTEGER CHECK (count IS NULL OR count >= 1);
+
+-- version: 9
+-- The audit key index leaves out the rows of public secrets (a key of 64
+-- lower-case hex characters: the public id shape, which keyed secrets may not
+-- take) and rows without a key. A public id is 256 random bits, so each of its
+-- rows landed on a random leaf of this index: a page written to the WAL per
+-- row and per batch. A query by a public id scans the scope's rows instead
+-- (SqliteAuditStore.page); a query by any other key seeks this index, whose
+-- WHERE the query repeats word for word (SQLite uses a partial index only then).
+DROP INDEX audit_scope_key;
+CREATE INDEX audit_scope_key ON audit (scope, key) WHERE NOT (length(key) = 64 AND key NOT GLOB '*[^0-9a-f]*');

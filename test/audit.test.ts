@@ -216,6 +216,31 @@ describe("GET /audit", () => {
     expect(await entries(v, "?action=secret.deleted")).toEqual([]);
   });
 
+  it("filters by a public id and by a keyed secret's 64-character key alike", async () => {
+    const v = buildTestVault();
+    const { id } = (await (await v.asMaster("POST", "/secrets", { value: "v", max_reads: 1 })).json()) as { id: string };
+    expect((await v.asMaster("GET", `/secrets/${id}`)).status).toBe(200);
+    // Upper-case hex: a keyed secret may take it (only lower-case is reserved for public ids).
+    const long = "ABCDEF0123456789".repeat(4);
+    expect((await v.asMaster("POST", "/secrets", { key: long, value: "v" })).status).toBe(201);
+    expect((await v.asMaster("GET", `/secrets/${long}`)).status).toBe(200);
+    expect((await entries(v, `?key=${id}`)).map((e) => e.action)).toEqual(["secret.burned", "secret.read", "secret.created"]);
+    expect((await entries(v, `?key=${id}&action=secret.read`)).map((e) => e.key)).toEqual([id]);
+    expect((await entries(v, `?key=${long}`)).map((e) => e.action)).toEqual(["secret.read", "secret.created"]);
+    expect((await entries(v, `?key=${long}&limit=1`)).map((e) => e.action)).toEqual(["secret.read"]);
+  });
+
+  itSqlite("seeks the key index for keys and scans the scope newest first for public ids (schema version 9)", () => {
+    const v = buildTestVault();
+    const statements = (new SqliteAuditStore(v.db, null) as unknown as { q: Record<string, { source: string }> }).q;
+    const plan = (name: string) =>
+      (v.db.prepare(`EXPLAIN QUERY PLAN ${statements[name]?.source as string}`).all({
+        scope: "global", lo: 0, hi: 10, action: null, key: "k", glob: null, limit: 10,
+      }) as { detail: string }[]).map((p) => p.detail).join("; ");
+    expect(plan("byKey")).toMatch(/USING INDEX audit_scope_key \(scope=\? AND key=\?/);
+    expect(plan("byPublicKey")).toMatch(/USING INDEX audit_scope \(scope=\?/);
+  });
+
   it("takes since inclusive and until exclusive, in seconds", async () => {
     const { v, t0 } = await seeded();
     expect((await entries(v, `?since=${t0 + 10}`)).map((e) => e.timestamp)).toEqual([t0 + 20, t0 + 10, t0 + 10]);
@@ -285,7 +310,7 @@ describe("GET /audit", () => {
   itSqlite("answers each query with an index seek, never a scan of the table", () => {
     const v = buildTestVault();
     const statements = (new SqliteAuditStore(v.db, null) as unknown as { q: Record<string, { source: string }> }).q;
-    for (const name of ["byScope", "byAction", "byKey", "firstFrom", "maxId", "last"]) {
+    for (const name of ["byScope", "byAction", "byKey", "byPublicKey", "firstFrom", "maxId", "last"]) {
       const source = statements[name]?.source;
       expect(source, name).toBeDefined();
       const params = { scope: "global", lo: 0, hi: 10, action: "secret.read", key: "k", glob: null, limit: 10 };

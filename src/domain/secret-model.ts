@@ -11,6 +11,13 @@ export const GLOBAL_SCOPE = "global";
 /** The 409 of a key that names a live secret of its scope (decisions.md section 4). */
 export const DUPLICATE_KEY = "a secret with this key already exists";
 
+/**
+ * Public secret ids: 64 lower-case hex characters (decisions.md section 2),
+ * reserved in the global key space: no keyed secret takes this shape, so the
+ * SQLite audit store can tell a public id's rows by their key.
+ */
+export const PUBLIC_ID_PATTERN = /^[0-9a-f]{64}$/;
+
 /** Lifecycle states (interface section 3); burned and deleted rows are removed. */
 export type SecretState = "active" | "sealed" | "expired";
 

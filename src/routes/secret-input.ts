@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { requireInPrefix } from "../auth.js";
 import type { AppContext } from "../context.js";
-import { MAX_READS_LIMIT, MAX_TTL_SECONDS } from "../domain/secret-model.js";
+import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../domain/secret-model.js";
 import { ApiError } from "../errors.js";
 import { intRange, requiredString } from "./input.js";
 
@@ -11,8 +11,7 @@ import { intRange, requiredString } from "./input.js";
  * prefixes use the same rule.
  */
 export const KEY_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
-/** Public secret ids: 64 lower-case hex characters, reserved in the global key space. */
-export const PUBLIC_ID_PATTERN = /^[0-9a-f]{64}$/;
+export { PUBLIC_ID_PATTERN };
 
 const KEY_RULE = "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /";
 

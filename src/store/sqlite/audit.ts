@@ -1,5 +1,6 @@
 import type { Db } from "../../db.js";
 import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
+import { PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
 import type { BatchEvents } from "../../group-commit.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { globPrefix } from "./glob.js";
@@ -20,6 +21,13 @@ interface PageParams {
   limit: number;
 }
 
+/**
+ * The WHERE of the partial index audit_scope_key (schema.sql version 9), word
+ * for word: SQLite uses a partial index only for a query that repeats it.
+ * True for a key that is not a public id's shape.
+ */
+const INDEXED_KEY = "NOT (length(key) = 64 AND key NOT GLOB '*[^0-9a-f]*')";
+
 /** Above every row id: an open upper bound. */
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
 
@@ -37,7 +45,9 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
  * - Page queries seek an index (a scope, a scope and action, a scope and
  *   key; each ends with the rowid, so an id range and ORDER BY id are index
  *   seeks); time bounds become ids by a binary search over the primary key,
- *   so the table needs no index on `at`.
+ *   so the table needs no index on `at`. The key index leaves public ids
+ *   out (random keys: a WAL page per row); a query by a public id scans the
+ *   scope's rows, newest first.
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly q;
@@ -84,7 +94,14 @@ export class SqliteAuditStore implements AuditStore {
       ),
       byKey: db.prepare<PageParams, AuditRow>(
         `SELECT * FROM audit INDEXED BY audit_scope_key
-         WHERE scope = @scope AND key = @key AND id >= @lo AND id < @hi
+         WHERE scope = @scope AND key = @key AND ${INDEXED_KEY} AND id >= @lo AND id < @hi
+           AND (@action IS NULL OR action = @action) AND (@glob IS NULL OR key GLOB @glob)
+         ORDER BY id DESC LIMIT @limit`,
+      ),
+      // A public id's rows are not in audit_scope_key (schema.sql version 9): the scope's rows, newest first.
+      byPublicKey: db.prepare<PageParams, AuditRow>(
+        `SELECT * FROM audit INDEXED BY audit_scope
+         WHERE scope = @scope AND id >= @lo AND id < @hi AND key = @key
            AND (@action IS NULL OR action = @action) AND (@glob IS NULL OR key GLOB @glob)
          ORDER BY id DESC LIMIT @limit`,
       ),
@@ -158,7 +175,14 @@ export class SqliteAuditStore implements AuditStore {
       glob: query.keyPrefix === null ? null : globPrefix(query.keyPrefix),
       limit: query.limit,
     };
-    const statement = query.key !== null ? this.q.byKey : query.action !== null ? this.q.byAction : this.q.byScope;
+    const statement =
+      query.key !== null
+        ? PUBLIC_ID_PATTERN.test(query.key)
+          ? this.q.byPublicKey
+          : this.q.byKey
+        : query.action !== null
+          ? this.q.byAction
+          : this.q.byScope;
     return statement.all(params);
   }
 
