@@ -11,6 +11,7 @@ const PG_MATRIX = [
   "test/cli.test.ts",
   "test/webhook-routes.test.ts",
   "test/webhook-address-guard.test.ts",
+  "test/crypto.test.ts",
   "test/concurrency.test.ts",
   "test/input-hardening.test.ts",
   "test/license.test.ts",

@@ -176,9 +176,7 @@ describe("a ciphertext moved to another row (route level)", () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "victim", value: "victim-value", max_reads: 5 });
     await v.asMaster("POST", "/secrets", { key: "attacker", value: "attacker-value", max_reads: 5 });
-    v.db
-      .prepare("UPDATE secrets SET ciphertext = (SELECT ciphertext FROM secrets WHERE key = 'victim') WHERE key = 'attacker'")
-      .run();
+    await v.query("UPDATE secrets SET ciphertext = (SELECT ciphertext FROM secrets WHERE key = 'victim') WHERE key = 'attacker'");
 
     const res = await v.asMaster("GET", "/secrets/attacker");
     expect(res.status).toBe(500);
@@ -187,7 +185,7 @@ describe("a ciphertext moved to another row (route level)", () => {
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(text).not.toContain("victim-value");
 
-    const row = v.db.prepare("SELECT read_count, state FROM secrets WHERE key = 'attacker'").get();
+    const [row] = await v.query("SELECT read_count, state FROM secrets WHERE key = 'attacker'");
     expect(row).toEqual({ read_count: 0, state: "active" });
     // the victim is untouched and still reads correctly
     expect(await (await v.asMaster("GET", "/secrets/victim")).json()).toMatchObject({ value: "victim-value", read_count: 1 });
@@ -197,14 +195,14 @@ describe("a ciphertext moved to another row (route level)", () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "keyed", value: "keyed-value" });
     const { id } = (await (await v.asMaster("POST", "/secrets", { value: "public-value", max_reads: 1 })).json()) as { id: string };
-    v.db.prepare("UPDATE secrets SET ciphertext = (SELECT ciphertext FROM secrets WHERE key = 'keyed') WHERE key = ?").run(id);
+    await v.query("UPDATE secrets SET ciphertext = (SELECT ciphertext FROM secrets WHERE key = 'keyed') WHERE key = ?", id);
     const moved = await v.asMaster("GET", `/secrets/${id}`);
     expect(moved.status).toBe(500);
     expect(await moved.text()).toBe('{"error":"internal server error"}');
     // the read was not counted, so the max_reads:1 secret was not burned
-    expect(v.db.prepare("SELECT read_count FROM secrets WHERE key = ?").get(id)).toEqual({ read_count: 0 });
+    expect(await v.query("SELECT read_count FROM secrets WHERE key = ?", id)).toEqual([{ read_count: 0 }]);
 
-    v.db.prepare("UPDATE secrets SET ciphertext = substr(ciphertext, 1, length(ciphertext) - 1) WHERE key = 'keyed'").run();
+    await v.query("UPDATE secrets SET ciphertext = substr(ciphertext, 1, length(ciphertext) - 1) WHERE key = 'keyed'");
     const damaged = await v.asMaster("GET", "/secrets/keyed");
     expect(damaged.status).toBe(500);
     expect(await damaged.text()).toBe('{"error":"internal server error"}');
@@ -214,7 +212,7 @@ describe("a ciphertext moved to another row (route level)", () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     const stranger = new ValueCipher(generateRootKey()).encrypt("stranger", aadFor("global", "k"));
-    v.db.prepare("UPDATE secrets SET ciphertext = ? WHERE key = 'k'").run(stranger);
+    await v.query("UPDATE secrets SET ciphertext = ? WHERE key = 'k'", stranger);
     const res = await v.asMaster("GET", "/secrets/k");
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: "internal server error" });
