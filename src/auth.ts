@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { SecretMatcher } from "./crypto.js";
+import { SecretMatcher } from "./tokens.js";
 import { ApiError } from "./errors.js";
 import type { Actor, AppEnv } from "./context.js";
 import { holdsPermission } from "./domain/permissions.js";

@@ -6,7 +6,7 @@ import { bearerActor, clientIp, PUBLIC_PATHS, requestHeader } from "./auth.js";
 import type { NodeEnv, TokenResolver } from "./auth.js";
 import type { Actor, AppEnv } from "./context.js";
 import { originFor } from "./context.js";
-import { SecretMatcher } from "./crypto.js";
+import { SecretMatcher } from "./tokens.js";
 import type { Origin } from "./domain/events.js";
 import { ApiError, errorResponse } from "./errors.js";
 import type { Logger } from "./log.js";

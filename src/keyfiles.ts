@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "./config.js";
 import { ConfigError } from "./config.js";
-import { generateRootKey, parseRootKey, randomSecret } from "./crypto.js";
+import { generateRootKey, parseRootKey } from "./crypto.js";
+import { randomSecret } from "./tokens.js";
 import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
 import { getMeta, setMeta } from "./db.js";

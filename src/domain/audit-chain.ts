@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { sha256Hex } from "../crypto.js";
+import { sha256Hex } from "../tokens.js";
 import type { Db } from "../db.js";
 import type { AuditRow } from "../store/audit.js";
 

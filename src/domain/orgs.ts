@@ -1,4 +1,4 @@
-import { newId } from "../crypto.js";
+import { newId } from "../tokens.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";

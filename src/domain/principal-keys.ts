@@ -1,4 +1,4 @@
-import { hashToken, newId, newToken } from "../crypto.js";
+import { hashToken, newId, newToken } from "../tokens.js";
 import { VaultError } from "./errors.js";
 import type { Origin } from "./events.js";
 import type { Page } from "./paging.js";

@@ -1,4 +1,4 @@
-import { newPublicId } from "../crypto.js";
+import { newPublicId } from "../tokens.js";
 import type { ValueCipher } from "../crypto.js";
 import type { SecretRecord } from "../store/secrets.js";
 import type { Awaitable, Work } from "../store/work.js";

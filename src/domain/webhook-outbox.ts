@@ -1,4 +1,4 @@
-import { newId } from "../crypto.js";
+import { newId } from "../tokens.js";
 import type { GroupCommit } from "../group-commit.js";
 import type { Subscriber } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";

@@ -1,4 +1,4 @@
-import { randomSecret } from "../crypto.js";
+import { randomSecret } from "../tokens.js";
 import { WebhookRegistry } from "../domain/webhooks.js";
 import { DeliveryQueue, WebhookOutbox } from "../domain/webhook-outbox.js";
 import type { AuditRecorder } from "../domain/webhooks.js";

@@ -1,4 +1,4 @@
-import { hmacHex } from "../crypto.js";
+import { hmacHex } from "../tokens.js";
 import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
 import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
 import type { Logger } from "../log.js";
