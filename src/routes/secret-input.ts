@@ -11,7 +11,6 @@ import { intRange, requiredString } from "./input.js";
  * prefixes use the same rule.
  */
 export const KEY_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
-export { PUBLIC_ID_PATTERN };
 
 const KEY_RULE = "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /";
 

@@ -3,7 +3,7 @@ import type { Db } from "../../db.js";
 import { VaultError } from "../../domain/errors.js";
 import { DUPLICATE_KEY } from "../../domain/secret-model.js";
 import type { SecretState } from "../../domain/secret-model.js";
-import { toSecretRecord } from "../rows.js";
+import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
 import { globPrefix } from "./glob.js";
@@ -20,24 +20,6 @@ interface ListParams {
 
 const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toSecretRecord);
 
-/** The columns of the live lookup's raw rows, in order (live() reads them by position). */
-const LIVE_COLUMNS = [
-  "id",
-  "scope",
-  "key",
-  "is_public",
-  "state",
-  "ciphertext",
-  "created_at",
-  "updated_at",
-  "expires_at",
-  "max_reads",
-  "read_count",
-  "burn_on_limit",
-  "owner_id",
-  "allowed_keys",
-] as const;
-
 /**
  * The SQLite `secrets` store: statements prepared once per database, every
  * method synchronous (it runs inside the group commit's unit of work).
@@ -49,11 +31,11 @@ export class SqliteSecretStore implements SecretStore {
 
   constructor(private readonly db: Db) {
     this.q = {
-      // Raw rows (arrays, in LIVE_COLUMNS order): better-sqlite3 makes no
+      // Raw rows (arrays, in SECRET_COLUMNS order): better-sqlite3 makes no
       // property name per column for them, the hot read's cheapest form.
       live: db
         .prepare<[string, string], unknown[]>(
-          `SELECT ${LIVE_COLUMNS.join(", ")} FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')`,
+          `SELECT ${SECRET_COLUMNS.join(", ")} FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')`,
         )
         .raw(true),
       insert: db.prepare<[string, string, number, Buffer, number, number, number | null, number | null, number, string | null, string | null], { id: number }>(
@@ -97,23 +79,7 @@ export class SqliteSecretStore implements SecretStore {
 
   live(scope: string, key: string): SecretRecord | undefined {
     const r = this.q.live.get(scope, key);
-    if (r === undefined) return undefined;
-    const allowedKeys = r[13] as string | null;
-    return {
-      id: r[0] as number,
-      scope: r[1] as string,
-      key: r[2] as string,
-      isPublic: r[3] === 1,
-      state: r[4] as SecretState,
-      ciphertext: r[5] as Buffer | null,
-      createdAt: r[6] as number,
-      expiresAt: r[8] as number | null,
-      maxReads: r[9] as number | null,
-      readCount: r[10] as number,
-      burnOnLimit: r[11] === 1,
-      ownerId: r[12] as string | null,
-      allowedKeys: allowedKeys === null ? null : (JSON.parse(allowedKeys) as string[]),
-    };
+    return r === undefined ? undefined : secretRecordFromColumns(r);
   }
 
   /** The new row as stored: the input, its id, state active, no reads (no RETURNING * to map). */
