@@ -122,7 +122,7 @@ export function loadKeyMaterial(config: Config, notice: Notice): KeyMaterial {
 
 /**
  * Reads a key file, refusing one that other users could read (as ssh
- * refuses a private key with open permissions): any group or other bit in
+ * refuses a private key with open permissions): a group or other bit set in
  * its mode stops the start with a message naming the file and `chmod 600`.
  * @throws ConfigError for open permissions, an empty or unreadable file.
  */
