@@ -11,6 +11,7 @@ import type { Origin } from "./domain/events.js";
 import { ApiError, errorResponse } from "./errors.js";
 import type { Logger } from "./log.js";
 import type { VaultMetrics } from "./metrics.js";
+import { STATIC_HEADERS, VaultResponse } from "./http-response.js";
 
 /** What the front middleware needs; built once by createApp. */
 export interface FrontDeps extends AccessRecordDeps {
@@ -23,12 +24,6 @@ export interface FrontDeps extends AccessRecordDeps {
   metrics: VaultMetrics;
 }
 
-/** Headers every answer carries (decisions.md section 10: nothing a cache or a browser may keep or sniff). */
-const STATIC_HEADERS: readonly (readonly [string, string])[] = [
-  ["Cache-Control", "no-store"],
-  ["X-Content-Type-Options", "nosniff"],
-];
-
 /** An X-Request-Id a trusted proxy may hand on: 1 to 128 characters of A-Z a-z 0-9 . _ - */
 const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -39,8 +34,9 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  * 1. a request id (`X-Request-Id`: the trusted proxy's when
  *    VAULT_TRUST_PROXY is set and it is well formed, else a new UUID) and
  *    the headers of every answer (Cache-Control: no-store,
- *    X-Content-Type-Options: nosniff), set once on the outgoing Node
- *    response, so no web Headers object is built for them;
+ *    X-Content-Type-Options: nosniff), written with the status line by
+ *    the vault server's VaultResponse (http-response.ts), else set on the
+ *    outgoing Node response, so no web Headers object is built for them;
  * 2. for every path but /health and /openapi.json: the client ip, 429 with
  *    Retry-After (seconds) for an ip over the failed-authentication limit,
  *    then the bearer token to an actor (401 before anything else,
@@ -64,7 +60,10 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
     const id = forwarded !== undefined && FORWARDED_REQUEST_ID.test(forwarded) ? forwarded : randomUUID();
     c.set("requestId", id);
     const outgoing = (c.env as NodeEnv | undefined)?.outgoing;
-    if (outgoing !== undefined) {
+    if (outgoing instanceof VaultResponse) {
+      // The vault's server writes it, with STATIC_HEADERS, in the response's one writeHead.
+      outgoing.requestId = id;
+    } else if (outgoing !== undefined) {
       outgoing.setHeader("X-Request-Id", id);
       for (const [name, value] of STATIC_HEADERS) outgoing.setHeader(name, value);
     } else {

@@ -1,7 +1,8 @@
 import { createServer, STATUS_CODES } from "node:http";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
+import { VaultResponse } from "./http-response.js";
 import type { Logger } from "./log.js";
 
 /** The limits that keep idle and slow clients from exhausting the process. Times in milliseconds. */
@@ -41,6 +42,9 @@ function clientErrorAnswer(code: string | undefined): { status: number; error: s
   return { status: 400, error: "malformed HTTP request" };
 }
 
+/** The vault's HTTP server: its responses are VaultResponse. */
+export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
+
 /**
  * Builds the vault's HTTP/1.1 server around the app's fetch handler (not
  * listening yet), so that every answer is JSON (interface section 1: bad
@@ -65,7 +69,7 @@ export function createHttpServer(
   limits: ConnectionLimits,
   log: Logger,
   hostname?: string,
-): Server {
+): VaultServer {
   const listener = getRequestListener(fetch, {
     hostname,
     errorHandler: (err: unknown) => {
@@ -80,6 +84,8 @@ export function createHttpServer(
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // X-Request-Id and the security headers go out in the answer's one writeHead.
+      ServerResponse: VaultResponse,
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 2))),
     },
     (incoming, outgoing) => void listener(incoming, outgoing),

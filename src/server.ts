@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import type { VaultServer } from "./http-server.js";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Config } from "./config.js";
@@ -86,7 +86,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   }, config.authFailWindowMs);
   authFailureDrain.unref();
 
-  const server = await new Promise<Server>((resolve, reject) => {
+  const server = await new Promise<VaultServer>((resolve, reject) => {
     const s = createHttpServer(vault.app.fetch, config, log, config.host);
     s.once("listening", () => resolve(s));
     s.once("error", reject);
