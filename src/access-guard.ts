@@ -53,20 +53,23 @@ export interface AccessRecordDeps {
  *   `secret.checked`, `audit.queried`, `key.listed`, `webhook.listed`),
  *   else `request`, or `request.failed` for a 4xx/5xx answer.
  *
- * The row goes through the group commit before the answer leaves. If a
+ * The row goes through the group commit before the answer leaves. Returns
+ * undefined, not a promise, when the request needs no row (the hot path:
+ * no promise and no await for it). If a
  * scoped request's row cannot be written the client gets 500 instead of the
  * answer (fail closed: the error propagates to the caller); a denial stays
  * a denial (the failure is logged).
  * @param origin the request's origin (undefined when authentication failed).
- * @throws whatever writing a scoped request's row throws.
+ * @returns undefined, or the promise of the rows' write.
+ * @throws (rejects with) whatever writing a scoped request's row throws.
  */
-export async function completeAccessRecord(
+export function completeAccessRecord(
   deps: AccessRecordDeps,
   c: AppContext,
   ip: string | null,
   actor: Actor | undefined,
   origin: Origin | undefined,
-): Promise<void> {
+): Promise<void> | undefined {
   const status = c.res.status;
   let record: AuditRecord | undefined;
   const records: AuditRecord[] = [];
@@ -87,7 +90,15 @@ export async function completeAccessRecord(
     record = { scope: GLOBAL_SCOPE, action, key: pathSubject(c.req.path), actor: origin.actor, principalId: null, ip: origin.ip };
   }
   if (record !== undefined) records.push(record);
-  if (records.length === 0) return;
+  if (records.length === 0) return undefined;
+  return writeAccessRecords(deps, records, status);
+}
+
+/**
+ * Writes access rows through the group commit (see completeAccessRecord).
+ * @throws whatever writing the rows throws, except for a 401 or 403 (logged).
+ */
+async function writeAccessRecords(deps: AccessRecordDeps, records: readonly AuditRecord[], status: number): Promise<void> {
   try {
     await deps.tx.run(async (w) => {
       for (const row of records) await deps.audit.record(w, row);

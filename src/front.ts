@@ -99,7 +99,8 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
         c.set("origin", origin);
         await next();
       }
-      await completeAccessRecord(deps, c, ip, actor, origin);
+      const recorded = completeAccessRecord(deps, c, ip, actor, origin);
+      if (recorded !== undefined) await recorded;
     }
     const ms = performance.now() - started;
     const route = c.req.routePath;
