@@ -40,17 +40,20 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  * handled in one event-loop turn share one SQLite transaction, so one fsync
  * (synchronous=FULL) acknowledges many requests.
  *
- * - The first run() of a turn opens `BEGIN IMMEDIATE` and schedules the
- *   COMMIT with setImmediate (after the poll phase has handed over every
- *   request that arrived).
- * - Each run() executes its function inside its own SAVEPOINT, handing it the
+ * - run() queues its function; the first run() of a turn schedules the
+ *   batch with setImmediate, which runs after the poll phase has handed over
+ *   every request that arrived. The batch opens `BEGIN IMMEDIATE`, runs the
+ *   queued units back to back and commits. Running them together, instead of
+ *   each as its request is parsed, keeps SQLite's and the cipher's code and
+ *   data warm across the batch (measured: docs/performance.md, round four).
+ * - Each unit runs its function inside its own SAVEPOINT, handing it the
  *   work handle `W` (the stores: the only way to the database). If the
  *   function throws or rejects, only its own changes are rolled back and the
  *   other requests of the batch are untouched.
  * - Units of work run one at a time. A synchronous function runs at once; an
  *   async one (stores are async at their boundary, for the PostgreSQL engine)
- *   holds its savepoint until its promise settles, and a run() called
- *   meanwhile starts after it. SQLite's stores answer synchronously, so an
+ *   holds its savepoint until its promise settles, and the units queued
+ *   behind it start after it. SQLite's stores answer synchronously, so an
  *   async unit settles within the same turn's microtasks: a read-modify-write
  *   inside one unit is atomic, as with a synchronous one. A unit must not
  *   await I/O (the batch's COMMIT waits for it).
@@ -69,6 +72,12 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
   private readonly committedHooks: ((batchSize: number, ms: number) => void)[] = [];
   private open = false;
   private closed = false;
+  /** A setImmediate to run the queued units is pending. */
+  private drainScheduled = false;
+  private readonly drainTurn = (): void => {
+    this.drainScheduled = false;
+    this.flush();
+  };
   /** An async unit of work holds its savepoint. */
   private busy = false;
   private readonly queue: Queued<W>[] = [];
@@ -122,7 +131,12 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
     this.committedHooks.push(hook);
   }
 
-  /** True while a batch is open (between the first run() of a turn and its COMMIT). */
+  /** Units of work queued for the next batch, not started yet (tests and diagnostics). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** True while a batch is open (from the turn's first unit of work to its COMMIT). */
   get inBatch(): boolean {
     return this.open;
   }
@@ -145,22 +159,28 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
    */
   run<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError());
-    if (this.busy) {
-      return new Promise<T>((resolve, reject) => {
-        this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      });
-    }
-    return this.start(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.drainScheduled) {
+        this.drainScheduled = true;
+        setImmediate(this.drainTurn);
+      }
+    });
   }
 
   /** Opens the batch if needed and the unit's savepoint, and runs it. */
   private start<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
-    if (!this.open) {
-      this.begin.run();
-      this.open = true;
-      setImmediate(() => this.flush());
+    try {
+      if (!this.open) {
+        this.begin.run();
+        this.open = true;
+        setImmediate(() => this.flush());
+      }
+      this.savepoint.run();
+    } catch (err) {
+      // The database does not answer (closed, locked by another process): this unit fails, nothing ran.
+      return Promise.reject(err);
     }
-    this.savepoint.run();
     for (const hook of this.savepointHooks) hook();
     let result: Awaitable<T>;
     try {
@@ -213,20 +233,28 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
     return Promise.reject(err);
   }
 
-  /** Starts the next queued unit of work, if any. */
+  /** Starts the queued units of work, in order, until one is in progress (busy) or none is left. */
   private next(): void {
-    const queued = this.queue.shift();
-    if (queued === undefined) return;
-    if (this.closed) {
-      queued.reject(new ClosedError());
-      this.next();
-      return;
+    // Every unit that can start now starts: a synchronous one finishes at
+    // once, so the loop goes on until one holds its savepoint or none is left.
+    while (!this.busy) {
+      const queued = this.queue.shift();
+      if (queued === undefined) return;
+      if (this.closed) {
+        queued.reject(new ClosedError());
+        continue;
+      }
+      this.start(queued.fn).then(queued.resolve, queued.reject);
     }
-    this.start(queued.fn).then(queued.resolve, queued.reject);
   }
 
-  /** Commits the open batch now, if there is one, and settles its promises. */
+  /**
+   * Runs the queued units of work now (one at a time, see the class) and
+   * commits the batch, if one is open, settling its promises; when a unit
+   * still awaits something, the COMMIT follows on a later turn.
+   */
   flush(): void {
+    this.next();
     if (!this.open) return;
     if (this.busy) {
       // A unit of work awaits something outside SQLite: commit after it.

@@ -60,26 +60,53 @@ afterEach(() => {
 });
 
 describe("GroupCommit", () => {
-  it("runs the function at once, synchronously, inside a transaction", () => {
+  it("queues the function and runs it in the turn's batch, inside a transaction", async () => {
     const db = scratchDb();
     const tx = new GroupCommit(db);
-    let inside = false;
+    let inside: boolean | undefined;
     const p = tx.run(() => {
       inside = db.inTransaction;
       db.prepare("INSERT INTO t VALUES (1)").run();
       return "result";
     });
+    // Queued: the batch runs after the poll phase (setImmediate), not inside run().
+    expect(inside).toBeUndefined();
+    expect(db.inTransaction).toBe(false);
+    await expect(p).resolves.toBe("result");
     expect(inside).toBe(true);
-    expect(rows(db)).toEqual([1]); // visible on this connection already
-    expect(db.inTransaction).toBe(true); // but not committed yet
-    return expect(p).resolves.toBe("result");
+    expect(rows(db)).toEqual([1]);
+    expect(db.inTransaction).toBe(false); // committed before the promise settled
+  });
+
+  it("runs every unit queued behind an async one, synchronous ones included", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const a = tx.run(async () => {
+      db.prepare("INSERT INTO t VALUES (1)").run();
+      await Promise.resolve();
+      return "async";
+    });
+    const b = tx.run(() => {
+      db.prepare("INSERT INTO t VALUES (2)").run();
+      return "sync 1";
+    });
+    const c = tx.run(() => {
+      db.prepare("INSERT INTO t VALUES (3)").run();
+      return "sync 2";
+    });
+    // Each settles (none is left waiting in the queue), in one batch.
+    expect(await Promise.all([a, b, c])).toEqual(["async", "sync 1", "sync 2"]);
+    expect(rows(db)).toEqual([1, 2, 3]);
+    expect(counts).toEqual({ begin: 1, commit: 1 });
   });
 
   it("shares one transaction among all run() calls of one event-loop turn", async () => {
     const { db, counts } = countingDb(scratchDb());
     const tx = new GroupCommit(db);
     const ps = [1, 2, 3, 4, 5].map((n) => tx.run(() => db.prepare("INSERT INTO t VALUES (?)").run(n)));
-    expect(counts).toEqual({ begin: 1, commit: 0 });
+    expect(counts).toEqual({ begin: 0, commit: 0 }); // queued until the batch runs
+    tx.flush(); // what the turn's setImmediate does: run the queued units, commit
+    expect(counts).toEqual({ begin: 1, commit: 1 });
     await Promise.all(ps);
     expect(counts).toEqual({ begin: 1, commit: 1 });
     expect(rows(db)).toEqual([1, 2, 3, 4, 5]);
@@ -328,6 +355,8 @@ describe("GroupCommit: async units of work", () => {
       order.push("b");
       insert(db, 3);
     });
+    expect(order).toEqual([]); // both queued for the turn's batch
+    tx.flush(); // a starts and awaits; b waits for it; the COMMIT waits for both
     expect(order).toEqual(["a:start"]);
     expect(await a).toEqual([1]);
     await b;

@@ -19,16 +19,20 @@ async function createOrg(v: TestVault, name: string): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
-/** Yields microtasks (never a macrotask: the batch stays open) until the group commit has a batch open. */
-async function untilBatchOpen(v: TestVault): Promise<void> {
-  for (let i = 0; i < 10_000 && !v.tx.inBatch; i++) await Promise.resolve();
-  expect(v.tx.inBatch).toBe(true);
+/**
+ * Yields microtasks (never a macrotask: the turn's batch has not run yet)
+ * until the write's unit of work is queued, so a read started now is queued
+ * behind it: the batch runs the write, then the read, then its COMMIT fails.
+ */
+async function untilWriteQueued(v: TestVault): Promise<void> {
+  for (let i = 0; i < 10_000 && v.tx.queued === 0; i++) await Promise.resolve();
+  expect(v.tx.queued).toBe(1);
 }
 
 /** Starts `write`, waits until its change sits in the open batch, then starts `read` in the same turn. */
 async function readDuringWrite(v: TestVault, write: () => Promise<Response>, read: () => Promise<Response>): Promise<[Response, Response]> {
   const w = write();
-  await untilBatchOpen(v);
+  await untilWriteQueued(v);
   const r = read();
   return Promise.all([w, r]);
 }
@@ -78,7 +82,10 @@ describe("reads during an open batch whose commit fails", () => {
     const v = buildTestVault();
     failNextCommit(v);
     const write = v.asMaster("POST", "/orgs", { name: "phantom" });
-    await untilBatchOpen(v);
+    await untilWriteQueued(v);
+    // One turn: the batch runs the write (an async unit) and stays open until its COMMIT on the next turn.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(v.tx.inBatch).toBe(true);
     const { id } = v.db.prepare("SELECT id FROM orgs WHERE name = 'phantom'").get() as { id: string };
     const read = v.asMaster("GET", `/orgs/${id}`);
     const [created, got] = await Promise.all([write, read]);
