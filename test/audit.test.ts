@@ -616,6 +616,23 @@ describe("the audit chain under the group commit", () => {
     expect(head).toEqual({ id: last.id, hash: last.hash });
   });
 
+  itSqlite("chains a batch's rows at its commit around a rolled-back row in the middle, and the next batch after them", async () => {
+    const v = buildTestVault();
+    const first = v.tx.run((w) => v.audit.record(w, row("test.first")));
+    const failing = v.tx.run(async (w) => {
+      await v.audit.record(w, row("test.rolled-back"));
+      throw new Error("boom");
+    });
+    const second = v.tx.run((w) => v.audit.record(w, row("test.second")));
+    await expect(failing).rejects.toThrow("boom");
+    await Promise.all([first, second]);
+    await v.tx.run((w) => v.audit.record(w, row("test.next-batch")));
+    expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 3 });
+    expect(await actions(v)).toEqual(["test.first", "test.second", "test.next-batch"]);
+    const ids = (v.db.prepare("SELECT id FROM audit ORDER BY id").all() as { id: number }[]).map((r) => r.id);
+    expect(ids).toEqual([1, 2, 3]);
+  });
+
   itSqlite("writes nothing of a batch whose commit fails, and chains the next batch from the table", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
