@@ -9,16 +9,17 @@ export class ClosedError extends Error {
   }
 }
 
-interface Waiter {
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
-/** A unit of work waiting for the one in progress to settle. */
+/** A unit of work queued for a batch: its function and its run() promise's settlers. */
 interface Queued<W> {
   fn: (w: W) => unknown;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+}
+
+/** A unit whose savepoint is released: settled with `value` once the batch commits. */
+interface Waiter {
+  unit: Queued<never>;
+  value: unknown;
 }
 
 /**
@@ -168,8 +169,11 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
     });
   }
 
-  /** Opens the batch if needed and the unit's savepoint, and runs it. */
-  private start<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
+  /**
+   * Opens the batch if needed and the unit's savepoint, and runs it; the unit
+   * is settled through its Queued settlers (no promise of its own here).
+   */
+  private start(unit: Queued<W>): void {
     try {
       if (!this.open) {
         this.begin.run();
@@ -179,58 +183,70 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
       this.savepoint.run();
     } catch (err) {
       // The database does not answer (closed, locked by another process): this unit fails, nothing ran.
-      return Promise.reject(err);
+      unit.reject(err);
+      return;
     }
     for (const hook of this.savepointHooks) hook();
-    let result: Awaitable<T>;
+    let result: unknown;
     try {
-      result = fn(this.work);
+      result = unit.fn(this.work);
     } catch (err) {
-      return this.abandon(err);
+      this.abandon(unit, err);
+      return;
     }
-    if (!isThenable(result)) return this.finish(result);
+    if (!isThenable(result)) {
+      this.finish(unit, result);
+      return;
+    }
     this.busy = true;
-    const settled = result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result);
-    return settled.then(
-      (value) => {
+    const settled = result instanceof Promise ? result : Promise.resolve(result);
+    settled.then(
+      (value: unknown) => {
         this.busy = false;
-        const done = this.finish(value);
+        this.finish(unit, value);
         this.next();
-        return done;
       },
       (err: unknown) => {
         this.busy = false;
-        const failed = this.abandon<T>(err);
+        this.abandon(unit, err);
         this.next();
-        return failed;
       },
     );
   }
 
-  /** Releases the unit's savepoint; its promise settles with the batch's COMMIT. */
-  private finish<T>(value: T): Promise<T> {
+  /** Releases the unit's savepoint; the unit settles with the batch's COMMIT. */
+  private finish(unit: Queued<W>, value: unknown): void {
     try {
       this.release.run();
     } catch (err) {
-      return this.abandon(err);
+      this.abandon(unit, err);
+      return;
     }
-    return new Promise<T>((resolve, reject) => {
-      this.waiters.push({ resolve: () => resolve(value), reject });
-    });
+    this.waiters.push({ unit: unit as Queued<never>, value });
   }
 
-  /** Rolls the unit's savepoint back (or, when SQLite dropped the transaction, fails the batch). */
-  private abandon<T>(err: unknown): Promise<T> {
+  /**
+   * Rejects the unit and rolls its savepoint back (or, when SQLite dropped
+   * the transaction or cannot roll back to the savepoint, fails the batch).
+   */
+  private abandon(unit: Queued<W>, err: unknown): void {
+    unit.reject(err);
     if (this.db.inTransaction) {
-      this.rollbackTo.run();
-      this.release.run();
-      this.rolledBack(false);
-    } else {
-      // SQLite rolled the whole transaction back (I/O error, disk full):
-      // nothing of this batch is durable, so nothing of it is acknowledged.
-      this.failBatch(err);
+      try {
+        this.rollbackTo.run();
+        this.release.run();
+        this.rolledBack(false);
+        return;
+      } catch {
+        try {
+          this.rollback.run();
+        } catch {
+          // the connection is unusable; the batch's rejection reports the cause
+        }
+      }
     }
-    return Promise.reject(err);
+    // Nothing of this batch is durable (I/O error, disk full), so nothing of it is acknowledged.
+    this.failBatch(err);
   }
 
   /** Starts the queued units of work, in order, until one is in progress (busy) or none is left. */
@@ -244,7 +260,7 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
         queued.reject(new ClosedError());
         continue;
       }
-      this.start(queued.fn).then(queued.resolve, queued.reject);
+      this.start(queued);
     }
   }
 
@@ -277,14 +293,14 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
         }
       }
       this.rolledBack(true);
-      for (const w of waiters) w.reject(err);
+      for (const w of waiters) w.unit.reject(err);
       return;
     }
     if (this.committedHooks.length > 0) {
       const ms = performance.now() - started;
       for (const hook of this.committedHooks) hook(waiters.length, ms);
     }
-    for (const w of waiters) w.resolve();
+    for (const w of waiters) w.unit.resolve(w.value);
   }
 
   /** Commits what is pending and refuses further work (graceful stop). */
@@ -298,7 +314,7 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
     this.waiters = [];
     this.open = false;
     this.rolledBack(true);
-    for (const w of waiters) w.reject(err);
+    for (const w of waiters) w.unit.reject(err);
   }
 
   private rolledBack(whole: boolean): void {
