@@ -6,8 +6,9 @@
 #   commit before the change and this checkout. Needs wrk (apt-get install wrk).
 # Env: DUR seconds per measurement (3), CONN connections (50), MODE get|post|both (both),
 #   EA / EB extra environment for A / B ("NAME=value ...").
-# Prints, per build and scenario, the median req/s and the median server CPU microseconds per
-# request (user + system, from /proc/PID/stat), then every round.
+# Prints, per build and scenario, the median req/s, the median server CPU microseconds per
+# request (user + system, from /proc/PID/stat) and the median event-loop busy microseconds per
+# request (bench/loop-busy.mjs, preloaded), then every round.
 set -u
 A=${1:?usage: bench/ab.sh DIR_A DIR_B [ROUNDS]}; B=${2:?usage: bench/ab.sh DIR_A DIR_B [ROUNDS]}
 ROUNDS=${3:-4}; DUR=${DUR:-3}; CONN=${CONN:-50}; MODE=${MODE:-both}
@@ -24,7 +25,8 @@ wrk.headers["Content-Type"] = "application/json"
 L
 start() { # root port extra-env
   (cd "$1" && exec env ${3:-} VAULT_PORT="$2" VAULT_DATA_DIR="$T/$2" VAULT_MASTER_KEY=$MK VAULT_LOG_LEVEL=error \
-    VAULT_LICENSE_PUBLIC_KEY="$LPUB" VAULT_LICENSE_KEY="$LKEY" node bin/ephemeral-vault.js >"$T/$2.log" 2>&1) &
+    VAULT_LICENSE_PUBLIC_KEY="$LPUB" VAULT_LICENSE_KEY="$LKEY" LOOP_BUSY_OUT="$T/loop-$2" \
+    node --import "$HERE/loop-busy.mjs" bin/ephemeral-vault.js >"$T/$2.log" 2>&1) &
   echo $!
 }
 PA=$(start "$A" 18601 "${EA:-}"); PB=$(start "$B" 18602 "${EB:-}")
@@ -38,21 +40,21 @@ for port in 18601 18602; do
 done
 tick=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-measure() { # pid wrk-args... -> "req/s us"
-  local pid=$1 c0 c1 out n; shift
-  c0=$(cpu "$pid"); out=$(wrk -t1 -c"$CONN" -d"${DUR}s" "$@" 2>/dev/null); c1=$(cpu "$pid")
-  n=$(echo "$out" | awk '/requests in/ {print $1}')
-  echo "$(echo "$out" | awk '/Requests\/sec/ {print int($2)}') $(( (c1 - c0) * 1000000 / tick / n ))"
+measure() { # pid port wrk-args... -> "req/s cpu-us loop-us"
+  local pid=$1 port=$2 c0 c1 out n; shift 2
+  kill -USR2 "$pid"; c0=$(cpu "$pid"); out=$(wrk -t1 -c"$CONN" -d"${DUR}s" "$@" 2>/dev/null); c1=$(cpu "$pid"); kill -USR2 "$pid"
+  n=$(echo "$out" | awk '/requests in/ {print $1}'); sleep 0.1
+  echo "$(echo "$out" | awk '/Requests\/sec/ {print int($2)}') $(( (c1 - c0) * 1000000 / tick / n )) $(tail -1 "$T/loop-$port" | awk '{print int($1)}')"
 }
 declare -A R
 for _ in $(seq "$ROUNDS"); do
   if [ "$MODE" != post ]; then
-    R[get_A]+="$(measure "$PA" -H "Authorization: Bearer $MK" http://127.0.0.1:18601/secrets/bench);"
-    R[get_B]+="$(measure "$PB" -H "Authorization: Bearer $MK" http://127.0.0.1:18602/secrets/bench);"
+    R[get_A]+="$(measure "$PA" 18601 -H "Authorization: Bearer $MK" http://127.0.0.1:18601/secrets/bench);"
+    R[get_B]+="$(measure "$PB" 18602 -H "Authorization: Bearer $MK" http://127.0.0.1:18602/secrets/bench);"
   fi
   if [ "$MODE" != get ]; then
-    R[post_A]+="$(measure "$PA" -s "$T/post.lua" -H "Authorization: Bearer $MK" http://127.0.0.1:18601/secrets);"
-    R[post_B]+="$(measure "$PB" -s "$T/post.lua" -H "Authorization: Bearer $MK" http://127.0.0.1:18602/secrets);"
+    R[post_A]+="$(measure "$PA" 18601 -s "$T/post.lua" -H "Authorization: Bearer $MK" http://127.0.0.1:18601/secrets);"
+    R[post_B]+="$(measure "$PB" 18602 -s "$T/post.lua" -H "Authorization: Bearer $MK" http://127.0.0.1:18602/secrets);"
   fi
 done
 for k in get_A get_B post_A post_B; do
@@ -61,5 +63,5 @@ for k in get_A get_B post_A post_B; do
 import sys, statistics as s
 name, rounds = sys.stdin.read().split(" ", 1)
 xs = [tuple(map(int, r.split())) for r in rounds.strip().strip(";").split(";")]
-print(f"{name:7} req/s {int(s.median(x[0] for x in xs)):6}  cpu_us/request {int(s.median(x[1] for x in xs)):4}   rounds {xs}")'
+print(f"{name:7} req/s {int(s.median(x[0] for x in xs)):6}  cpu_us/request {int(s.median(x[1] for x in xs)):4}  loop_busy_us/request {int(s.median(x[2] for x in xs)):4}   rounds {xs}")'
 done
