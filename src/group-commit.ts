@@ -17,8 +17,8 @@ interface Queued<W> {
 }
 
 /** A unit whose savepoint is released: settled with `value` once the batch commits. */
-interface Waiter {
-  unit: Queued<never>;
+interface Waiter<W> {
+  unit: Queued<W>;
   value: unknown;
 }
 
@@ -66,7 +66,7 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  * The function must not call run() itself (it would wait for itself).
  */
 export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
-  private waiters: Waiter[] = [];
+  private waiters: Waiter<W>[] = [];
   private readonly beforeCommitHooks: (() => void)[] = [];
   private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
   private readonly savepointHooks: (() => void)[] = [];
@@ -175,10 +175,12 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
    */
   private start(unit: Queued<W>): void {
     try {
+      // No COMMIT to schedule here: units start from flush(), which commits
+      // after them, or behind a unit flush() found in progress, and then
+      // flush() has already put itself on the next turn.
       if (!this.open) {
         this.begin.run();
         this.open = true;
-        setImmediate(() => this.flush());
       }
       this.savepoint.run();
     } catch (err) {
@@ -222,7 +224,7 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
       this.abandon(unit, err);
       return;
     }
-    this.waiters.push({ unit: unit as Queued<never>, value });
+    this.waiters.push({ unit, value });
   }
 
   /**
