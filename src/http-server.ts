@@ -2,7 +2,7 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
-import { VaultResponse } from "./http-response.js";
+import { STATIC_HEADERS, VaultResponse } from "./http-response.js";
 import type { Logger } from "./log.js";
 
 /** The limits that keep idle and slow clients from exhausting the process. Times in milliseconds. */
@@ -28,6 +28,7 @@ function rawJsonResponse(status: number, error: string): string {
   const body = JSON.stringify({ error });
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+    STATIC_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join("") +
     "Content-Type: application/json\r\n" +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     "Connection: close\r\n\r\n" +

@@ -100,6 +100,15 @@ describe("VaultResponse", () => {
     }
   });
 
+  it("gives the HTTP parser's own 400 (a request line it refuses) the security headers, and no request id", async () => {
+    const { status, lines } = await exchange("GET /json HTTP/1.1 extra");
+    expect(status).toBe(400);
+    expect(values(lines, "x-request-id")).toEqual([]);
+    expect(values(lines, "cache-control")).toEqual(["no-store"]);
+    expect(values(lines, "x-content-type-options")).toEqual(["nosniff"]);
+    expect(values(lines, "content-type")).toEqual(["application/json"]);
+  });
+
   it("gives the adapter's own 400 (a target it cannot parse) the security headers, and no request id", async () => {
     const { status, lines } = await exchange("GET * HTTP/1.1");
     expect(status).toBe(400);
