@@ -1,0 +1,76 @@
+// What one COMMIT writes to the WAL, by b-tree: run by hand after `npm run build`.
+//   node bench/wal-frames.mjs            (env: BATCHES=100, BATCH=45 GETs per batch)
+// Builds a vault in process on a temporary file database (WAL, synchronous=FULL), creates one
+// secret, warms up, then runs BATCHES batches of BATCH concurrent reads through the group commit
+// with automatic checkpoints off, so every COMMIT of the measured batches stays in the WAL. It then
+// reads the WAL's frame headers (SQLite file format, section "WAL File Format": a 32-byte header,
+// then per frame a 24-byte header whose first field is the page number and whose second is nonzero
+// on a commit frame), maps each page to its table or index with the `dbstat` virtual table, and
+// prints the frames per COMMIT of each b-tree and the mean wall time of a batch in microseconds.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/index.js";
+
+const BATCHES = Number(process.env.BATCHES ?? 100);
+const BATCH = Number(process.env.BATCH ?? 45);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vault-wal-frames-"));
+const file = path.join(dir, "vault.db");
+const db = openDatabase(file);
+try {
+  const vault = createVault({
+    db,
+    cipher: new ValueCipher(crypto.randomBytes(32)),
+    log: createLogger("error"),
+    masterKey: crypto.randomBytes(24).toString("hex"),
+    now: () => Date.now(),
+    activeLimit: () => null,
+    publicUrl: "http://127.0.0.1",
+    maxValueBytes: 65536,
+    trustProxy: false,
+  });
+  const origin = () => ({ actor: "master", principalId: null, ip: "127.0.0.1", recorded: false });
+  await vault.tx.run((w) => vault.secrets.create(w, { scope: "global", key: "bench", value: "benchmark-value-0123456789" }, origin()));
+  const batch = () => {
+    const reads = [];
+    for (let i = 0; i < BATCH; i++) {
+      reads.push(vault.tx.run((w) => vault.secrets.retrieve(w, "global", "bench", { principalKeyId: null }, origin())));
+    }
+    return Promise.all(reads);
+  };
+  for (let i = 0; i < 200; i++) await batch(); // warm-up: the b-trees grow past their first pages
+  db.pragma("wal_autocheckpoint = 0");
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < BATCHES; i++) await batch();
+  const batchUs = Number(process.hrtime.bigint() - started) / 1000 / BATCHES;
+
+  const wal = fs.readFileSync(`${file}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const salt = [wal.readUInt32BE(16), wal.readUInt32BE(20)];
+  const commits = [];
+  let frames = [];
+  for (let off = 32; off + 24 + pageSize <= wal.length; off += 24 + pageSize) {
+    if (wal.readUInt32BE(off + 8) !== salt[0] || wal.readUInt32BE(off + 12) !== salt[1]) break;
+    frames.push(wal.readUInt32BE(off));
+    if (wal.readUInt32BE(off + 4) !== 0) {
+      commits.push(frames);
+      frames = [];
+    }
+  }
+  const owner = new Map(db.prepare("SELECT pageno, name, pagetype FROM dbstat").all().map((r) => [r.pageno, `${r.name} ${r.pagetype}`]));
+  const tally = new Map();
+  for (const commit of commits) {
+    for (const page of commit) {
+      const name = page === 1 ? "page 1 (file header)" : (owner.get(page) ?? `page ${page} (free)`);
+      tally.set(name, (tally.get(name) ?? 0) + 1);
+    }
+  }
+  const total = commits.reduce((n, c) => n + c.length, 0);
+  console.log(`${commits.length} commits of ${BATCH} reads; ${(total / commits.length).toFixed(1)} WAL frames per COMMIT; ${batchUs.toFixed(0)} us per batch`);
+  for (const [name, n] of [...tally].sort((a, b) => b[1] - a[1])) console.log(`${(n / commits.length).toFixed(2).padStart(6)}  ${name}`);
+} finally {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
