@@ -12,7 +12,11 @@ export const HEAD_META = "audit_head";
 type Head = Pick<AuditRow, "id" | "at" | "hash">;
 
 interface PageParams {
+  kind: SpanKind;
   scope: string;
+  value: string;
+  /** Where the walk over spans starts: the lo of the span that may hold `lo`. */
+  from: number;
   lo: number;
   hi: number;
   action: string | null;
@@ -21,12 +25,33 @@ interface PageParams {
   limit: number;
 }
 
+/** A span's kind (schema.sql version 10): a scope's rows, a scope's rows of one action, of one key. */
+type SpanKind = "s" | "a" | "k";
+
+/** Ids lo..hi (inclusive) of one batch that hold every row of the batch with one kind/scope/value. */
+interface Span {
+  lo: number;
+  hi: number;
+}
+
 /**
- * The WHERE of the partial index audit_scope_key (schema.sql version 9), word
- * for word: SQLite uses a partial index only for a query that repeats it.
- * True for a key that is not a public id's shape.
+ * The spans of the rows of one insert, for one kind: by scope, then by value.
+ * Rows come in id order, so a span's hi is its last row's id.
  */
-const INDEXED_KEY = "NOT (length(key) = 64 AND key NOT GLOB '*[^0-9a-f]*')";
+class SpanSet {
+  readonly byScope = new Map<string, Map<string, Span>>();
+
+  add(scope: string, value: string, id: number): void {
+    let values = this.byScope.get(scope);
+    if (values === undefined) {
+      values = new Map();
+      this.byScope.set(scope, values);
+    }
+    const span = values.get(value);
+    if (span === undefined) values.set(value, { lo: id, hi: id });
+    else span.hi = id;
+  }
+}
 
 /** Above every row id: an open upper bound. */
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
@@ -42,12 +67,19 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
  *   batch the row is inserted at once.
  * - The head is cached (a query per row saved on the hot path) and read back
  *   from the table after a rollback.
- * - Page queries seek an index (a scope, a scope and action, a scope and
- *   key; each ends with the rowid, so an id range and ORDER BY id are index
- *   seeks); time bounds become ids by a binary search over the primary key,
- *   so the table needs no index on `at`. The key index leaves public ids
- *   out (random keys: a WAL page per row); a query by a public id scans the
- *   scope's rows, newest first.
+ * - The table has no secondary index. Each insert (a batch's rows, or one
+ *   row outside a batch) adds one span (table audit_span, schema.sql
+ *   version 10) per scope, per scope and action, and per scope and key it
+ *   wrote: the id range holding those rows. A batch of reads of one secret
+ *   writes three spans where per-row indexes wrote 135 entries, which cost
+ *   a COMMIT about 11 WAL frames (docs/performance.md, round six). Keys of a
+ *   public id's shape get no key span (random keys: a span per row).
+ * - Page queries walk the narrowest spans that hold every match (a key's,
+ *   else an action's, else the scope's) newest first and read their id
+ *   ranges of the table, filtering the rows; rows come out in id order
+ *   without a sort, and a span reads at most its batch's rows. Time bounds
+ *   become ids by a binary search over the primary key, so the table needs
+ *   no index on `at`.
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly q;
@@ -80,30 +112,22 @@ export class SqliteAuditStore implements AuditStore {
       ),
       firstFrom: db.prepare<[number], { id: number; at: number }>("SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1"),
       maxId: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit"),
-      byScope: db.prepare<PageParams, AuditRow>(
-        `SELECT * FROM audit INDEXED BY audit_scope
-         WHERE scope = @scope AND id >= @lo AND id < @hi
-           AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
+      insertSpan: db.prepare<[SpanKind, string, string, number, number]>(
+        "INSERT INTO audit_span (kind, scope, value, lo, hi) VALUES (?, ?, ?, ?, ?)",
       ),
-      byAction: db.prepare<PageParams, AuditRow>(
-        `SELECT * FROM audit INDEXED BY audit_scope_action
-         WHERE scope = @scope AND action = @action AND id >= @lo AND id < @hi
-           AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
+      // The span that starts before `lo` and may reach past it (spans of one kind, scope and value never overlap).
+      spanBefore: db.prepare<[SpanKind, string, string, number], { lo: number | null }>(
+        "SELECT max(lo) AS lo FROM audit_span WHERE kind = ? AND scope = ? AND value = ? AND lo < ?",
       ),
-      byKey: db.prepare<PageParams, AuditRow>(
-        `SELECT * FROM audit INDEXED BY audit_scope_key
-         WHERE scope = @scope AND key = @key AND ${INDEXED_KEY} AND id >= @lo AND id < @hi
-           AND (@action IS NULL OR action = @action) AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
-      ),
-      // A public id's rows are not in audit_scope_key (schema.sql version 9): the scope's rows, newest first.
-      byPublicKey: db.prepare<PageParams, AuditRow>(
-        `SELECT * FROM audit INDEXED BY audit_scope
-         WHERE scope = @scope AND id >= @lo AND id < @hi AND key = @key
-           AND (@action IS NULL OR action = @action) AND (@glob IS NULL OR key GLOB @glob)
-         ORDER BY id DESC LIMIT @limit`,
+      // Spans newest first (the primary key, walked backwards), each span's ids newest first (the
+      // table's rowid range): rows come out in id order with no sort, and the walk stops at the limit.
+      page: db.prepare<PageParams, AuditRow>(
+        `SELECT a.* FROM audit_span AS s CROSS JOIN audit AS a
+         WHERE s.kind = @kind AND s.scope = @scope AND s.value = @value AND s.lo >= @from AND s.lo < @hi
+           AND a.id >= max(s.lo, @lo) AND a.id <= min(s.hi, @hi - 1)
+           AND a.scope = @scope AND (@action IS NULL OR a.action = @action) AND (@key IS NULL OR a.key = @key)
+           AND (@glob IS NULL OR a.key GLOB @glob)
+         ORDER BY s.lo DESC, a.id DESC LIMIT @limit`,
       ),
     };
   }
@@ -166,8 +190,14 @@ export class SqliteAuditStore implements AuditStore {
     if (query.untilMs !== undefined) hi = this.firstIdAtOrAfter(query.untilMs);
     if (query.beforeId !== undefined) hi = Math.min(hi, query.beforeId);
     if (lo >= hi) return [];
+    // The narrowest spans that hold every match: a key's (not a public id's: they have none), an action's, the scope's.
+    const [kind, value]: [SpanKind, string] =
+      query.key !== null && !PUBLIC_ID_PATTERN.test(query.key) ? ["k", query.key] : query.action !== null ? ["a", query.action] : ["s", ""];
     const params: PageParams = {
+      kind,
       scope: query.scope,
+      value,
+      from: lo > 0 ? (this.q.spanBefore.get(kind, query.scope, value, lo)?.lo ?? lo) : 0,
       lo,
       hi,
       action: query.action,
@@ -175,23 +205,32 @@ export class SqliteAuditStore implements AuditStore {
       glob: query.keyPrefix === null ? null : globPrefix(query.keyPrefix),
       limit: query.limit,
     };
-    const statement =
-      query.key !== null
-        ? PUBLIC_ID_PATTERN.test(query.key)
-          ? this.q.byPublicKey
-          : this.q.byKey
-        : query.action !== null
-          ? this.q.byAction
-          : this.q.byScope;
-    return statement.all(params);
+    return this.q.page.all(params);
   }
 
-  /** Inserts chained rows and moves the meta head to the last. */
+  /** Inserts chained rows (in id order) and their spans, and moves the meta head to the last. */
   private insert(rows: readonly AuditRow[]): void {
     const insert = this.q.insert;
-    for (const r of rows) insert.run(r.id, r.scope, r.at, r.action, r.key, r.actor, r.principal_id, r.ip, r.count, r.hash);
+    const scopes = new SpanSet();
+    const actions = new SpanSet();
+    const keys = new SpanSet();
+    for (const r of rows) {
+      insert.run(r.id, r.scope, r.at, r.action, r.key, r.actor, r.principal_id, r.ip, r.count, r.hash);
+      scopes.add(r.scope, "", r.id);
+      actions.add(r.scope, r.action, r.id);
+      if (r.key !== null && !PUBLIC_ID_PATTERN.test(r.key)) keys.add(r.scope, r.key, r.id);
+    }
+    this.insertSpans("s", scopes);
+    this.insertSpans("a", actions);
+    this.insertSpans("k", keys);
     const last = rows[rows.length - 1] as AuditRow;
     this.q.setHead.run(HEAD_META, JSON.stringify({ id: last.id, hash: last.hash }));
+  }
+
+  private insertSpans(kind: SpanKind, set: SpanSet): void {
+    for (const [scope, values] of set.byScope) {
+      for (const [value, span] of values) this.q.insertSpan.run(kind, scope, value, span.lo, span.hi);
+    }
   }
 
   /**
