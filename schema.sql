@@ -249,14 +249,16 @@ CREATE INDEX audit_scope_key ON audit (scope, key) WHERE NOT (length(key) = 64 A
 -- only), so every index rewrote two or three leaves per COMMIT. A span is one
 -- entry per batch for each scope ('s', value ''), each (scope, action) ('a')
 -- and each (scope, key) ('k') the batch wrote: the ids from lo to hi, both
--- inclusive, hold every row of the batch with that value, and perhaps others
--- of the batch in between. Spans of one (kind, scope, value) never overlap, so
--- a query walks them by lo, newest first, and reads their id ranges of the
--- table, skipping the rows that do not match: at most a batch's rows per span.
+-- inclusive, hold every row of the batch with that value in that range, and
+-- perhaps others of the batch in between. A span covers at most 64 ids (a
+-- larger batch gets more spans: SqliteAuditStore MAX_SPAN_IDS). Spans of one
+-- (kind, scope, value) never overlap, so a query walks them by lo, newest
+-- first, and reads their id ranges of the table, skipping the rows that do
+-- not match: at most 63 for each span that holds a match.
 -- Keys of a public id's shape (64 lower-case hex: random, one span per row)
 -- and rows without a key get no key span; a query by a public id walks the
 -- scope's spans, as it scanned the scope's index before.
--- Existing rows get spans of at most 64 consecutive ids.
+-- Existing rows get spans of the same bound: one per block of 64 ids.
 CREATE TABLE audit_span (
   kind  TEXT    NOT NULL CHECK (kind IN ('s', 'a', 'k')),
   scope TEXT    NOT NULL,

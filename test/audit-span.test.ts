@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { migrate, schemaSections } from "../src/db.js";
 import type { Db } from "../src/db.js";
 import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
-import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
+import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit.js";
 import { buildTestVault } from "./helpers.js";
 
 // The SQLite audit store answers page queries from spans (schema.sql version 10), not per-row
@@ -32,8 +32,8 @@ const drawnRow = fc.record({
   advanceMs: fc.constantFrom(0, 0, 1, 700),
 });
 
-/** Batches of rows, each with the milliseconds the clock moves before it. */
-const drawnBatches = fc.array(fc.record({ advanceMs: fc.integer({ min: 0, max: 3000 }), rows: fc.array(drawnRow, { minLength: 1, maxLength: 25 }) }), {
+/** Batches of rows (some over MAX_SPAN_IDS), each with the milliseconds the clock moves before it. */
+const drawnBatches = fc.array(fc.record({ advanceMs: fc.integer({ min: 0, max: 3000 }), rows: fc.array(drawnRow, { minLength: 1, maxLength: 100 }) }), {
   minLength: 1,
   maxLength: 12,
 });
@@ -101,7 +101,7 @@ describe("audit spans (schema.sql version 10)", () => {
     );
   });
 
-  it("write one span per scope, per action and per key a batch wrote, none for public ids", async () => {
+  it("write one span per scope, per action and per key a batch wrote (per 64 ids), none for public ids", async () => {
     const v = buildTestVault();
     const record = (scope: string, action: string, key: string | null) =>
       v.tx.run((w) => v.audit.record(w, { scope, action, key, actor: "master", principalId: null, ip: null }));
@@ -121,6 +121,15 @@ describe("audit spans (schema.sql version 10)", () => {
       { kind: "s", scope: "global", value: "", lo: 1, hi: 5 },
       { kind: "s", scope: "org_a", value: "", lo: 3, hi: 3 },
     ]);
+    // A batch of more than MAX_SPAN_IDS rows of one value gets a span per 64 ids.
+    await Promise.all(Array.from({ length: 150 }, () => record("org_b", "secret.read", "k3")));
+    expect(v.db.prepare("SELECT kind, lo, hi FROM audit_span WHERE scope = 'org_b' ORDER BY kind, lo").all()).toEqual(
+      ["a", "k", "s"].flatMap((kind) => [
+        { kind, lo: 6, hi: 6 + MAX_SPAN_IDS - 1 },
+        { kind, lo: 6 + MAX_SPAN_IDS, hi: 6 + 2 * MAX_SPAN_IDS - 1 },
+        { kind, lo: 6 + 2 * MAX_SPAN_IDS, hi: 155 },
+      ]),
+    );
     // The spans are as append-only as the rows they point to.
     expect(() => v.db.prepare("DELETE FROM audit_span").run()).toThrow(/append-only/);
     expect(() => v.db.prepare("UPDATE audit_span SET hi = 1").run()).toThrow(/append-only/);

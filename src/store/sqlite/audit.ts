@@ -28,28 +28,45 @@ interface PageParams {
 /** A span's kind (schema.sql version 10): a scope's rows, a scope's rows of one action, of one key. */
 type SpanKind = "s" | "a" | "k";
 
-/** Ids lo..hi (inclusive) of one batch that hold every row of the batch with one kind/scope/value. */
+/**
+ * The most ids a span covers (schema.sql version 10): a batch with more rows
+ * of one scope, action or key gets one span per 64 ids, so a query reads at
+ * most 63 rows that do not match for each one that does, however large the
+ * batch. The upgrade builds spans of the same bound.
+ */
+export const MAX_SPAN_IDS = 64;
+
+/** Ids lo..hi (inclusive), at most MAX_SPAN_IDS, holding every row of one kind/scope/value in that range of one insert. */
 interface Span {
+  scope: string;
+  value: string;
   lo: number;
   hi: number;
 }
 
 /**
- * The spans of the rows of one insert, for one kind: by scope, then by value.
- * Rows come in id order, so a span's hi is its last row's id.
+ * The spans of the rows of one insert, for one kind. Rows come in id order,
+ * so an open span's hi is its last row's id.
  */
 class SpanSet {
-  readonly byScope = new Map<string, Map<string, Span>>();
+  readonly spans: Span[] = [];
+  /** The open span of each scope and value. */
+  private readonly open = new Map<string, Map<string, Span>>();
 
   add(scope: string, value: string, id: number): void {
-    let values = this.byScope.get(scope);
+    let values = this.open.get(scope);
     if (values === undefined) {
       values = new Map();
-      this.byScope.set(scope, values);
+      this.open.set(scope, values);
     }
     const span = values.get(value);
-    if (span === undefined) values.set(value, { lo: id, hi: id });
-    else span.hi = id;
+    if (span !== undefined && id - span.lo < MAX_SPAN_IDS) {
+      span.hi = id;
+    } else {
+      const opened: Span = { scope, value, lo: id, hi: id };
+      values.set(value, opened);
+      this.spans.push(opened);
+    }
   }
 }
 
@@ -68,18 +85,19 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
  * - The head is cached (a query per row saved on the hot path) and read back
  *   from the table after a rollback.
  * - The table has no secondary index. Each insert (a batch's rows, or one
- *   row outside a batch) adds one span (table audit_span, schema.sql
- *   version 10) per scope, per scope and action, and per scope and key it
- *   wrote: the id range holding those rows. A batch of reads of one secret
- *   writes three spans where per-row indexes wrote 135 entries, which cost
- *   a COMMIT about 11 WAL frames (docs/performance.md, round six). Keys of a
- *   public id's shape get no key span (random keys: a span per row).
+ *   row outside a batch) adds spans (table audit_span, schema.sql version
+ *   10) for each scope, each scope and action, and each scope and key it
+ *   wrote: the id range holding those rows, at most MAX_SPAN_IDS ids. A
+ *   batch of 45 reads of one secret writes three spans where per-row
+ *   indexes wrote 135 entries, which cost a COMMIT about 6 WAL frames more
+ *   (docs/performance.md, round six). Keys of a public id's shape get no key
+ *   span (random keys: a span per row).
  * - Page queries walk the narrowest spans that hold every match (a key's,
  *   else an action's, else the scope's) newest first and read their id
- *   ranges of the table, filtering the rows; rows come out in id order
- *   without a sort, and a span reads at most its batch's rows. Time bounds
- *   become ids by a binary search over the primary key, so the table needs
- *   no index on `at`.
+ *   ranges of the table, filtering the rows: rows come out in id order
+ *   without a sort, and a span reads at most 63 rows that do not match.
+ *   Time bounds become ids by a binary search over the primary key, so the
+ *   table needs no index on `at`.
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly q;
@@ -228,9 +246,7 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   private insertSpans(kind: SpanKind, set: SpanSet): void {
-    for (const [scope, values] of set.byScope) {
-      for (const [value, span] of values) this.q.insertSpan.run(kind, scope, value, span.lo, span.hi);
-    }
+    for (const span of set.spans) this.q.insertSpan.run(kind, span.scope, span.value, span.lo, span.hi);
   }
 
   /**
