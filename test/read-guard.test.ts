@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db.js";
 import type { Db } from "../src/db.js";
+import type { SecretRecord } from "../src/store/secrets.js";
 import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
 
 /**
@@ -11,7 +12,8 @@ import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
  * (decisions.md section 4): it must hold on its own, even for a reader whose
  * SELECT saw the row before another connection counted the last read. Two
  * connections on one database file, as a second process (or the PostgreSQL
- * engine's pooled clients) would have.
+ * engine's pooled clients) would have. On SQLite it is a compare-and-set on
+ * the count the reader saw (store/secrets.ts countRead).
  */
 describe("the read-count UPDATE", () => {
   const dirs: string[] = [];
@@ -53,16 +55,18 @@ describe("the read-count UPDATE", () => {
     const sa = new SqliteSecretStore(a);
     const sb = new SqliteSecretStore(b);
     // Both readers see an active row with a read left.
-    expect(sb.live("org_test", "k")).toMatchObject({ state: "active", readCount: 0, maxReads: 1 });
-    expect(sa.live("org_test", "k")).toMatchObject({ state: "active", readCount: 0, maxReads: 1 });
+    const seenByB = sb.live("org_test", "k");
+    const seenByA = sa.live("org_test", "k");
+    expect(seenByB).toMatchObject({ id, state: "active", readCount: 0, maxReads: 1 });
+    expect(seenByA).toMatchObject({ id, state: "active", readCount: 0, maxReads: 1 });
     // A counts the last read and commits; the row stays active (the lifecycle
     // seals it in a later statement, which this reader has not run yet).
     a.exec("BEGIN IMMEDIATE");
-    expect(sa.countRead(id)).toEqual({ readCount: 1, maxReads: 1 });
+    expect(sa.countRead(seenByA as SecretRecord)).toEqual({ readCount: 1, maxReads: 1 });
     a.exec("COMMIT");
     // B, acting on what it saw, gets nothing: no second read is counted.
     b.exec("BEGIN IMMEDIATE");
-    expect(sb.countRead(id)).toBeUndefined();
+    expect(sb.countRead(seenByB as SecretRecord)).toBeUndefined();
     b.exec("COMMIT");
     expect(sb.live("org_test", "k")).toMatchObject({ readCount: 1, maxReads: 1 });
   });
@@ -70,7 +74,25 @@ describe("the read-count UPDATE", () => {
   it("counts reads up to max_reads and no further, across connections", () => {
     const [a, b] = twoConnections();
     const id = insertSecret(a, 3);
-    const counted = [a, b, a, b, a].map((db) => new SqliteSecretStore(db).countRead(id)?.readCount);
+    const counted = [a, b, a, b, a].map((db) => {
+      const store = new SqliteSecretStore(db);
+      const row = store.live("org_test", "k") as SecretRecord;
+      expect(row.id).toBe(id);
+      return store.countRead(row)?.readCount;
+    });
     expect(counted).toEqual([1, 2, 3, undefined, undefined]);
+  });
+
+  it("refuses a reader whose count is out of date even with reads left: a compare-and-set, never a second count on an old view", () => {
+    const [a, b] = twoConnections();
+    insertSecret(a, 3);
+    const sa = new SqliteSecretStore(a);
+    const sb = new SqliteSecretStore(b);
+    const stale = sb.live("org_test", "k") as SecretRecord;
+    expect(sa.countRead(sa.live("org_test", "k") as SecretRecord)).toEqual({ readCount: 1, maxReads: 3 });
+    expect(sb.countRead(stale)).toBeUndefined();
+    expect(sb.live("org_test", "k")).toMatchObject({ readCount: 1, maxReads: 3 });
+    // Read afresh, the count goes on.
+    expect(sb.countRead(sb.live("org_test", "k") as SecretRecord)).toEqual({ readCount: 2, maxReads: 3 });
   });
 });

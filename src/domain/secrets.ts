@@ -91,7 +91,7 @@ export class SecretLifecycle {
     }
     if (!this.mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
-    const count = w.secrets.countRead(row.id);
+    const count = w.secrets.countRead(row);
     const counted = count instanceof Promise ? await count : count;
     if (!counted) return { kind: row.burnOnLimit ? "not_found" : "sealed" };
     const value = this.deps.cipher.decryptRecord(row.ciphertext as Buffer, {

@@ -62,11 +62,19 @@ export interface SecretStore {
    */
   insert(secret: NewSecret): Awaitable<SecretRecord>;
   /**
-   * Counts one read, guarded: only an active secret below its max_reads
-   * (the guard that makes a burn exactly-once).
+   * Counts one read of `row` (the secret as this unit of work read it),
+   * guarded: only an active secret below its max_reads (the guard that makes
+   * a burn exactly-once, decisions.md section 4).
+   * - SQLite: a compare-and-set on `row.readCount`, without RETURNING (about
+   *   2 us less a read, measured). Inside the batch's write transaction no
+   *   other writer runs between the unit's read and this, so it refuses only
+   *   what the guard refuses; a reader on another connection that saw an
+   *   older count is refused too, never counted twice.
+   * - PostgreSQL: increments the count as it is now (other nodes count
+   *   concurrently), RETURNING it.
    * @returns the counts after the read, or undefined when the guard refused.
    */
-  countRead(id: number): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
+  countRead(row: Pick<SecretRecord, "id" | "readCount" | "maxReads">): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
   /** Deletes the row (burn, delete). */
   remove(id: number): Awaitable<void>;
   /** Sets state sealed. */

@@ -61,12 +61,12 @@ export class PgSecretStore implements SecretStore {
     return toSecretRecord(r.rows[0] as Row);
   }
 
-  async countRead(id: number): Promise<{ readCount: number; maxReads: number | null } | undefined> {
+  async countRead(secret: Pick<SecretRecord, "id" | "readCount" | "maxReads">): Promise<{ readCount: number; maxReads: number | null } | undefined> {
     const r = await this.db.query<{ read_count: number; max_reads: number | null }>(
       `UPDATE secrets SET read_count = read_count + 1
          WHERE id = $1 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
          RETURNING read_count, max_reads`,
-      [id],
+      [secret.id],
     );
     const row = r.rows[0];
     return row === undefined ? undefined : { readCount: row.read_count, maxReads: row.max_reads };
