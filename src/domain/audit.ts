@@ -45,7 +45,7 @@ export interface AuditFilter {
   key?: string | undefined;
   /**
    * Only entries whose `key` starts with this (a prefix-scoped admin key sees
-   * only its prefix). Served by a scan of the scope, not an index seek.
+   * only its prefix). Served by the scope's entries, newest first, filtered.
    */
   keyPrefix?: string | undefined;
   /** Page size, 1 to 1000. */
@@ -121,8 +121,10 @@ export class AuditLog implements EventSink {
   /**
    * One page of a scope's entries, newest first (decisions.md sections 3 and 8).
    * `since`/`until` are Unix seconds; the cursor is a row id. The store
-   * answers with an index seek (SQLite: O(log n + limit), except with
-   * `keyPrefix`).
+   * answers without a scan of the table: PostgreSQL by an index seek,
+   * SQLite by walking audit spans (O(log n + 64 x limit) at worst), except
+   * with `keyPrefix` or a public id, which read the scope's entries newest
+   * first until the page is full (docs/audit.md).
    * @throws VaultError "invalid" for a cursor this method did not make (400).
    */
   async query(w: Work, scope: string, filter: AuditFilter): Promise<AuditPage> {
