@@ -122,9 +122,10 @@ export class AuditLog implements EventSink {
    * One page of a scope's entries, newest first (decisions.md sections 3 and 8).
    * `since`/`until` are Unix seconds; the cursor is a row id. The store
    * answers without a scan of the table: PostgreSQL by an index seek,
-   * SQLite by walking audit spans (O(log n + 64 x limit) at worst), except
-   * with `keyPrefix` or a public id, which read the scope's entries newest
-   * first until the page is full (docs/audit.md).
+   * SQLite by walking audit spans (O(log n + 64 x limit) at worst). A
+   * `keyPrefix` without `key`, or a public id as `key`, is a filter over the
+   * scope's (or the action's) entries, newest first, until the page is full
+   * (docs/audit.md).
    * @throws VaultError "invalid" for a cursor this method did not make (400).
    */
   async query(w: Work, scope: string, filter: AuditFilter): Promise<AuditPage> {
