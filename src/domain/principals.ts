@@ -83,12 +83,13 @@ export class Principals {
     const current = await this.require(w, orgId, principalId);
     if (patch.role !== undefined) await this.checkRole(w, orgId, patch.role);
     if (patch.name !== undefined && patch.name !== current.name) await this.checkNameFree(w, orgId, patch.name);
-    const row = await w.principals.update({
-      ...current,
-      name: patch.name ?? current.name,
-      role: patch.role ?? current.role,
-      metadata: patch.metadata ?? current.metadata,
-    });
+    const row = await w.principals.update(
+      Object.assign({}, current, {
+        name: patch.name ?? current.name,
+        role: patch.role ?? current.role,
+        metadata: patch.metadata ?? current.metadata,
+      }),
+    );
     return withoutSeq(row);
   }
 

@@ -265,7 +265,7 @@ export class SecretLifecycle {
 
   private async expireRow(w: Work, row: SecretRecord, now: number, origin: Origin): Promise<void> {
     await w.secrets.expire(row.id, now);
-    await this.emit(w, "secret.expired", { ...toMeta(row), state: "expired" }, origin);
+    await this.emit(w, "secret.expired", Object.assign(toMeta(row), { state: "expired" as const }), origin);
   }
 
   private emit(w: Work, type: SecretEventType, meta: SecretMeta, origin: Origin): Awaitable<void> {

@@ -92,7 +92,7 @@ function pageSchema<S extends v.GenericSchema>(entry: S) {
 
 function globalEntry(e: AuditEntry) {
   const entry = { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, actor: e.actor, ip: e.ip };
-  return e.action === "auth.failed" ? { ...entry, count: e.count } : entry;
+  return e.action === "auth.failed" ? Object.assign(entry, { count: e.count }) : entry;
 }
 
 function orgEntry(e: AuditEntry) {

@@ -44,7 +44,7 @@ function me(c: AppContext): PrincipalActor {
  */
 export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
   const { principals, keys, tx } = deps;
-  const profile = async (w: Work, p: Principal) => ({ ...principalJson(p), keys: (await keys.all(w, p.id)).map(keySummaryJson) });
+  const profile = async (w: Work, p: Principal) => Object.assign(principalJson(p), { keys: (await keys.all(w, p.id)).map(keySummaryJson) });
   return [
     {
       method: "get",

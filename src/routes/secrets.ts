@@ -5,13 +5,14 @@ import { keyPrefixOf, requireInPrefix } from "../auth.js";
 import { ApiError } from "../errors.js";
 import { GLOBAL_SCOPE } from "../domain/secret-model.js";
 import type { SecretLifecycle } from "../domain/secrets.js";
-import type { CheckOutcome, Reader, RetrieveOutcome, SecretMeta } from "../domain/secret-model.js";
+import type { CheckOutcome, Reader, RetrieveOutcome } from "../domain/secret-model.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
 import type { Awaitable, UnitOfWork, Work } from "../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { ResponseDecl, RouteDecl } from "./declare.js";
-import { decodeCursor, pageQuery, parse, readBody, readJsonObject, seconds } from "./input.js";
+import { decodeCursor, pageQuery, parse, readBody, readJsonObject } from "./input.js";
 import { pageBody, pageQueryDocs } from "./lists.js";
+import { metaJson, named, orgListEntry, readJson } from "./secret-json.js";
 import { checkValueSize, createOrgSecretBody, createSecretBody, patchSecretBody, pathKey } from "./secret-input.js";
 import { deleted, globalMeta, globalName, globalRead, orgMeta, orgRead, page, pruned } from "./secret-schemas.js";
 
@@ -28,27 +29,6 @@ export interface SecretRouteDeps {
 const NOT_FOUND = "secret not found";
 const SEALED = { error: "secret sealed", message: "its reads are exhausted; PATCH max_reads to reactivate it" };
 const NOT_ALLOWED = "this key is not in the secret's allowed_keys";
-
-/** `{key}` or `{id}`, the name a secret goes by in responses. */
-function nameOf(s: SecretMeta): { key: string } | { id: string } {
-  return s.isPublic ? { id: s.key } : { key: s.key };
-}
-
-/** The metadata both scopes show (times in Unix seconds); never the value. */
-function metaJson(s: SecretMeta) {
-  return {
-    ...nameOf(s),
-    created_at: seconds(s.createdAt),
-    expires_at: seconds(s.expiresAt),
-    max_reads: s.maxReads,
-    read_count: s.readCount,
-  };
-}
-
-/** An org secret's list entry: the metadata, its owner, state and burn rule. */
-function orgListEntry(s: SecretMeta) {
-  return { ...metaJson(s), owner_id: s.ownerId, state: s.state, delete: s.burnOnLimit };
-}
 
 /** The reader for `allowed_keys`: the caller's principal key id, or null for every other token. */
 function readerOf(c: AppContext): Reader {
@@ -226,15 +206,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         }
         const outcome = await inScope(c, (w, scope) => secrets.retrieve(w, scope, key, reader, origin));
         if (outcome.kind !== "ok") refuse(outcome);
-        const s = outcome.secret;
-        return c.json({
-          ...nameOf(s),
-          value: outcome.value,
-          created_at: seconds(s.createdAt),
-          expires_at: seconds(s.expiresAt),
-          max_reads: s.maxReads,
-          read_count: s.readCount,
-        });
+        return c.json(readJson(outcome.secret, outcome.value));
       },
     },
     {
@@ -261,7 +233,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
         const outcome = await inScope(c, (w, scope) => secrets.update(w, scope, key, patch, origin, { sealable: org }));
         if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
-        return c.json({ ...nameOf(outcome.secret), updated: true });
+        return c.json(named(outcome.secret, { updated: true }));
       },
     },
     {

@@ -104,7 +104,7 @@ export function createHttpsTransport(options: HttpsTransportOptions): Transport 
           method: "POST",
           agent,
           lookup,
-          headers: { ...req.headers, "Content-Length": String(body.length) },
+          headers: Object.assign({}, req.headers, { "Content-Length": String(body.length) }),
           rejectUnauthorized: true,
         },
         (res) => {

@@ -280,8 +280,8 @@ export class DeliveryWorker {
       this.deps.log.warn({ webhook_id: delivery.webhookId }, "webhook marked failing: its deliveries keep failing; no more retries until one is delivered");
     }
     if (record.status === "delivered") this.deps.log.debug(fields, "webhook delivered");
-    else if (record.status === "retrying") this.deps.log.info({ ...fields, error: record.error }, "webhook attempt failed; will retry");
-    else this.deps.log.warn({ ...fields, error: record.error }, "webhook delivery failed after the last attempt");
+    else if (record.status === "retrying") this.deps.log.info(Object.assign(fields, { error: record.error }), "webhook attempt failed; will retry");
+    else this.deps.log.warn(Object.assign(fields, { error: record.error }), "webhook delivery failed after the last attempt");
   }
 
   /**

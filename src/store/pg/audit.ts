@@ -54,7 +54,7 @@ export class PgAuditStore implements AuditStore {
     const last = this.chain.head ?? (await this.lockHead());
     const seq = last.seq + 1;
     const at = Math.max(entry.at, last.at);
-    const hash = rowHash(last.hash, { ...entry, at, id: seq }, this.chainKey);
+    const hash = rowHash(last.hash, Object.assign({}, entry, { at, id: seq }), this.chainKey);
     // The row and the chain's head in one statement (one round trip).
     await this.db.query(
       `WITH row AS (

@@ -292,7 +292,7 @@ export class PgPrincipalKeyStore implements PrincipalKeyStore {
       [tokenHash],
     );
     const row = r.rows[0];
-    return row === undefined ? undefined : { ...toPrincipalKeyRecord(row), role: row.role };
+    return row === undefined ? undefined : Object.assign(toPrincipalKeyRecord(row), { role: row.role });
   }
 
   async hasActive(principalId: string, now: number): Promise<boolean> {

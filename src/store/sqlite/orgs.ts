@@ -241,7 +241,7 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
 
   byTokenHash(tokenHash: string): PrincipalKeyWithRole | undefined {
     const row = this.q.byHash.get(tokenHash);
-    return row === undefined ? undefined : { ...toPrincipalKeyRecord(row), role: row.role };
+    return row === undefined ? undefined : Object.assign(toPrincipalKeyRecord(row), { role: row.role });
   }
 
   hasActive(principalId: string, now: number): boolean {

@@ -70,7 +70,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   list(query: WebhookScopeQuery, afterSeq: number, limit: number): WebhookRecord[] {
     const params = { viewer: query.viewerPrefix, after: afterSeq, limit };
-    const rows = query.orgId === null ? this.q.listGlobal.all(params) : this.q.listOrg.all({ ...params, org: query.orgId });
+    const rows = query.orgId === null ? this.q.listGlobal.all(params) : this.q.listOrg.all(Object.assign(params, { org: query.orgId }));
     return rows.map(toWebhookRecord);
   }
 
