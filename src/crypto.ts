@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { randomBytesPooled } from "./random.js";
+import { hmacSha256 } from "./hmac.js";
 
 /**
  * Envelope format versions, the first byte of every stored ciphertext. v1:
@@ -271,14 +272,14 @@ const HKDF_INFO_BLOCK1 = Buffer.concat([HKDF_INFO, Buffer.from([1])]);
  * HKDF-SHA256 (RFC 5869) with an output of one hash block (32 bytes), as two
  * HMACs: PRK = HMAC(salt, ikm) (Extract), OKM = HMAC(PRK, info || 0x01)
  * (Expand, T(1)). Byte-identical to hkdfSync("sha256", ikm, salt, info, 32),
- * at a fraction of its cost (no KeyObject, no generic L-block loop).
+ * at a fraction of its cost (no KeyObject, no generic L-block loop; and no
+ * Hmac object: hmac.ts).
  * @param info the HKDF info (the record-key info's block input is precomputed).
  * @returns the 32-byte derived key.
  */
 export function hkdfSha256Block(ikm: Buffer, salt: Buffer, info: Buffer): Buffer {
   const block = info === HKDF_INFO ? HKDF_INFO_BLOCK1 : Buffer.concat([info, Buffer.from([1])]);
-  const prk = createHmac("sha256", salt).update(ikm).digest();
-  return createHmac("sha256", prk).update(block).digest();
+  return hmacSha256(hmacSha256(salt, ikm), block);
 }
 
 /** Reads the root key id out of an envelope without decrypting it. */

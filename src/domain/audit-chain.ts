@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "../tokens.js";
+import { HmacSha256 } from "../hmac.js";
 import type { Db } from "../db.js";
 import type { AuditRow } from "../store/audit.js";
 
@@ -53,8 +54,17 @@ export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buff
  * @returns 64 hex characters.
  */
 export function chainDigest(key: Buffer | null, content: string): string {
-  return key === null ? sha256Hex(content) : createHmac("sha256", key).update(content, "utf8").digest("hex");
+  if (key === null) return sha256Hex(content);
+  let mac = chainMacs.get(key);
+  if (mac === undefined) {
+    mac = new HmacSha256(key);
+    chainMacs.set(key, mac);
+  }
+  return mac.hex(content);
 }
+
+/** The HMAC of each chain key in use, its pads computed once (hmac.ts: no Hmac object per row). */
+const chainMacs = new WeakMap<Buffer, HmacSha256>();
 
 function macOf(key: Buffer, segments: readonly ChainSegment[]): string {
   return createHmac("sha256", key).update(JSON.stringify(segments), "utf8").digest("hex");
