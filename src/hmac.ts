@@ -78,7 +78,8 @@ let scratch = Buffer.alloc(BLOCK + 128);
 
 /**
  * HMAC-SHA256 of `data` under `key`, each call with its own key (HKDF:
- * RFC 5869 Extract and Expand).
+ * RFC 5869 Extract and Expand). The scratch it works in is zeroed before
+ * it returns.
  * @returns the 32-byte MAC, a new Buffer.
  */
 export function hmacSha256(key: Uint8Array, data: Uint8Array): Buffer {
@@ -91,5 +92,8 @@ export function hmacSha256(key: Uint8Array, data: Uint8Array): Buffer {
   const innerDigest = oneShotHash("sha256", scratch.subarray(0, BLOCK + data.length), "latin1") as string;
   writePad(scratch, k, 0x5c);
   scratch.write(innerDigest, BLOCK, "latin1");
-  return oneShotHash("sha256", scratch.subarray(0, BLOCK + DIGEST), "buffer") as Buffer;
+  const mac = oneShotHash("sha256", scratch.subarray(0, BLOCK + DIGEST), "buffer") as Buffer;
+  // HKDF passes the root key as `data`: no copy of key material is left behind in the scratch.
+  scratch.fill(0, 0, need);
+  return mac;
 }
