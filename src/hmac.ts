@@ -4,13 +4,14 @@
  * (one HMAC per audit row) and HKDF (two per record key derived).
  *
  * `createHmac` builds an Hmac object per call, and each one is a weak handle
- * that every scavenge of V8's young generation has to process: with one
- * per request, that was a third of each scavenge pause. `crypto.hash`
- * (Node.js 20.12 and 21.7 on) makes no object: measured in the server,
- * scavenge pauses 2.0 against 2.4 ms, and 2-3 us less CPU per GET
- * (docs/performance.md, round seven). On older Node.js 20 releases, without
- * `crypto.hash`, createHmac is used; the bytes are the same either way
- * (test/hmac.test.ts holds both to RFC 4231's test vectors and to createHmac).
+ * that every scavenge of V8's young generation has to process (with the
+ * read's Decipheriv, the weak handles were about a third of each scavenge
+ * pause). `crypto.hash` (Node.js 20.12 and 21.7 on) makes no object:
+ * measured in the server, scavenge pauses 1.9 against 2.4 ms, and 2 us less
+ * CPU per GET, 5 us per POST (docs/performance.md, round seven). On older
+ * Node.js 20 releases, without `crypto.hash`, createHmac is used, which
+ * gives the same bytes; test/hmac.test.ts holds this module to RFC 4231's
+ * test vectors and to createHmac.
  */
 import { createHmac } from "node:crypto";
 import * as nodeCrypto from "node:crypto";
