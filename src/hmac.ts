@@ -13,12 +13,8 @@
  * gives the same bytes; test/hmac.test.ts holds this module to RFC 4231's
  * test vectors and to createHmac.
  */
-import { createHmac } from "node:crypto";
-import * as nodeCrypto from "node:crypto";
-
-type OneShotHash = (algorithm: string, data: string | Uint8Array, outputEncoding: "hex" | "latin1" | "buffer") => string | Buffer;
-/** `crypto.hash`, or undefined on Node.js releases before 20.12. */
-const oneShotHash = (nodeCrypto as unknown as { hash?: OneShotHash }).hash;
+import { createHash, createHmac } from "node:crypto";
+import { oneShotHash } from "./tokens.js";
 
 /** SHA-256's block size, bytes: the length of the pads. */
 const BLOCK = 64;
@@ -27,7 +23,7 @@ const DIGEST = 32;
 
 /** The HMAC key as RFC 2104 uses it: a key longer than a block is hashed first; shorter ones are zero-padded by the pads. */
 function blockKey(key: Uint8Array): Uint8Array {
-  return key.length > BLOCK ? nodeCrypto.createHash("sha256").update(key).digest() : key;
+  return key.length > BLOCK ? createHash("sha256").update(key).digest() : key;
 }
 
 /** Writes `key ^ pad` (zero-padded to a block) into `out` at 0. */
