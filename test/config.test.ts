@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, SETTINGS, flagName, loadConfig, parseServeFlags } from "../src/config.js";
+import { parseServeFlags } from "../src/cli/serve-flags.js";
+import { ConfigError, SETTINGS, flagName, loadConfig } from "../src/config.js";
 import { prepareDataDir } from "../src/keyfiles.js";
 import { generateLicenseKeyPair } from "../src/license.js";
 

@@ -1,4 +1,5 @@
-import { loadConfig, parseServeFlags } from "../config.js";
+import { loadConfig } from "../config.js";
+import { parseServeFlags } from "./serve-flags.js";
 import { version } from "../version.js";
 import { topLevelUsage } from "./usage.js";
 
