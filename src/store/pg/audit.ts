@@ -1,6 +1,17 @@
 import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
+import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
+
+// The row and the chain's head in one statement (one round trip): every audited request runs it (prepared.ts).
+const APPEND = prepared(
+  "audit.append",
+  `WITH row AS (
+     INSERT INTO audit (scope, at, action, key, actor, principal_id, ip, count, chain, seq, hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+   )
+   UPDATE audit_chains SET seq = $10, hash = $11, at = $2 WHERE chain = $9`,
+);
 
 /** A chain's head as `audit_chains` keeps it: its last position, hash and time (ms). */
 export interface ChainHead {
@@ -55,14 +66,7 @@ export class PgAuditStore implements AuditStore {
     const seq = last.seq + 1;
     const at = Math.max(entry.at, last.at);
     const hash = rowHash(last.hash, Object.assign({}, entry, { at, id: seq }), this.chainKey);
-    // The row and the chain's head in one statement (one round trip).
-    await this.db.query(
-      `WITH row AS (
-         INSERT INTO audit (scope, at, action, key, actor, principal_id, ip, count, chain, seq, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       )
-       UPDATE audit_chains SET seq = $10, hash = $11, at = $2 WHERE chain = $9`,
-      [entry.scope, at, entry.action, entry.key, entry.actor, entry.principal_id, entry.ip, entry.count, this.chain.name, seq, hash],
+    await runPrepared(this.db, APPEND, [entry.scope, at, entry.action, entry.key, entry.actor, entry.principal_id, entry.ip, entry.count, this.chain.name, seq, hash],
     );
     this.chain.head = { seq, hash, at };
   }

@@ -17,7 +17,23 @@ import type {
 import type { ScopedKeyRecord, ScopedKeyStore } from "../scoped-keys.js";
 import { toOrgRecord, toPrincipalKeyRecord, toPrincipalRecord, toRoleRecord, toScopedKeyRecord } from "../rows.js";
 import type { OrgRow, PrincipalKeyRow, PrincipalRow, RoleRow, ScopedKeyRow } from "../rows.js";
+import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
+
+// The token lookups of every request made with a scoped or a principal key (prepared.ts).
+const SCOPED_KEY_BY_HASH = prepared(
+  "scoped_keys.by_token_hash",
+  "SELECT seq, id, name, permissions, prefix, expires_at, created_at, last_used_at FROM scoped_keys WHERE token_hash = $1",
+);
+const SCOPED_KEY_TOUCH = prepared(
+  "scoped_keys.touch",
+  "UPDATE scoped_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)",
+);
+const PRINCIPAL_KEY_BY_HASH = prepared(
+  "principal_keys.by_token_hash",
+  `SELECT k.seq, k.id, k.principal_id, k.org_id, k.name, k.valid_after, k.valid_before, k.created_at, p.role
+     FROM principal_keys k JOIN principals p ON p.id = k.principal_id WHERE k.token_hash = $1`,
+);
 
 /** PostgreSQL's unique_violation: the constraint decided a race between nodes. */
 const UNIQUE_VIOLATION = "23505";
@@ -54,7 +70,7 @@ export class PgScopedKeyStore implements ScopedKeyStore {
   }
 
   async byTokenHash(tokenHash: string): Promise<ScopedKeyRecord | undefined> {
-    const r = await this.db.query<ScopedKeyRow>("SELECT * FROM scoped_keys WHERE token_hash = $1", [tokenHash]);
+    const r = await runPrepared<ScopedKeyRow>(this.db, SCOPED_KEY_BY_HASH, [tokenHash]);
     return r.rows[0] === undefined ? undefined : toScopedKeyRecord(r.rows[0]);
   }
 
@@ -77,11 +93,7 @@ export class PgScopedKeyStore implements ScopedKeyStore {
   }
 
   async touch(id: string, now: number, before: number): Promise<void> {
-    await this.db.query("UPDATE scoped_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)", [
-      now,
-      id,
-      before,
-    ]);
+    await runPrepared(this.db, SCOPED_KEY_TOUCH, [now, id, before]);
   }
 }
 
@@ -287,10 +299,7 @@ export class PgPrincipalKeyStore implements PrincipalKeyStore {
   }
 
   async byTokenHash(tokenHash: string): Promise<PrincipalKeyWithRole | undefined> {
-    const r = await this.db.query<PrincipalKeyRow & { role: string }>(
-      "SELECT k.*, p.role FROM principal_keys k JOIN principals p ON p.id = k.principal_id WHERE k.token_hash = $1",
-      [tokenHash],
-    );
+    const r = await runPrepared<PrincipalKeyRow & { role: string }>(this.db, PRINCIPAL_KEY_BY_HASH, [tokenHash]);
     const row = r.rows[0];
     return row === undefined ? undefined : Object.assign(toPrincipalKeyRecord(row), { role: row.role });
   }

@@ -1,11 +1,31 @@
 import { VaultError } from "../../domain/errors.js";
 import { DUPLICATE_KEY } from "../../domain/secret-model.js";
-import { toSecretRecord } from "../rows.js";
+import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
+import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
 
+const COLUMNS = SECRET_COLUMNS.join(", ");
 
+// The statements of every read, create and burn (prepared.ts).
+const LIVE = prepared("secrets.live", `SELECT ${COLUMNS} FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')`);
+const INSERT = prepared(
+  "secrets.insert",
+  `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
+       max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
+     VALUES ($1, $2, $3, 'active', $4, $5, $5, $6, $7, 0, $8, $9, $10)
+     RETURNING ${COLUMNS}`,
+);
+const COUNT_READ = prepared(
+  "secrets.count_read",
+  `UPDATE secrets SET read_count = read_count + 1
+     WHERE id = $1 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
+     RETURNING read_count, max_reads`,
+);
+const REMOVE = prepared("secrets.remove", "DELETE FROM secrets WHERE id = $1");
+const SEAL = prepared("secrets.seal", "UPDATE secrets SET state = 'sealed', updated_at = $2 WHERE id = $1");
+const EXPIRE = prepared("secrets.expire", "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = $2 WHERE id = $1");
 
 /**
  * A transaction-level advisory lock key taken before the free-tier count, so
@@ -24,7 +44,7 @@ export class PgSecretStore implements SecretStore {
   constructor(private readonly db: Queryable) {}
 
   async live(scope: string, key: string): Promise<SecretRecord | undefined> {
-    const r = await this.db.query<Row>("SELECT * FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')", [scope, key]);
+    const r = await runPrepared<Row>(this.db, LIVE, [scope, key]);
     const row = r.rows[0];
     return row === undefined ? undefined : toSecretRecord(row);
   }
@@ -40,12 +60,7 @@ export class PgSecretStore implements SecretStore {
   }
 
   private async insertRow(s: NewSecret): Promise<SecretRecord> {
-    const r = await this.db.query<Row>(
-      `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
-           max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
-         VALUES ($1, $2, $3, 'active', $4, $5, $5, $6, $7, 0, $8, $9, $10)
-         RETURNING *`,
-      [
+    const r = await runPrepared<Row>(this.db, INSERT, [
         s.scope,
         s.key,
         s.isPublic ? 1 : 0,
@@ -62,26 +77,21 @@ export class PgSecretStore implements SecretStore {
   }
 
   async countRead(secret: Pick<SecretRecord, "id" | "readCount" | "maxReads">): Promise<{ readCount: number; maxReads: number | null } | undefined> {
-    const r = await this.db.query<{ read_count: number; max_reads: number | null }>(
-      `UPDATE secrets SET read_count = read_count + 1
-         WHERE id = $1 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
-         RETURNING read_count, max_reads`,
-      [secret.id],
-    );
+    const r = await runPrepared<{ read_count: number; max_reads: number | null }>(this.db, COUNT_READ, [secret.id]);
     const row = r.rows[0];
     return row === undefined ? undefined : { readCount: row.read_count, maxReads: row.max_reads };
   }
 
   async remove(id: number): Promise<void> {
-    await this.db.query("DELETE FROM secrets WHERE id = $1", [id]);
+    await runPrepared(this.db, REMOVE, [id]);
   }
 
   async seal(id: number, now: number): Promise<void> {
-    await this.db.query("UPDATE secrets SET state = 'sealed', updated_at = $2 WHERE id = $1", [id, now]);
+    await runPrepared(this.db, SEAL, [id, now]);
   }
 
   async expire(id: number, now: number): Promise<void> {
-    await this.db.query("UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = $2 WHERE id = $1", [id, now]);
+    await runPrepared(this.db, EXPIRE, [id, now]);
   }
 
   async patch(id: number, p: SecretPatch, now: number): Promise<SecretRecord> {

@@ -5,11 +5,15 @@ import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, Store
 import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
 import { toWebhookRecord } from "../rows.js";
 import type { WebhookRow } from "../rows.js";
+import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
 
 
 
 /** A viewer with a key prefix sees only webhooks made under a prefix within its own. */
+// Every change that emits an event looks its subscribers up (prepared.ts).
+const SUBSCRIBERS = prepared("webhooks.subscribers", "SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1");
+
 const VISIBLE = "($2::text IS NULL OR (key_prefix IS NOT NULL AND starts_with(key_prefix, $2)))";
 
 /** The PostgreSQL `webhooks` store over one unit of work's client. */
@@ -52,10 +56,7 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async subscribers(orgId: string | null): Promise<Subscriber[]> {
-    const r = await this.db.query<{ id: string; events: string; key_prefix: string | null }>(
-      "SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1",
-      [orgId],
-    );
+    const r = await runPrepared<{ id: string; events: string; key_prefix: string | null }>(this.db, SUBSCRIBERS, [orgId]);
     return r.rows.map((row) => ({ id: row.id, events: JSON.parse(row.events) as string[], keyPrefix: row.key_prefix }));
   }
 
