@@ -3,6 +3,7 @@ import type { Permission } from "../domain/permissions.js";
 import type { Principal } from "../domain/principals.js";
 import type { PrincipalKey } from "../domain/principal-keys.js";
 import type { SecretState } from "../domain/secret-model.js";
+import type { DueDelivery } from "../domain/webhook-outbox.js";
 import type { Positioned, RoleRecord } from "./orgs.js";
 import type { ScopedKeyRecord } from "./scoped-keys.js";
 import type { SecretRecord } from "./secrets.js";
@@ -218,5 +219,31 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     description: row.description,
     keyPrefix: row.key_prefix,
     createdAt: row.created_at,
+  };
+}
+
+/** A due webhook delivery as both engines' claim queries select it (webhook_deliveries joined to its webhook and event). */
+export interface DueDeliveryRow {
+  id: number;
+  webhook_id: string;
+  url: string;
+  event_id: string;
+  type: string;
+  body: string;
+  attempts: number;
+  failing_since: number | null;
+}
+
+/** A due delivery row as the webhook worker takes it: `failing` while its webhook is marked failing. */
+export function toDueDelivery(r: DueDeliveryRow): DueDelivery {
+  return {
+    deliveryId: r.id,
+    webhookId: r.webhook_id,
+    url: r.url,
+    eventId: r.event_id,
+    type: r.type,
+    body: r.body,
+    attempts: r.attempts,
+    failing: r.failing_since !== null,
   };
 }

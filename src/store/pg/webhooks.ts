@@ -3,8 +3,8 @@ import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/web
 import type { Webhook } from "../../domain/webhooks.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
 import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
-import { toWebhookRecord } from "../rows.js";
-import type { WebhookRow } from "../rows.js";
+import { toDueDelivery, toWebhookRecord } from "../rows.js";
+import type { DueDeliveryRow, WebhookRow } from "../rows.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
 
@@ -82,17 +82,6 @@ export class PgWebhookStore implements WebhookStore {
  */
 export const CLAIM_LEASE_MS = 60_000;
 
-interface DueRow {
-  id: number;
-  webhook_id: string;
-  url: string;
-  event_id: string;
-  type: string;
-  body: string;
-  attempts: number;
-  failing_since: number | null;
-  scope: string;
-}
 
 /**
  * The PostgreSQL outbox store (webhook_events, webhook_deliveries,
@@ -131,7 +120,7 @@ export class PgOutboxStore implements OutboxStore {
     //    node committed before this one took the webhook locks is seen here,
     //    and no other claim can lease these webhooks' deliveries meanwhile.
     //    The UPDATE re-checks the lease on the row itself.
-    const r = await this.db.query<DueRow>(
+    const r = await this.db.query<DueDeliveryRow & { scope: string }>(
       `WITH candidates AS (
          SELECT d.id, coalesce(w.org_id, '') AS scope,
                 row_number() OVER (PARTITION BY coalesce(w.org_id, '') ORDER BY d.id) AS turn
@@ -156,16 +145,7 @@ export class PgOutboxStore implements OutboxStore {
     for (const row of r.rows) {
       const scope = row.scope === "" ? GLOBAL_SCOPE : row.scope;
       const list = byScope.get(scope) ?? [];
-      list.push({
-        deliveryId: row.id,
-        webhookId: row.webhook_id,
-        url: row.url,
-        eventId: row.event_id,
-        type: row.type,
-        body: row.body,
-        attempts: row.attempts,
-        failing: row.failing_since !== null,
-      });
+      list.push(toDueDelivery(row));
       byScope.set(scope, list);
     }
     const scopes = [...byScope.keys()].sort();

@@ -1,18 +1,9 @@
 import type { Db } from "../../db.js";
-import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/webhook-outbox.js";
+import type { AttemptRecord, AttemptStatus } from "../../domain/webhook-outbox.js";
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
-
-interface DueRow {
-  id: number;
-  webhook_id: string;
-  url: string;
-  event_id: string;
-  type: string;
-  body: string;
-  attempts: number;
-  failing_since: number | null;
-}
+import { toDueDelivery } from "../rows.js";
+import type { DueDeliveryRow } from "../rows.js";
 
 interface AttemptRow {
   id: number;
@@ -33,18 +24,6 @@ const scopeName = (key: string): string => (key === "" ? GLOBAL_SCOPE : key);
 /** The domain's scope name as the SQL scope key. */
 const scopeKey = (scope: string): string => (scope === GLOBAL_SCOPE ? "" : scope);
 
-function toDue(r: DueRow): DueDelivery {
-  return {
-    deliveryId: r.id,
-    webhookId: r.webhook_id,
-    url: r.url,
-    eventId: r.event_id,
-    type: r.type,
-    body: r.body,
-    attempts: r.attempts,
-    failing: r.failing_since !== null,
-  };
-}
 
 /**
  * The SQLite outbox store (`webhook_events`, `webhook_deliveries`,
@@ -74,7 +53,7 @@ export class SqliteOutboxStore implements OutboxStore {
            AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY scope`,
       ),
-      due: db.prepare<[number, string, string, number], DueRow>(
+      due: db.prepare<[number, string, string, number], DueDeliveryRow>(
         `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since
          FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          JOIN webhooks w ON w.id = d.webhook_id
@@ -135,7 +114,7 @@ export class SqliteOutboxStore implements OutboxStore {
     const rotated = start <= 0 ? keys : [...keys.slice(start), ...keys.slice(0, start)];
     return rotated.slice(0, claim.limit).map((key) => ({
       scope: scopeName(key),
-      deliveries: this.q.due.all(claim.now, busy, key, claim.limit).map(toDue),
+      deliveries: this.q.due.all(claim.now, busy, key, claim.limit).map(toDueDelivery),
     }));
   }
 
