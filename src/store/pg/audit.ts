@@ -66,8 +66,19 @@ export class PgAuditStore implements AuditStore {
     const seq = last.seq + 1;
     const at = Math.max(entry.at, last.at);
     const hash = rowHash(last.hash, Object.assign({}, entry, { at, id: seq }), this.chainKey);
-    await runPrepared(this.db, APPEND, [entry.scope, at, entry.action, entry.key, entry.actor, entry.principal_id, entry.ip, entry.count, this.chain.name, seq, hash],
-    );
+    await runPrepared(this.db, APPEND, [
+      entry.scope,
+      at,
+      entry.action,
+      entry.key,
+      entry.actor,
+      entry.principal_id,
+      entry.ip,
+      entry.count,
+      this.chain.name,
+      seq,
+      hash,
+    ]);
     this.chain.head = { seq, hash, at };
   }
 

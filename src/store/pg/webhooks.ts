@@ -8,12 +8,10 @@ import type { DueDeliveryRow, WebhookRow } from "../rows.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
 
-
-
-/** A viewer with a key prefix sees only webhooks made under a prefix within its own. */
 // Every change that emits an event looks its subscribers up (prepared.ts).
 const SUBSCRIBERS = prepared("webhooks.subscribers", "SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1");
 
+/** A viewer with a key prefix sees only webhooks made under a prefix within its own. */
 const VISIBLE = "($2::text IS NULL OR (key_prefix IS NOT NULL AND starts_with(key_prefix, $2)))";
 
 /** The PostgreSQL `webhooks` store over one unit of work's client. */
