@@ -61,18 +61,17 @@ export class PgSecretStore implements SecretStore {
 
   private async insertRow(s: NewSecret): Promise<SecretRecord> {
     const r = await runPrepared<Row>(this.db, INSERT, [
-        s.scope,
-        s.key,
-        s.isPublic ? 1 : 0,
-        s.ciphertext,
-        s.now,
-        s.expiresAt,
-        s.maxReads,
-        s.burnOnLimit ? 1 : 0,
-        s.ownerId,
-        s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
-      ],
-    );
+      s.scope,
+      s.key,
+      s.isPublic ? 1 : 0,
+      s.ciphertext,
+      s.now,
+      s.expiresAt,
+      s.maxReads,
+      s.burnOnLimit ? 1 : 0,
+      s.ownerId,
+      s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
+    ]);
     return toSecretRecord(r.rows[0] as Row);
   }
 
