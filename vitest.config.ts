@@ -30,7 +30,6 @@ const PG_MATRIX = [
   "test/orgs.test.ts",
   "test/secrets-routes.test.ts",
   "test/webhook-delivery.test.ts",
-  "test/health.test.ts",
   "test/auth-limiter.test.ts",
   "test/auth-failure-coalescing.test.ts",
   "test/audit.test.ts",
