@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { describe, inject } from "vitest";
+import type { ValueCipher } from "../src/crypto.js";
+import { createLogger } from "../src/log.js";
+import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
+import type { PgEngine } from "../src/store/pg/index.js";
+import { createPgVault } from "../src/vault.js";
+import type { PgVault } from "../src/vault.js";
+import { MASTER_KEY } from "./helpers.js";
 
 /** A database of its own for one test file, on the run's throwaway cluster. */
 export interface TestDatabase {
@@ -52,4 +59,39 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+
+/**
+ * One vault node in this process, as one process of a multi-node deployment would be: its own
+ * pool on `url` (migrated), its own engine and audit chains, the master key MASTER_KEY, a silent
+ * log, no free-tier cap, the time from `options.now` (ms; default 2026-01-01) and any other
+ * vault option from `options`. Close it with `engine.close()`.
+ */
+export async function openTestNode(
+  url: string,
+  cipher: ValueCipher,
+  poolSize: number,
+  options: Partial<Parameters<typeof createPgVault>[1]> = {},
+): Promise<{ engine: PgEngine; vault: PgVault }> {
+  const pool = await openPgPool({ url, poolSize });
+  await migratePg(pool);
+  const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+  const vault = createPgVault(
+    engine,
+    Object.assign(
+      {
+        cipher,
+        log: createLogger("silent"),
+        masterKey: MASTER_KEY,
+        now: () => Date.UTC(2026, 0, 1),
+        activeLimit: () => null,
+        publicUrl: "http://vault.test",
+        maxValueBytes: 65_536,
+        trustProxy: false,
+      },
+      options,
+    ),
+  );
+  return { engine, vault };
 }

@@ -1,15 +1,14 @@
 import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { generateRootKey, ValueCipher } from "../src/crypto.js";
-import { createLogger } from "../src/log.js";
-import { migratePg, openPgPool, pgEngineOver, redactUrl } from "../src/store/pg/index.js";
+import { migratePg, openPgPool, redactUrl } from "../src/store/pg/index.js";
 import { CLAIM_LEASE_MS } from "../src/store/pg/webhooks.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import type { Transport } from "../src/webhooks/transport.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import { createPgVault } from "../src/vault.js";
+import type { createPgVault } from "../src/vault.js";
 import type { PgVault } from "../src/vault.js";
-import { createTestDatabase, describePg } from "./pg-database.js";
+import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 import { MASTER_KEY } from "./helpers.js";
 
@@ -19,22 +18,7 @@ import { MASTER_KEY } from "./helpers.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 
-async function node(db: TestDatabase, cipher: ValueCipher): Promise<{ engine: PgEngine; vault: PgVault }> {
-  const pool = await openPgPool({ url: db.url, poolSize: 8 });
-  await migratePg(pool);
-  const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
-  const vault = createPgVault(engine, {
-    cipher,
-    log: createLogger("silent"),
-    masterKey: MASTER_KEY,
-    now: () => NOW,
-    activeLimit: () => null,
-    publicUrl: "http://vault.test",
-    maxValueBytes: 65_536,
-    trustProxy: false,
-  });
-  return { engine, vault };
-}
+const node = (db: TestDatabase, cipher: ValueCipher) => openTestNode(db.url, cipher, 8, { now: () => NOW });
 
 const call = (v: PgVault, method: string, path: string, body?: unknown) =>
   v.app.request(path, {
@@ -241,21 +225,9 @@ describePg("cross-node limits and leases", () => {
 
   /** A node with its own clock (ms) and options. */
   async function nodeWith(extra: Partial<Parameters<typeof createPgVault>[1]>, clock: { now: number }): Promise<PgVault> {
-    const pool = await openPgPool({ url: db.url, poolSize: 6 });
-    await migratePg(pool);
-    const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+    const { engine, vault } = await openTestNode(db.url, cipher, 6, Object.assign({ now: () => clock.now }, extra));
     engines.push(engine);
-    return createPgVault(engine, {
-      cipher,
-      log: createLogger("silent"),
-      masterKey: MASTER_KEY,
-      now: () => clock.now,
-      activeLimit: () => null,
-      publicUrl: "http://vault.test",
-      maxValueBytes: 65_536,
-      trustProxy: false,
-      ...extra,
-    });
+    return vault;
   }
 
   it("lets exactly one of many concurrent creates on two nodes take the last free-tier slot (402 for the rest)", async () => {

@@ -1,13 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto.js";
-import { createLogger } from "../src/log.js";
-import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import { createPgVault } from "../src/vault.js";
 import type { PgVault } from "../src/vault.js";
 import { MASTER_KEY } from "./helpers.js";
-import { createTestDatabase, describePg } from "./pg-database.js";
+import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
 // The hot-path statements run as named prepared statements (store/pg/prepared.ts), on a real
@@ -39,20 +36,7 @@ describePg("prepared statements on the PostgreSQL engine", () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     // One connection: every request below runs on it, so its prepared statements are the ones we see.
-    const pool = await openPgPool({ url: db.url, poolSize: 1 });
-    await migratePg(pool);
-    const cipher = new ValueCipher(generateRootKey());
-    engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
-    vault = createPgVault(engine, {
-      cipher,
-      log: createLogger("silent"),
-      masterKey: MASTER_KEY,
-      now: () => NOW,
-      activeLimit: () => null,
-      publicUrl: "http://vault.test",
-      maxValueBytes: 65_536,
-      trustProxy: false,
-    });
+    ({ engine, vault } = await openTestNode(db.url, new ValueCipher(generateRootKey()), 1, { now: () => NOW }));
     admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
   });
