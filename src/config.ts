@@ -57,6 +57,13 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Connections of the PostgreSQL pool at most (VAULT_DATABASE_POOL_SIZE). */
   databasePoolSize: number;
+  /**
+   * VAULT_DATABASE_PREPARED_STATEMENTS: run the hot-path statements as named
+   * prepared statements (store/pg/prepared.ts; default true). False for a
+   * pooler in transaction mode that does not track them (PgBouncer before
+   * 1.21, or with max_prepared_statements = 0).
+   */
+  databasePreparedStatements: boolean;
 }
 
 /**
@@ -141,6 +148,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   webhookFailingAfter: { env: ["VAULT_WEBHOOK_FAILING_AFTER"], kind: "string", help: "consecutive failed deliveries that mark a webhook failing: no more retries (default 5)" },
   databaseUrl: { env: ["VAULT_DATABASE_URL"], kind: "string", help: "postgres://user:pass@host:5432/db selects PostgreSQL (several nodes on one database); unset: SQLite in the data directory" },
   databasePoolSize: { env: ["VAULT_DATABASE_POOL_SIZE"], kind: "string", help: "PostgreSQL connections per node at most (default 10)" },
+  databasePreparedStatements: { env: ["VAULT_DATABASE_PREPARED_STATEMENTS"], kind: "boolean", help: "PostgreSQL: parse the hot-path statements once per connection (default true; false behind a transaction-mode pooler such as PgBouncer < 1.21)" },
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
@@ -294,6 +302,7 @@ export function loadConfig(
   return {
     databaseUrl,
     databasePoolSize: int("databasePoolSize", 10, 1, 1000),
+    databasePreparedStatements: parseBool("VAULT_DATABASE_PREPARED_STATEMENTS", raw("databasePreparedStatements") ?? true),
     port,
     host,
     dataDir,

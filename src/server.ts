@@ -212,6 +212,7 @@ async function openPgNode(
     engine = await openPgEngine({
       url,
       poolSize: config.databasePoolSize,
+      preparedStatements: config.databasePreparedStatements,
       auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
     });
   } catch (err) {

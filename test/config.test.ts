@@ -54,7 +54,16 @@ describe("loadConfig defaults", () => {
       trustProxy: false,
       logLevel: "info",
       authFailLimit: 20,
+      databasePreparedStatements: true,
     });
+  });
+
+  it("turns PostgreSQL's prepared statements off with VAULT_DATABASE_PREPARED_STATEMENTS=false or its flag (a transaction-mode pooler)", () => {
+    expect(config([], { VAULT_DATABASE_PREPARED_STATEMENTS: "false" }).databasePreparedStatements).toBe(false);
+    expect(config([], { VAULT_DATABASE_PREPARED_STATEMENTS: "" }).databasePreparedStatements).toBe(true);
+    expect(config(["--database-prepared-statements=false"]).databasePreparedStatements).toBe(false);
+    expect(config(["--database-prepared-statements", "no"], { VAULT_DATABASE_PREPARED_STATEMENTS: "true" }).databasePreparedStatements).toBe(false);
+    expect(configError([], { VAULT_DATABASE_PREPARED_STATEMENTS: "sometimes" }).message).toContain("VAULT_DATABASE_PREPARED_STATEMENTS");
   });
 
   it("treats an empty environment variable as unset", () => {

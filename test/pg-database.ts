@@ -66,17 +66,22 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * One vault node in this process, as one process of a multi-node deployment would be: its own
  * pool on `url` (migrated), its own engine and audit chains, the master key MASTER_KEY, a silent
  * log, no free-tier cap, the time from `options.now` (ms; default 2026-01-01) and any other
- * vault option from `options`. Close it with `engine.close()`.
+ * vault option from `options`; `engineOptions.preparedStatements` as pgEngineOver takes it.
+ * Close it with `engine.close()`.
  */
 export async function openTestNode(
   url: string,
   cipher: ValueCipher,
   poolSize: number,
   options: Partial<Parameters<typeof createPgVault>[1]> = {},
+  engineOptions: { preparedStatements?: boolean } = {},
 ): Promise<{ engine: PgEngine; vault: PgVault }> {
   const pool = await openPgPool({ url, poolSize });
   await migratePg(pool);
-  const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+  const engine = pgEngineOver(pool, {
+    auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
+    preparedStatements: engineOptions.preparedStatements,
+  });
   const vault = createPgVault(
     engine,
     Object.assign(

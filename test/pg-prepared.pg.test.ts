@@ -70,6 +70,28 @@ describePg("prepared statements on the PostgreSQL engine", () => {
     );
   });
 
+  it("prepares nothing with preparedStatements: false (VAULT_DATABASE_PREPARED_STATEMENTS), and answers the same", async () => {
+    const off = await openTestNode(db.url, new ValueCipher(generateRootKey()), 1, { now: () => NOW }, { preparedStatements: false });
+    try {
+      const send = (method: string, path: string, body?: unknown) =>
+        off.vault.app.request(path, {
+          method,
+          headers: { authorization: `Bearer ${MASTER_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      expect((await send("POST", "/secrets", { key: "unnamed/1", value: "plain", max_reads: 1 })).status).toBe(201);
+      expect(await (await send("GET", "/secrets/unnamed/1")).json()).toMatchObject({ key: "unnamed/1", value: "plain", read_count: 1 });
+      expect((await send("GET", "/secrets/unnamed/1")).status).toBe(404);
+      const names = await off.engine.tx.runOnClient(async (_w, client) => {
+        const r = await client.query<{ name: string }>("SELECT name FROM pg_prepared_statements");
+        return r.rows.map((row) => row.name);
+      });
+      expect(names).toEqual([]);
+    } finally {
+      await off.engine.close();
+    }
+  });
+
   it("keeps working, with the same answers, after another node's migration adds columns to the tables it reads", async () => {
     const key = (await (await call("POST", "/keys", { name: "reader 2", permissions: ["read"] })).json()) as { token: string };
     expect((await call("POST", "/secrets", { key: "before", value: "one" })).status).toBe(201);

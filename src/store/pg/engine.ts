@@ -6,6 +6,7 @@ import type { WriterChain } from "./audit.js";
 import { PgMetaStore, PgOrgStore, PgPrincipalKeyStore, PgPrincipalStore, PgRoleStore, PgScopedKeyStore } from "./keys-orgs.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
+import { withoutPreparedStatements } from "./prepared.js";
 import { PgSecretStore } from "./secrets.js";
 import type { Queryable } from "./unit-of-work.js";
 import { PgUnitOfWork } from "./unit-of-work.js";
@@ -26,8 +27,11 @@ export interface PgEngine {
  * work (cheap objects; the statements are parsed by the server).
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
+ * @param preparedStatements false: the hot-path statements go out unnamed
+ *   (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
  */
-export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null): Work {
+export function createPgWork(connection: Queryable, chain: WriterChain, auditChainKey: Buffer | null, preparedStatements = true): Work {
+  const client = preparedStatements ? connection : withoutPreparedStatements(connection);
   return {
     secrets: new PgSecretStore(client),
     audit: new PgAuditStore(client, chain, auditChainKey),
@@ -47,7 +51,7 @@ export function createPgWork(client: Queryable, chain: WriterChain, auditChainKe
  * client gets an audit chain of its own, `<nodeId>/<n>`, so audited
  * requests on different clients and nodes never wait on one chain.
  */
-export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | null; nodeId?: string }): PgEngine {
+export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | null; nodeId?: string; preparedStatements?: boolean }): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
   const chains = new WeakMap<Queryable, WriterChain>();
   let next = 0;
@@ -59,7 +63,7 @@ export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | n
     }
     return chain;
   };
-  const tx = new PgUnitOfWork<Work>(pool, (client) => createPgWork(client, chainOf(client), options.auditChainKey), {
+  const tx = new PgUnitOfWork<Work>(pool, (client) => createPgWork(client, chainOf(client), options.auditChainKey, options.preparedStatements ?? true), {
     // A rolled-back unit's rows never happened: read the head back next time.
     onRollback: (client) => {
       const chain = chains.get(client);
@@ -82,10 +86,18 @@ export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | n
  * one node at a time) and opens the engine.
  * @param options.url postgres:// URL; `sslmode` and the other options are honoured.
  * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
+ * @param options.preparedStatements default true; false behind a transaction-mode pooler
+ *   (VAULT_DATABASE_PREPARED_STATEMENTS).
  * @throws Error naming the redacted URL when the database cannot be reached,
  *   or the migration's error.
  */
-export async function openPgEngine(options: { url: string; poolSize: number; auditChainKey: Buffer | null; nodeId?: string }): Promise<PgEngine> {
+export async function openPgEngine(options: {
+  url: string;
+  poolSize: number;
+  auditChainKey: Buffer | null;
+  nodeId?: string;
+  preparedStatements?: boolean;
+}): Promise<PgEngine> {
   const pool = await openPgPool(options);
   try {
     await migratePg(pool);

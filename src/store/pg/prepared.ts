@@ -54,3 +54,21 @@ export function runPrepared<R extends pg.QueryResultRow = pg.QueryResultRow>(
 ): Promise<pg.QueryResult<R>> {
   return db.query<R>({ name: statement.name, text: statement.text, values });
 }
+
+/**
+ * `client` with prepared statements turned off: runPrepared's statements go
+ * out unnamed (parsed per call, as every other statement), for a pooler in
+ * transaction mode that hands each transaction another server connection
+ * and does not track named statements (PgBouncer before 1.21, or with
+ * `max_prepared_statements = 0`; VAULT_DATABASE_PREPARED_STATEMENTS=false).
+ */
+export function withoutPreparedStatements(client: Queryable): Queryable {
+  const query = (config: unknown, values?: unknown) => {
+    if (config !== null && typeof config === "object" && "name" in config) {
+      const named = config as pg.QueryConfig;
+      return client.query(named.text, named.values);
+    }
+    return client.query(config as string, values as unknown[]);
+  };
+  return { query: query as Queryable["query"] };
+}
