@@ -24,14 +24,13 @@ export interface PgEngine {
 
 /**
  * The work handle over one client: every PostgreSQL store, built per unit of
- * work (cheap objects; the statements are parsed by the server).
+ * work (cheap objects; the hot-path statements are prepared, store/pg/prepared.ts).
+ * @param client what the stores run their statements on (the pooled client,
+ *   or its withoutPreparedStatements() view).
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
- * @param preparedStatements false: the hot-path statements go out unnamed
- *   (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
  */
-export function createPgWork(connection: Queryable, chain: WriterChain, auditChainKey: Buffer | null, preparedStatements = true): Work {
-  const client = preparedStatements ? connection : withoutPreparedStatements(connection);
+export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null): Work {
   return {
     secrets: new PgSecretStore(client),
     audit: new PgAuditStore(client, chain, auditChainKey),
@@ -46,30 +45,49 @@ export function createPgWork(connection: Queryable, chain: WriterChain, auditCha
   };
 }
 
+/** What the engine keeps per pooled client: its audit chain and what its stores query through. */
+interface ClientState {
+  chain: WriterChain;
+  queryable: Queryable;
+}
+
 /**
  * Opens the engine over an existing pool (already migrated): each pooled
  * client gets an audit chain of its own, `<nodeId>/<n>`, so audited
  * requests on different clients and nodes never wait on one chain.
+ * @param options.preparedStatements default true; false: the hot-path statements go out
+ *   unnamed (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
  */
 export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | null; nodeId?: string; preparedStatements?: boolean }): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
-  const chains = new WeakMap<Queryable, WriterChain>();
+  const prepared = options.preparedStatements ?? true;
+  const clients = new WeakMap<Queryable, ClientState>();
   let next = 0;
-  const chainOf = (client: Queryable): WriterChain => {
-    let chain = chains.get(client);
-    if (chain === undefined) {
-      chain = { name: `${nodeId}/${next++}`, head: undefined };
-      chains.set(client, chain);
+  const stateOf = (client: Queryable): ClientState => {
+    let state = clients.get(client);
+    if (state === undefined) {
+      state = {
+        chain: { name: `${nodeId}/${next++}`, head: undefined },
+        queryable: prepared ? client : withoutPreparedStatements(client),
+      };
+      clients.set(client, state);
     }
-    return chain;
+    return state;
   };
-  const tx = new PgUnitOfWork<Work>(pool, (client) => createPgWork(client, chainOf(client), options.auditChainKey, options.preparedStatements ?? true), {
-    // A rolled-back unit's rows never happened: read the head back next time.
-    onRollback: (client) => {
-      const chain = chains.get(client);
-      if (chain !== undefined) chain.head = undefined;
+  const tx = new PgUnitOfWork<Work>(
+    pool,
+    (client) => {
+      const state = stateOf(client);
+      return createPgWork(state.queryable, state.chain, options.auditChainKey);
     },
-  });
+    {
+      // A rolled-back unit's rows never happened: read the head back next time.
+      onRollback: (client) => {
+        const state = clients.get(client);
+        if (state !== undefined) state.chain.head = undefined;
+      },
+    },
+  );
   return {
     pool,
     tx,
