@@ -6,9 +6,9 @@ import type { Queryable } from "./unit-of-work.js";
  * sends its Parse once per pooled connection and then only Bind and Execute,
  * so PostgreSQL parses and analyses it once per connection instead of once
  * per call (PostgreSQL docs, "PREPARE"; the extended query protocol).
- * Measured on POST /secrets, one node, 2 vCPUs: 1,023-1,047 against 842-868
- * req/s, PostgreSQL's CPU 800-860 against 1,090-1,340 us per request
- * (docs/performance.md, "PostgreSQL").
+ * Measured on POST /secrets, one node, 2 vCPUs, three alternating pairs:
+ * PostgreSQL's CPU per create 919-1,082 against 1,175-1,507 us, creates per
+ * second 957/773/718 against 821/631/765 (docs/performance.md, "PostgreSQL").
  *
  * Only statements whose plan does not depend on their values are prepared
  * (equality lookups, inserts, updates by id): after five executions
