@@ -11,37 +11,15 @@
 // Prints per layer the median over rounds (the first round is a warm-up) of wall time and of process
 // CPU time (user + system, and user alone) per request, in microseconds. `app` minus `read` is what
 // the vault's HTTP layer costs above the durable read; `app` minus `bare` what it costs above Hono.
-import crypto from "node:crypto";
-import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
-import path from "node:path";
 import { Hono } from "hono";
-import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/index.js";
+import { VALUE, withLocalVault } from "./local-vault.mjs";
 
 const BATCH = Number(process.env.BATCH ?? 49);
 const BATCHES = Number(process.env.BATCHES ?? 600);
 const ROUNDS = Number(process.env.ROUNDS ?? 4);
-const MASTER = crypto.randomBytes(24).toString("hex");
-const VALUE = "benchmark-value-0123456789";
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vault-in-process-"));
-const db = openDatabase(path.join(dir, "vault.db"));
-try {
-  const vault = createVault({
-    db,
-    cipher: new ValueCipher(crypto.randomBytes(32)),
-    log: createLogger("error"),
-    masterKey: MASTER,
-    now: () => Date.now(),
-    activeLimit: () => null,
-    publicUrl: "http://127.0.0.1",
-    maxValueBytes: 65536,
-    trustProxy: false,
-  });
-  const origin = () => ({ actor: "master", principalId: null, ip: "127.0.0.1", recorded: false });
-  await vault.tx.run((w) => vault.secrets.create(w, { scope: "global", key: "bench", value: VALUE }, origin()));
-
+await withLocalVault("in-process", async ({ vault, masterKey, read }) => {
   const bare = new Hono();
   bare.get("/secrets/:key", (c) =>
     c.json({ key: c.req.param("key"), value: VALUE, created_at: "2026-01-01T00:00:00.000Z", expires_at: null, max_reads: null, read_count: 1 }),
@@ -50,7 +28,7 @@ try {
   // What @hono/node-server passes: a request (url, method, headers) and the Node request and response as env.
   const request = () => ({ url: "http://127.0.0.1/secrets/bench", method: "GET", headers: new Headers() });
   const bindings = () => {
-    const incoming = { headers: { host: "127.0.0.1", authorization: `Bearer ${MASTER}` }, socket, method: "GET", httpVersionMajor: 1, httpVersionMinor: 1 };
+    const incoming = { headers: { host: "127.0.0.1", authorization: `Bearer ${masterKey}` }, socket, method: "GET", httpVersionMajor: 1, httpVersionMinor: 1 };
     return { incoming, outgoing: new http.ServerResponse(incoming) };
   };
   const check = async (response) => {
@@ -58,7 +36,7 @@ try {
   };
 
   const layers = {
-    read: () => vault.tx.run((w) => vault.secrets.retrieve(w, "global", "bench", { principalKeyId: null }, origin())),
+    read,
     app: () => Promise.resolve(vault.app.fetch(request(), bindings())).then(check),
     bare: () => Promise.resolve(bare.fetch(request(), bindings())).then(check),
   };
@@ -84,7 +62,4 @@ try {
   console.log(`${BATCH} concurrent GETs per batch, ${BATCHES} batches per round, median of ${ROUNDS - 1} rounds (us per request)`);
   console.log("| layer | wall | CPU | of which user |\n|---|---:|---:|---:|");
   for (const [name, r] of Object.entries(results)) console.log(`| ${name} | ${median(r.wall)} | ${median(r.cpu)} | ${median(r.user)} |`);
-} finally {
-  db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-}
+});

@@ -7,36 +7,15 @@
 // then per frame a 24-byte header whose first field is the page number and whose second is nonzero
 // on a commit frame), maps each page to its table or index with the `dbstat` virtual table, and
 // prints the frames per COMMIT of each b-tree and the mean wall time of a batch in microseconds.
-import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/index.js";
+import { withLocalVault } from "./local-vault.mjs";
 
 const BATCHES = Number(process.env.BATCHES ?? 100);
 const BATCH = Number(process.env.BATCH ?? 45);
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vault-wal-frames-"));
-const file = path.join(dir, "vault.db");
-const db = openDatabase(file);
-try {
-  const vault = createVault({
-    db,
-    cipher: new ValueCipher(crypto.randomBytes(32)),
-    log: createLogger("error"),
-    masterKey: crypto.randomBytes(24).toString("hex"),
-    now: () => Date.now(),
-    activeLimit: () => null,
-    publicUrl: "http://127.0.0.1",
-    maxValueBytes: 65536,
-    trustProxy: false,
-  });
-  const origin = () => ({ actor: "master", principalId: null, ip: "127.0.0.1", recorded: false });
-  await vault.tx.run((w) => vault.secrets.create(w, { scope: "global", key: "bench", value: "benchmark-value-0123456789" }, origin()));
+await withLocalVault("wal-frames", async ({ db, file, read }) => {
   const batch = () => {
     const reads = [];
-    for (let i = 0; i < BATCH; i++) {
-      reads.push(vault.tx.run((w) => vault.secrets.retrieve(w, "global", "bench", { principalKeyId: null }, origin())));
-    }
+    for (let i = 0; i < BATCH; i++) reads.push(read());
     return Promise.all(reads);
   };
   for (let i = 0; i < 200; i++) await batch(); // warm-up: the b-trees grow past their first pages
@@ -70,7 +49,4 @@ try {
   const total = commits.reduce((n, c) => n + c.length, 0);
   console.log(`${commits.length} commits of ${BATCH} reads; ${(total / commits.length).toFixed(1)} WAL frames per COMMIT; ${batchUs.toFixed(0)} us per batch`);
   for (const [name, n] of [...tally].sort((a, b) => b[1] - a[1])) console.log(`${(n / commits.length).toFixed(2).padStart(6)}  ${name}`);
-} finally {
-  db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-}
+});
