@@ -10,7 +10,7 @@ import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/in
 export const VALUE = "benchmark-value-0123456789";
 
 /** The audit origin of a master-key request from 127.0.0.1 (domain/events.ts Origin). */
-export const masterOrigin = () => ({ actor: "master", principalId: null, ip: "127.0.0.1", recorded: false });
+const masterOrigin = () => ({ actor: "master", principalId: null, ip: "127.0.0.1", recorded: false });
 
 /**
  * Runs `body` against a vault in this process, on a new temporary file database with the server's
