@@ -6,7 +6,9 @@
 //         decrypt, the secret.read audit row, the COMMIT and its fsync);
 //   app   the vault's whole GET /secrets/:key through app.fetch (the front middleware: request id,
 //         bearer token, metrics; routing, the permission check, the handler, the JSON answer), with a
-//         request object and Node bindings built per request, as @hono/node-server hands them over;
+//         request object and Node bindings built per request, as @hono/node-server hands them over
+//         (the Node response is a plain ServerResponse: the front middleware sets its three headers
+//         with setHeader, where the server's VaultResponse writes them in writeHead, a little more);
 //   bare  a Hono app with one route giving the same JSON answer from constants (the floor of `app`).
 // Prints per layer the median over rounds (the first round is a warm-up) of wall time and of process
 // CPU time (user + system, and user alone) per request, in microseconds. `app` minus `read` is what
