@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
 import { resolveConnection } from "../src/cli/connection.js";
 import { parseDuration, parseReads } from "../src/cli/duration.js";
-import { envNameFor, parseEnvMapping } from "../src/cli/env-names.js";
+import { envNameFor, isDeniedEnvName, parseEnvMapping, prefixPath } from "../src/cli/env-names.js";
+import { childEnvironment, planRun } from "../src/cli/run-plan.js";
 import { formatTable } from "../src/cli/table.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,6 +36,37 @@ describe("run's environment names", () => {
     expect(envNameFor("prod/db_url", "prod/")).toBe("DB_URL");
     expect(envNameFor("prod/api-key.v2", "prod")).toBe("API_KEY_V2");
     expect(envNameFor("prod/", "prod/")).toBeNull();
+  });
+
+  it("matches whole path segments: prod is prod/, never prod2/ or production/", () => {
+    expect(prefixPath("prod")).toBe("prod/");
+    expect(prefixPath("prod//")).toBe("prod/");
+    expect(() => prefixPath("/")).toThrow(ConfigError);
+    expect(envNameFor("prod2/other", "prod")).toBeNull();
+    expect(envNameFor("production/other", "prod")).toBeNull();
+    expect(envNameFor("prod/sub/x", "prod")).toBe("SUB_X");
+  });
+
+  it("denies loader, shell and interpreter names and whole families of them", () => {
+    for (const name of ["PATH", "BASH_ENV", "ENV", "IFS", "NODE_OPTIONS", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "PERL5OPT", "RUBYOPT", "GIT_SSH_COMMAND", "VAULT_TOKEN"]) {
+      expect(isDeniedEnvName(name), name).toBe(true);
+    }
+    for (const name of ["DB_URL", "API_KEY", "PATHWAY", "HOME_DIR"]) expect(isDeniedEnvName(name), name).toBe(false);
+  });
+
+  it("plans: skips bad, denied and already-set names; --env wins and sets any name; a clash is a usage error", () => {
+    const plan = planRun(["p/db_url", "p/path", "p/1x", "p/user", "p/api"], "p", [{ name: "API", key: "other/api" }, { name: "PATH", key: "ops/path" }], { USER: "me" });
+    expect([...plan.names]).toEqual([["DB_URL", "p/db_url"], ["API", "other/api"], ["PATH", "ops/path"]]);
+    expect(plan.skipped.map((s) => s.key)).toEqual(["p/1x", "p/user"]);
+    expect(() => planRun(["p/a-b", "p/a_b"], "p", [], {})).toThrow(/p\/a-b and p\/a_b both map to A_B/);
+    expect(() => planRun([], undefined, [{ name: "A", key: "x" }, { name: "A", key: "y" }], {})).toThrow(ConfigError);
+  });
+
+  it("the child's environment drops the runner's connection unless kept; a named value always wins", () => {
+    const env = { VAULT_TOKEN: "t", VAULT_ADDR: "a", VAULT_ORG: "o", HOME: "/h" };
+    expect(childEnvironment(env, new Map([["X", "1"]]), false)).toEqual({ HOME: "/h", X: "1" });
+    expect(childEnvironment(env, new Map(), true)).toEqual(env);
+    expect(childEnvironment(env, new Map([["VAULT_TOKEN", "explicit"]]), false)).toEqual({ HOME: "/h", VAULT_TOKEN: "explicit" });
   });
 
   it("parses NAME=KEY and refuses bad names", () => {
