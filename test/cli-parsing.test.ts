@@ -103,6 +103,41 @@ describe("connection", () => {
     }
   });
 
+  it("sends the local master.key only to a loopback address, never to another host", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ev-conn-"));
+    try {
+      mkdirSync(join(dir, ".vault"));
+      writeFileSync(join(dir, ".vault", "master.key"), "local-master-key-123456\n");
+      for (const addr of ["http://127.0.0.1:8484", "http://localhost:9", "http://127.3.2.1", "http://[::1]:8484", "http://app.localhost"]) {
+        expect(resolveConnection({ addr }, {}, dir).token, addr).toBe("local-master-key-123456");
+      }
+      for (const addr of ["http://other-host:8484", "https://vault.example.com", "http://10.0.0.5", "http://127.0.0.1.evil.example"]) {
+        expect(() => resolveConnection({ addr }, {}, dir), addr).toThrow(/only for a vault on this machine/);
+        expect(() => resolveConnection({}, { VAULT_ADDR: addr }, dir), addr).toThrow(ConfigError);
+      }
+      expect(resolveConnection({ addr: "https://vault.example.com" }, { VAULT_TOKEN: "explicit-token" }, dir).token).toBe("explicit-token");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("--token-file and VAULT_TOKEN_FILE read the token from a file (flags first, then the environment)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ev-conn-"));
+    try {
+      const file = join(dir, "token");
+      writeFileSync(file, "file-token-0123456789\n");
+      expect(resolveConnection({ tokenFile: file }, { VAULT_TOKEN: "env" }, dir).token).toBe("file-token-0123456789");
+      expect(resolveConnection({}, { VAULT_TOKEN_FILE: file }, dir).token).toBe("file-token-0123456789");
+      expect(resolveConnection({}, { VAULT_TOKEN: "env", VAULT_TOKEN_FILE: file }, dir).token).toBe("env");
+      expect(resolveConnection({ token: "flag", tokenFile: file }, {}, dir).token).toBe("flag");
+      expect(() => resolveConnection({ tokenFile: join(dir, "missing") }, {}, dir)).toThrow(/--token-file: cannot read/);
+      writeFileSync(file, "\n");
+      expect(() => resolveConnection({ tokenFile: file }, {}, dir)).toThrow(/is empty/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses an address that is not http(s)", () => {
     expect(() => resolveConnection({ addr: "ftp://x", token: "t" }, {}, "/")).toThrow(ConfigError);
     expect(() => resolveConnection({ addr: "not a url", token: "t" }, {}, "/")).toThrow(ConfigError);

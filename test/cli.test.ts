@@ -43,7 +43,10 @@ describe("the command line against a real vault", () => {
 
   it("put then get round-trips a value with newlines and unicode byte-exact (no newline added off a terminal)", () => {
     const put = cli(["put", "cli/tricky", TRICKY], { vault });
-    expect(put).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect(put.code).toBe(0);
+    expect(put.stdout).toBe("");
+    // A VALUE argument is readable by other local users while the command runs: one warning, never the value.
+    expect(put.stderr).toMatch(/^ephemeral-vault: warning: VALUE on the command line is visible to other local users[^\n]*stdin\n$/);
     const got = cli(["get", "cli/tricky"], { vault });
     expect(got.code).toBe(0);
     expect(Buffer.from(got.stdout, "utf8").equals(Buffer.from(TRICKY, "utf8"))).toBe(true);
@@ -103,7 +106,7 @@ describe("the command line against a real vault", () => {
     expect(noToken.stderr).toMatch(/VAULT_TOKEN/);
     const down = cli(["get", "cli/x", "--addr", "http://127.0.0.1:9", "--token", "t"]);
     expect(down.code).toBe(2);
-    expect(down.stderr).toMatch(/^ephemeral-vault: vault not reachable at http:\/\/127.0.0.1:9 /);
+    expect(down.stderr).toMatch(/^ephemeral-vault: warning: --token on the command line is visible[^\n]*--token-file\nephemeral-vault: vault not reachable at http:\/\/127.0.0.1:9 /);
   });
 
   it("every command has --help with examples", () => {

@@ -1,5 +1,5 @@
 import { VaultApiError, VaultClient, VaultConnectionError } from "../client/index.js";
-import { resolveConnection } from "./connection.js";
+import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import type { ExitCode } from "./registry.js";
 
@@ -37,6 +37,7 @@ export async function callVault(
   work: (client: VaultClient, connection: Connection) => Promise<void>,
 ): Promise<void> {
   const connection = resolveConnection(flags);
+  if (flags.token !== undefined) process.stderr.write(argvWarning("--token"));
   try {
     await work(clientFor(connection), connection);
   } catch (err) {

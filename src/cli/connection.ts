@@ -18,24 +18,30 @@ export interface Connection {
 export interface ConnectionFlags {
   addr?: string;
   token?: string;
+  tokenFile?: string;
   org?: string;
 }
-
 
 /** Adds --addr, --token and --org to a command. */
 export function withConnectionOptions(command: Command): Command {
   return command
     .option("--addr <url>", `vault address (VAULT_ADDR, default ${DEFAULT_ADDR})`)
-    .option("--token <token>", "bearer token (VAULT_TOKEN; default: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key)")
+    .option("--token <token>", "bearer token (VAULT_TOKEN); on the command line it is visible to other local users: prefer VAULT_TOKEN or --token-file")
+    .option("--token-file <file>", "read the bearer token from FILE (VAULT_TOKEN_FILE); default for a vault on this machine: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key")
     .option("--org <org_id>", "act on that organization's secrets (VAULT_ORG; token: a principal key)");
 }
 
 /**
  * Works out the address, token and org: a flag wins over VAULT_ADDR /
- * VAULT_TOKEN / VAULT_ORG. Without a token, the master key file of a local
- * vault is used when readable: `$VAULT_DATA_DIR/master.key`, then
- * `./.vault/master.key` (relative to `cwd`).
- * @throws ConfigError (exit 2) when there is no token, or the address is not an http(s) URL.
+ * VAULT_TOKEN / VAULT_ORG, and the token comes from `--token`, then
+ * `--token-file`, then VAULT_TOKEN, then VAULT_TOKEN_FILE (docs/cli.md,
+ * "Connecting"). Without any of them, and only when the address is a
+ * loopback one (localhost, 127.0.0.0/8, [::1]), the master key file of a
+ * local vault is used when readable: `$VAULT_DATA_DIR/master.key`, then
+ * `./.vault/master.key` (relative to `cwd`). The local master key is never
+ * sent to another host.
+ * @throws ConfigError (exit 2) when there is no token, a token file cannot be
+ * read or is empty, or the address is not an http(s) URL.
  */
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Connection {
   const addr = (flags.addr ?? nonEmpty(env.VAULT_ADDR) ?? DEFAULT_ADDR).replace(/\/+$/, "");
@@ -48,12 +54,51 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
     throw new ConfigError(`bad vault address "${addr}": use http://HOST:PORT or https://HOST`);
   }
-  const token = flags.token ?? nonEmpty(env.VAULT_TOKEN) ?? localMasterKey(env, cwd);
+  const fromFile = (file: string | undefined, source: string) => (file === undefined ? undefined : readTokenFile(file, source));
+  const token =
+    flags.token ??
+    fromFile(flags.tokenFile, "--token-file") ??
+    nonEmpty(env.VAULT_TOKEN) ??
+    fromFile(nonEmpty(env.VAULT_TOKEN_FILE), "VAULT_TOKEN_FILE") ??
+    (isLoopbackUrl(url) ? localMasterKey(env, cwd) : undefined);
   if (token === undefined || token === "") {
-    throw new ConfigError("no token: set VAULT_TOKEN (or pass --token); next to a local vault ./.vault/master.key is used");
+    const local = isLoopbackUrl(url) ? "; next to a local vault ./.vault/master.key is used" : `; the local master.key is used only for a vault on this machine, not for ${url.host}`;
+    throw new ConfigError(`no token: set VAULT_TOKEN (or pass --token-file)${local}`);
   }
   const org = flags.org ?? nonEmpty(env.VAULT_ORG);
   return { addr, token, org };
+}
+
+/**
+ * True when `url` names this machine: `localhost` (and its subdomains,
+ * RFC 6761 section 6.3), 127.0.0.0/8 or `[::1]`.
+ */
+export function isLoopbackUrl(url: URL): boolean {
+  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  return host === "localhost" || host.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) || host === "[::1]";
+}
+
+/** The token in `file` (surrounding whitespace trimmed). @throws ConfigError naming `source` when unreadable or empty. */
+function readTokenFile(file: string, source: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`${source}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  const token = text.trim();
+  if (token === "") throw new ConfigError(`${source}: ${file} is empty`);
+  return token;
+}
+
+/**
+ * The warning for a secret given on the command line (`--token T`, or a
+ * VALUE argument): any local user can read a process's arguments
+ * (`ps`, /proc/PID/cmdline) while it runs (docs/cli.md, "Connecting").
+ */
+export function argvWarning(what: "--token" | "VALUE"): string {
+  const instead = what === "--token" ? "use VAULT_TOKEN or --token-file" : "omit VALUE to read it from stdin";
+  return `ephemeral-vault: warning: ${what} on the command line is visible to other local users (ps, /proc); ${instead}\n`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { clientFor } from "./client-call.js";
-import { resolveConnection } from "./connection.js";
+import { argvWarning, resolveConnection } from "./connection.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import type { ExitCode } from "./registry.js";
@@ -28,6 +28,7 @@ Example MCP client configuration:
     )
     .action(async (flags: ConnectionFlags) => {
       const connection = resolveConnection(flags);
+      if (flags.token !== undefined) process.stderr.write(argvWarning("--token"));
       const { serveMcpStdio } = await import("../mcp/server.js");
       await serveMcpStdio(clientFor(connection));
       exit.code = 0;

@@ -3,7 +3,7 @@ import { ConfigError } from "../config.js";
 import type { VaultClient } from "../client/index.js";
 import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
-import { withConnectionOptions } from "./connection.js";
+import { argvWarning, withConnectionOptions } from "./connection.js";
 import { parseDuration, parseReads } from "./duration.js";
 import { formatTable } from "./table.js";
 import type { ExitCode } from "./registry.js";
@@ -50,6 +50,7 @@ ${EXIT_HELP}`,
       const options = { ...limits(flags), ...(flags.seal === true ? { seal: true } : {}) };
       await callVault(flags, exit, async (client, connection) => {
         if (options.seal === true && connection.org === undefined) throw new ConfigError("--seal applies to org secrets only (give --org)");
+        if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
         const text = value ?? (await readStdin());
         await client.put(key, text, options);
       });
@@ -109,6 +110,7 @@ ${EXIT_HELP}`,
     .action(async (value: string | undefined, flags: LimitFlags) => {
       const options = limits(flags);
       await callVault(flags, exit, async (client) => {
+        if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
         const text = value ?? (await readStdin());
         const { url } = await client.share(text, options);
         process.stdout.write(`${url}\n`);
