@@ -1,14 +1,30 @@
 import { defineConfig } from "tsup";
 
-export default defineConfig({
-  entry: { cli: "src/cli.ts", index: "src/index.ts", client: "src/client/index.ts" },
-  format: ["esm"],
-  target: "node20",
-  platform: "node",
-  outDir: "dist",
-  clean: true,
-  sourcemap: true,
-  splitting: true,
-  // Type declarations for the client entry only ("ephemeral-vault/client").
-  dts: { entry: { client: "src/client/index.ts" } },
-});
+export default defineConfig([
+  {
+    entry: { cli: "src/cli.ts", index: "src/index.ts", client: "src/client/index.ts" },
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    outDir: "dist",
+    // Everything but dist/ui, which the second build writes (the two run side by side).
+    clean: ["!ui/**"],
+    sourcemap: true,
+    splitting: true,
+    // Type declarations for the client entry only ("ephemeral-vault/client").
+    dts: { entry: { client: "src/client/index.ts" } },
+  },
+  {
+    // The pages' browser scripts (src/ui), served by the vault itself from dist/ui
+    // (src/pages/assets.ts): one self-contained file per page, no module loader.
+    entry: { share: "src/ui/share.ts", create: "src/ui/create.ts" },
+    format: ["iife"],
+    target: ["chrome111", "firefox111", "safari16"],
+    platform: "browser",
+    outDir: "dist/ui",
+    outExtension: () => ({ js: ".js" }),
+    clean: false,
+    minify: true,
+    sourcemap: false,
+  },
+]);

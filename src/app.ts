@@ -16,7 +16,9 @@ import type { OrgDomain } from "./domain/org-domain.js";
 import { orgRouteDecls } from "./routes/org-routes.js";
 import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
-import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS } from "./config.js";
+import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "./config.js";
+import { isSharePagePath, mountSharePages } from "./pages/routes.js";
+import type { ShareSettings } from "./pages/routes.js";
 import { FailedAuthLimiter } from "./failed-auth.js";
 import type { AuthFailureCoalescer } from "./failed-auth.js";
 import type { AuditLog } from "./domain/audit.js";
@@ -59,6 +61,8 @@ export interface AppDeps {
   authFailWindowMs?: number | undefined;
   /** Coalesces repeated auth.failed rows (built by vault.ts, which drains it). */
   authFailures: AuthFailureCoalescer;
+  /** The share pages (`/`, `/s/<id>`): VAULT_SHARE_PAGE, VAULT_SHARE_ANONYMOUS; default on, anonymous off. */
+  share?: ShareSettings | undefined;
 }
 
 /**
@@ -86,11 +90,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
   const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
   const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
+  const share: ShareSettings = deps.share ?? { page: true, anonymous: false, anonymousPerMinute: DEFAULT_SHARE_ANONYMOUS_PER_MINUTE };
+  const publicUrl = typeof deps.publicUrl === "function" ? deps.publicUrl : () => deps.publicUrl as string;
   const secretDeps = {
     secrets: deps.secrets,
     keys: deps.orgs.keys,
     tx: deps.tx,
     publicUrl: deps.publicUrl,
+    // A public secret's link opens the recipient page; without the pages, the API read.
+    publicPath: share.page ? "/s/" : "/secrets/",
     maxValueBytes: deps.maxValueBytes,
   };
   // One secret router, mounted for the global key space and for every org's.
@@ -103,6 +111,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // One middleware in front of every route: request id and headers, 429,
   // authentication (401 before anything else), and after the handler the
   // access record (auth.failed, auth.denied, scoped-key rows).
+  const limiter = new FailedAuthLimiter({
+    limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
+    windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
+    now: deps.now,
+    onSharedAddress: (address) =>
+      deps.log.warn(
+        { address },
+        "an address that presented valid tokens is now blocked for failed authentications: if the vault is behind a proxy, set VAULT_TRUST_PROXY so each client is told apart",
+      ),
+  });
   app.use(
     front({
       masterKey: deps.masterKey,
@@ -113,18 +131,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       tx: deps.tx,
       log: deps.log,
       authFailures: deps.authFailures,
-      limiter: new FailedAuthLimiter({
-        limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
-        windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
-        now: deps.now,
-        onSharedAddress: (address) =>
-          deps.log.warn(
-            { address },
-            "an address that presented valid tokens is now blocked for failed authentications: if the vault is behind a proxy, set VAULT_TRUST_PROXY so each client is told apart",
-          ),
-      }),
+      limiter,
+      // The share pages need no token: the 256-bit id is the capability (docs/share.md).
+      isOpenPath: share.page ? isSharePagePath : undefined,
     }),
   );
+  mountSharePages(app, {
+    tx: deps.tx,
+    secrets: deps.secrets,
+    settings: share,
+    trustProxy: deps.trustProxy,
+    limiter,
+    maxValueBytes: deps.maxValueBytes,
+    now: deps.now,
+    publicUrl,
+  });
   // The 1 MiB body limit (413) applies where a handler reads its body
   // (routes/input.ts readJsonObject), after the route's authorization:
   // 401, then 403, then 413 (decisions.md section 5). A GET never touches its

@@ -64,6 +64,12 @@ export interface Config {
    * 1.21, or with max_prepared_statements = 0).
    */
   databasePreparedStatements: boolean;
+  /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
+  sharePage: boolean;
+  /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token, within the caps of docs/share.md. */
+  shareAnonymous: boolean;
+  /** Anonymous creates per client address per minute (VAULT_SHARE_ANONYMOUS_PER_MINUTE). */
+  shareAnonymousPerMinute: number;
 }
 
 /**
@@ -97,6 +103,9 @@ export const DEFAULT_WEBHOOK_FAILING_AFTER = 5;
 export const DEFAULT_AUTH_FAIL_LIMIT = 20;
 /** Default of VAULT_AUTH_FAIL_WINDOW_MS: the window, milliseconds. */
 export const DEFAULT_AUTH_FAIL_WINDOW_MS = 60_000;
+
+/** Default of VAULT_SHARE_ANONYMOUS_PER_MINUTE: 10 anonymous creates per client address per minute. */
+export const DEFAULT_SHARE_ANONYMOUS_PER_MINUTE = 10;
 
 /** A bad setting: the message names it. The command prints it and exits 2. */
 export class ConfigError extends Error {
@@ -148,6 +157,9 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   webhookFailingAfter: { env: ["VAULT_WEBHOOK_FAILING_AFTER"], kind: "string", help: "consecutive failed deliveries that mark a webhook failing: no more retries (default 5)" },
   databaseUrl: { env: ["VAULT_DATABASE_URL"], kind: "string", help: "postgres://user:pass@host:5432/db selects PostgreSQL (several nodes on one database); unset: SQLite in the data directory" },
   databasePoolSize: { env: ["VAULT_DATABASE_POOL_SIZE"], kind: "string", help: "PostgreSQL connections per node at most (default 10)" },
+  sharePage: { env: ["VAULT_SHARE_PAGE"], kind: "boolean", help: "serve the share pages: / (create) and /s/<id> (reveal) (default true; false: 404 there)" },
+  shareAnonymous: { env: ["VAULT_SHARE_ANONYMOUS"], kind: "boolean", help: "let the create page at / make public secrets without a token, within caps (default false)" },
+  shareAnonymousPerMinute: { env: ["VAULT_SHARE_ANONYMOUS_PER_MINUTE"], kind: "string", help: "anonymous creates per client address per minute (default 10)" },
   databasePreparedStatements: { env: ["VAULT_DATABASE_PREPARED_STATEMENTS"], kind: "boolean", help: "PostgreSQL: parse the hot-path statements once per connection (default true; false behind a transaction-mode pooler such as PgBouncer < 1.21)" },
 };
 
@@ -331,6 +343,9 @@ export function loadConfig(
     maxConnections: int("maxConnections", DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     webhooksPerScope: int("webhooksPerScope", DEFAULT_WEBHOOKS_PER_SCOPE, 1, 100_000),
     webhookFailingAfter: int("webhookFailingAfter", DEFAULT_WEBHOOK_FAILING_AFTER, 1, 1_000_000),
+    sharePage: parseBool("VAULT_SHARE_PAGE", raw("sharePage") ?? true),
+    shareAnonymous: parseBool("VAULT_SHARE_ANONYMOUS", raw("shareAnonymous") ?? false),
+    shareAnonymousPerMinute: int("shareAnonymousPerMinute", DEFAULT_SHARE_ANONYMOUS_PER_MINUTE, 1, 100_000),
   };
 }
 

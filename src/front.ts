@@ -22,6 +22,8 @@ export interface FrontDeps extends AccessRecordDeps {
   log: Logger;
   /** Counts every answered request (route template, status, duration). */
   metrics: VaultMetrics;
+  /** Paths answered without a token besides /health and /openapi.json (the share pages); undefined: none. */
+  isOpenPath?: ((path: string) => boolean) | undefined;
 }
 
 /** An X-Request-Id a trusted proxy may hand on: 1 to 128 characters of A-Z a-z 0-9 . _ - */
@@ -71,7 +73,7 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       for (const [name, value] of STATIC_HEADERS) c.header(name, value);
     }
 
-    if (PUBLIC_PATHS.has(c.req.path)) {
+    if (PUBLIC_PATHS.has(c.req.path) || deps.isOpenPath?.(c.req.path) === true) {
       await next();
     } else {
       const ip = clientIp(c, deps.trustProxy);

@@ -57,6 +57,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
       license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT,
     publicUrl: () => publicUrl,
     maxValueBytes: config.maxValueBytes,
+    share: { page: config.sharePage, anonymous: config.shareAnonymous, anonymousPerMinute: config.shareAnonymousPerMinute },
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
     processMetrics: true,
@@ -102,6 +103,12 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
   const url = `http://${shownHost}:${port}`;
   if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)) publicUrl = url;
   log.info({ url, storage: node.storage }, "ephemeral-vault listening");
+  if (!isLoopbackHost(config.host) && config.publicUrl === defaultPublicUrl(config.host, config.port)) {
+    log.warn(
+      { publicUrl },
+      "VAULT_PUBLIC_URL is not set: share links will name this bind address, which people outside this machine may not be able to open; set VAULT_PUBLIC_URL to the address they use (docs/share.md)",
+    );
+  }
   // Webhook deliveries run in the background; pending ones from before a restart go out now.
   vault.webhooks.worker.start();
 
@@ -244,4 +251,9 @@ function listenError(err: unknown, config: Config): unknown {
     return new ConfigError(`VAULT_HOST ${config.host} is not an address of this machine (${code})`);
   }
   return err;
+}
+
+/** True for a bind address only this machine reaches: 127.0.0.0/8, ::1 or localhost. */
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
 }

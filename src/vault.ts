@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { createApp } from "./app.js";
+import type { ShareSettings } from "./pages/routes.js";
 import type { AppEnv } from "./context.js";
 import type { ValueCipher } from "./crypto.js";
 import type { Db } from "./db.js";
@@ -42,6 +43,8 @@ export interface VaultOptions {
   /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
   publicUrl: string | (() => string);
   maxValueBytes: number;
+  /** The share pages' settings (VAULT_SHARE_*); default: pages on, anonymous creation off. */
+  share?: ShareSettings | undefined;
   trustProxy: boolean;
   /** Webhook settings (VAULT_WEBHOOK_*); every field defaults (a random signing secret). */
   webhooks?: WebhookSettings | undefined;
@@ -202,6 +205,7 @@ function assemble(
     webhooks: { registry: webhooks.registry, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
     publicUrl: options.publicUrl,
     maxValueBytes: options.maxValueBytes,
+    share: options.share,
     trustProxy: options.trustProxy,
     version,
     audit,

@@ -84,13 +84,37 @@ describe("the command line against a real vault", () => {
     expect(cli(["patch", "cli/listed"], { vault }).code).toBe(2);
   });
 
-  it("share prints one url line, readable once (default --reads 1)", () => {
-    const shared = cli(["share"], { vault, input: "dead drop" });
+  it("share --plain prints one url line, readable once by id (default --reads 1)", () => {
+    const shared = cli(["share", "--plain"], { vault, input: "dead drop" });
     expect(shared.code).toBe(0);
-    expect(shared.stdout).toMatch(/^https?:\/\/\S+\/[0-9a-f]{64}\n$/);
+    expect(shared.stdout).toMatch(/^https?:\/\/\S+\/s\/[0-9a-f]{64}\n$/);
     const id = /([0-9a-f]{64})\n$/.exec(shared.stdout)?.[1] ?? "";
     expect(cli(["get", id], { vault }).stdout).toBe("dead drop");
     expect(cli(["get", id], { vault }).code).toBe(1);
+  });
+
+  it("share encrypts end to end and prints a /s/<id>#<key> link; get <link> needs no token and reads it once", () => {
+    const shared = cli(["share"], { vault, input: TRICKY });
+    expect(shared.code).toBe(0);
+    expect(shared.stdout).toMatch(/^https?:\/\/\S+\/s\/[0-9a-f]{64}#[A-Za-z0-9_-]{43}\n$/);
+    const link = shared.stdout.trim();
+    const id = /\/s\/([0-9a-f]{64})#/.exec(link)?.[1] ?? "";
+    // The API's read gives the envelope, never the value.
+    const raw = cli(["get", id, "--json"], { vault });
+    expect(raw.stdout).not.toContain("line one");
+    // ...which used the one read: share again and read through the link, with no token at all.
+    const again = cli(["share"], { vault, input: TRICKY }).stdout.trim();
+    const got = cli(["get", again], { env: {}, cwd: tempDir() });
+    expect(got).toEqual({ code: 0, stdout: TRICKY, stderr: "" });
+    const second = cli(["get", again], { env: {}, cwd: tempDir() });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/not available \(404\)/);
+  });
+
+  it("share refuses --org: a link is public and global", () => {
+    const refused = cli(["share", "--org", "org_x"], { vault, input: "v" });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--org/);
   });
 
   it("exit 1 carries the API's refusal; exit 2 for usage errors, a missing token and an unreachable vault (naming it)", () => {

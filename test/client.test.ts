@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VaultApiError, VaultClient, VaultConnectionError } from "../src/client/index.js";
+import { parseShareLink, VaultApiError, VaultClient, VaultConnectionError } from "../src/client/index.js";
 import { E2E_MASTER_KEY, cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 
@@ -93,12 +93,23 @@ describe("secret verbs", () => {
     expect(await rejection(client.delete("patch/me"))).toMatchObject({ status: 404 });
   });
 
-  it("share makes a public dead drop: {id, url}, readable once by id", async () => {
-    const shared = await client.share("drop it", { maxReads: 1 });
+  it("share --plain makes a public dead drop: {id, url}, readable once by id", async () => {
+    const shared = await client.share("drop it", { maxReads: 1, plain: true });
     expect(shared.id).toMatch(/^[0-9a-f]{64}$/);
-    expect(shared.url).toContain(shared.id);
+    expect(shared.url).toMatch(new RegExp(`/s/${shared.id}$`));
     expect((await client.get(shared.id)).value).toBe("drop it");
     expect(await client.exists(shared.id)).toBe(false);
+  });
+
+  it("share encrypts end to end: the vault holds an envelope, open(url) reads it once", async () => {
+    const shared = await client.share("drop it ✓\n", { maxReads: 1 });
+    expect(shared.url).toMatch(new RegExp(`/s/${shared.id}#[A-Za-z0-9_-]{43}$`));
+    expect(await client.open(shared.url)).toBe("drop it ✓\n");
+    expect(await rejection(client.open(shared.url))).toMatchObject({ status: 404 });
+    const locked = await client.share("with a passphrase", { passphrase: "correct horse" });
+    expect(locked.url).toMatch(/#[A-Za-z0-9_-]{43}\.p$/);
+    expect(parseShareLink(locked.url)).toMatchObject({ id: locked.id, kind: "page", needsPassphrase: true });
+    expect(await rejection(client.open(locked.url))).toMatchObject({ reason: "passphrase" });
   });
 
   it("seal without an org is refused before any request", async () => {

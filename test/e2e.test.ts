@@ -488,14 +488,14 @@ describe("the command line", () => {
     expect((await vault.request("GET", "/secrets", undefined, null)).status).toBe(401);
     const created = (await (await vault.request("POST", "/secrets", { value: "v" })).json()) as { url: string; id: string };
     // --port 0: the default VAULT_PUBLIC_URL names the port actually listened on, not 0
-    expect(created.url).toBe(`${vault.url}/secrets/${created.id}`);
+    expect(created.url).toBe(`${vault.url}/s/${created.id}`);
     expect((await fetch(created.url, { headers: { authorization: `Bearer ${E2E_MASTER_KEY}` } })).status).toBe(200);
   });
 
   it("uses VAULT_PUBLIC_URL for public secret urls", async () => {
     const vault = await startVault(tempDir(), { env: { VAULT_PUBLIC_URL: "https://vault.example.com/" } });
     const created = (await (await vault.request("POST", "/secrets", { value: "v" })).json()) as { url: string; id: string };
-    expect(created.url).toBe(`https://vault.example.com/secrets/${created.id}`);
+    expect(created.url).toBe(`https://vault.example.com/s/${created.id}`);
   });
 
   it("sweeps expired secrets in the background (VAULT_SWEEP_INTERVAL_MS)", async () => {

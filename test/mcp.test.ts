@@ -4,6 +4,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
+import { openEnvelope, parseEnvelope } from "../src/client/envelope.js";
+import type { EnvelopeV1 } from "../src/client/envelope.js";
 
 /** The MCP server as an agent starts it: `ephemeral-vault mcp` over stdio, driven by the SDK's own client. */
 async function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY): Promise<{ client: Client; stderr: () => string }> {
@@ -83,9 +85,13 @@ describe("ephemeral-vault mcp", () => {
     expect(shared.isError).toBeFalsy();
     const link = JSON.parse(textOf(shared)) as { url: string; id: string };
     expect(link.id).toMatch(/^[0-9a-f]{64}$/);
-    expect(link.url).toContain(link.id);
-    const drop = await vault.request("GET", `/secrets/${link.id}`);
-    expect(((await drop.json()) as { value: string }).value).toBe("one-time");
+    expect(link.url).toMatch(new RegExp(`/s/${link.id}#[A-Za-z0-9_-]{43}$`));
+    // Shared end to end: the vault holds only the envelope; the link's key opens it.
+    const drop = (await (await vault.request("GET", `/secrets/${link.id}`)).json()) as { value: string };
+    expect(drop.value).not.toContain("one-time");
+    const stored = parseEnvelope(drop.value);
+    expect(stored).toBeDefined();
+    expect(await openEnvelope(stored as EnvelopeV1, link.url.split("#")[1] ?? "")).toBe("one-time");
     expect((await vault.request("GET", `/secrets/${link.id}`)).status).toBe(404);
 
     const deleted = await client.callTool({ name: "delete_secret", arguments: { key: "agent/db" } });

@@ -39,7 +39,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "share",
     usage: "share [VALUE] [--ttl DURATION] [--reads N]",
     summary: "make a public dead drop (default one read) and print its url",
-    load: () => import("./secret-commands.js").then((m) => ({ register: m.registerShare })),
+    load: () => import("./share-commands.js").then((m) => ({ register: m.registerShare })),
   },
   {
     name: "ls",

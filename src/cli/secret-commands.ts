@@ -8,6 +8,8 @@ import { parseDuration, parseReads } from "./duration.js";
 import { formatTable } from "./table.js";
 import type { ExitCode } from "./registry.js";
 import { readStdin } from "./stdin.js";
+import { getLink, shareLinkArgument } from "./share-commands.js";
+import type { PassphraseFlags } from "./share-commands.js";
 
 interface LimitFlags extends ConnectionFlags {
   ttl?: string;
@@ -63,8 +65,9 @@ export function registerGet(program: Command, exit: ExitCode): void {
     program
       .command("get")
       .description("print a secret's value exactly as stored (counts a read; may burn it)")
-      .argument("<key>", "the secret's key (or a public secret's id)")
-      .option("--json", "print the whole response as JSON"),
+      .argument("<key>", "the secret's key, a public secret's id, or a share link (http(s)://.../s/<id>#<key>)")
+      .option("--json", "print the whole response as JSON")
+      .option("--passphrase-file <file>", "a share link's passphrase, from FILE's first line (VAULT_SHARE_PASSPHRASE)"),
   )
     .addHelpText(
       "after",
@@ -75,9 +78,15 @@ Examples:
   ephemeral-vault get prod/db_password
   DB_PASSWORD="$(ephemeral-vault get prod/db_password)"
   ephemeral-vault get prod/db_password --json
+  ephemeral-vault get 'https://vault.example.com/s/3f2a...#Jq9...'   (a share link: no token needed)
 ${EXIT_HELP}`,
     )
-    .action(async (key: string, flags: ConnectionFlags & { json?: boolean }) => {
+    .action(async (key: string, flags: ConnectionFlags & PassphraseFlags & { json?: boolean }) => {
+      if (shareLinkArgument(key) !== undefined) {
+        if (flags.json === true) throw new ConfigError("--json does not apply to a share link");
+        await getLink(key, flags, exit);
+        return;
+      }
       await callVault(flags, exit, async (client) => {
         const body = await client.get(key);
         if (flags.json === true) {
@@ -85,35 +94,6 @@ ${EXIT_HELP}`,
           return;
         }
         process.stdout.write(process.stdout.isTTY ? `${body.value}\n` : body.value);
-      });
-    });
-}
-
-/** `share [VALUE] [--ttl DURATION] [--reads N]`: a public dead drop, prints its url. */
-export function registerShare(program: Command, exit: ExitCode): void {
-  withConnectionOptions(
-    program
-      .command("share")
-      .description("make a public secret (no key) readable once by default, and print its url")
-      .argument("[value]", "the value; omit it to read stdin to its end")
-      .option("--ttl <duration>", "expire after DURATION: seconds or 30s, 15m, 2h, 7d")
-      .option("--reads <n>", "burn after N reads", "1"),
-  )
-    .addHelpText(
-      "after",
-      `
-Examples:
-  ephemeral-vault share "the wifi password" --ttl 1h
-  ephemeral-vault share < id_ed25519 --ttl 15m --reads 1
-${EXIT_HELP}`,
-    )
-    .action(async (value: string | undefined, flags: LimitFlags) => {
-      const options = limits(flags);
-      await callVault(flags, exit, async (client) => {
-        if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
-        const text = value ?? (await readStdin());
-        const { url } = await client.share(text, options);
-        process.stdout.write(`${url}\n`);
       });
     });
 }

@@ -2,10 +2,16 @@ import { VaultApiError } from "./errors.js";
 import { encodeKey, seg, Transport } from "./http.js";
 import type { FetchLike } from "./http.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
-import type { ListOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
+import { sealEnvelope } from "./envelope.js";
+import { linkFragment, parseShareLink, postReveal, revealLink } from "./share-link.js";
+import type { ListOptions, OpenOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
 import type { ResponseOf } from "./types.js";
 
 export { VaultApiError, VaultConnectionError } from "./errors.js";
+export { EnvelopeError, openEnvelope, parseEnvelope, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
+export type { EnvelopeV1 } from "./envelope.js";
+export { linkFragment, parseShareLink } from "./share-link.js";
+export type { ShareLink } from "./share-link.js";
 export { encodeKey } from "./http.js";
 export type { FetchLike } from "./http.js";
 export { AuditApi, KeysApi, MeApi, OrgApi, OrgsApi, PrincipalsApi, RolesApi, WebhooksApi } from "./resources.js";
@@ -65,10 +71,12 @@ export class VaultClient {
   /** The calling principal: /me and /me/keys. */
   readonly me: MeApi;
   readonly #t: Transport;
+  readonly #fetch: FetchLike;
 
   /** @param options addr, token, org and fetch; each optional (see VaultClientOptions for defaults). */
   constructor(options: VaultClientOptions = {}) {
     const fetchFn = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
+    this.#fetch = fetchFn;
     this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn);
     this.addr = this.#t.addr;
     this.org = options.org === null ? undefined : (options.org ?? env("VAULT_ORG"));
@@ -117,19 +125,44 @@ export class VaultClient {
 
   /**
    * Creates a public secret, a dead drop with a server-made id (POST /secrets
-   * without `key`); always global, whatever `org`.
-   * @param options ttlSeconds (seconds) and maxReads (omitted: unlimited; the CLI defaults to 1).
-   * @returns `{id, url}`: 64 hex characters and the shareable link.
+   * without `key`); always global, whatever `org`. By default the value is
+   * encrypted here first (the end-to-end envelope of docs/share.md): the
+   * vault stores only ciphertext and the key is in the link's fragment.
+   * @param options ttlSeconds (seconds) and maxReads (omitted: unlimited; the CLI defaults to 1);
+   *   passphrase (the recipient must type it too); plain: store the value itself (the API's read returns it).
+   * @returns `{id, url}`: 64 hex characters and the shareable link (`.../s/<id>#<key>`, without `#<key>` when plain).
+   * @throws VaultApiError as POST /secrets (402, 413, 400); a plain Error for `plain` with a `passphrase`.
    */
   async share(value: string, options: ShareOptions = {}): Promise<Shared> {
-    const body: Record<string, unknown> = { value };
+    if (options.passphrase === "") throw new Error("an empty passphrase: leave it out");
+    if (options.plain === true && options.passphrase !== undefined) throw new Error("a passphrase needs the end-to-end envelope: leave out plain");
+    const sealed = options.plain === true ? undefined : await sealEnvelope(value, { passphrase: options.passphrase });
+    const body: Record<string, unknown> = { value: sealed?.envelope ?? value };
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.maxReads !== undefined) body.max_reads = options.maxReads;
     const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body });
     if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string") {
       throw new VaultApiError(500, "unexpected response: no id and url", undefined, "POST /secrets");
     }
-    return { id: res.id, url: res.url };
+    return { id: res.id, url: sealed === undefined ? res.url : `${res.url}#${linkFragment(sealed.linkKey, options.passphrase !== undefined)}` };
+  }
+
+  /**
+   * Reveals a share link made by share(), the CLI's `share` or the create
+   * page (`.../s/<id>#<key>`), or a plain API link (`.../secrets/<id>`): one
+   * read, which counts and may burn the secret; the envelope is opened here
+   * with the fragment's key. A `/s/` link is read at its own address without
+   * a token; a `/secrets/` link through this client (its address and token).
+   * @param options passphrase, when the link was made with one.
+   * @returns the value.
+   * @throws VaultApiError 404 when the secret is gone (or never was); a plain
+   *   Error for a text that is not a share link; EnvelopeError (`reason`
+   *   "passphrase", "key" or "format") when it does not open.
+   */
+  async open(url: string, options: OpenOptions = {}): Promise<string> {
+    const link = parseShareLink(url);
+    if (link === undefined) throw new Error("not a share link: expected <vault>/s/<64 hex id>#<key> or <vault>/secrets/<id>");
+    return revealLink(link, (revealUrl) => postReveal(this.#fetch, revealUrl), this.#t, options.passphrase);
   }
 
   /**

@@ -38,10 +38,21 @@ export interface PutOptions {
   allowedKeys?: string[] | undefined;
 }
 
-/** Options of share(): a public dead drop's TTL in seconds and read limit. */
+/**
+ * Options of share(): a public dead drop's TTL in seconds and read limit;
+ * `passphrase` adds a second secret the recipient must type; `plain` stores
+ * the value itself instead of the end-to-end envelope (docs/share.md).
+ */
 export interface ShareOptions {
   ttlSeconds?: number | undefined;
   maxReads?: number | undefined;
+  passphrase?: string | undefined;
+  plain?: boolean | undefined;
+}
+
+/** Options of open(): the passphrase when the link was made with one. */
+export interface OpenOptions {
+  passphrase?: string | undefined;
 }
 
 /** Options of patch(): a new TTL counted from now (seconds) and/or a new read limit. */
@@ -94,6 +105,6 @@ export interface SecretPage {
 export interface Shared {
   /** 64 hex characters. */
   id: string;
-  /** The shareable link. */
+  /** The shareable link: `<public url>/s/<id>`, with `#<key>` when shared end to end. */
   url: string;
 }

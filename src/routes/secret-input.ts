@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { requireInPrefix } from "../auth.js";
 import type { AppContext } from "../context.js";
 import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../domain/secret-model.js";
+import { parseEnvelope } from "../client/envelope.js";
 import { ApiError } from "../errors.js";
 import { intRange, requiredString } from "./input.js";
 
@@ -79,11 +80,24 @@ export function pathKey(c: AppContext): string {
 }
 
 /**
- * Checks a value's size in UTF-8 bytes against VAULT_MAX_VALUE_BYTES.
+ * Checks a value's size in UTF-8 bytes against VAULT_MAX_VALUE_BYTES; an
+ * end-to-end envelope may be as large as the envelope of a value of that
+ * size (envelopeLimit).
  * @throws ApiError 413.
  */
 export function checkValueSize(value: string, maxBytes: number): void {
-  if (Buffer.byteLength(value, "utf8") > maxBytes) {
+  const bytes = Buffer.byteLength(value, "utf8");
+  if (bytes > maxBytes && !(bytes <= envelopeLimit(maxBytes) && parseEnvelope(value) !== undefined)) {
     throw new ApiError(413, "value too large", { message: `the value may be at most ${maxBytes} bytes (UTF-8)` });
   }
+}
+
+/**
+ * The largest end-to-end envelope (docs/share.md, "The envelope") of a value
+ * of `maxBytes`: base64url of the ciphertext and its 16-byte tag, and the
+ * JSON around it. An envelope is allowed up to this size, so a value of
+ * VAULT_MAX_VALUE_BYTES can be shared end to end.
+ */
+export function envelopeLimit(maxBytes: number): number {
+  return Math.ceil(((maxBytes + 16) * 4) / 3) + 256;
 }

@@ -23,6 +23,8 @@ export interface SecretRouteDeps {
   tx: UnitOfWork<Work>;
   /** Base of public secrets' `url`, without a trailing slash; a function when known only once listening. */
   publicUrl: string | (() => string);
+  /** The path under it that names a public secret: `/s/` (the recipient page) or `/secrets/` (the API, without the pages). */
+  publicPath: string;
   maxValueBytes: number;
 }
 
@@ -120,7 +122,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         );
         if (created.isPublic) {
           const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
-          return c.json({ id: created.key, url: `${url}/secrets/${created.key}` }, 201);
+          return c.json({ id: created.key, url: `${url}${deps.publicPath}${created.key}` }, 201);
         }
         return c.json({ key: created.key }, 201);
       };

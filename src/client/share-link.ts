@@ -1,0 +1,96 @@
+import { EnvelopeError, openEnvelope, parseEnvelope } from "./envelope.js";
+import { VaultApiError } from "./errors.js";
+import type { Transport } from "./http.js";
+
+/** A share link taken apart (docs/share.md, "Links"). */
+export interface ShareLink {
+  /** The vault's base address: everything before `/s/<id>` (or `/secrets/<id>`). */
+  base: string;
+  /** The public secret's 64-hex id. */
+  id: string;
+  /** `page`: `/s/<id>`, read through POST /s/<id>/reveal without a token; `api`: `/secrets/<id>`, read with a token. */
+  kind: "page" | "api";
+  /** The fragment's link key, or undefined when the link has none (a plain link). */
+  linkKey: string | undefined;
+  /** The fragment ends in `.p`: the link was made with a passphrase, which opening it will need. */
+  needsPassphrase: boolean;
+}
+
+/**
+ * The fragment of an end-to-end link: the 43-character link key, and `.p`
+ * after it when the envelope also needs a passphrase (a hint, so a tool can
+ * ask for it before the read; the envelope itself decides).
+ */
+export function linkFragment(linkKey: string, passphrase: boolean): string {
+  return passphrase ? `${linkKey}.p` : linkKey;
+}
+
+const LINK = /^(.*)\/(s|secrets)\/([0-9a-f]{64})\/?$/;
+
+/**
+ * Parses a share link: `BASE/s/<id>[#<key>]` (what share() and the create
+ * page make) or `BASE/secrets/<id>` (a plain API-made link).
+ * @returns the parts, or undefined when `text` is not such a link.
+ */
+export function parseShareLink(text: string): ShareLink | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  const m = LINK.exec(url.origin + url.pathname);
+  if (m === null) return undefined;
+  const [key = "", flag] = decodeURIComponent(url.hash.replace(/^#/, "")).split(".");
+  return { base: m[1] ?? "", id: m[3] ?? "", kind: m[2] === "s" ? "page" : "api", linkKey: key === "" ? undefined : key, needsPassphrase: flag === "p" };
+}
+
+/**
+ * Reveals a share link: one read (it counts, and may burn the secret), then
+ * the envelope opened with the link's key (and `passphrase` when it has one).
+ * A `/s/` link is read through the recipient page's reveal (no token needed:
+ * the id is the capability) at the link's own address; a `/secrets/` link
+ * through the API with `api` (which carries the token).
+ * @param reveal sends POST `<base>/s/<id>/reveal`; `api` GETs `/secrets/<id>`.
+ * @returns the value.
+ * @throws VaultApiError 404 when the secret is gone; EnvelopeError when the
+ *   link has no key for an envelope, the key is wrong, or the passphrase is
+ *   missing or wrong.
+ */
+export async function revealLink(
+  link: ShareLink,
+  reveal: (url: string) => Promise<{ value: string }>,
+  api: Transport,
+  passphrase: string | undefined,
+): Promise<string> {
+  const body =
+    link.kind === "page"
+      ? await reveal(`${link.base}/s/${link.id}/reveal`)
+      : await api.json<{ value: string }>({ method: "GET", path: `/secrets/${link.id}` });
+  const env = parseEnvelope(body.value);
+  if (env === undefined || link.linkKey === undefined) {
+    if (env !== undefined) throw new EnvelopeError("key", "the link has no key (the part after #): the secret is encrypted and cannot be opened");
+    return body.value;
+  }
+  return openEnvelope(env, link.linkKey, passphrase);
+}
+
+/**
+ * The reveal request of a `/s/` link: POST without a token.
+ * @throws VaultApiError for a status of 400 or more (404: not available).
+ */
+export async function postReveal(fetchFn: (input: string, init?: RequestInit) => Promise<Response>, url: string): Promise<{ value: string }> {
+  const res = await fetchFn(url, { method: "POST", headers: { Accept: "application/json" } });
+  if (!res.ok) {
+    let error = `HTTP ${res.status}`;
+    try {
+      const body = (await res.json()) as { error?: unknown };
+      if (typeof body.error === "string") error = body.error;
+    } catch {
+      // not JSON: keep the status
+    }
+    throw new VaultApiError(res.status, error, undefined, `POST ${new URL(url).pathname.replace(/[0-9a-f]{64}/, "<id>")}`);
+  }
+  return (await res.json()) as { value: string };
+}

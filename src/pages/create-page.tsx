@@ -1,0 +1,94 @@
+import { Layout } from "./layout.js";
+import { scriptStrings } from "./share-page.js";
+import type { Strings } from "./strings.js";
+
+/** The expiry presets of the create page, seconds, with their labels. */
+export const EXPIRY_PRESETS = [
+  { seconds: 300, label: "expiry5m" },
+  { seconds: 3600, label: "expiry1h" },
+  { seconds: 86_400, label: "expiry1d" },
+  { seconds: 604_800, label: "expiry7d" },
+  { seconds: 2_592_000, label: "expiry30d" },
+] as const;
+
+/** Longest TTL and most reads of a secret made without a token (docs/share.md, "Anonymous links"). */
+export const ANONYMOUS_CAPS = { ttlSeconds: 604_800, maxReads: 10 } as const;
+
+const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFailed"] as const;
+
+/**
+ * GET / (docs/share.md, "The create page"): value, expiry, reads and an
+ * optional passphrase; the script (src/ui/create.ts) encrypts the value in
+ * the browser, stores the envelope as a public secret (POST /secrets with
+ * the token the person typed, kept in sessionStorage only, or POST /s when
+ * anonymous creation is on) and shows the link, a Copy button and a QR code.
+ */
+export function CreatePage(props: { s: Strings; root: string; nonce: string; anonymous: boolean }) {
+  const { s, anonymous } = props;
+  return (
+    <Layout s={s} title={s.createTitle} root={props.root} script={{ name: "create.js", nonce: props.nonce }}>
+      <div id="create" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-anonymous={anonymous ? "true" : "false"}>
+        <h1>{s.createTitle}</h1>
+        <p>{s.createLead}</p>
+        <noscript>
+          <p>{s.noscriptCreate}</p>
+          <pre>
+            <code>ephemeral-vault share --ttl 1d &lt; secret.txt</code>
+          </pre>
+        </noscript>
+        <form id="create-form" class="card" hidden>
+          <label for="token">{s.tokenLabel}</label>
+          <span class="help" id="token-help">
+            {anonymous ? s.tokenHelpOptional : s.tokenHelp}
+          </span>
+          <input type="password" id="token" autocomplete="off" aria-describedby="token-help" required={!anonymous} />
+          <label for="value">{s.valueLabel}</label>
+          <textarea id="value" required spellcheck={false} />
+          <div class="row">
+            <div>
+              <label for="ttl">{s.expiryLabel}</label>
+              <select id="ttl">
+                {EXPIRY_PRESETS.map((p) => (
+                  <option value={String(p.seconds)} selected={p.seconds === 86_400} data-anonymous={p.seconds <= ANONYMOUS_CAPS.ttlSeconds ? "true" : "false"}>
+                    {s[p.label]}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div>
+              <label for="reads">{s.readsLabel}</label>
+              <input type="number" id="reads" value="1" min="1" max={anonymous ? String(ANONYMOUS_CAPS.maxReads) : "1000"} step="1" aria-describedby="reads-help" />
+              <span class="help" id="reads-help">
+                {s.readsHelp}
+              </span>
+            </div>
+          </div>
+          <label for="passphrase">{s.passphraseOptionalLabel}</label>
+          <span class="help" id="passphrase-help">
+            {s.passphraseOptionalHelp}
+          </span>
+          <input type="password" id="passphrase" autocomplete="new-password" aria-describedby="passphrase-help" />
+          <button type="submit" id="submit">
+            {s.create}
+          </button>
+        </form>
+        <section id="result" class="card" hidden aria-live="polite">
+          <label for="link">{s.linkLabel}</label>
+          <span class="help" id="link-help">
+            {s.linkHelp}
+          </span>
+          <input type="text" id="link" readonly aria-describedby="link-help" />
+          <button type="button" id="copy">
+            {s.copy}
+          </button>
+          <button type="button" id="again" class="secondary">
+            {s.createAnother}
+          </button>
+          <canvas id="qr" class="qr" role="img" aria-label={s.qrLabel} />
+        </section>
+        <p id="status" role="status" aria-live="polite" />
+        <p id="error" class="notice error" role="alert" hidden />
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,53 @@
+import type { Child } from "hono/jsx";
+import type { Strings } from "./strings.js";
+
+/** What every page's frame needs. */
+export interface LayoutProps {
+  s: Strings;
+  title: string;
+  /** From this page's path back to the vault's root, `""` or `../` (so a VAULT_PUBLIC_URL with a path works behind a proxy). */
+  root: string;
+  /** The page's script (an asset name) and the answer's CSP nonce; none for a page without script. */
+  script?: { name: string; nonce: string } | undefined;
+  children?: Child;
+}
+
+/**
+ * The frame of every page: language, viewport, no referrer, no indexing,
+ * the one stylesheet, a landmark structure (header, main, footer) and the
+ * page's script by nonce (docs/share.md, "What a page holds to"). The title
+ * names no secret, so a link preview shows nothing about it.
+ */
+export function Layout(props: LayoutProps) {
+  const { s, root } = props;
+  return (
+    <html lang={s.lang}>
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex, nofollow" />
+        <meta name="referrer" content="no-referrer" />
+        <meta name="color-scheme" content="light dark" />
+        <title>{`${props.title} · ${s.product}`}</title>
+        <link rel="stylesheet" href={`${root}assets/vault.css`} />
+      </head>
+      <body>
+        <header>
+          <span class="brand">{s.product}</span>
+        </header>
+        <main id="main">{props.children}</main>
+        {props.script === undefined ? null : <script nonce={props.script.nonce} src={`${root}assets/${props.script.name}`} defer />}
+      </body>
+    </html>
+  );
+}
+
+/** A page that says one thing: a heading and a paragraph (404, 429). */
+export function MessagePage(props: { s: Strings; root: string; title: string; lead: string }) {
+  return (
+    <Layout s={props.s} title={props.title} root={props.root}>
+      <h1>{props.title}</h1>
+      <p>{props.lead}</p>
+    </Layout>
+  );
+}

@@ -1,0 +1,164 @@
+import type { Context, Hono } from "hono";
+import { clientIp } from "../auth.js";
+import type { AppEnv } from "../context.js";
+import type { Origin } from "../domain/events.js";
+import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../domain/secret-model.js";
+import type { SecretLifecycle } from "../domain/secrets.js";
+import { ApiError } from "../errors.js";
+import type { FailedAuthLimiter } from "../failed-auth.js";
+import { readJsonObject } from "../routes/input.js";
+import { readJson } from "../routes/secret-json.js";
+import type { UnitOfWork, Work } from "../store/work.js";
+import { anonymousCreate, PerAddressRate } from "./anonymous.js";
+import { loadAssets } from "./assets.js";
+import type { Asset } from "./assets.js";
+import { CreatePage } from "./create-page.js";
+import { MessagePage } from "./layout.js";
+import { newNonce, pageHeaders } from "./security.js";
+import { SharePage } from "./share-page.js";
+import { stringsFor } from "./strings.js";
+
+/** The share pages' settings (docs/share.md, "Settings"). */
+export interface ShareSettings {
+  /** VAULT_SHARE_PAGE: false turns `/`, `/s/...` and POST /s off (404). */
+  page: boolean;
+  /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token. */
+  anonymous: boolean;
+  /** Anonymous creates per client address per minute. */
+  anonymousPerMinute: number;
+}
+
+/** What the share pages need, from createApp. */
+export interface SharePageDeps {
+  tx: UnitOfWork<Work>;
+  secrets: SecretLifecycle;
+  settings: ShareSettings;
+  trustProxy: boolean;
+  /** The brute-force guard: a miss under /s/ counts as a failed authentication. */
+  limiter: FailedAuthLimiter;
+  maxValueBytes: number;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  /** Base of public links (VAULT_PUBLIC_URL), for the CLI line of the no-script text. */
+  publicUrl: () => string;
+}
+
+/** True for the paths the share pages answer without a bearer token: `/`, `/s`, `/s/...`, `/assets/...`. */
+export function isSharePagePath(path: string): boolean {
+  return path === "/" || path === "/s" || path.startsWith("/s/") || path.startsWith("/assets/");
+}
+
+/** The audit origin of what the share pages do: actor `share-page`, the client's address. */
+function shareOrigin(ip: string | null): Origin {
+  return { actor: "share-page", principalId: null, ip, recorded: false };
+}
+
+/** From a page's path back to the vault's root: `""` for `/`, `../` for `/s/<id>`. */
+function rootOf(path: string): string {
+  const depth = Math.max(0, path.split("/").length - 2);
+  return "../".repeat(depth);
+}
+
+/**
+ * Mounts the share pages (docs/share.md) on `app`, before the API's routes:
+ *
+ * - `GET /`: the create page; `POST /s`: an anonymous create when
+ *   VAULT_SHARE_ANONYMOUS is on (else 404);
+ * - `GET /s/<id>`: the recipient page of a public secret: what HEAD knows
+ *   (expiry, reads left) and a Reveal button; it reads and counts nothing;
+ * - `POST /s/<id>/reveal`: one read through the secret lifecycle (audit actor
+ *   `share-page`, burn at max_reads, events), answered as the API's read;
+ * - anything else under `/s/`: the same "not available" page, 404, whatever
+ *   exists (a keyed or org secret's name is never reachable here);
+ * - `/assets/<file>`: the stylesheet and the pages' scripts.
+ *
+ * Misses under /s/ count against the brute-force guard (429 once over it).
+ * With VAULT_SHARE_PAGE=false every one of these answers the API's JSON 404.
+ */
+export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
+  if (!deps.settings.page) return;
+  let assets: Map<string, Asset> | undefined;
+  const anonymousRate = new PerAddressRate(deps.settings.anonymousPerMinute, 60_000, deps.now);
+  const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
+    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    return c.html(page, status);
+  };
+  const notAvailable = (c: Context<AppEnv>, ip: string | null) => {
+    deps.limiter.fail(ip);
+    const s = stringsFor(c.req.header("accept-language"));
+    return html(c, 404, undefined, <MessagePage s={s} root={rootOf(c.req.path)} title={s.notAvailableTitle} lead={s.notAvailableLead} />);
+  };
+  const blocked = (c: Context<AppEnv>, ip: string | null): Response | Promise<Response> | undefined => {
+    const waitMs = deps.limiter.retryAfterMs(ip);
+    if (waitMs <= 0) return undefined;
+    c.header("Retry-After", String(Math.ceil(waitMs / 1000)));
+    const s = stringsFor(c.req.header("accept-language"));
+    return html(c, 429, undefined, <MessagePage s={s} root={rootOf(c.req.path)} title={s.tooManyTitle} lead={s.tooManyLead} />);
+  };
+
+  app.get("/assets/:file", (c) => {
+    assets ??= loadAssets();
+    const asset = assets.get(c.req.param("file"));
+    if (asset === undefined) return c.json({ error: "not found" }, 404);
+    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    return c.body(asset.body, 200, { "Content-Type": asset.type });
+  });
+
+  app.get("/", (c) => {
+    const nonce = newNonce();
+    const s = stringsFor(c.req.header("accept-language"));
+    return html(c, 200, nonce, <CreatePage s={s} root="" nonce={nonce} anonymous={deps.settings.anonymous} />);
+  });
+
+  app.post("/s", async (c) => {
+    if (!deps.settings.anonymous) return c.json({ error: "not found" }, 404);
+    const ip = clientIp(c, deps.trustProxy);
+    const raw = await readJsonObject(c);
+    const created = await anonymousCreate(deps, raw, ip, anonymousRate, shareOrigin(ip));
+    return c.json({ id: created.key, url: `${deps.publicUrl()}/s/${created.key}` }, 201);
+  });
+
+  app.get("/s/:id", async (c) => {
+    const ip = clientIp(c, deps.trustProxy);
+    const refused = blocked(c, ip);
+    if (refused !== undefined) return refused;
+    const id = c.req.param("id");
+    if (!PUBLIC_ID_PATTERN.test(id)) return notAvailable(c, ip);
+    const meta = await deps.tx.run((w) => deps.secrets.peek(w, GLOBAL_SCOPE, id, shareOrigin(ip)));
+    if (meta === undefined || !meta.isPublic) return notAvailable(c, ip);
+    const nonce = newNonce();
+    const s = stringsFor(c.req.header("accept-language"));
+    const facts = {
+      expiresAt: meta.expiresAt === null ? null : Math.floor(meta.expiresAt / 1000),
+      readsLeft: meta.maxReads === null ? null : Math.max(0, meta.maxReads - meta.readCount),
+    };
+    const cli = `ephemeral-vault get '${deps.publicUrl()}/s/${id}#...'`;
+    return html(c, 200, nonce, <SharePage s={s} root={rootOf(c.req.path)} nonce={nonce} facts={facts} cli={cli} />);
+  });
+
+  app.post("/s/:id/reveal", async (c) => {
+    const ip = clientIp(c, deps.trustProxy);
+    const waitMs = deps.limiter.retryAfterMs(ip);
+    if (waitMs > 0) {
+      throw new ApiError(429, "too many requests for links that do not exist", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
+    }
+    const id = c.req.param("id");
+    const origin = shareOrigin(ip);
+    // Only a public secret is read here: looked at first, in the same unit of work, so no other kind is ever counted.
+    const outcome = PUBLIC_ID_PATTERN.test(id)
+      ? await deps.tx.run(async (w) => {
+          const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, origin);
+          return meta?.isPublic === true ? deps.secrets.retrieve(w, GLOBAL_SCOPE, id, { principalKeyId: null }, origin) : undefined;
+        })
+      : undefined;
+    if (outcome === undefined || outcome.kind !== "ok") {
+      deps.limiter.fail(ip);
+      throw new ApiError(404, "not available");
+    }
+    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    return c.json(readJson(outcome.secret, outcome.value), 200);
+  });
+
+  app.all("/s", (c) => notAvailable(c, clientIp(c, deps.trustProxy)));
+  app.all("/s/*", (c) => notAvailable(c, clientIp(c, deps.trustProxy)));
+}

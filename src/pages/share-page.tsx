@@ -1,0 +1,108 @@
+import { Layout } from "./layout.js";
+import { fill } from "./strings.js";
+import type { Strings } from "./strings.js";
+
+/** What the recipient page shows before the reveal: what HEAD knows, never the value. */
+export interface ShareFacts {
+  /** Unix seconds, or null for no TTL. */
+  expiresAt: number | null;
+  /** Reads left, or null for no read limit. */
+  readsLeft: number | null;
+}
+
+/** The texts the share script needs, passed in the page (data-strings). */
+const SCRIPT_STRINGS = [
+  "revealing",
+  "reveal",
+  "copied",
+  "copyFailed",
+  "goneNow",
+  "stillThere",
+  "readsLeftOne",
+  "readsLeftMany",
+  "readsUnlimited",
+  "wrongPassphrase",
+  "linkNoKey",
+  "linkBadKey",
+  "revealFailed",
+  "notAvailableTitle",
+  "notAvailableLead",
+] as const;
+
+/** `strings` narrowed to `names`, as JSON for a data attribute. */
+export function scriptStrings(s: Strings, names: readonly (keyof Strings)[]): string {
+  return JSON.stringify(Object.fromEntries(names.map((n) => [n, s[n]])));
+}
+
+/** `readsLeft` in words. */
+export function readsLeftText(s: Strings, readsLeft: number | null): string {
+  if (readsLeft === null) return s.readsUnlimited;
+  return readsLeft === 1 ? s.readsLeftOne : fill(s.readsLeftMany, { n: readsLeft });
+}
+
+/** Unix seconds as `YYYY-MM-DD HH:MM UTC` (the script shows the reader's local time instead). */
+function utc(seconds: number): string {
+  return `${new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/**
+ * GET /s/<id> while the secret is there (docs/share.md, "The recipient
+ * page"): its expiry and reads left, and a Reveal button that the script
+ * (src/ui/share.ts) turns into one POST /s/<id>/reveal. The page itself
+ * reads nothing: loading it any number of times changes nothing.
+ */
+export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string }) {
+  const { s, facts } = props;
+  return (
+    <Layout s={s} title={s.shareTitle} root={props.root} script={{ name: "share.js", nonce: props.nonce }}>
+      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)}>
+        <h1>{s.shareTitle}</h1>
+        <p>{s.shareLead}</p>
+        <div class="card">
+          <p id="reads-left">{readsLeftText(s, facts.readsLeft)}</p>
+          <p>
+            {facts.expiresAt === null ? (
+              s.expiresNever
+            ) : (
+              <>
+                {s.expiresAt.split("{time}")[0]}
+                <time id="expires" datetime={new Date(facts.expiresAt * 1000).toISOString()}>
+                  {utc(facts.expiresAt)}
+                </time>
+                {s.expiresAt.split("{time}")[1] ?? ""}
+              </>
+            )}
+          </p>
+          <p class="notice warn">{s.shareWarning}</p>
+          <button type="button" id="reveal" hidden>
+            {s.reveal}
+          </button>
+          <noscript>
+            <p>{s.noscriptShare}</p>
+            <pre>
+              <code>{props.cli}</code>
+            </pre>
+          </noscript>
+        </div>
+        <form id="passphrase-form" class="card" hidden>
+          <label for="passphrase">{s.passphraseLabel}</label>
+          <span class="help" id="passphrase-help">
+            {s.passphraseHelp}
+          </span>
+          <input type="password" id="passphrase" autocomplete="off" aria-describedby="passphrase-help" />
+          <button type="submit">{s.decrypt}</button>
+        </form>
+        <section id="result" class="card" hidden aria-live="polite">
+          <label for="value">{s.secretLabel}</label>
+          <textarea id="value" readonly spellcheck={false} />
+          <button type="button" id="copy">
+            {s.copy}
+          </button>
+          <p id="after" class="notice ok" />
+        </section>
+        <p id="status" role="status" aria-live="polite" />
+        <p id="error" class="notice error" role="alert" hidden />
+      </div>
+    </Layout>
+  );
+}

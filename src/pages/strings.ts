@@ -1,0 +1,92 @@
+/**
+ * Every text the pages show, in one table per locale (docs/share.md,
+ * "Locales"): a locale is added by adding a table of the same shape, without
+ * touching the pages. The browser scripts get the strings they need through
+ * the page (a `data-strings` JSON attribute), never from a second table.
+ */
+export const STRINGS_EN = {
+  lang: "en",
+  product: "ephemeral-vault",
+  // The recipient page (/s/<id>)
+  shareTitle: "A secret was shared with you",
+  shareLead: "Someone sent you a secret through this link. It is shown only when you ask for it.",
+  shareWarning: "Revealing it counts as one read. When no reads are left, the secret is destroyed and this link stops working.",
+  readsLeftOne: "It can be revealed 1 more time.",
+  readsLeftMany: "It can be revealed {n} more times.",
+  readsUnlimited: "It can be revealed any number of times until it expires.",
+  expiresAt: "It expires at {time}.",
+  expiresNever: "It does not expire.",
+  reveal: "Reveal the secret",
+  revealing: "Revealing…",
+  secretLabel: "The secret",
+  copy: "Copy",
+  copied: "Copied to the clipboard.",
+  copyFailed: "Copying failed: select the text and copy it yourself.",
+  goneNow: "This was its last read: the secret is now destroyed on the server. Copy it before you leave this page.",
+  stillThere: "The secret stays on the server: {left}",
+  passphraseLabel: "Passphrase",
+  passphraseHelp: "The sender protected this secret with a passphrase. Ask them for it; trying again does not use another read.",
+  decrypt: "Decrypt",
+  wrongPassphrase: "That passphrase does not open the secret. Try again.",
+  linkNoKey: "This link is incomplete: the part after # is missing, and the secret cannot be decrypted without it.",
+  linkBadKey: "This link is damaged: its key does not open the secret.",
+  revealFailed: "The secret could not be revealed: {error}",
+  notAvailableTitle: "This secret is not available",
+  notAvailableLead: "It may have been revealed already, it may have expired, or the link may be wrong. Ask the sender for a new one.",
+  tooManyTitle: "Too many attempts",
+  tooManyLead: "Too many links that do not exist were tried from your address. Try again in a minute.",
+  noscriptShare:
+    "Revealing this secret needs JavaScript: it is decrypted in your browser, so the server never sees it. Without JavaScript, use the command line with this page's whole address, including the part after #:",
+  // The create page (/)
+  createTitle: "Share a secret",
+  createLead: "Make a link that reveals a secret once, then forgets it. It is encrypted in your browser: the key stays in the link, never on the server.",
+  tokenLabel: "Access token",
+  tokenHelp: "A key with the write permission, or the master key. It is kept in this browser tab only.",
+  tokenHelpOptional: "Optional: without a token, the link lasts at most 7 days and 10 reads.",
+  valueLabel: "Secret",
+  expiryLabel: "Expires after",
+  readsLabel: "Reads",
+  readsHelp: "How many times the link can be opened before the secret is destroyed.",
+  passphraseOptionalLabel: "Passphrase (optional)",
+  passphraseOptionalHelp: "The recipient must type it too. Send it another way than the link.",
+  create: "Create the link",
+  creating: "Encrypting…",
+  linkLabel: "The link",
+  linkHelp: "Send this link to the recipient. Anyone who has it can reveal the secret, until its reads run out.",
+  qrLabel: "The link as a QR code",
+  createAnother: "Share another secret",
+  createFailed: "The link could not be made: {error}",
+  noscriptCreate: "Making a link needs JavaScript: the secret is encrypted in your browser. Without JavaScript, use the command line:",
+  expiry5m: "5 minutes",
+  expiry1h: "1 hour",
+  expiry1d: "1 day",
+  expiry7d: "7 days",
+  expiry30d: "30 days",
+  // Shared
+  notFoundTitle: "Not found",
+  notFoundLead: "There is no page at this address.",
+} as const;
+
+/** The shape of a locale's table. */
+export type Strings = { readonly [K in keyof typeof STRINGS_EN]: string };
+
+/** The tables by locale. */
+const LOCALES: Record<string, Strings> = { en: STRINGS_EN };
+
+/**
+ * The table for a request's `Accept-Language` header: the first listed
+ * locale that has a table, else English.
+ */
+export function stringsFor(acceptLanguage: string | undefined): Strings {
+  for (const part of (acceptLanguage ?? "").split(",")) {
+    const tag = part.split(";")[0]?.trim().toLowerCase().split("-")[0];
+    const table = tag === undefined ? undefined : LOCALES[tag];
+    if (table !== undefined) return table;
+  }
+  return STRINGS_EN;
+}
+
+/** `template` with each `{name}` replaced by `values[name]`. */
+export function fill(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
+}

@@ -1,0 +1,61 @@
+/**
+ * The pages' one stylesheet, served as /assets/vault.css (a file of the
+ * vault's own origin, so the CSP needs no inline style). Light and dark by
+ * `prefers-color-scheme`; every text and control color pair meets WCAG 2.2
+ * AA contrast (4.5:1 for text, 3:1 for borders and focus rings); readable
+ * from 320 px wide.
+ */
+export const STYLESHEET = `
+:root {
+  color-scheme: light dark;
+  --bg: #ffffff; --fg: #1b1b1f; --muted: #4a4a55; --card: #f4f5f8; --border: #767680;
+  --accent: #0b57d0; --accent-fg: #ffffff; --focus: #0b57d0;
+  --ok-bg: #e6f4ea; --ok-fg: #0d5224; --warn-bg: #fdf3e1; --warn-fg: #6b3f00; --err-bg: #fce8e6; --err-fg: #8c1d18;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #121316; --fg: #ececf1; --muted: #b9bac4; --card: #1e2026; --border: #8d8e99;
+    --accent: #a8c7fa; --accent-fg: #0a1d3d; --focus: #a8c7fa;
+    --ok-bg: #10291a; --ok-fg: #a6e3b8; --warn-bg: #2e2310; --warn-fg: #f5cf8b; --err-bg: #3a1512; --err-fg: #f4b8b2;
+  }
+}
+* { box-sizing: border-box; }
+html { font-size: 100%; }
+body {
+  margin: 0; background: var(--bg); color: var(--fg);
+  font: 1rem/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+}
+header, main, footer { max-width: 42rem; margin: 0 auto; padding: 1rem 1.25rem; }
+header { padding-top: 1.5rem; }
+header .brand { font-weight: 600; color: var(--muted); text-decoration: none; font-size: .95rem; }
+h1 { font-size: 1.6rem; line-height: 1.25; margin: .5rem 0 1rem; }
+p { margin: .5rem 0 1rem; }
+.muted { color: var(--muted); }
+.card { background: var(--card); border-radius: .75rem; padding: 1.25rem; margin: 1rem 0; }
+label { display: block; font-weight: 600; margin: 1rem 0 .35rem; }
+.help { display: block; color: var(--muted); font-size: .9rem; margin: .25rem 0 .5rem; }
+input, select, textarea {
+  width: 100%; font: inherit; color: var(--fg); background: var(--bg);
+  border: 1px solid var(--border); border-radius: .5rem; padding: .6rem .7rem;
+}
+textarea { min-height: 8rem; resize: vertical; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+textarea[readonly], input[readonly] { background: var(--card); }
+.row { display: flex; gap: 1rem; flex-wrap: wrap; }
+.row > div { flex: 1 1 10rem; }
+button {
+  font: inherit; font-weight: 600; cursor: pointer; border-radius: .5rem; padding: .65rem 1.1rem;
+  border: 1px solid var(--accent); background: var(--accent); color: var(--accent-fg); margin: .75rem .5rem .25rem 0;
+}
+button.secondary { background: transparent; color: var(--fg); border-color: var(--border); }
+button:disabled { opacity: .6; cursor: progress; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.notice { border-radius: .5rem; padding: .75rem 1rem; margin: 1rem 0; }
+.notice.ok { background: var(--ok-bg); color: var(--ok-fg); }
+.notice.warn { background: var(--warn-bg); color: var(--warn-fg); }
+.notice.error { background: var(--err-bg); color: var(--err-fg); }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .92em; overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--card); padding: .75rem; border-radius: .5rem; }
+canvas.qr { display: block; margin: 1rem 0; background: #ffffff; padding: .5rem; border-radius: .5rem; max-width: 100%; height: auto; }
+[hidden] { display: none !important; }
+footer { color: var(--muted); font-size: .85rem; }
+`;

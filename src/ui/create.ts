@@ -1,0 +1,81 @@
+import QRCode from "qrcode";
+import { sealEnvelope } from "../client/envelope.js";
+import { linkFragment } from "../client/share-link.js";
+import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
+
+/**
+ * The create page's script (GET /, docs/share.md): encrypts the value in
+ * this browser (the envelope of src/client/envelope.ts), stores the envelope
+ * as a public secret (POST secrets with the typed token, or POST s when the
+ * vault allows anonymous links), and shows the link with its key in the
+ * fragment, a Copy button and a QR code drawn here. The token is kept in
+ * sessionStorage only, never in a link.
+ */
+const TOKEN_ITEM = "ephemeral-vault.token";
+const root = byId("create");
+const S = pageStrings(root);
+const anonymous = root.dataset.anonymous === "true";
+const form = byId<HTMLFormElement>("create-form");
+const tokenInput = byId<HTMLInputElement>("token");
+const valueField = byId<HTMLTextAreaElement>("value");
+const ttlSelect = byId<HTMLSelectElement>("ttl");
+const readsInput = byId<HTMLInputElement>("reads");
+const passInput = byId<HTMLInputElement>("passphrase");
+const submit = byId<HTMLButtonElement>("submit");
+const result = byId("result");
+const linkField = byId<HTMLInputElement>("link");
+
+tokenInput.value = sessionStorage.getItem(TOKEN_ITEM) ?? "";
+/** Without a token the server caps the TTL (7 days) and the reads (10): offer only what it will take. */
+function applyAnonymousCaps(): void {
+  const capped = anonymous && tokenInput.value.trim() === "";
+  for (const option of Array.from(ttlSelect.options)) option.disabled = capped && option.dataset.anonymous === "false";
+  if (ttlSelect.selectedOptions[0]?.disabled === true) ttlSelect.value = "86400";
+  readsInput.max = capped ? "10" : "1000";
+}
+tokenInput.addEventListener("input", applyAnonymousCaps);
+applyAnonymousCaps();
+form.hidden = false;
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  showError(undefined);
+  const token = tokenInput.value.trim();
+  if (token !== "") sessionStorage.setItem(TOKEN_ITEM, token);
+  submit.disabled = true;
+  setStatus(S.creating ?? "");
+  try {
+    const passphrase = passInput.value === "" ? undefined : passInput.value;
+    const { envelope, linkKey } = await sealEnvelope(valueField.value, { passphrase });
+    const body = JSON.stringify({ value: envelope, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) });
+    const headers: Record<string, string> = { "Content-Type": "application/json", Accept: "application/json" };
+    if (token !== "") headers.Authorization = `Bearer ${token}`;
+    const res = await fetch(token === "" && anonymous ? "s" : "secrets", { method: "POST", headers, body, credentials: "omit", cache: "no-store" });
+    if (!res.ok) {
+      showError(fill(S.createFailed ?? "", { error: await apiFailure(res) }));
+      return;
+    }
+    const created = (await res.json()) as { url: string };
+    const link = `${created.url}#${linkFragment(linkKey, passphrase !== undefined)}`;
+    linkField.value = link;
+    form.hidden = true;
+    result.hidden = false;
+    await QRCode.toCanvas(byId<HTMLCanvasElement>("qr"), link, { errorCorrectionLevel: "M", margin: 2, width: 256 });
+    linkField.focus();
+    linkField.select();
+    valueField.value = "";
+    passInput.value = "";
+  } catch (err) {
+    showError(fill(S.createFailed ?? "", { error: String(err) }));
+  } finally {
+    submit.disabled = false;
+    setStatus("");
+  }
+});
+
+byId("copy").addEventListener("click", () => void copyText(linkField.value, linkField, S));
+byId("again").addEventListener("click", () => {
+  result.hidden = true;
+  form.hidden = false;
+  valueField.focus();
+});

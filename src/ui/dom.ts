@@ -1,0 +1,60 @@
+/**
+ * Small DOM helpers shared by the page scripts (bundled by tsup into
+ * dist/ui, served by the vault: docs/share.md). Text goes in through
+ * textContent only, never as HTML.
+ */
+
+/** The element with `id`. @throws Error when the page has none (a page and its script out of step). */
+export function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (el === null) throw new Error(`page element #${id} missing`);
+  return el as T;
+}
+
+/** The page's strings (the `data-strings` JSON of `root`). */
+export function pageStrings(root: HTMLElement): Record<string, string> {
+  return JSON.parse(root.dataset.strings ?? "{}") as Record<string, string>;
+}
+
+/** `template` with each `{name}` replaced. */
+export function fill(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
+}
+
+/** Shows `message` in the page's alert (#error), or hides it for undefined. */
+export function showError(message: string | undefined): void {
+  const el = byId("error");
+  el.textContent = message ?? "";
+  el.hidden = message === undefined;
+}
+
+/** Sets the polite status line (#status). */
+export function setStatus(message: string): void {
+  byId("status").textContent = message;
+}
+
+/**
+ * Copies `text` to the clipboard and says so in the status line; selects
+ * `field` when the clipboard is not available.
+ */
+export async function copyText(text: string, field: HTMLInputElement | HTMLTextAreaElement, strings: Record<string, string>): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(text);
+    setStatus(strings.copied ?? "");
+  } catch {
+    field.focus();
+    field.select();
+    setStatus(strings.copyFailed ?? "");
+  }
+}
+
+/** The API's explanation of a failed answer: `error`, and `message` when there is one. */
+export async function apiFailure(res: Response): Promise<string> {
+  try {
+    const body = (await res.json()) as { error?: unknown; message?: unknown };
+    const error = typeof body.error === "string" ? body.error : `HTTP ${res.status}`;
+    return typeof body.message === "string" ? `${error}: ${body.message}` : error;
+  } catch {
+    return `HTTP ${res.status}`;
+  }
+}
