@@ -90,8 +90,8 @@ export const DEFAULT_WEBHOOKS_PER_SCOPE = 25;
 export const DEFAULT_WEBHOOK_FAILING_AFTER = 5;
 
 /**
- * Default of VAULT_AUTH_FAIL_LIMIT (issue 3): failed authentications per
- * remote ip per window before 429. Loopback clients are never counted
+ * Default of VAULT_AUTH_FAIL_LIMIT: failed authentications per
+ * remote ip per window before 429. A direct loopback peer is never counted
  * (failed-auth.ts), so the contract's 401 stays 401 for local clients.
  */
 export const DEFAULT_AUTH_FAIL_LIMIT = 20;
@@ -322,7 +322,7 @@ export function loadConfig(
     maxValueBytes: int("maxValueBytes", 65_536, 1, 1_048_576),
     trustProxy: parseBool("VAULT_TRUST_PROXY", raw("trustProxy") ?? false),
     logLevel: logLevel as LogLevel,
-    // Loopback clients are never counted (failed-auth.ts FailedAuthLimiter).
+    // A direct loopback peer is never counted (failed-auth.ts exemptFromCounting).
     authFailLimit: int("authFailLimit", DEFAULT_AUTH_FAIL_LIMIT, 0, 1_000_000),
     authFailWindowMs: int("authFailWindowMs", DEFAULT_AUTH_FAIL_WINDOW_MS, 1000, 86_400_000),
     headersTimeoutMs,
