@@ -14,6 +14,7 @@ const PG_MATRIX = [
   "test/crypto.test.ts",
   "test/concurrency.test.ts",
   "test/input-hardening.test.ts",
+  "test/json-depth.test.ts",
   "test/license.test.ts",
   "test/me.test.ts",
   "test/metrics.test.ts",

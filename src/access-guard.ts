@@ -59,6 +59,8 @@ export interface AccessRecordDeps {
  * scoped request's row cannot be written the client gets 500 instead of the
  * answer (fail closed: the error propagates to the caller); a denial stays
  * a denial (the failure is logged).
+ * @param forwarded whether `ip` came from a trusted proxy's X-Forwarded-For
+ *   (then counted even when it claims loopback: failed-auth.ts).
  * @param origin the request's origin (undefined when authentication failed).
  * @returns undefined, or the promise of the rows' write.
  * @throws (rejects with) whatever writing a scoped request's row throws.
@@ -67,6 +69,7 @@ export function completeAccessRecord(
   deps: AccessRecordDeps,
   c: AppContext,
   ip: string | null,
+  forwarded: boolean,
   actor: Actor | undefined,
   origin: Origin | undefined,
 ): Promise<void> | undefined {
@@ -74,8 +77,8 @@ export function completeAccessRecord(
   let record: AuditRecord | undefined;
   const records: AuditRecord[] = [];
   if (status === 401) {
-    deps.limiter.fail(ip);
-    const admitted = deps.authFailures.admit(ip);
+    deps.limiter.fail(ip, forwarded);
+    const admitted = deps.authFailures.admit(ip, forwarded);
     if (admitted.closed !== undefined) records.push(authFailedRecord(admitted.closed.ip, admitted.closed.count));
     if (admitted.record) record = authFailedRecord(ip);
   } else if (actor === undefined || origin === undefined) {

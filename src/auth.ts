@@ -42,19 +42,21 @@ export interface NodeEnv {
 }
 
 /**
- * The client ip: the socket's remote address, or, when VAULT_TRUST_PROXY is
- * set, the LAST X-Forwarded-For entry: the address the trusted proxy saw.
+ * The client ip a trusted proxy forwarded (VAULT_TRUST_PROXY): the LAST
+ * X-Forwarded-For entry, the address the proxy itself saw and appended.
  * Entries before it are whatever the client wrote, so trusting the first one
  * would let anyone choose the ip in the audit log and the brute-force guard.
- * A forwarded entry that is not an IP address (net.isIP) is ignored and the
- * socket's address used. null when neither is known (in-process requests).
+ * undefined without the header, or when that entry is not an IP address
+ * (net.isIP): then the socket's address counts (socketIp).
  */
-export function clientIp(c: Parameters<MiddlewareHandler<AppEnv>>[0], trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const forwarded = requestHeader(c, "x-forwarded-for")?.split(",").pop()?.trim();
-    // Only an IP address: anything else (a hostname, 8000 characters of junk) is not stored or counted.
-    if (forwarded && isIP(forwarded) !== 0) return forwarded;
-  }
+export function forwardedIp(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string | undefined {
+  const last = requestHeader(c, "x-forwarded-for")?.split(",").pop()?.trim();
+  // Only an IP address: anything else (a hostname, 8000 characters of junk) is not stored or counted.
+  return last && isIP(last) !== 0 ? last : undefined;
+}
+
+/** The socket's remote address; null when unknown (in-process requests). */
+export function socketIp(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string | null {
   const incoming = (c.env as NodeEnv | undefined)?.incoming;
   if (incoming !== undefined) return incoming.socket.remoteAddress ?? null;
   try {

@@ -49,6 +49,8 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open client connections at most; further ones are closed at once (server.maxConnections). */
   maxConnections: number;
+  /** Open connections of one client address at most (127.0.0.1 and ::1 not capped); 0: no cap. */
+  maxConnectionsPerIp: number;
   /** Webhooks at most per scope (the global scope, or one org). */
   webhooksPerScope: number;
   /** Consecutive failed deliveries after which a webhook is marked failing and no longer retried. */
@@ -90,14 +92,21 @@ export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
  * EMFILE, which would fail database writes and new connections alike.
  */
 export const DEFAULT_MAX_CONNECTIONS = 512;
+/**
+ * Default of VAULT_MAX_CONNECTIONS_PER_IP: 64 open connections per client
+ * address (IPv6 by /64), so one client holding slow or idle connections
+ * cannot take all of VAULT_MAX_CONNECTIONS (docs/deploy.md). 127.0.0.1 and
+ * ::1 are not capped (http-server.ts).
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_IP = 64;
 /** Default of VAULT_WEBHOOKS_PER_SCOPE: 25 webhooks for the global scope and for each org. */
 export const DEFAULT_WEBHOOKS_PER_SCOPE = 25;
 /** Default of VAULT_WEBHOOK_FAILING_AFTER: 5 consecutive failed deliveries mark a webhook failing. */
 export const DEFAULT_WEBHOOK_FAILING_AFTER = 5;
 
 /**
- * Default of VAULT_AUTH_FAIL_LIMIT (issue 3): failed authentications per
- * remote ip per window before 429. Loopback clients are never counted
+ * Default of VAULT_AUTH_FAIL_LIMIT: failed authentications per
+ * remote ip per window before 429. A direct loopback peer is never counted
  * (failed-auth.ts), so the contract's 401 stays 401 for local clients.
  */
 export const DEFAULT_AUTH_FAIL_LIMIT = 20;
@@ -153,6 +162,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   requestTimeoutMs: { env: ["VAULT_REQUEST_TIMEOUT_MS"], kind: "string", help: "time a client has to send a whole request, ms (default 30000)" },
   keepAliveTimeoutMs: { env: ["VAULT_KEEP_ALIVE_TIMEOUT_MS"], kind: "string", help: "idle keep-alive connections are closed after this, ms (default 5000)" },
   maxConnections: { env: ["VAULT_MAX_CONNECTIONS"], kind: "string", help: "open client connections at most; more are closed at once (default 512)" },
+  maxConnectionsPerIp: { env: ["VAULT_MAX_CONNECTIONS_PER_IP"], kind: "string", help: "open connections of one client address at most, 127.0.0.1 and ::1 exempt; more are closed at once (default 64; 0: no cap)" },
   webhooksPerScope: { env: ["VAULT_WEBHOOKS_PER_SCOPE"], kind: "string", help: "webhooks at most for the global scope and for each org (default 25)" },
   webhookFailingAfter: { env: ["VAULT_WEBHOOK_FAILING_AFTER"], kind: "string", help: "consecutive failed deliveries that mark a webhook failing: no more retries (default 5)" },
   databaseUrl: { env: ["VAULT_DATABASE_URL"], kind: "string", help: "postgres://user:pass@host:5432/db selects PostgreSQL (several nodes on one database); unset: SQLite in the data directory" },
@@ -334,13 +344,14 @@ export function loadConfig(
     maxValueBytes: int("maxValueBytes", 65_536, 1, 1_048_576),
     trustProxy: parseBool("VAULT_TRUST_PROXY", raw("trustProxy") ?? false),
     logLevel: logLevel as LogLevel,
-    // Loopback clients are never counted (failed-auth.ts FailedAuthLimiter).
+    // A direct loopback peer is never counted (failed-auth.ts exemptFromCounting).
     authFailLimit: int("authFailLimit", DEFAULT_AUTH_FAIL_LIMIT, 0, 1_000_000),
     authFailWindowMs: int("authFailWindowMs", DEFAULT_AUTH_FAIL_WINDOW_MS, 1000, 86_400_000),
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: int("keepAliveTimeoutMs", DEFAULT_KEEP_ALIVE_TIMEOUT_MS, 100, 600_000),
     maxConnections: int("maxConnections", DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+    maxConnectionsPerIp: int("maxConnectionsPerIp", DEFAULT_MAX_CONNECTIONS_PER_IP, 0, 1_000_000),
     webhooksPerScope: int("webhooksPerScope", DEFAULT_WEBHOOKS_PER_SCOPE, 1, 100_000),
     webhookFailingAfter: int("webhookFailingAfter", DEFAULT_WEBHOOK_FAILING_AFTER, 1, 1_000_000),
     sharePage: parseBool("VAULT_SHARE_PAGE", raw("sharePage") ?? true),

@@ -4,13 +4,26 @@ import ipaddr from "ipaddr.js";
  * Failed authentications (401) per remote address: the brute-force guard
  * (429 past a limit per window) and the coalescing of repeated `auth.failed`
  * audit rows. Both in memory, per process; both count IPv6 by /64 and leave
- * loopback and unknown addresses alone. access-guard.ts applies them.
+ * unknown addresses and a direct loopback peer alone (exemptFromCounting).
+ * access-guard.ts applies them.
  */
 
 /** True for 127.0.0.0/8 and ::1, also written IPv4-mapped (::ffff:127.0.0.1). */
 export function isLoopback(ip: string): boolean {
   const v4 = ip.startsWith("::ffff:") ? ip.slice("::ffff:".length) : ip;
   return v4.startsWith("127.") || ip === "::1";
+}
+
+/**
+ * True when failures from `ip` are not counted: an unknown address (null),
+ * or a loopback address (isLoopback) that is the socket's own peer. A
+ * loopback address forwarded by a trusted proxy (X-Forwarded-For with
+ * VAULT_TRUST_PROXY, `forwarded`) is counted like any other: anyone who
+ * reaches the proxy, or the vault directly when it is reachable without
+ * the proxy, can write 127.0.0.1 there (docs/audit.md).
+ */
+export function exemptFromCounting(ip: string | null, forwarded: boolean): boolean {
+  return ip === null || (!forwarded && isLoopback(ip));
 }
 
 /** Above this many tracked addresses, finished windows are dropped. */
@@ -54,10 +67,13 @@ export function limiterKey(ip: string): string | null {
  * closes. In memory, per app instance; time from the injected clock.
  *
  * Requests whose ip is unknown (in-process requests without a socket) are
- * not counted: there is nothing to tell one client from another. Loopback
- * clients are never counted either: a process on the vault's own machine can
- * read the data dir's key files, so locking it out protects nothing, and it
- * would lock out the local tools and tests that probe 401s on purpose.
+ * not counted: there is nothing to tell one client from another. A direct
+ * loopback peer is not counted either: a process on the vault's own machine
+ * can read the data dir's key files, so locking it out protects nothing, and
+ * it would lock out the local tools and tests that probe 401s on purpose.
+ * A loopback address that only a forwarded header claims is counted
+ * (exemptFromCounting). Every method's `forwarded` says whether `ip` came
+ * from a trusted proxy's X-Forwarded-For (default false: the socket's).
  */
 export class FailedAuthLimiter {
   private readonly windows = new Map<string, Window>();
@@ -83,8 +99,8 @@ export class FailedAuthLimiter {
   ) {}
 
   /** Milliseconds until `ip` may try again; 0 when it is not blocked. */
-  retryAfterMs(ip: string | null): number {
-    const key = this.keyOf(ip);
+  retryAfterMs(ip: string | null, forwarded = false): number {
+    const key = this.keyOf(ip, forwarded);
     if (key === null) return 0;
     const w = this.windows.get(key);
     if (!w || w.failures < this.options.limit) return 0;
@@ -92,8 +108,8 @@ export class FailedAuthLimiter {
   }
 
   /** Counts one failed authentication from `ip`. */
-  fail(ip: string | null): void {
-    const key = this.keyOf(ip);
+  fail(ip: string | null, forwarded = false): void {
+    const key = this.keyOf(ip, forwarded);
     if (key === null) return;
     const w = this.current(key);
     w.failures += 1;
@@ -104,8 +120,8 @@ export class FailedAuthLimiter {
   }
 
   /** Notes a valid token presented from `ip` (for the shared-address warning). */
-  succeeded(ip: string | null): void {
-    const key = this.keyOf(ip);
+  succeeded(ip: string | null, forwarded = false): void {
+    const key = this.keyOf(ip, forwarded);
     if (key === null) return;
     const w = this.windows.get(key);
     if (w && this.options.now() - w.start < this.options.windowMs) w.validSeen = true;
@@ -116,8 +132,8 @@ export class FailedAuthLimiter {
     return this.windows.size;
   }
 
-  private keyOf(ip: string | null): string | null {
-    if (ip === null || this.options.limit <= 0 || isLoopback(ip)) return null;
+  private keyOf(ip: string | null, forwarded: boolean): string | null {
+    if (ip === null || this.options.limit <= 0 || exemptFromCounting(ip, forwarded)) return null;
     return limiterKey(ip);
   }
 
@@ -181,8 +197,9 @@ interface FailureRun {
  * Every failure is still accounted for (decisions.md section 8), only
  * grouped.
  *
- * Loopback and unknown addresses are never coalesced (as the brute-force
- * guard does not count them): each of their failures gets its own row.
+ * Unknown addresses and a direct loopback peer are never coalesced (as the
+ * brute-force guard does not count them: exemptFromCounting): each of their
+ * failures gets its own row. A forwarded loopback claim is coalesced.
  * Memory is bounded: past `maxTracked` addresses the oldest run is closed
  * early and its summary queued for the next drain().
  */
@@ -207,12 +224,13 @@ export class AuthFailureCoalescer {
 
   /**
    * Counts one failed authentication from `ip`.
+   * @param forwarded whether `ip` came from a trusted proxy's X-Forwarded-For.
    * @returns whether it gets its own row now (true), or is counted toward the
    *   window's summary row (false); and the summary of this address's
    *   previous window when that closed with failures left to write.
    */
-  admit(ip: string | null): { record: boolean; closed: AuthFailureSummary | undefined } {
-    if (ip === null || isLoopback(ip)) return { record: true, closed: undefined };
+  admit(ip: string | null, forwarded = false): { record: boolean; closed: AuthFailureSummary | undefined } {
+    if (ip === null || exemptFromCounting(ip, forwarded)) return { record: true, closed: undefined };
     const key = limiterKey(ip) ?? ip;
     const now = this.options.now();
     let run = this.runs.get(key);

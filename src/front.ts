@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import type { AccessRecordDeps } from "./access-guard.js";
 import { completeAccessRecord } from "./access-guard.js";
-import { bearerActor, clientIp, PUBLIC_PATHS, requestHeader } from "./auth.js";
+import { bearerActor, forwardedIp, PUBLIC_PATHS, requestHeader, socketIp } from "./auth.js";
 import type { NodeEnv, TokenResolver } from "./auth.js";
 import type { Actor, AppEnv } from "./context.js";
 import { originFor } from "./context.js";
@@ -39,7 +39,8 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  *    X-Content-Type-Options: nosniff), written with the status line by
  *    the vault server's VaultResponse (http-response.ts), else set on the
  *    outgoing Node response, so no web Headers object is built for them;
- * 2. for every path but /health and /openapi.json: the client ip, 429 with
+ * 2. for every path but /health and /openapi.json: the client ip (the
+ *    socket's, or the last X-Forwarded-For entry behind a trusted proxy), 429 with
  *    Retry-After (seconds) for an ip over the failed-authentication limit,
  *    then the bearer token to an actor (401 before anything else,
  *    decisions.md section 5) and the request's origin (its audit record);
@@ -58,8 +59,8 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
   const logRequests = deps.log.isLevelEnabled("info");
   return async (c, next) => {
     const started = performance.now();
-    const forwarded = deps.trustProxy ? requestHeader(c, "x-request-id") : undefined;
-    const id = forwarded !== undefined && FORWARDED_REQUEST_ID.test(forwarded) ? forwarded : randomUUID();
+    const forwardedId = deps.trustProxy ? requestHeader(c, "x-request-id") : undefined;
+    const id = forwardedId !== undefined && FORWARDED_REQUEST_ID.test(forwardedId) ? forwardedId : randomUUID();
     c.set("requestId", id);
     const outgoing = (c.env as NodeEnv | undefined)?.outgoing;
     if (outgoing instanceof VaultResponse) {
@@ -76,9 +77,13 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
     if (PUBLIC_PATHS.has(c.req.path) || deps.isOpenPath?.(c.req.path) === true) {
       await next();
     } else {
-      const ip = clientIp(c, deps.trustProxy);
+      // A forwarded address is counted whatever it claims (loopback too): only a
+      // direct loopback peer is exempt from the brute-force guard (failed-auth.ts).
+      const forwarded = deps.trustProxy ? forwardedIp(c) : undefined;
+      const ip = forwarded ?? socketIp(c);
+      const viaProxy = forwarded !== undefined;
       c.set("ip", ip);
-      const waitMs = deps.limiter.retryAfterMs(ip);
+      const waitMs = deps.limiter.retryAfterMs(ip, viaProxy);
       if (waitMs > 0) {
         throw new ApiError(429, "too many failed authentications", {
           message: "too many requests with a missing or invalid token from this address; try again later",
@@ -95,13 +100,13 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
         c.res = errorResponse(err, c, deps.log);
       }
       if (actor !== undefined) {
-        deps.limiter.succeeded(ip);
+        deps.limiter.succeeded(ip, viaProxy);
         origin = originFor(actor, ip);
         c.set("actor", actor);
         c.set("origin", origin);
         await next();
       }
-      const recorded = completeAccessRecord(deps, c, ip, actor, origin);
+      const recorded = completeAccessRecord(deps, c, ip, viaProxy, actor, origin);
       if (recorded !== undefined) await recorded;
     }
     const ms = performance.now() - started;

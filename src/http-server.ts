@@ -2,6 +2,7 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
+import { capConnectionsPerAddress } from "./connection-cap.js";
 import { STATIC_HEADERS, VaultResponse } from "./http-response.js";
 import type { Logger } from "./log.js";
 
@@ -15,6 +16,11 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Open client connections at most (server.maxConnections); more are closed at once. */
   maxConnections: number;
+  /**
+   * Open connections of one client address at most (127.0.0.1 and ::1 not
+   * capped: connection-cap.ts); more are closed at once. 0: no cap.
+   */
+  maxConnectionsPerIp: number;
 }
 
 /** Least time between two warnings about refused connections, milliseconds. */
@@ -62,8 +68,10 @@ export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
  * - headersTimeout, requestTimeout and keepAliveTimeout as configured; the
  *   timeouts are checked every min(1000, headersTimeout / 2) ms so a
  *   dribbling client is cut close to its deadline (Node checks every 30 s by
- *   default). Connections beyond maxConnections are closed at once and a
- *   warning is logged at most every 10 s.
+ *   default). Connections beyond maxConnections, and those of one client
+ *   address beyond maxConnectionsPerIp (connection-cap.ts: 127.0.0.1 and
+ *   ::1 are not capped), are closed at once; a warning for each is logged
+ *   at most every 10 s.
  */
 export function createHttpServer(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -102,6 +110,17 @@ export function createHttpServer(
     socket.end(rawJsonResponse(status, error));
     // A client that never reads its answer does not keep the socket.
     setTimeout(() => socket.destroy(), 1000).unref();
+  });
+
+  let lastPerIpWarning = Number.NEGATIVE_INFINITY;
+  capConnectionsPerAddress(server, limits.maxConnectionsPerIp, (address) => {
+    const now = Date.now();
+    if (now - lastPerIpWarning < DROP_WARNING_EVERY_MS) return;
+    lastPerIpWarning = now;
+    log.warn(
+      { address, max_connections_per_ip: limits.maxConnectionsPerIp },
+      "connection refused: VAULT_MAX_CONNECTIONS_PER_IP reached for this client address",
+    );
   });
 
   let lastDropWarning = Number.NEGATIVE_INFINITY;

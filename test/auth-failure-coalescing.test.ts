@@ -39,6 +39,13 @@ describe("coalescing repeated auth.failed rows", () => {
     expect(c.drain(true)).toEqual([]);
   });
 
+  it("coalesces a loopback address that a trusted proxy forwarded (X-Forwarded-For), unlike a direct loopback peer", () => {
+    const { c } = coalescer();
+    const forwarded = Array.from({ length: 5 }, () => c.admit("127.0.0.1", true).record);
+    expect(forwarded).toEqual([true, true, true, false, false]);
+    for (let i = 0; i < 5; i++) expect(c.admit("127.0.0.1", false).record).toBe(true);
+  });
+
   it("keeps its memory bounded without losing a count", () => {
     const { c } = coalescer({ maxTracked: 10 });
     for (let a = 0; a < 100; a++) for (let i = 0; i < 4; i++) c.admit(`198.51.100.${a}`);

@@ -1,6 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_AUTH_FAIL_LIMIT } from "../src/config.js";
 import { FailedAuthLimiter, limiterKey } from "../src/failed-auth.js";
+import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import { buildTestVault, MASTER_KEY, itSqlite } from "./helpers.js";
+
+afterEach(killChildren);
+afterAll(cleanupTemp);
 
 function limiter(options: { limit?: number; maxTracked?: number; onSharedAddress?: (key: string) => void } = {}) {
   let t = 1_000_000;
@@ -56,5 +61,28 @@ describe("the failed-authentication guard", () => {
     expect(ips).toEqual([{ ip: null }]);
     // No socket in process: the request has no address, so nothing was counted or blocked.
     expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers: junk })).status).toBe(200);
+  });
+
+  it("counts forwarded clients that claim loopback: X-Forwarded-For 127.0.0.1 or ::1 gets 429 after the limit", async () => {
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 3 });
+    for (const claim of ["127.0.0.1", "::1"]) {
+      const headers = { "x-forwarded-for": `203.0.113.9, ${claim}` };
+      for (let i = 0; i < 3; i++) expect((await v.request("GET", "/secrets", { token: "wrong", headers })).status).toBe(401);
+      const blocked = await v.request("GET", "/secrets", { token: MASTER_KEY, headers });
+      expect(blocked.status, claim).toBe(429);
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+  });
+
+  it("a real server with VAULT_TRUST_PROXY: X-Forwarded-For 127.0.0.1 is blocked after VAULT_AUTH_FAIL_LIMIT (default) failures; the direct loopback peer is not", async () => {
+    const vault = await startVault(tempDir(), { env: { VAULT_TRUST_PROXY: "true" } });
+    const get = (token: string, headers: Record<string, string>) =>
+      fetch(`${vault.url}/secrets`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+    const claim = { "x-forwarded-for": "127.0.0.1" };
+    for (let i = 0; i < DEFAULT_AUTH_FAIL_LIMIT; i++) expect((await get("wrong-token", claim)).status).toBe(401);
+    expect((await get("wrong-token", claim)).status).toBe(429);
+    expect((await get(E2E_MASTER_KEY, claim)).status).toBe(429);
+    // The vault's own machine, connecting directly (no forwarded entry), is never counted.
+    for (let i = 0; i < DEFAULT_AUTH_FAIL_LIMIT + 2; i++) expect((await get("wrong-token", {})).status).toBe(401);
   });
 });

@@ -43,6 +43,7 @@ describe("loadConfig defaults", () => {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       maxConnections: 512,
+      maxConnectionsPerIp: 64,
       webhooksPerScope: 25,
       webhookFailingAfter: 5,
       webhookAllowPrivate: false,
@@ -64,6 +65,12 @@ describe("loadConfig defaults", () => {
     expect(config(["--database-prepared-statements=false"]).databasePreparedStatements).toBe(false);
     expect(config(["--database-prepared-statements", "no"], { VAULT_DATABASE_PREPARED_STATEMENTS: "true" }).databasePreparedStatements).toBe(false);
     expect(configError([], { VAULT_DATABASE_PREPARED_STATEMENTS: "sometimes" }).message).toContain("VAULT_DATABASE_PREPARED_STATEMENTS");
+  });
+
+  it("reads VAULT_MAX_CONNECTIONS_PER_IP and its flag; 0 turns the per-address cap off", () => {
+    expect(config([], { VAULT_MAX_CONNECTIONS_PER_IP: "8" }).maxConnectionsPerIp).toBe(8);
+    expect(config([], { VAULT_MAX_CONNECTIONS_PER_IP: "0" }).maxConnectionsPerIp).toBe(0);
+    expect(config(["--max-connections-per-ip", "3"], { VAULT_MAX_CONNECTIONS_PER_IP: "8" }).maxConnectionsPerIp).toBe(3);
   });
 
   it("treats an empty environment variable as unset", () => {
@@ -259,6 +266,7 @@ describe("loadConfig refuses a bad setting with a ConfigError naming it", () => 
     ["request timeout abc", [], { VAULT_REQUEST_TIMEOUT_MS: "abc" }, "VAULT_REQUEST_TIMEOUT_MS"],
     ["keep-alive timeout 5.5", [], { VAULT_KEEP_ALIVE_TIMEOUT_MS: "5.5" }, "VAULT_KEEP_ALIVE_TIMEOUT_MS"],
     ["max connections 0", [], { VAULT_MAX_CONNECTIONS: "0" }, "VAULT_MAX_CONNECTIONS"],
+    ["max connections per ip -1", [], { VAULT_MAX_CONNECTIONS_PER_IP: "-1" }, "VAULT_MAX_CONNECTIONS_PER_IP"],
     ["webhooks per scope 0", [], { VAULT_WEBHOOKS_PER_SCOPE: "0" }, "VAULT_WEBHOOKS_PER_SCOPE"],
     ["webhook failing after -2", [], { VAULT_WEBHOOK_FAILING_AFTER: "-2" }, "VAULT_WEBHOOK_FAILING_AFTER"],
     ["max value bytes over the body limit", [], { VAULT_MAX_VALUE_BYTES: "2000000" }, "VAULT_MAX_VALUE_BYTES"],

@@ -1,4 +1,5 @@
 import { connect } from "node:net";
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP } from "../src/config.js";
 import type { Socket } from "node:net";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
@@ -134,5 +135,112 @@ describe("slow clients", () => {
     // Closed at the 1 s header timeout (checked every 500 ms), not at Node's default 60 s.
     expect(ms).toBeGreaterThanOrEqual(900);
     expect(ms).toBeLessThan(5000);
+  });
+});
+
+/** A slow socket from `localAddress`: it sends half a request and then nothing. */
+interface Held {
+  /** Resolves once connected, or closed before connecting (refused). */
+  settled: Promise<void>;
+  /** The server closed it (or it never connected). */
+  closed: () => boolean;
+  socket: Socket;
+}
+
+function holdFrom(url: string, localAddress: string): Held {
+  const socket = connect({ ...target(url), localAddress });
+  let closed = false;
+  socket.on("error", () => undefined);
+  const settled = new Promise<void>((resolve) => {
+    socket.once("connect", () => {
+      socket.write("GET /health HTTP/1.1\r\nHost: vault\r\n");
+      resolve();
+    });
+    socket.once("close", () => {
+      closed = true;
+      resolve();
+    });
+  });
+  return { settled, closed: () => closed, socket };
+}
+
+/** Opens `count` slow sockets from `localAddress`, `batch` at a time (each batch connected before the next). */
+async function holdMany(url: string, localAddress: string, count: number, batch = 50): Promise<Held[]> {
+  const all: Held[] = [];
+  for (let i = 0; i < count; i += batch) {
+    const some = Array.from({ length: Math.min(batch, count - i) }, () => holdFrom(url, localAddress));
+    await Promise.all(some.map((h) => h.settled));
+    all.push(...some);
+  }
+  return all;
+}
+
+/** Waits until `done()` or `ms` pass, checking every 50 ms. */
+async function waitFor(done: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** GET /health with a 2 s limit: its status, or 0 when it failed or took longer. */
+async function probe(url: string): Promise<number> {
+  try {
+    return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) })).status;
+  } catch {
+    return 0;
+  }
+}
+
+describe("connections per client address", () => {
+  const attacker = "127.0.0.2";
+
+  it("several hundred slow sockets from one address: those over the cap are closed at once, /health from another address answers", async () => {
+    // The defaults: VAULT_MAX_CONNECTIONS 512, VAULT_MAX_CONNECTIONS_PER_IP, the 10 s header timeout.
+    const vault = await startVault(tempDir());
+    const count = DEFAULT_MAX_CONNECTIONS + 88;
+    const held = await holdMany(vault.url, attacker, count);
+    try {
+      await waitFor(() => held.filter((h) => h.closed()).length >= count - DEFAULT_MAX_CONNECTIONS_PER_IP, 3000);
+      const stillOpen = held.filter((h) => !h.closed()).length;
+
+      // More attack while the probes run: all of it refused; the probes from 127.0.0.1 all answer.
+      const wave = holdMany(vault.url, attacker, 100, 25);
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) statuses.push(await probe(vault.url));
+      const more = await wave;
+      await waitFor(() => more.every((h) => h.closed()), 3000);
+      expect(statuses).toEqual(Array.from({ length: 20 }, () => 200));
+      // The cap's worth stays open (until the header timeout); every other one was closed at once.
+      expect(stillOpen).toBe(DEFAULT_MAX_CONNECTIONS_PER_IP);
+      expect(more.every((h) => h.closed())).toBe(true);
+      expect(held.filter((h) => !h.closed()).length).toBe(DEFAULT_MAX_CONNECTIONS_PER_IP);
+      for (const h of more) h.socket.destroy();
+    } finally {
+      for (const h of held) h.socket.destroy();
+    }
+  });
+
+  it("127.0.0.1 (the local CLI, a proxy on the same machine) is not capped per address", async () => {
+    const vault = await startVault(tempDir(), { env: { VAULT_MAX_CONNECTIONS_PER_IP: "5" } });
+    const local = await holdMany(vault.url, "127.0.0.1", 20);
+    const other = await holdMany(vault.url, attacker, 20);
+    try {
+      await waitFor(() => other.filter((h) => h.closed()).length >= 15, 3000);
+      expect(local.filter((h) => h.closed()).length).toBe(0);
+      expect(other.filter((h) => !h.closed()).length).toBe(5);
+      expect(await probe(vault.url)).toBe(200);
+    } finally {
+      for (const h of [...local, ...other]) h.socket.destroy();
+    }
+  });
+
+  it("VAULT_MAX_CONNECTIONS_PER_IP=0 turns the per-address cap off", async () => {
+    const vault = await startVault(tempDir(), { env: { VAULT_MAX_CONNECTIONS_PER_IP: "0" } });
+    const other = await holdMany(vault.url, attacker, DEFAULT_MAX_CONNECTIONS_PER_IP + 10);
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(other.filter((h) => h.closed()).length).toBe(0);
+    } finally {
+      for (const h of other) h.socket.destroy();
+    }
   });
 });

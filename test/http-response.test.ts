@@ -31,7 +31,7 @@ beforeAll(async () => {
   });
   app.get("/empty", (c) => c.body(null, 204));
   app.get("/response", () => new Response("text", { headers: { "Content-Type": "text/plain" } }));
-  const limits = { headersTimeoutMs: 5000, requestTimeoutMs: 10000, keepAliveTimeoutMs: 5000, maxConnections: 100 };
+  const limits = { headersTimeoutMs: 5000, requestTimeoutMs: 10000, keepAliveTimeoutMs: 5000, maxConnections: 100, maxConnectionsPerIp: 64 };
   server = createHttpServer(app.fetch, limits, createLogger("silent"));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;

@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { decodeCursor as decodeTagged, encodeCursor as encodeTagged } from "../cursor.js";
 import { ApiError } from "../errors.js";
 import { requestHeader } from "../auth.js";
-import { isWellFormedJson } from "./text-checks.js";
+import { jsonBodyFault, MAX_JSON_DEPTH } from "./text-checks.js";
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -90,8 +90,9 @@ function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
 /**
  * Reads a POST/PATCH body as a JSON object (decisions.md section 10):
  * `Content-Type: application/json` (parameters such as charset allowed),
- * valid UTF-8, parsable, an object, and every string in it well-formed
- * Unicode (a lone surrogate escape such as `"a\ud800b"` would be stored as
+ * valid UTF-8, parsable, an object, nested at most MAX_JSON_DEPTH (64)
+ * levels deep (the body object counting as one: every later walk of the
+ * body is recursive), and every string in it well-formed Unicode (a lone surrogate escape such as `"a\ud800b"` would be stored as
  * U+FFFD and read back different). Anything else: 400. A body over
  * MAX_BODY_BYTES: 413.
  * @returns the parsed object (unknown fields are kept, to be ignored by the schema).
@@ -117,7 +118,9 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ApiError(400, "body must be a JSON object");
   }
-  if (!isWellFormedJson(body)) throw new ApiError(400, "body contains a lone surrogate (\\uD800-\\uDFFF without its pair)");
+  const fault = jsonBodyFault(body);
+  if (fault === "too deep") throw new ApiError(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+  if (fault !== null) throw new ApiError(400, "body contains a lone surrogate (\\uD800-\\uDFFF without its pair)");
   return body as Record<string, unknown>;
 }
 

@@ -18,19 +18,61 @@ export function isSafeName(text: string): boolean {
 export const unsafeNameMessage = (field: string) =>
   `${field} must not contain control, bidirectional or zero-width characters`;
 
+/** Most levels of nested arrays and objects in a request body, the body itself counting as one (docs/api.md). */
+export const MAX_JSON_DEPTH = 64;
+
+/** What makes a parsed JSON body unacceptable (jsonBodyFault). */
+export type JsonFault = "too deep" | "lone surrogate";
+
 /**
- * True when every string in a parsed JSON value (object keys included) is
- * well-formed Unicode: no lone surrogate, as `"a\ud800b"` in JSON gives. Such
- * a string cannot be stored as UTF-8 without turning into U+FFFD, so it
- * would read back different from what was written.
+ * Walks a parsed JSON value (JSON.parse output) without recursion, so no
+ * nesting can overflow the stack, and finds the first fault:
+ *
+ * - "too deep": arrays and objects nested more than `maxDepth` levels, the
+ *   outermost one counting as level 1 (docs/api.md: 64). Every later walk
+ *   of the body (valibot, JSON.stringify of metadata) is recursive, so the
+ *   cap is checked here, first.
+ * - "lone surrogate": a string (object keys included) that is not
+ *   well-formed Unicode, as `"a\ud800b"` in JSON gives. Such a string cannot
+ *   be stored as UTF-8 without turning into U+FFFD, so it would read back
+ *   different from what was written.
+ *
+ * @returns the fault, or null when there is none.
  */
-export function isWellFormedJson(value: unknown): boolean {
-  if (typeof value === "string") return isWellFormed(value);
-  if (Array.isArray(value)) return value.every(isWellFormedJson);
-  if (value !== null && typeof value === "object") {
-    return Object.entries(value).every(([key, item]) => isWellFormed(key) && isWellFormedJson(item));
+export function jsonBodyFault(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonFault | null {
+  // Two parallel stacks (containers and their levels): no tuple allocated per item.
+  const containers: unknown[] = [value];
+  const levels: number[] = [1];
+  while (containers.length > 0) {
+    const item = containers.pop();
+    const level = levels.pop() as number;
+    if (typeof item === "string") {
+      if (!isWellFormed(item)) return "lone surrogate";
+    } else if (item !== null && typeof item === "object") {
+      if (level > maxDepth) return "too deep";
+      if (Array.isArray(item)) {
+        for (const child of item as unknown[]) {
+          if (typeof child === "string") {
+            if (!isWellFormed(child)) return "lone surrogate";
+          } else if (typeof child === "object" && child !== null) {
+            containers.push(child);
+            levels.push(level + 1);
+          }
+        }
+      } else {
+        for (const [key, child] of Object.entries(item)) {
+          if (!isWellFormed(key)) return "lone surrogate";
+          if (typeof child === "string") {
+            if (!isWellFormed(child)) return "lone surrogate";
+          } else if (typeof child === "object" && child !== null) {
+            containers.push(child);
+            levels.push(level + 1);
+          }
+        }
+      }
+    }
   }
-  return true;
+  return null;
 }
 
 /**
