@@ -5,7 +5,7 @@ import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
 import type { ListOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
 import type { ResponseOf } from "./types.js";
 
-export { VaultApiError, VaultConnectionError } from "./errors.js";
+export { VaultApiError, VaultConnectionError, VaultInputError } from "./errors.js";
 export { encodeKey } from "./http.js";
 export type { FetchLike } from "./http.js";
 export { AuditApi, KeysApi, MeApi, OrgApi, OrgsApi, PrincipalsApi, RolesApi, WebhooksApi } from "./resources.js";
@@ -47,7 +47,9 @@ function env(name: string): string | undefined {
  *
  * Every method throws VaultApiError when the API answers 400 or more
  * (`status`, `error`, `message`) and VaultConnectionError when the vault is
- * not reachable (naming the address). Times are Unix seconds; TTLs seconds.
+ * not reachable (naming the address); before sending anything, it throws
+ * VaultInputError for a key with an empty, `.` or `..` segment or an id that
+ * is empty, `.` or `..` (such a path would reach another route). Times are Unix seconds; TTLs seconds.
  */
 export class VaultClient {
   /** The base address requests go to, without a trailing slash. */
