@@ -97,6 +97,10 @@ describe("VaultClient", () => {
       }
       expect(() => encodeKey(key)).toThrow(VaultInputError);
     }
+    // A principal key's client on its org: /orgs/ORG/secrets/../../../me/keys/ID would be DELETE /me/keys/ID.
+    const org = recordingClient("org_x");
+    expect(await rejection(org.client.delete("../../../me/keys/pk_x"))).toBeInstanceOf(VaultInputError);
+    expect(org.urls).toEqual([]);
     for (const id of ["..", ".", ""]) {
       for (const call of [
         () => client.keys.delete(id),
