@@ -38,6 +38,8 @@ const PG_MATRIX = [
   "test/webhook-subscribers.test.ts",
   "test/webhook-outbox.test.ts",
   "test/lifecycle.test.ts",
+  "test/key-segments.test.ts",
+  "test/client-key-paths.test.ts",
   // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).
   "test/e2e.test.ts",
   "test/webhooks-e2e.test.ts",

@@ -32,6 +32,31 @@ export class VaultApiError extends Error {
 }
 
 /**
+ * A key, id or name the client refuses before sending any request: joined
+ * into the URL path, it would name another route, because the URL parser
+ * resolves `.` and `..` segments (and their `%2e` forms) and an empty
+ * segment shifts the route (docs/client.md "Secret verbs"). `field` says
+ * which: `key` for a secret key with an empty, `.` or `..` segment (a
+ * leading or trailing `/` included), `id` for an id or name that is empty,
+ * `.` or `..`. The message states the rule and never repeats the value.
+ */
+export class VaultInputError extends Error {
+  /** What was refused: a secret key, or an id or name (org, principal, key, webhook, role). */
+  readonly field: "key" | "id";
+
+  /** @param field `key` or `id`. */
+  constructor(field: "key" | "id") {
+    super(
+      field === "key"
+        ? "invalid secret key: it must not start or end with / or have an empty, . or .. segment"
+        : "invalid id or name: it must not be empty, . or ..",
+    );
+    this.name = "VaultInputError";
+    this.field = field;
+  }
+}
+
+/**
  * The vault could not be reached (refused connection, DNS failure, reset,
  * timeout): no HTTP response came back. `addr` is the address tried; `cause`
  * is the underlying fetch error.

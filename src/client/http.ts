@@ -1,4 +1,4 @@
-import { VaultApiError, VaultConnectionError } from "./errors.js";
+import { VaultApiError, VaultConnectionError, VaultInputError } from "./errors.js";
 
 /** The fetch function a client uses (globalThis.fetch or a caller's own). */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -18,16 +18,37 @@ export interface Call {
 }
 
 /**
- * Encodes a secret key for a path: each `/`-separated segment with
- * encodeURIComponent, the `/` kept (keys may contain `/`; the server's
- * `:key{.+}` routes take the rest of the path).
+ * Whether a path segment would leave its route once in a URL: empty, `.` or
+ * `..` (the URL parser resolves dot segments; encodeURIComponent leaves dots
+ * as they are, and encodes `%`, so `%2e` in a value stays literal).
  */
-export function encodeKey(key: string): string {
-  return key.split("/").map(encodeURIComponent).join("/");
+function leavesRoute(segment: string): boolean {
+  return segment === "" || segment === "." || segment === "..";
 }
 
-/** Encodes one path parameter (an id or name) whole, `/` included. */
+/**
+ * Encodes a secret key for a path: each `/`-separated segment with
+ * encodeURIComponent, the `/` kept (keys may contain `/`; the server's
+ * `:key{.+}` routes take the rest of the path). The vault refuses such keys
+ * too (docs/api.md "Global secrets"); the client refuses them first so no
+ * request goes to another route.
+ * @param key a secret key, e.g. `prod/db_password`.
+ * @returns the encoded path part, e.g. `prod/db_password`.
+ * @throws VaultInputError (`field: "key"`) when a segment is empty, `.` or
+ *   `..` (a leading, trailing or doubled `/` makes an empty one).
+ */
+export function encodeKey(key: string): string {
+  const segments = key.split("/");
+  if (segments.some(leavesRoute)) throw new VaultInputError("key");
+  return segments.map(encodeURIComponent).join("/");
+}
+
+/**
+ * Encodes one path parameter (an id or name) whole, `/` included.
+ * @throws VaultInputError (`field: "id"`) when it is empty, `.` or `..`.
+ */
 export function seg(value: string): string {
+  if (leavesRoute(value)) throw new VaultInputError("id");
   return encodeURIComponent(value);
 }
 

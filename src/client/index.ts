@@ -7,7 +7,7 @@ import { linkFragment, parseShareLink, postReveal, revealLink } from "./share-li
 import type { ListOptions, OpenOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
 import type { ResponseOf } from "./types.js";
 
-export { VaultApiError, VaultConnectionError } from "./errors.js";
+export { VaultApiError, VaultConnectionError, VaultInputError } from "./errors.js";
 export { EnvelopeError, openEnvelope, parseEnvelope, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
 export type { EnvelopeV1 } from "./envelope.js";
 export { linkFragment, parseShareLink } from "./share-link.js";
@@ -53,7 +53,9 @@ function env(name: string): string | undefined {
  *
  * Every method throws VaultApiError when the API answers 400 or more
  * (`status`, `error`, `message`) and VaultConnectionError when the vault is
- * not reachable (naming the address). Times are Unix seconds; TTLs seconds.
+ * not reachable (naming the address); before sending anything, it throws
+ * VaultInputError for a key with an empty, `.` or `..` segment or an id that
+ * is empty, `.` or `..` (such a path would reach another route). Times are Unix seconds; TTLs seconds.
  */
 export class VaultClient {
   /** The base address requests go to, without a trailing slash. */

@@ -6,8 +6,10 @@ import type { AuditQuery, BodyOf, PageOptions, ResponseOf } from "./types.js";
  * The resource groups of VaultClient besides the secret verbs: scoped keys,
  * audit, webhooks (and their deliveries), orgs (principals, roles, principal
  * keys, org audit, org webhooks, org prune), and /me. Each method is one
- * request; every one throws VaultApiError (status >= 400) or
- * VaultConnectionError (no response). Paths: interface.md section 4.
+ * request; every one rejects with VaultApiError (status >= 400) or
+ * VaultConnectionError (no response), or, before sending anything, with
+ * VaultInputError for an id or name that is empty, `.` or `..` (see seg()).
+ * Paths: docs/api.md.
  */
 
 /** Scoped API keys, /keys (master key or an admin scoped key). */
@@ -25,7 +27,7 @@ export class KeysApi {
   }
 
   /** DELETE /keys/{id}: revoke at once (later requests with it get 401). */
-  delete(id: string): Promise<ResponseOf<"/keys/{id}", "delete">> {
+  async delete(id: string): Promise<ResponseOf<"/keys/{id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `/keys/${seg(id)}` });
   }
 }
@@ -58,12 +60,12 @@ export class WebhooksApi {
   }
 
   /** DELETE /{id}: no more events are delivered to it. */
-  delete(id: string): Promise<ResponseOf<"/webhooks/{id}", "delete">> {
+  async delete(id: string): Promise<ResponseOf<"/webhooks/{id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `${this.base}/${seg(id)}` });
   }
 
   /** GET /{id}/deliveries: a page of delivery attempts, newest first. */
-  deliveries(id: string, page: PageOptions = {}): Promise<ResponseOf<"/webhooks/{id}/deliveries", "get">> {
+  async deliveries(id: string, page: PageOptions = {}): Promise<ResponseOf<"/webhooks/{id}/deliveries", "get">> {
     return this.t.json({ method: "GET", path: `${this.base}/${seg(id)}/deliveries`, query: { ...page } });
   }
 }
@@ -86,7 +88,7 @@ export class RolesApi {
   }
 
   /** PATCH /{name}: new permissions of a custom role (built-ins refuse). */
-  update(
+  async update(
     name: string,
     body: BodyOf<"/orgs/{org_id}/roles/{name}", "patch">,
   ): Promise<ResponseOf<"/orgs/{org_id}/roles/{name}", "patch">> {
@@ -94,7 +96,7 @@ export class RolesApi {
   }
 
   /** DELETE /{name}: a custom role (built-ins refuse). */
-  delete(name: string): Promise<ResponseOf<"/orgs/{org_id}/roles/{name}", "delete">> {
+  async delete(name: string): Promise<ResponseOf<"/orgs/{org_id}/roles/{name}", "delete">> {
     return this.t.json({ method: "DELETE", path: `${this.base}/${seg(name)}` });
   }
 }
@@ -119,12 +121,12 @@ export class PrincipalsApi {
   }
 
   /** GET /{id}: one principal. */
-  get(id: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}", "get">> {
+  async get(id: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}", "get">> {
     return this.t.json({ method: "GET", path: `${this.base}/${seg(id)}` });
   }
 
   /** PATCH /{id}: new name, role or metadata. */
-  update(
+  async update(
     id: string,
     body: BodyOf<"/orgs/{org_id}/principals/{id}", "patch">,
   ): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}", "patch">> {
@@ -132,12 +134,12 @@ export class PrincipalsApi {
   }
 
   /** DELETE /{id}: refused while the principal has keys. */
-  delete(id: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}", "delete">> {
+  async delete(id: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `${this.base}/${seg(id)}` });
   }
 
   /** POST /{id}/keys: `{name, valid_after?, valid_before?}` (Unix seconds) -> 201 with `key` (shown once). */
-  createKey(
+  async createKey(
     id: string,
     body: BodyOf<"/orgs/{org_id}/principals/{id}/keys", "post">,
   ): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}/keys", "post", 201>> {
@@ -145,12 +147,12 @@ export class PrincipalsApi {
   }
 
   /** GET /{id}/keys: the principal's key summaries. */
-  listKeys(id: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}/keys", "get">> {
+  async listKeys(id: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}/keys", "get">> {
     return this.t.json({ method: "GET", path: `${this.base}/${seg(id)}/keys` });
   }
 
   /** DELETE /{id}/keys/{key_id}: revoke a principal key at once. */
-  deleteKey(id: string, keyId: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}/keys/{key_id}", "delete">> {
+  async deleteKey(id: string, keyId: string): Promise<ResponseOf<"/orgs/{org_id}/principals/{id}/keys/{key_id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `${this.base}/${seg(id)}/keys/${seg(keyId)}` });
   }
 }
@@ -198,12 +200,12 @@ export class OrgsApi {
   }
 
   /** GET /orgs/{org_id}: one org. */
-  get(orgId: string): Promise<ResponseOf<"/orgs/{org_id}", "get">> {
+  async get(orgId: string): Promise<ResponseOf<"/orgs/{org_id}", "get">> {
     return this.t.json({ method: "GET", path: `/orgs/${seg(orgId)}` });
   }
 
   /** DELETE /orgs/{org_id}: refused while the org has principals. */
-  delete(orgId: string): Promise<ResponseOf<"/orgs/{org_id}", "delete">> {
+  async delete(orgId: string): Promise<ResponseOf<"/orgs/{org_id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `/orgs/${seg(orgId)}` });
   }
 
@@ -238,7 +240,7 @@ export class MeApi {
   }
 
   /** DELETE /me/keys/{key_id}: revoke one of the principal's keys at once. */
-  deleteKey(keyId: string): Promise<ResponseOf<"/me/keys/{key_id}", "delete">> {
+  async deleteKey(keyId: string): Promise<ResponseOf<"/me/keys/{key_id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `/me/keys/${seg(keyId)}` });
   }
 }

@@ -2885,6 +2885,7 @@ export interface paths {
                     "application/json": {
                         allowed_keys?: string[];
                         delete?: boolean;
+                        /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                         key: string;
                         max_reads?: number;
                         ttl_seconds?: number;
@@ -3021,6 +3022,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
                     org_id: string;
                 };
@@ -3126,6 +3128,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
                     org_id: string;
                 };
@@ -3215,6 +3218,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
                     org_id: string;
                 };
@@ -3242,7 +3246,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description neither field given, or invalid */
+                /** @description neither field given, or invalid; or an invalid secret key */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3940,6 +3944,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; not 64 lower-case hex characters (the shape of public ids). Omitted: a public secret. */
                         key?: string;
                         max_reads?: number;
                         ttl_seconds?: number;
@@ -4067,6 +4072,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; or a public secret's id (64 lower-case hex characters) */
                     key: string;
                 };
                 cookie?: never;
@@ -4162,6 +4168,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; or a public secret's id (64 lower-case hex characters) */
                     key: string;
                 };
                 cookie?: never;
@@ -4250,6 +4257,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; or a public secret's id (64 lower-case hex characters) */
                     key: string;
                 };
                 cookie?: never;
@@ -4279,7 +4287,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description neither field given, or invalid */
+                /** @description neither field given, or invalid; or an invalid secret key */
                 400: {
                     headers: {
                         [name: string]: unknown;

@@ -11,14 +11,20 @@ const ttlSeconds = z
   .optional()
   .describe("Seconds until the secret expires (e.g. 3600 for one hour). Omit for no expiry.");
 const maxReads = z.number().int().positive().optional().describe("Number of reads after which the secret is burned. Omit for unlimited reads.");
-const key = z.string().min(1).describe('The secret\'s key, e.g. "prod/db_password". A prefix-scoped token only reaches keys under its prefix.');
+const key = z
+  .string()
+  .min(1)
+  .describe(
+    'The secret\'s key, e.g. "prod/db_password": no leading or trailing "/" and no empty, "." or ".." segment (refused). A prefix-scoped token only reaches keys under its prefix.',
+  );
 
 /**
  * Registers the six vault tools on an MCP server: get_secret, put_secret,
  * share_secret, list_secrets, delete_secret, patch_secret. Each calls the
  * HTTP API through `client` (an org client acts on that org's secrets); an API
  * refusal or an unreachable vault comes back as a tool error (isError) whose
- * text is the API's message and status, never as a protocol error.
+ * text is the API's message and status, never as a protocol error; so does a
+ * key the client refuses to send (an empty, `.` or `..` segment: docs/mcp.md).
  */
 export function registerVaultTools(server: McpServer, client: VaultClient): void {
   server.registerTool(

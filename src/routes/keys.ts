@@ -8,7 +8,7 @@ import type { ScopedKey, ScopedKeys } from "../domain/keys.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log.js";
 import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
-import { KEY_PATTERN } from "./secret-input.js";
+import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import type { RouteDecl } from "./declare.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
@@ -33,7 +33,11 @@ export const createKeyBody = v.object({
     v.nullable(
       v.pipe(
         v.string("prefix must be a string"),
-        v.regex(KEY_PATTERN, "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /"),
+        v.regex(KEY_CHARS, PREFIX_RULE),
+        v.check(isKeyPrefix, PREFIX_RULE),
+        v.description(
+          "keyed secrets whose key starts with it: 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting with /, with no empty, . or .. segment; it may end with / (prod/)",
+        ),
       ),
     ),
   ),

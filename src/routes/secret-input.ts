@@ -7,28 +7,70 @@ import { ApiError } from "../errors.js";
 import { intRange, requiredString } from "./input.js";
 
 /**
- * Secret keys (decisions.md section 2): 1-256 characters of
- * `A-Z a-z 0-9 . _ - ~ @ : + = /`, not starting with `/`. Scoped keys'
- * prefixes use the same rule.
+ * The characters and length of a secret key (docs/api.md "Global secrets"):
+ * 1-256 characters of `A-Z a-z 0-9 . _ - ~ @ : + = /`, not starting with `/`.
+ * The segment rule is DOT_OR_EMPTY_SEGMENT; isSecretKey() and isKeyPrefix()
+ * apply both.
  */
-export const KEY_PATTERN = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
+export const KEY_CHARS = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
 
-const KEY_RULE = "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = / and not start with /";
+/**
+ * A `/`-separated segment that is empty, `.` or `..` (a trailing `/` makes an
+ * empty last segment): once a client joins the key into a URL path, the
+ * URL parser resolves such a segment (and `%2e` forms of it), so the key
+ * would name another route (docs/api.md "Global secrets").
+ */
+const DOT_OR_EMPTY_SEGMENT = /(?:^|\/)\.{0,2}(?:\/|$)/;
 
-/** The fields every create body has (decisions.md sections 2-3). */
+/** The 400 message of a key that breaks the rule; it never repeats the key. */
+export const KEY_RULE =
+  "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, must not start or end with /, and must have no empty, . or .. segment";
+
+/** The 400 message of a scoped key's prefix that breaks the rule; it never repeats the prefix. */
+export const PREFIX_RULE =
+  "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, must not start with /, and must have no empty, . or .. segment";
+
+/** The key rule as the OpenAPI document states it (request bodies and `{key}` path parameters). */
+export const KEY_DOC =
+  "1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /";
+
+/**
+ * Whether `key` is a valid secret key, global or org (docs/api.md "Global
+ * secrets"): KEY_CHARS, no empty, `.` or `..` segment, no trailing `/`. The
+ * one home of the key rule: create bodies, path keys and (through
+ * isKeyPrefix) scoped-key prefixes use it.
+ * @param key the key as given (a path key after percent-decoding).
+ */
+export function isSecretKey(key: string): boolean {
+  return KEY_CHARS.test(key) && !DOT_OR_EMPTY_SEGMENT.test(key);
+}
+
+/**
+ * Whether `prefix` is a valid scoped-key prefix (docs/keys.md): a secret key,
+ * or a secret key followed by one `/` (`prod/`). Its last segment may be a
+ * partial one (`prod/db_`), but never `.` or `..`, and no segment is empty.
+ * @param prefix the prefix as given in POST /keys.
+ */
+export function isKeyPrefix(prefix: string): boolean {
+  return isSecretKey(prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);
+}
+
+/** The fields every create body has (docs/api.md "Global secrets"). */
 const commonFields = {
   value: requiredString("value"),
   ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
   max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
 };
 
-/** POST /secrets body (interface section 4, decisions.md sections 2-3): no `key` makes a public secret. */
+/** POST /secrets body (docs/api.md "Global secrets"): no `key` makes a public secret. */
 export const createSecretBody = v.object({
   key: v.optional(
     v.pipe(
       requiredString("key"),
-      v.regex(KEY_PATTERN, KEY_RULE),
+      v.regex(KEY_CHARS, KEY_RULE),
+      v.check(isSecretKey, KEY_RULE),
       v.check((k) => !PUBLIC_ID_PATTERN.test(k), "key must not be 64 lower-case hex characters (reserved for public ids)"),
+      v.description(`${KEY_DOC}; not 64 lower-case hex characters (the shape of public ids). Omitted: a public secret.`),
     ),
   ),
   ...commonFields,
@@ -39,13 +81,12 @@ export const MAX_ALLOWED_KEYS = 100;
 const ALLOWED_KEYS_IDS = "allowed_keys must hold principal key ids";
 
 /**
- * POST /orgs/:org_id/secrets body (interface section 4 "Org-scoped secrets",
- * decisions.md sections 2-5): the global fields, `key` required (any key of
- * decisions.md section 2: the 64-hex reservation is global only), `delete`
+ * POST /orgs/:org_id/secrets body (docs/orgs.md "Org-scoped secrets"): the global fields, `key`
+ * required (any key of isSecretKey(): the 64-hex reservation is global only), `delete`
  * (default true; false seals instead of burning) and `allowed_keys`.
  */
 export const createOrgSecretBody = v.object({
-  key: v.pipe(requiredString("key"), v.regex(KEY_PATTERN, KEY_RULE)),
+  key: v.pipe(requiredString("key"), v.regex(KEY_CHARS, KEY_RULE), v.check(isSecretKey, KEY_RULE), v.description(KEY_DOC)),
   ...commonFields,
   delete: v.optional(v.boolean("delete must be true or false")),
   allowed_keys: v.optional(
@@ -60,22 +101,25 @@ export const createOrgSecretBody = v.object({
   ),
 });
 
-/** PATCH body, both scopes: at least one of the two (decisions.md section 4). */
+/** PATCH body, both scopes: at least one of the two (docs/api.md "Global secrets"). */
 export const patchSecretBody = v.object({
   ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
   max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
 });
 
 /**
- * Validates a secret key taken from the path: a key or a public id. For a
- * prefix-scoped key the prefix is checked first (decisions.md section 5:
- * 403 whether or not the secret exists, public ids always out of reach).
- * @throws ApiError 403 outside the caller's prefix, 400 for an invalid key.
+ * Validates a secret key taken from the path (percent-decoded, `%2F` being
+ * `/`): a key of isSecretKey() or a public id. For a prefix-scoped key the
+ * prefix is checked first (docs/keys.md: 403 whether or not the secret
+ * exists, public ids always out of reach), so the order is 403, then 400.
+ * @returns the key.
+ * @throws ApiError 403 outside the caller's prefix; 400 `invalid secret key`
+ *   (the rule as `message`, never the key) for a key that breaks the rule.
  */
 export function pathKey(c: AppContext): string {
   const key = c.req.param("key") ?? "";
   requireInPrefix(c, PUBLIC_ID_PATTERN.test(key) ? null : key);
-  if (!KEY_PATTERN.test(key) && !PUBLIC_ID_PATTERN.test(key)) throw new ApiError(400, "invalid secret key");
+  if (!isSecretKey(key) && !PUBLIC_ID_PATTERN.test(key)) throw new ApiError(400, "invalid secret key", { message: KEY_RULE });
   return key;
 }
 

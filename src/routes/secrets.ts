@@ -13,7 +13,7 @@ import type { ResponseDecl, RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, readJsonObject } from "./input.js";
 import { pageBody, pageQueryDocs } from "./lists.js";
 import { metaJson, named, orgListEntry, readJson } from "./secret-json.js";
-import { checkValueSize, createOrgSecretBody, createSecretBody, patchSecretBody, pathKey } from "./secret-input.js";
+import { checkValueSize, createOrgSecretBody, createSecretBody, KEY_DOC, patchSecretBody, pathKey } from "./secret-input.js";
 import { deleted, globalMeta, globalName, globalRead, orgMeta, orgRead, page, pruned } from "./secret-schemas.js";
 
 export interface SecretRouteDeps {
@@ -76,6 +76,8 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
     org ? tx.run(async (w) => fn(w, await orgIdOf(w, c))) : tx.run((w) => fn(w, GLOBAL_SCOPE));
   const noOrg: Record<number, ResponseDecl> = org ? { 404: { description: "no such organization" } } : {};
   const where = org ? "; or no such organization" : "";
+  /** The `{key}` path parameter: the key rule (a global one may also be a public id). */
+  const keyParam = { key: org ? KEY_DOC : `${KEY_DOC}; or a public secret's id (64 lower-case hex characters)` };
   /** Responses only the org scope has. */
   const orgOnly = (responses: Record<number, ResponseDecl>): Record<number, ResponseDecl> => (org ? responses : {});
 
@@ -180,6 +182,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
     {
       method: "get",
       path: `${base}/:key{.+}`,
+      params: keyParam,
       summary: org
         ? "Retrieve an org secret's value and count the read; the read that reaches max_reads burns it (delete=true) or seals it (delete=false). HEAD answers existence without decrypting or counting."
         : "Retrieve a secret's value and count the read. The read that reaches max_reads burns it. HEAD answers existence without counting a read.",
@@ -214,6 +217,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
     {
       method: "patch",
       path: `${base}/:key{.+}`,
+      params: keyParam,
       summary: org
         ? "Only for secrets created with delete=false: ttl_seconds sets a new TTL from now; max_reads sets a new limit, resets read_count to 0 and reactivates a sealed secret. Neither: 400."
         : "Set a new TTL (from now) and/or a new read limit (read_count resets to 0).",
@@ -224,7 +228,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
           description: `{${org ? "key" : "key | id"}, updated: true}`,
           schema: v.object({ ...(org ? { key: v.string() } : globalName), updated: v.literal(true) }),
         },
-        400: { description: "neither field given, or invalid" },
+        400: { description: "neither field given, or invalid; or an invalid secret key" },
         404: { description: `missing, expired or burned${where}` },
         ...orgOnly({ 409: { description: "the secret was created with delete=true" } }),
       },
@@ -241,6 +245,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
     {
       method: "delete",
       path: `${base}/:key{.+}`,
+      params: keyParam,
       summary: org ? "Delete an org secret (active or sealed) at once." : "Delete a secret at once, whatever its TTL or remaining reads.",
       permission: org ? "org:d" : "delete",
       responses: {
