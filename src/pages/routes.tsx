@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { clientIp } from "../auth.js";
+import { forwardedIp, socketIp } from "../auth.js";
 import type { AppEnv } from "../context.js";
 import type { Origin } from "../domain/events.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../domain/secret-model.js";
@@ -48,6 +48,17 @@ export function isSharePagePath(path: string): boolean {
   return path === "/" || path === "/s" || path.startsWith("/s/") || path.startsWith("/assets/");
 }
 
+/** A request's client: its address and whether a trusted proxy forwarded it (the brute-force guard counts a forwarded loopback). */
+interface Client {
+  ip: string | null;
+  forwarded: boolean;
+}
+
+function clientOf(c: Context<AppEnv>, trustProxy: boolean): Client {
+  const forwarded = trustProxy ? forwardedIp(c) : undefined;
+  return { ip: forwarded ?? socketIp(c), forwarded: forwarded !== undefined };
+}
+
 /** The audit origin of what the share pages do: actor `share-page`, the client's address. */
 function shareOrigin(ip: string | null): Origin {
   return { actor: "share-page", principalId: null, ip, recorded: false };
@@ -83,13 +94,13 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
     return c.html(page, status);
   };
-  const notAvailable = (c: Context<AppEnv>, ip: string | null) => {
-    deps.limiter.fail(ip);
+  const notAvailable = (c: Context<AppEnv>, client: Client) => {
+    deps.limiter.fail(client.ip, client.forwarded);
     const s = stringsFor(c.req.header("accept-language"));
     return html(c, 404, undefined, <MessagePage s={s} root={rootOf(c.req.path)} title={s.notAvailableTitle} lead={s.notAvailableLead} />);
   };
-  const blocked = (c: Context<AppEnv>, ip: string | null): Response | Promise<Response> | undefined => {
-    const waitMs = deps.limiter.retryAfterMs(ip);
+  const blocked = (c: Context<AppEnv>, client: Client): Response | Promise<Response> | undefined => {
+    const waitMs = deps.limiter.retryAfterMs(client.ip, client.forwarded);
     if (waitMs <= 0) return undefined;
     c.header("Retry-After", String(Math.ceil(waitMs / 1000)));
     const s = stringsFor(c.req.header("accept-language"));
@@ -112,20 +123,20 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
 
   app.post("/s", async (c) => {
     if (!deps.settings.anonymous) return c.json({ error: "not found" }, 404);
-    const ip = clientIp(c, deps.trustProxy);
+    const { ip } = clientOf(c, deps.trustProxy);
     const raw = await readJsonObject(c);
     const created = await anonymousCreate(deps, raw, ip, anonymousRate, shareOrigin(ip));
     return c.json({ id: created.key, url: `${deps.publicUrl()}/s/${created.key}` }, 201);
   });
 
   app.get("/s/:id", async (c) => {
-    const ip = clientIp(c, deps.trustProxy);
-    const refused = blocked(c, ip);
+    const client = clientOf(c, deps.trustProxy);
+    const refused = blocked(c, client);
     if (refused !== undefined) return refused;
     const id = c.req.param("id");
-    if (!PUBLIC_ID_PATTERN.test(id)) return notAvailable(c, ip);
-    const meta = await deps.tx.run((w) => deps.secrets.peek(w, GLOBAL_SCOPE, id, shareOrigin(ip)));
-    if (meta === undefined || !meta.isPublic) return notAvailable(c, ip);
+    if (!PUBLIC_ID_PATTERN.test(id)) return notAvailable(c, client);
+    const meta = await deps.tx.run((w) => deps.secrets.peek(w, GLOBAL_SCOPE, id, shareOrigin(client.ip)));
+    if (meta === undefined || !meta.isPublic) return notAvailable(c, client);
     const nonce = newNonce();
     const s = stringsFor(c.req.header("accept-language"));
     const facts = {
@@ -137,13 +148,13 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   });
 
   app.post("/s/:id/reveal", async (c) => {
-    const ip = clientIp(c, deps.trustProxy);
-    const waitMs = deps.limiter.retryAfterMs(ip);
+    const client = clientOf(c, deps.trustProxy);
+    const waitMs = deps.limiter.retryAfterMs(client.ip, client.forwarded);
     if (waitMs > 0) {
       throw new ApiError(429, "too many requests for links that do not exist", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
     }
     const id = c.req.param("id");
-    const origin = shareOrigin(ip);
+    const origin = shareOrigin(client.ip);
     // Only a public secret is read here: looked at first, in the same unit of work, so no other kind is ever counted.
     const outcome = PUBLIC_ID_PATTERN.test(id)
       ? await deps.tx.run(async (w) => {
@@ -152,13 +163,13 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
         })
       : undefined;
     if (outcome === undefined || outcome.kind !== "ok") {
-      deps.limiter.fail(ip);
+      deps.limiter.fail(client.ip, client.forwarded);
       throw new ApiError(404, "not available");
     }
     for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
     return c.json(readJson(outcome.secret, outcome.value), 200);
   });
 
-  app.all("/s", (c) => notAvailable(c, clientIp(c, deps.trustProxy)));
-  app.all("/s/*", (c) => notAvailable(c, clientIp(c, deps.trustProxy)));
+  app.all("/s", (c) => notAvailable(c, clientOf(c, deps.trustProxy)));
+  app.all("/s/*", (c) => notAvailable(c, clientOf(c, deps.trustProxy)));
 }
