@@ -1,11 +1,11 @@
 import { hashToken, newId, newToken } from "../tokens.js";
 import { VaultError } from "./errors.js";
-import type { Origin } from "./events.js";
+import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 import type { Positioned } from "../store/orgs.js";
-import type { Awaitable, Work } from "../store/work.js";
+import type { Work } from "../store/work.js";
 
 /** A principal key's summary, never its token. Times in milliseconds. */
 export interface PrincipalKey {
@@ -42,16 +42,14 @@ export type PrincipalKeyLookup =
     };
 
 /** Where key changes are recorded: the audit log (domain/audit.ts AuditLog.recordFor). */
-export interface KeyAudit {
-  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
-}
+export type KeyAudit = ChangeAudit;
 
 export interface PrincipalKeysDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
   roles: Roles;
   /** Records `key.created` / `key.deleted` in the org's audit log, in the change's transaction. */
-  audit?: KeyAudit | undefined;
+  audit: KeyAudit;
 }
 
 /**
@@ -118,7 +116,7 @@ export class PrincipalKeys {
       },
       hashToken(token),
     );
-    await this.deps.audit?.recordFor(w, origin, orgId, "key.created", row.id);
+    await this.deps.audit.recordFor(w, origin, orgId, "key.created", row.id);
     return { key: withoutSeq(row), token };
   }
 
@@ -142,7 +140,7 @@ export class PrincipalKeys {
     const row = await w.principalKeys.get(principalId, keyId);
     if (!row) throw new VaultError("not_found", "key not found");
     await w.principalKeys.remove(keyId);
-    await this.deps.audit?.recordFor(w, origin, row.orgId, "key.deleted", keyId);
+    await this.deps.audit.recordFor(w, origin, row.orgId, "key.deleted", keyId);
   }
 
   /**
