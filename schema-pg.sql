@@ -194,3 +194,11 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, id);
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
+
+-- version: 3
+-- Principal key lineage, as schema.sql's version 12: parent_key_id is the key
+-- that minted this one through POST /me/keys; NULL for a key the master key
+-- made, and for every key made before this version. Revoking a key revokes
+-- its descendants, transitively, in the same transaction.
+ALTER TABLE principal_keys ADD COLUMN parent_key_id text;
+CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE parent_key_id IS NOT NULL;

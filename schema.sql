@@ -286,3 +286,12 @@ END;
 DROP INDEX audit_scope;
 DROP INDEX audit_scope_action;
 DROP INDEX audit_scope_key;
+
+-- version: 12
+-- Principal key lineage: parent_key_id is the key that minted this one
+-- through POST /me/keys; NULL for a key the master key made, and for every
+-- key made before this version. Revoking a key revokes its descendants,
+-- transitively, in the same transaction (domain/principal-keys.ts); no
+-- foreign key, so that the store deletes them itself, each with its audit row.
+ALTER TABLE principal_keys ADD COLUMN parent_key_id TEXT;
+CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE parent_key_id IS NOT NULL;

@@ -21,6 +21,8 @@ const PG_MATRIX = [
   "test/openapi.test.ts",
   "test/org-audit.test.ts",
   "test/org-authz.test.ts",
+  "test/management-audit.test.ts",
+  "test/principal-key-lineage.test.ts",
   "test/org-secrets.test.ts",
   "test/request-log.test.ts",
   "test/secret-check.test.ts",

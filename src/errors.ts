@@ -7,6 +7,7 @@ import { ClosedError } from "./group-commit.js";
 
 const STATUS_OF: Record<VaultErrorKind, ContentfulStatusCode> = {
   invalid: 400,
+  unauthorized: 401,
   limit: 402,
   forbidden: 403,
   not_found: 404,

@@ -117,13 +117,13 @@ async function buildWorld(): Promise<World> {
   const { orgs, roles, principals, keys } = v.orgs;
   // One unit of work per step, as the routes do.
   const run = <T>(fn: (w: Work) => Awaitable<T>) => v.tx.run(fn);
-  const org = (await run((w) => orgs.create(w, "acme"))).id;
-  const other = (await run((w) => orgs.create(w, "other"))).id;
-  const empty = (await run((w) => orgs.create(w, "empty"))).id;
-  await run((w) => roles.create(w, org, "janitor", "lCdRLAD"));
-  await run((w) => roles.create(w, org, "spare", "r"));
+  const org = (await run((w) => orgs.create(w, "acme", undefined, BY_MASTER))).id;
+  const other = (await run((w) => orgs.create(w, "other", undefined, BY_MASTER))).id;
+  const empty = (await run((w) => orgs.create(w, "empty", undefined, BY_MASTER))).id;
+  await run((w) => roles.create(w, org, "janitor", "lCdRLAD", BY_MASTER));
+  await run((w) => roles.create(w, org, "spare", "r", BY_MASTER));
   const member = async (orgId: string, role: string, name = role) => {
-    const p = await run((w) => principals.create(w, orgId, name, role));
+    const p = await run((w) => principals.create(w, orgId, name, role, BY_MASTER));
     const k = await run((w) => keys.create(w, orgId, p.id, { name: "key" }, BY_MASTER));
     return { id: p.id, keyId: k.key.id, token: k.token };
   };
@@ -133,7 +133,7 @@ async function buildWorld(): Promise<World> {
   const owner = await member(org, "owner");
   const custom = await member(org, "janitor");
   const stranger = await member(other, "owner");
-  const target = (await run((w) => principals.create(w, org, "target", "reader"))).id;
+  const target = (await run((w) => principals.create(w, org, "target", "reader", BY_MASTER))).id;
   const spareKey = (await run((w) => keys.create(w, org, owner.id, { name: "spare" }, BY_MASTER))).key.id;
   const now = v.clock.now();
   const expired = (await run((w) => keys.create(w, org, owner.id, { name: "expiring", validBefore: now + 60_000 }, BY_MASTER))).token;

@@ -33,6 +33,21 @@ export interface Origin {
   recorded?: boolean;
 }
 
+/**
+ * Where a management change (an org, principal, role, principal key or
+ * webhook created, changed or deleted) is recorded: the audit log's
+ * recordFor (domain/audit.ts), through the change's own unit of work, so the
+ * row commits or rolls back with the change (docs/audit.md "Management changes").
+ */
+export interface ChangeAudit {
+  /**
+   * Appends `action` on `key` to the `scope` log ("global" or an org id) on
+   * behalf of `origin`. Never a token: `key` is an id or a name.
+   * @throws whatever the store throws; the caller's change then rolls back.
+   */
+  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
+}
+
 /** The origin of background work (the TTL sweeper). */
 export const SYSTEM_ORIGIN: Origin = { actor: null, principalId: null, ip: null };
 

@@ -1,6 +1,7 @@
 import { newId } from "../tokens.js";
 import { VaultError } from "./errors.js";
-import type { Origin } from "./events.js";
+import type { ChangeAudit, Origin } from "./events.js";
+import { GLOBAL_SCOPE } from "./secret-model.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
 import type { SecretLifecycle } from "./secrets.js";
@@ -20,6 +21,8 @@ export interface OrgsDeps {
   now: () => number;
   /** The one secret lifecycle, to prune an org's remains when it is deleted. */
   secrets: SecretLifecycle;
+  /** Records `org.created` / `org.deleted` in the global log, in the change's transaction. */
+  audit: ChangeAudit;
 }
 
 /**
@@ -29,16 +32,20 @@ export interface OrgsDeps {
 export class Organizations {
   constructor(private readonly deps: OrgsDeps) {}
 
-
   /**
-   * Creates an org.
+   * Creates an org. Audit: `org.created` with the org id, in the global log
+   * (docs/audit.md "Management changes").
    * @param name 1-128 characters, already trimmed.
-   * @param metadata a JSON object (at most 16 KiB serialized, checked at the edge).
-   * @throws VaultError "conflict" (409) when an org has this name (decisions.md section 2).
+   * @param metadata a JSON object (at most 16 KiB serialized, checked at the
+   *   edge); undefined: `{}`.
+   * @param origin who asks (the master key), for the audit row.
+   * @throws VaultError "conflict" (409) when an org has this name (docs/orgs.md).
    */
-  async create(w: Work, name: string, metadata: Record<string, unknown> = {}): Promise<Org> {
+  async create(w: Work, name: string, metadata: Record<string, unknown> | undefined, origin: Origin): Promise<Org> {
     if (await w.orgs.nameTaken(name)) throw new VaultError("conflict", "an organization with this name exists");
-    return withoutSeq(await w.orgs.insert({ id: newId("org_"), name, metadata, createdAt: this.deps.now() }));
+    const org = withoutSeq(await w.orgs.insert({ id: newId("org_"), name, metadata: metadata ?? {}, createdAt: this.deps.now() }));
+    await this.deps.audit.recordFor(w, origin, GLOBAL_SCOPE, "org.created", org.id);
+    return org;
   }
 
   /** The org, or undefined. */
@@ -62,7 +69,8 @@ export class Organizations {
    * Deletes an org that holds nothing any more (decisions.md section 6, no
    * cascading deletes). Expired tombstones of its secrets are pruned through
    * the secret lifecycle first (a secret past its TTL is expired there, with
-   * its `secret.expired` event).
+   * its `secret.expired` event). Audit: `org.deleted` with the org id, in the
+   * global log (the org's own log is no longer readable through the API).
    * @throws VaultError "not_found" (404) for an unknown org; "conflict" (409)
    *   when principals, live secrets, custom roles or webhooks remain: the
    *   message names them.
@@ -82,6 +90,7 @@ export class Organizations {
     }
     if (dependents.anySecretRow) await this.deps.secrets.prune(w, orgId, origin);
     await w.orgs.remove(orgId);
+    await this.deps.audit.recordFor(w, origin, GLOBAL_SCOPE, "org.deleted", orgId);
   }
 }
 

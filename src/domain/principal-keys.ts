@@ -1,11 +1,11 @@
 import { hashToken, newId, newToken } from "../tokens.js";
 import { VaultError } from "./errors.js";
-import type { Origin } from "./events.js";
+import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 import type { Positioned } from "../store/orgs.js";
-import type { Awaitable, Work } from "../store/work.js";
+import type { Work } from "../store/work.js";
 
 /** A principal key's summary, never its token. Times in milliseconds. */
 export interface PrincipalKey {
@@ -16,8 +16,9 @@ export interface PrincipalKey {
   validAfter: number | null;
   validBefore: number | null;
   createdAt: number;
+  /** The key that minted it with POST /me/keys; null when the master key made it (or made before lineage was kept). */
+  parentKeyId: string | null;
 }
-
 
 /** What a new key is made from. Times in milliseconds. */
 export interface NewKeyInput {
@@ -42,16 +43,14 @@ export type PrincipalKeyLookup =
     };
 
 /** Where key changes are recorded: the audit log (domain/audit.ts AuditLog.recordFor). */
-export interface KeyAudit {
-  recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
-}
+export type KeyAudit = ChangeAudit;
 
 export interface PrincipalKeysDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
   roles: Roles;
   /** Records `key.created` / `key.deleted` in the org's audit log, in the change's transaction. */
-  audit?: KeyAudit | undefined;
+  audit: KeyAudit;
 }
 
 /**
@@ -72,13 +71,18 @@ export class PrincipalKeys {
    * A key made by a principal key (POST /me/keys) never outlives the key
    * that makes it, as scoped keys already do (decisions.md section 5): its
    * valid_before is min(the requested one or none, the creator's), so a key
-   * valid for one hour cannot make a key that never expires.
+   * valid for one hour cannot make a key that never expires. The creator is
+   * recorded as the new key's parent: revoking it revokes the new key too
+   * (revoke()). The principal's keys are locked first (lockKeys), so a
+   * creator revoked meanwhile mints nothing.
    *
    * @param creatorKeyId the principal key making it (POST /me/keys); undefined
-   *   when an org admin or the master key makes it (no cap).
+   *   when the master key makes it (no cap, no parent).
    * @returns the summary and the `vpk_` token: the only time it exists in clear.
    * @throws VaultError "invalid" (400) when valid_before (requested, or the
-   *   creator's) is not after both now and valid_after (decisions.md section 6).
+   *   creator's) is not after both now and valid_after (docs/orgs.md);
+   *   "unauthorized" (401) when the creator was revoked since its request
+   *   was authenticated.
    */
   async create(
     w: Work,
@@ -91,7 +95,9 @@ export class PrincipalKeys {
     const now = this.deps.now();
     let validBefore = input.validBefore;
     if (creatorKeyId !== undefined) {
-      const cap = (await w.principalKeys.validBefore(creatorKeyId)) ?? null;
+      await w.principalKeys.lockKeys(principalId);
+      const cap = await w.principalKeys.validBefore(creatorKeyId);
+      if (cap === undefined) throw new VaultError("unauthorized", "invalid token");
       if (cap !== null && (validBefore === undefined || validBefore > cap)) validBefore = cap;
     }
     if (validBefore !== undefined) {
@@ -115,10 +121,11 @@ export class PrincipalKeys {
         validAfter: input.validAfter ?? null,
         validBefore: validBefore ?? null,
         createdAt: now,
+        parentKeyId: creatorKeyId ?? null,
       },
       hashToken(token),
     );
-    await this.deps.audit?.recordFor(w, origin, orgId, "key.created", row.id);
+    await this.deps.audit.recordFor(w, origin, orgId, "key.created", row.id);
     return { key: withoutSeq(row), token };
   }
 
@@ -134,15 +141,22 @@ export class PrincipalKeys {
   }
 
   /**
-   * Revokes (deletes) one of a principal's keys; the token gets 401 from
-   * the next request on. Audit: `key.deleted` with the key id, in the org's log.
+   * Revokes (deletes) one of a principal's keys and every key minted from
+   * it, transitively (children, grandchildren, ...: docs/orgs.md "Principal
+   * keys"), in this one transaction: each token gets 401 from the next
+   * request on. Audit: `key.deleted` with the key id, in the org's log, for
+   * the key and then for each descendant (oldest first), all with `origin`.
    * @throws VaultError "not_found" (404) when the principal has no such key.
    */
   async revoke(w: Work, principalId: string, keyId: string, origin: Origin): Promise<void> {
+    await w.principalKeys.lockKeys(principalId);
     const row = await w.principalKeys.get(principalId, keyId);
     if (!row) throw new VaultError("not_found", "key not found");
-    await w.principalKeys.remove(keyId);
-    await this.deps.audit?.recordFor(w, origin, row.orgId, "key.deleted", keyId);
+    const revoked = [keyId, ...(await w.principalKeys.descendants(keyId))];
+    for (const id of revoked) {
+      await w.principalKeys.remove(id);
+      await this.deps.audit.recordFor(w, origin, row.orgId, "key.deleted", id);
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import { newId } from "../tokens.js";
 import { VaultError } from "./errors.js";
+import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
@@ -16,7 +17,6 @@ export interface Principal {
   createdAt: number;
 }
 
-
 /** Fields a PATCH may change; undefined leaves a field as it is. */
 export interface PrincipalPatch {
   name?: string | undefined;
@@ -29,6 +29,8 @@ export interface PrincipalsDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
   roles: Roles;
+  /** Records `principal.created` / `.updated` / `.deleted` in the org's log, in the change's transaction. */
+  audit: ChangeAudit;
 }
 
 /**
@@ -40,15 +42,19 @@ export class Principals {
   constructor(private readonly deps: PrincipalsDeps) {}
 
   /**
-   * Creates a principal.
+   * Creates a principal. Audit: `principal.created` with its id, in the
+   * org's log (docs/audit.md "Management changes").
    * @param name 1-128 characters, already trimmed.
+   * @param origin who asks (the master key), for the audit row.
    * @throws VaultError "invalid" (400) when the org has no role `role`;
    *   "conflict" (409) when the org has a principal of this name.
    */
-  async create(w: Work, orgId: string, name: string, role: string): Promise<Principal> {
+  async create(w: Work, orgId: string, name: string, role: string, origin: Origin): Promise<Principal> {
     await this.checkRole(w, orgId, role);
     await this.checkNameFree(w, orgId, name);
-    return withoutSeq(await w.principals.insert({ id: newId("prn_"), orgId, name, role, metadata: {}, createdAt: this.deps.now() }));
+    const principal = withoutSeq(await w.principals.insert({ id: newId("prn_"), orgId, name, role, metadata: {}, createdAt: this.deps.now() }));
+    await this.deps.audit.recordFor(w, origin, orgId, "principal.created", principal.id);
+    return principal;
   }
 
   /** The principal of the org, or undefined. */
@@ -75,12 +81,16 @@ export class Principals {
 
   /**
    * Changes a principal's name, role and/or metadata. A new role applies
-   * to its keys' next request.
+   * to its keys' next request. Audit: `principal.updated` with its id, in
+   * the org's log, when the patch names at least one field (a patch naming
+   * none changes nothing and writes nothing).
+   * @param origin the master key, or the principal's own key (PATCH /me).
    * @throws VaultError "not_found" (404); "invalid" (400) for an unknown
    *   role; "conflict" (409) when the new name is taken in the org.
    */
-  async update(w: Work, orgId: string, principalId: string, patch: PrincipalPatch): Promise<Principal> {
+  async update(w: Work, orgId: string, principalId: string, patch: PrincipalPatch, origin: Origin): Promise<Principal> {
     const current = await this.require(w, orgId, principalId);
+    if (patch.name === undefined && patch.role === undefined && patch.metadata === undefined) return current;
     if (patch.role !== undefined) await this.checkRole(w, orgId, patch.role);
     if (patch.name !== undefined && patch.name !== current.name) await this.checkNameFree(w, orgId, patch.name);
     const row = await w.principals.update(
@@ -90,16 +100,18 @@ export class Principals {
         metadata: patch.metadata ?? current.metadata,
       }),
     );
+    await this.deps.audit.recordFor(w, origin, orgId, "principal.updated", principalId);
     return withoutSeq(row);
   }
 
   /**
    * Deletes a principal that has no active key (decisions.md section 6): a
    * key is active while not revoked and its valid_before has not passed.
-   * Its keys that have passed valid_before go with it.
+   * Its keys that have passed valid_before go with it. Audit:
+   * `principal.deleted` with its id, in the org's log.
    * @throws VaultError "not_found" (404); "conflict" (409) while it has an active key.
    */
-  async remove(w: Work, orgId: string, principalId: string): Promise<void> {
+  async remove(w: Work, orgId: string, principalId: string, origin: Origin): Promise<void> {
     await this.require(w, orgId, principalId);
     if (await w.principalKeys.hasActive(principalId, this.deps.now())) {
       throw new VaultError("conflict", "the principal has active keys", {
@@ -107,6 +119,7 @@ export class Principals {
       });
     }
     await w.principals.remove(principalId);
+    await this.deps.audit.recordFor(w, origin, orgId, "principal.deleted", principalId);
   }
 
   private async checkRole(w: Work, orgId: string, role: string): Promise<void> {

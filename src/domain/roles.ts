@@ -1,4 +1,5 @@
 import { VaultError } from "./errors.js";
+import type { ChangeAudit, Origin } from "./events.js";
 import { BUILTIN_ROLES, isBuiltinRole, roleStringProblem } from "./permissions.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
@@ -14,10 +15,11 @@ export interface Role {
   builtin: boolean;
 }
 
-
 export interface RolesDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
+  /** Records `role.created` / `.updated` / `.deleted` in the org's log, in the change's transaction. */
+  audit: ChangeAudit;
 }
 
 const BUILTIN_NAMES = Object.keys(BUILTIN_ROLES);
@@ -62,39 +64,46 @@ export class Roles {
   }
 
   /**
-   * Creates a custom role.
+   * Creates a custom role. Audit: `role.created` with the role's name, in
+   * the org's log (docs/audit.md "Management changes").
    * @param name `^[a-z][a-z0-9_-]{0,63}$` (checked at the edge).
+   * @param origin who asks (the master key), for the audit row.
    * @throws VaultError "invalid" (400) for a bad permission string;
    *   "conflict" (409) when the name is taken, built-in names included.
    */
-  async create(w: Work, orgId: string, name: string, permissions: string): Promise<Role> {
+  async create(w: Work, orgId: string, name: string, permissions: string, origin: Origin): Promise<Role> {
     checkLetters(permissions);
     if (isBuiltinRole(name) || (await w.roles.get(orgId, name))) {
       throw new VaultError("conflict", "a role with this name exists");
     }
-    return toRole(await w.roles.insert(orgId, name, permissions, this.deps.now()));
+    const role = toRole(await w.roles.insert(orgId, name, permissions, this.deps.now()));
+    await this.deps.audit.recordFor(w, origin, orgId, "role.created", name);
+    return role;
   }
 
   /**
    * Replaces a custom role's permissions; principals holding the role get
-   * them on their next request.
+   * them on their next request. Audit: `role.updated` with the role's name,
+   * in the org's log.
    * @throws VaultError "forbidden" (403) for a built-in role; "invalid" (400)
    *   for a bad permission string; "not_found" (404) for an unknown role.
    */
-  async update(w: Work, orgId: string, name: string, permissions: string): Promise<Role> {
+  async update(w: Work, orgId: string, name: string, permissions: string, origin: Origin): Promise<Role> {
     if (isBuiltinRole(name)) throw new VaultError("forbidden", "built-in roles cannot be modified");
     checkLetters(permissions);
     const row = await w.roles.update(orgId, name, permissions);
     if (!row) throw new VaultError("not_found", "role not found");
+    await this.deps.audit.recordFor(w, origin, orgId, "role.updated", name);
     return toRole(row);
   }
 
   /**
-   * Deletes a custom role.
+   * Deletes a custom role. Audit: `role.deleted` with the role's name, in
+   * the org's log.
    * @throws VaultError "forbidden" (403) for a built-in role; "not_found"
    *   (404) for an unknown one; "conflict" (409) while a principal holds it.
    */
-  async remove(w: Work, orgId: string, name: string): Promise<void> {
+  async remove(w: Work, orgId: string, name: string, origin: Origin): Promise<void> {
     if (isBuiltinRole(name)) throw new VaultError("forbidden", "built-in roles cannot be deleted");
     if (!(await w.roles.get(orgId, name))) throw new VaultError("not_found", "role not found");
     if (await w.roles.assigned(orgId, name)) {
@@ -103,6 +112,7 @@ export class Roles {
       });
     }
     await w.roles.remove(orgId, name);
+    await this.deps.audit.recordFor(w, origin, orgId, "role.deleted", name);
   }
 }
 

@@ -67,7 +67,10 @@ export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
       handler: async (c) => {
         const body = await readBody(c, patchMeBody);
         const actor = me(c);
-        const answer = await tx.run(async (w) => profile(w, await principals.update(w, actor.orgId, actor.principalId, { metadata: body.metadata })));
+        const origin = originOf(c);
+        const answer = await tx.run(async (w) =>
+          profile(w, await principals.update(w, actor.orgId, actor.principalId, { metadata: body.metadata }, origin)),
+        );
         return c.json(answer);
       },
     },

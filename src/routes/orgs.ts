@@ -43,7 +43,8 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createOrgBody);
-        const org = await tx.run((w) => orgs.create(w, body.name, body.metadata));
+        const origin = originOf(c);
+        const org = await tx.run((w) => orgs.create(w, body.name, body.metadata, origin));
         return c.json(orgSummary(org), 201);
       },
     },

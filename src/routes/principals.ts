@@ -53,7 +53,8 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createPrincipalBody);
-        const principal = await tx.run(async (w) => principals.create(w, await orgIdOf(w, c), body.name, body.role));
+        const origin = originOf(c);
+        const principal = await tx.run(async (w) => principals.create(w, await orgIdOf(w, c), body.name, body.role, origin));
         return c.json(principalJson(principal), 201);
       },
     },
@@ -105,9 +106,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, patchPrincipalBody);
+        const origin = originOf(c);
         const principal = await tx.run(async (w) => {
           const orgId = await orgIdOf(w, c);
-          return principals.update(w, orgId, pathId(c, "id", NO_PRINCIPAL), body);
+          return principals.update(w, orgId, pathId(c, "id", NO_PRINCIPAL), body, origin);
         });
         return c.json(principalJson(principal));
       },
@@ -119,9 +121,10 @@ export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {
       permission: "master",
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization or principal" }, 409: { description: "the principal has active keys" } },
       handler: async (c) => {
+        const origin = originOf(c);
         await tx.run(async (w) => {
           const orgId = await orgIdOf(w, c);
-          await principals.remove(w, orgId, pathId(c, "id", NO_PRINCIPAL));
+          await principals.remove(w, orgId, pathId(c, "id", NO_PRINCIPAL), origin);
         });
         return c.json({ deleted: true });
       },

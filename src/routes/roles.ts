@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { AppContext } from "../context.js";
+import { originOf } from "../context.js";
 import type { Role, Roles } from "../domain/roles.js";
 import { ApiError } from "../errors.js";
 import type { UnitOfWork, Work } from "../store/work.js";
@@ -60,7 +61,8 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, createRoleBody);
-        const role = await tx.run(async (w) => roles.create(w, await orgIdOf(w, c), body.name, body.permissions));
+        const origin = originOf(c);
+        const role = await tx.run(async (w) => roles.create(w, await orgIdOf(w, c), body.name, body.permissions, origin));
         return c.json(roleJson(role), 201);
       },
     },
@@ -104,9 +106,10 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
       },
       handler: async (c) => {
         const body = await readBody(c, patchRoleBody);
+        const origin = originOf(c);
         const role = await tx.run(async (w) => {
           const orgId = await orgIdOf(w, c);
-          return roles.update(w, orgId, pathRole(c), body.permissions);
+          return roles.update(w, orgId, pathRole(c), body.permissions, origin);
         });
         return c.json(roleJson(role));
       },
@@ -123,9 +126,10 @@ export function roleRouteDecls(deps: RoleRouteDeps): RouteDecl[] {
         409: { description: "the role is assigned to principals" },
       },
       handler: async (c) => {
+        const origin = originOf(c);
         await tx.run(async (w) => {
           const orgId = await orgIdOf(w, c);
-          await roles.remove(w, orgId, pathRole(c));
+          await roles.remove(w, orgId, pathRole(c), origin);
         });
         return c.json({ deleted: true });
       },

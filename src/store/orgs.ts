@@ -88,5 +88,18 @@ export interface PrincipalKeyStore {
   byTokenHash(tokenHash: string): Awaitable<PrincipalKeyWithRole | undefined>;
   /** Whether the principal has a key still valid at `now` (or not yet valid). */
   hasActive(principalId: string, now: number): Awaitable<boolean>;
+  /**
+   * The ids of every key minted from `id`, transitively (children,
+   * grandchildren, ...: parent_key_id), oldest first; `id` itself excluded.
+   */
+  descendants(id: string): Awaitable<string[]>;
+  /**
+   * Serializes minting and revoking the principal's keys until the
+   * transaction ends, so that a revocation's walk of descendants sees every
+   * key minted before it and no key is minted from a key revoked meanwhile:
+   * PostgreSQL locks the principal's row (FOR NO KEY UPDATE); SQLite's
+   * units of work already run one at a time (no-op).
+   */
+  lockKeys(principalId: string): Awaitable<void>;
   remove(id: string): Awaitable<void>;
 }

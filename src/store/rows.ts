@@ -182,6 +182,8 @@ export interface PrincipalKeyRow {
   valid_after: number | null;
   valid_before: number | null;
   created_at: number;
+  /** The key that minted it (POST /me/keys); null for none. */
+  parent_key_id: string | null;
 }
 
 export function toPrincipalKeyRecord(row: PrincipalKeyRow): Positioned<PrincipalKey> {
@@ -194,6 +196,7 @@ export function toPrincipalKeyRecord(row: PrincipalKeyRow): Positioned<Principal
     validAfter: row.valid_after,
     validBefore: row.valid_before,
     createdAt: row.created_at,
+    parentKeyId: row.parent_key_id,
   };
 }
 

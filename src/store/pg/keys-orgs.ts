@@ -31,7 +31,7 @@ const SCOPED_KEY_TOUCH = prepared(
 );
 const PRINCIPAL_KEY_BY_HASH = prepared(
   "principal_keys.by_token_hash",
-  `SELECT k.seq, k.id, k.principal_id, k.org_id, k.name, k.valid_after, k.valid_before, k.created_at, p.role
+  `SELECT k.seq, k.id, k.principal_id, k.org_id, k.name, k.valid_after, k.valid_before, k.created_at, k.parent_key_id, p.role
      FROM principal_keys k JOIN principals p ON p.id = k.principal_id WHERE k.token_hash = $1`,
 );
 
@@ -266,9 +266,9 @@ export class PgPrincipalKeyStore implements PrincipalKeyStore {
     return toPrincipalKeyRecord(
       first(
         await this.db.query<PrincipalKeyRow>(
-          `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-          [k.id, k.principalId, k.orgId, k.name, tokenHash, k.validAfter, k.validBefore, k.createdAt],
+          `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at, parent_key_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+          [k.id, k.principalId, k.orgId, k.name, tokenHash, k.validAfter, k.validBefore, k.createdAt, k.parentKeyId],
         ),
       ),
     );
@@ -310,6 +310,21 @@ export class PgPrincipalKeyStore implements PrincipalKeyStore {
       now,
     ]);
     return (r.rowCount ?? 0) > 0;
+  }
+
+  async descendants(id: string): Promise<string[]> {
+    const r = await this.db.query<{ id: string }>(
+      `WITH RECURSIVE d(id) AS (
+         SELECT id FROM principal_keys WHERE parent_key_id = $1
+         UNION SELECT k.id FROM principal_keys k JOIN d ON k.parent_key_id = d.id
+       ) SELECT k.id FROM d JOIN principal_keys k ON k.id = d.id ORDER BY k.seq`,
+      [id],
+    );
+    return r.rows.map((row) => row.id);
+  }
+
+  async lockKeys(principalId: string): Promise<void> {
+    await this.db.query("SELECT 1 FROM principals WHERE id = $1 FOR NO KEY UPDATE", [principalId]);
   }
 
   async remove(id: string): Promise<void> {

@@ -197,9 +197,15 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
 
   constructor(db: Db) {
     this.q = {
-      insert: db.prepare<[string, string, string, string, string, number | null, number | null, number], PrincipalKeyRow>(
-        `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid AS seq, *`,
+      insert: db.prepare<[string, string, string, string, string, number | null, number | null, number, string | null], PrincipalKeyRow>(
+        `INSERT INTO principal_keys (id, principal_id, org_id, name, token_hash, valid_after, valid_before, created_at, parent_key_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid AS seq, *`,
+      ),
+      descendants: db.prepare<[string], { id: string }>(
+        `WITH RECURSIVE d(id) AS (
+           SELECT id FROM principal_keys WHERE parent_key_id = ?
+           UNION SELECT k.id FROM principal_keys k JOIN d ON k.parent_key_id = d.id
+         ) SELECT k.id FROM d JOIN principal_keys k ON k.id = d.id ORDER BY k.rowid`,
       ),
       page: db.prepare<[string, number, number], PrincipalKeyRow>(
         "SELECT rowid AS seq, * FROM principal_keys WHERE principal_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
@@ -219,7 +225,9 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
   }
 
   insert(k: PrincipalKey, tokenHash: string): Positioned<PrincipalKey> {
-    return toPrincipalKeyRecord(this.q.insert.get(k.id, k.principalId, k.orgId, k.name, tokenHash, k.validAfter, k.validBefore, k.createdAt) as PrincipalKeyRow);
+    return toPrincipalKeyRecord(
+      this.q.insert.get(k.id, k.principalId, k.orgId, k.name, tokenHash, k.validAfter, k.validBefore, k.createdAt, k.parentKeyId) as PrincipalKeyRow,
+    );
   }
 
   page(principalId: string, afterSeq: number, limit: number | null): Positioned<PrincipalKey>[] {
@@ -247,6 +255,13 @@ export class SqlitePrincipalKeyStore implements PrincipalKeyStore {
   hasActive(principalId: string, now: number): boolean {
     return this.q.active.get(principalId, now) !== undefined;
   }
+
+  descendants(id: string): string[] {
+    return this.q.descendants.all(id).map((row) => row.id);
+  }
+
+  /** No-op: the group commit runs units of work one at a time. */
+  lockKeys(_principalId: string): void {}
 
   remove(id: string): void {
     this.q.remove.run(id);
