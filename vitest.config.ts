@@ -45,6 +45,9 @@ const PG_MATRIX = [
   // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).
   "test/e2e.test.ts",
   "test/webhooks-e2e.test.ts",
+  // The share pages: their routes in process, and in Chromium against the built server.
+  "test/share-routes.test.ts",
+  "test/share-page.test.ts",
 ];
 
 export default defineConfig({

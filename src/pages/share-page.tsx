@@ -93,8 +93,11 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
           <button type="submit">{s.decrypt}</button>
         </form>
         <section id="result" class="card" hidden aria-live="polite">
-          <label for="value">{s.secretLabel}</label>
-          <textarea id="value" readonly spellcheck={false} />
+          {/* A <pre>, not a textarea: a textarea's value turns CR LF into LF, and the value must read back byte-exact. */}
+          <h2 id="value-label" class="label">
+            {s.secretLabel}
+          </h2>
+          <pre id="value" class="secret" tabindex={0} aria-labelledby="value-label" />
           <button type="button" id="copy">
             {s.copy}
           </button>

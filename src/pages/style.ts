@@ -54,6 +54,8 @@ button:disabled { opacity: .6; cursor: progress; }
 .notice.warn { background: var(--warn-bg); color: var(--warn-fg); }
 .notice.error { background: var(--err-bg); color: var(--err-fg); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .92em; overflow-wrap: anywhere; }
+h2.label { font-size: 1rem; margin: .5rem 0 .35rem; }
+pre.secret { min-height: 4rem; max-height: 24rem; overflow: auto; border: 1px solid var(--border); margin: 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--card); padding: .75rem; border-radius: .5rem; }
 canvas.qr { display: block; margin: 1rem 0; background: #ffffff; padding: .5rem; border-radius: .5rem; max-width: 100%; height: auto; }
 [hidden] { display: none !important; }

@@ -37,13 +37,20 @@ export function setStatus(message: string): void {
  * Copies `text` to the clipboard and says so in the status line; selects
  * `field` when the clipboard is not available.
  */
-export async function copyText(text: string, field: HTMLInputElement | HTMLTextAreaElement, strings: Record<string, string>): Promise<void> {
+export async function copyText(text: string, field: HTMLElement, strings: Record<string, string>): Promise<void> {
   try {
     await navigator.clipboard.writeText(text);
     setStatus(strings.copied ?? "");
   } catch {
     field.focus();
-    field.select();
+    if (field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) {
+      field.select();
+    } else {
+      const range = document.createRange();
+      range.selectNodeContents(field);
+      window.getSelection()?.removeAllRanges();
+      window.getSelection()?.addRange(range);
+    }
     setStatus(strings.copyFailed ?? "");
   }
 }

@@ -16,7 +16,7 @@ const S = pageStrings(root);
 const linkKey = decodeURIComponent(location.hash.replace(/^#/, "")).split(".")[0] ?? "";
 const revealButton = byId<HTMLButtonElement>("reveal");
 const result = byId("result");
-const valueField = byId<HTMLTextAreaElement>("value");
+const valueField = byId("value");
 const passForm = byId<HTMLFormElement>("passphrase-form");
 const passInput = byId<HTMLInputElement>("passphrase");
 let shown = "";
@@ -35,7 +35,7 @@ function readsLeftText(left: number | null): string {
 function show(value: string, afterText: string): void {
   shown = value;
   passForm.hidden = true;
-  valueField.value = value;
+  valueField.textContent = value;
   byId("after").textContent = afterText;
   result.hidden = false;
   valueField.focus();
