@@ -14,12 +14,18 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** How long a new connection may take before the unit of work gives up with 503, milliseconds. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Opens the node's pool: `connectionString` is the URL as given, so its
  * options (`sslmode`, host, port, database, `application_name`) are
  * honoured by node-postgres; int8 values are parsed to numbers by this
  * pool's own type parser (the global pg.types stays untouched).
- * Checks one connection (`SELECT 1`) before returning.
+ * Checks one connection (`SELECT 1`) before returning. Every client gets an
+ * `'error'` listener, so a connection that dies (a failover, a restarted
+ * server, a terminated backend) fails its statements instead of ending the
+ * process; connecting gives up after CONNECT_TIMEOUT_MS; TCP keepalive is on.
  * @param options.url postgres:// or postgresql:// URL (VAULT_DATABASE_URL).
  * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
  * @throws Error naming the redacted URL when the database cannot be reached.
@@ -28,13 +34,23 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
+    // A black-holed network (no RST) must fail a request, not hang it: 503 after this long.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // TCP keepalive finds a connection whose peer vanished without closing it (a failed-over host).
+    keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client's error (a restarted server) must not crash the process; the next query reports it.
+  // An idle client's error (a restarted server) must not crash the process: pg-pool drops that client.
   pool.on("error", () => {});
+  // A checked-out client's error (its backend terminated, the server stopped mid-request) has no
+  // listener of pg-pool's: without this one it is an unhandled 'error' event that ends the process.
+  // The query in flight rejects with it, and the unit of work releases the client with it.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   try {
     await pool.query("SELECT 1");
   } catch (err) {
