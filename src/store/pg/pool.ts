@@ -1,18 +1,10 @@
 import pg from "pg";
+import { redactCredentials, redactUrl } from "./redact.js";
+
+export { redactUrl };
 
 /** int8 (bigint), and the `count(*)` results it types: parsed to JS numbers (ids and ms times stay below 2^53). */
 const INT8_OID = 20;
-
-/** `url` with its password, if any, replaced by `***`: for every message or log line that names the database. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(an unparsable database URL)";
-  }
-}
 
 /** How long a new connection may take before the unit of work gives up with 503, milliseconds. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -55,7 +47,7 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
     await pool.query("SELECT 1");
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new Error(`cannot reach the database at ${redactUrl(options.url)}: ${(err as Error).message}`);
+    throw new Error(`cannot reach the database at ${redactUrl(options.url)}: ${redactCredentials((err as Error).message, options.url)}`);
   }
   return pool;
 }
