@@ -16,6 +16,14 @@ export type Queryable = Pick<pg.PoolClient, "query">;
  * `UPDATE ... RETURNING` statements and row locks keep each rule atomic
  * across units and nodes.
  *
+ * A unit whose connection is lost (its backend terminated, the server
+ * restarted, the network cut) or cannot get one rejects with
+ * DatabaseUnavailableError (503), and its client is released with the error
+ * so the pool closes it instead of handing it out again; the next unit
+ * connects afresh, and the engine's per-client state (prepared statements,
+ * the audit chain) starts over on the new client (docs/scaling.md, "When
+ * the database goes away").
+ *
  * @typeParam W the work handle, built per unit over its client (the stores).
  */
 export class PgUnitOfWork<W> implements UnitOfWork<W> {
@@ -24,8 +32,6 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
   /**
    * @param pool the node's pool (store/pg/pool.ts).
    * @param workFor builds the work handle over the unit's client.
-   */
-  /**
    * @param hooks.onRollback told of each rolled-back unit's client, so
    *   engine state about that client (its audit chain's head) is dropped.
    */
