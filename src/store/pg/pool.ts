@@ -9,6 +9,9 @@ const INT8_OID = 20;
 /** How long a new connection may take before the unit of work gives up with 503, milliseconds. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 
+/** Idle time before a pooled connection's first TCP keepalive probe, milliseconds. */
+export const KEEPALIVE_IDLE_MS = 10_000;
+
 /**
  * Opens the node's pool: `connectionString` is the URL as given, so its
  * options (`sslmode`, host, port, database, `application_name`) are
@@ -28,8 +31,10 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
     max: options.poolSize,
     // A black-holed network (no RST) must fail a request, not hang it: 503 after this long.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    // TCP keepalive finds a connection whose peer vanished without closing it (a failed-over host).
+    // TCP keepalive finds an idle connection whose peer vanished without closing it (a failed-over
+    // host): first probe after KEEPALIVE_IDLE_MS, then the kernel's interval and count.
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
