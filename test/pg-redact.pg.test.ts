@@ -29,8 +29,8 @@ function forms(url: string, password: string): { form: string; url: string }[] {
   return [
     { form: "user:password@", url: `postgres://${u.username}:${encodeURIComponent(password)}@${u.host}${u.pathname}?sslmode=disable` },
     { form: "?password=", url: `${bare}?password=${encodeURIComponent(password)}&sslmode=disable` },
-    // (`?PGPASSWORD=` is redacted too, test/redact-url.test.ts; node-postgres ignores it, so a node
-    // given only that has no password, and a client-side SCRAM failure leaves its socket open.)
+    // node-postgres ignores this one: the node has no password, and SCRAM fails on the client side.
+    { form: "?PGPASSWORD=", url: `${bare}?PGPASSWORD=${encodeURIComponent(password)}` },
     { form: "key/value password=", url: `host=${u.hostname} port=${u.port} user=${u.username} password=${password} dbname=${u.pathname.slice(1)}` },
     { form: "key/value password='...'", url: `host=${u.hostname} port=${u.port} password='${password}' dbname=${u.pathname.slice(1)}` },
   ];

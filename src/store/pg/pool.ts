@@ -6,6 +6,31 @@ export { redactUrl };
 /** int8 (bigint), and the `count(*)` results it types: parsed to JS numbers (ids and ms times stay below 2^53). */
 const INT8_OID = 20;
 
+/**
+ * A pg Client that closes its socket when connecting fails. node-postgres
+ * leaves the socket open after a failure it detects itself (SCRAM without a
+ * password: "client password must be a string"), and pg-pool drops such a
+ * client without ending it, so a refused start or `audit verify` would never
+ * exit.
+ */
+class ClosingClient extends pg.Client {
+  override connect(): Promise<pg.Client>;
+  override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
+  override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | undefined {
+    if (callback === undefined) {
+      return super.connect().catch(async (err: unknown) => {
+        await this.end().catch(() => {});
+        throw err;
+      });
+    }
+    super.connect((err: Error | null) => {
+      if (err) this.end().catch(() => {});
+      (callback as (err: Error | null, c?: pg.Client) => void)(err, this);
+    });
+    return undefined;
+  }
+}
+
 /** How long a new connection may take before the unit of work gives up with 503, milliseconds. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -29,6 +54,7 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
+    Client: ClosingClient,
     // A black-holed network (no RST) must fail a request, not hang it: 503 after this long.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // TCP keepalive finds an idle connection whose peer vanished without closing it (a failed-over
