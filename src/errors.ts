@@ -4,6 +4,7 @@ import type { Logger } from "./log.js";
 import { VaultError } from "./domain/errors.js";
 import type { VaultErrorKind } from "./domain/errors.js";
 import { ClosedError } from "./group-commit.js";
+import { DatabaseUnavailableError } from "./store/work.js";
 
 const STATUS_OF: Record<VaultErrorKind, ContentfulStatusCode> = {
   invalid: 400,
@@ -50,8 +51,10 @@ interface Answer {
 /**
  * The one mapping of the errors that reach the handler to their answer:
  * ApiError (routes) its own status; VaultError (domain) the status of its
- * kind; ClosedError (group commit) 503 with Retry-After during shutdown.
- * undefined for anything else.
+ * kind; ClosedError (group commit) 503 with Retry-After during shutdown;
+ * DatabaseUnavailableError (PostgreSQL connection lost or refused) 503 with
+ * Retry-After, nothing acknowledged (docs/scaling.md, "When the database
+ * goes away"). undefined for anything else.
  */
 function answerOf(err: unknown): Answer | undefined {
   if (err instanceof ApiError) {
@@ -60,6 +63,9 @@ function answerOf(err: unknown): Answer | undefined {
   if (err instanceof VaultError) return { status: STATUS_OF[err.kind], error: err.error, message: err.options.message };
   if (err instanceof ClosedError) {
     return { status: 503, error: "the vault is shutting down", headers: { "Retry-After": "1" } };
+  }
+  if (err instanceof DatabaseUnavailableError) {
+    return { status: 503, error: "the database is unavailable", message: "try again shortly", headers: { "Retry-After": "1" } };
   }
   return undefined;
 }
@@ -72,6 +78,10 @@ function answerOf(err: unknown): Answer | undefined {
  */
 export function errorResponse(err: unknown, c: Context, log: Logger): Response {
   const answer = answerOf(err);
+  if (err instanceof DatabaseUnavailableError) {
+    // The driver's message only (no stack, no URL): one line per request the outage cut.
+    log.warn({ method: c.req.method, route: c.req.routePath, reason: err.message }, "database unavailable: answered 503");
+  }
   if (answer === undefined) {
     log.error({ err, method: c.req.method, route: c.req.routePath }, "unhandled error");
     return c.json({ error: "internal server error" }, 500);

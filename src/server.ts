@@ -213,7 +213,7 @@ async function openPgNode(
   const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
   const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
   const url = config.databaseUrl as string;
-  const { openPgEngine, verifyPgRootKeys, redactUrl } = await import("./store/pg/index.js");
+  const { openPgEngine, verifyPgRootKeys, redactCredentials, redactUrl } = await import("./store/pg/index.js");
   let engine: Awaited<ReturnType<typeof openPgEngine>>;
   try {
     engine = await openPgEngine({
@@ -223,7 +223,7 @@ async function openPgNode(
       auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
     });
   } catch (err) {
-    throw new ConfigError(`VAULT_DATABASE_URL: ${(err as Error).message}`);
+    throw new ConfigError(`VAULT_DATABASE_URL: ${redactCredentials((err as Error).message, url)}`);
   }
   try {
     await verifyPgRootKeys(engine.tx, cipher);

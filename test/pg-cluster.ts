@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -16,6 +16,12 @@ export interface PgCluster {
   dir: string;
   /** Wall-clock milliseconds that initdb plus the start took. */
   startMs: number;
+  /**
+   * Stops the server (fast shutdown: every connection is cut), waits `downMs` milliseconds
+   * (default 0) with nothing listening, then starts it again on the same port and data
+   * directory: a failover or a restart as a client sees it. Throws when the start fails.
+   */
+  restart(downMs?: number): Promise<void>;
   /** Stops the server (fast shutdown) and removes `dir`. Idempotent; never throws. */
   stop(): Promise<void>;
 }
@@ -159,12 +165,28 @@ export async function startPgCluster(availability: { bin: string; user: string |
         throw error;
       }
       live = true;
+      // Asynchronous, so the test's own load keeps running while the server is down.
+      const runAsync = (tool: string, args: string[]): Promise<void> =>
+        new Promise((resolve, reject) => {
+          const [cmd, argv] = user ? ["runuser", ["-u", user, "--", join(bin, tool), ...args]] : [join(bin, tool), args];
+          execFile(cmd, argv, { cwd: dir, encoding: "utf8" }, (error, _stdout, stderr) => {
+            if (error) reject(new Error(`${tool} failed (${error.message}): ${String(stderr).trim()}\n${serverLog()}`));
+            else resolve();
+          });
+        });
+      const restart = async (downMs = 0): Promise<void> => {
+        await runAsync("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w", "-t", "20"]);
+        live = false;
+        await new Promise((resolve) => setTimeout(resolve, downMs));
+        await runAsync("pg_ctl", ["start", "-D", data, "-l", log, "-w", "-t", "30"]);
+        live = true;
+      };
       const adminUrl = `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/postgres`;
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       await client.query("SELECT 1");
       await client.end();
-      return { adminUrl, port, dir, startMs: Date.now() - started, stop };
+      return { adminUrl, port, dir, startMs: Date.now() - started, restart, stop };
     }
   } catch (error) {
     await stop();

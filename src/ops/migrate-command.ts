@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { ConfigError } from "../config.js";
-import { redactUrl } from "../store/pg/pool.js";
+import { redactUrl } from "../store/pg/redact.js";
 import { migrateFromSqlite } from "./migrate-to-pg.js";
 
 /**

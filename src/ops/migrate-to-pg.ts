@@ -2,9 +2,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
-import { latestSchemaVersion } from "../db.js";
-import { migratePg, openPgPool, redactUrl } from "../store/pg/index.js";
+import { latestSchemaVersion, openDatabase } from "../db.js";
+import { migratePg, openPgPool } from "../store/pg/index.js";
 import { SQLITE_CHAIN } from "../store/pg/audit-verify.js";
+import { redactCredentials, redactUrl } from "../store/pg/redact.js";
+import { lockDataDir } from "./lock.js";
 
 /**
  * The tables copied, parents before children (foreign keys), each with the
@@ -45,6 +47,50 @@ const BATCH = 500;
 /** How many rows each table holds, on each side. */
 export type CopyCounts = Record<string, { sqlite: number; postgres: number }>;
 
+/** `name` as an SQL identifier, double-quoted (the same rule in SQLite and PostgreSQL). */
+function ident(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The columns of every copied table as this build's own SQLite schema
+ * declares them (schema.sql, applied to an empty in-memory database): the
+ * only column names the copy ever puts into SQL.
+ */
+function schemaColumns(): Map<string, string[]> {
+  const reference = openDatabase(":memory:");
+  try {
+    const columns = new Map<string, string[]>();
+    for (const { name } of TABLES) {
+      columns.set(name, (reference.prepare(`PRAGMA table_info(${ident(name)})`).all() as { name: string }[]).map((c) => c.name));
+    }
+    return columns;
+  } finally {
+    reference.close();
+  }
+}
+
+/**
+ * Checks that every copied table of `db` has exactly the columns of this
+ * build's schema (a file edited by hand, or from another program, is refused
+ * before anything is written).
+ * @throws ConfigError naming the table and the columns that differ.
+ */
+function checkColumns(db: Database.Database, file: string, expected: Map<string, string[]>): void {
+  for (const [table, columns] of expected) {
+    const found = (db.prepare(`PRAGMA table_info(${ident(table)})`).all() as { name: string }[]).map((c) => c.name);
+    const missing = columns.filter((c) => !found.includes(c));
+    const extra = found.filter((c) => !columns.includes(c));
+    if (missing.length > 0 || extra.length > 0) {
+      const what = [
+        missing.length > 0 ? `missing ${missing.map((c) => JSON.stringify(c)).join(", ")}` : "",
+        extra.length > 0 ? `unexpected ${extra.map((c) => JSON.stringify(c)).join(", ")}` : "",
+      ].filter((x) => x !== "");
+      throw new ConfigError(`${file}: table ${table} does not have the columns of this build's schema (${what.join("; ")}); nothing was copied`);
+    }
+  }
+}
+
 /**
  * `ephemeral-vault migrate --from-sqlite DIR --to postgres://...`: copies a
  * SQLite vault (stopped) into an empty PostgreSQL database, in one
@@ -53,59 +99,82 @@ export type CopyCounts = Record<string, { sqlite: number; postgres: number }>;
  * chain `sqlite` with its hashes unchanged (seq = the SQLite id, so the
  * chain and its key segments verify as they did), and the meta rows (root
  * key record, chain segments). Then compares the row counts of every table.
+ *
+ * The data dir's lock (ops/lock.ts) is held from before the SQLite file is
+ * opened until the copy has ended, so no vault can serve the data dir
+ * meanwhile: a secret burned or written there after the copy would be
+ * served again, or lost, on PostgreSQL (docs/scaling.md, "Moving a SQLite
+ * vault"). The columns copied are this build's schema's, never the file's
+ * own names, and every identifier is quoted.
  * @returns the counts per table.
- * @throws ConfigError for a missing or unmigrated SQLite database, a
- *   database that cannot be reached, a non-empty target, or counts that
- *   differ (the copy is then rolled back).
+ * @throws ConfigError (exit 2) for a missing or unmigrated SQLite database,
+ *   a data dir a running vault holds, a table whose columns do not match the
+ *   schema, a database that cannot be reached, a non-empty target, or counts
+ *   that differ (the copy is then rolled back).
  */
 export async function migrateFromSqlite(options: { dataDir: string; url: string; progress?: (line: string) => void }): Promise<CopyCounts> {
   const file = join(options.dataDir, "vault.db");
   if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const lock = lockDataDir(options.dataDir, "migrate");
   try {
-    const version = Number(db.pragma("user_version", { simple: true }));
-    if (version !== latestSchemaVersion()) {
-      throw new ConfigError(`${file} has schema version ${version}; start this ephemeral-vault on it once (it migrates), stop it, then copy`);
-    }
-    let pool: Awaited<ReturnType<typeof openPgPool>>;
+    const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
-      pool = await openPgPool({ url: options.url, poolSize: 2 });
-      await migratePg(pool);
-    } catch (err) {
-      throw new ConfigError(`--to ${redactUrl(options.url)}: ${(err as Error).message}`);
-    }
-    try {
-      return await copy(db, pool, options.progress ?? (() => {}));
+      const version = Number(db.pragma("user_version", { simple: true }));
+      if (version !== latestSchemaVersion()) {
+        throw new ConfigError(`${file} has schema version ${version}; start this ephemeral-vault on it once (it migrates), stop it, then copy`);
+      }
+      const columns = schemaColumns();
+      checkColumns(db, file, columns);
+      let pool: Awaited<ReturnType<typeof openPgPool>>;
+      try {
+        pool = await openPgPool({ url: options.url, poolSize: 2 });
+        await migratePg(pool);
+      } catch (err) {
+        throw new ConfigError(`--to ${redactUrl(options.url)}: ${redactCredentials((err as Error).message, options.url)}`);
+      }
+      try {
+        return await copy(db, pool, columns, options.progress ?? (() => {}));
+      } finally {
+        await pool.end();
+      }
     } finally {
-      await pool.end();
+      db.close();
     }
   } finally {
-    db.close();
+    lock.release();
   }
 }
 
-async function copy(db: Database.Database, pool: Awaited<ReturnType<typeof openPgPool>>, progress: (line: string) => void): Promise<CopyCounts> {
+async function copy(
+  db: Database.Database,
+  pool: Awaited<ReturnType<typeof openPgPool>>,
+  schema: Map<string, string[]>,
+  progress: (line: string) => void,
+): Promise<CopyCounts> {
   const client = await pool.connect();
   const counts: CopyCounts = {};
+  let failed: Error | undefined;
   try {
     await client.query("BEGIN");
     for (const { name } of TABLES) {
-      const r = await client.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${name}`);
+      const r = await client.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${ident(name)}`);
       if ((r.rows[0]?.n ?? 0) > 0 && name !== "meta") throw new ConfigError(`the target database is not empty (${name} has rows); copy into a new database`);
     }
     // Settings a fresh PostgreSQL node wrote (none yet) give way to the copied ones.
     await client.query("DELETE FROM meta");
     for (const table of TABLES) {
-      const sqliteCount = (db.prepare(`SELECT count(*) AS n FROM ${table.name}`).get() as { n: number }).n;
-      const columns = (db.prepare(`PRAGMA table_info(${table.name})`).all() as { name: string }[]).map((c) => c.name);
-      const target = [...columns, ...(table.seq ? [table.seq] : []), ...(table.name === "audit" ? ["chain", "seq"] : [])];
-      const rows = db.prepare(`SELECT rowid AS __rowid, * FROM ${table.name} ORDER BY rowid`).iterate() as IterableIterator<Record<string, unknown>>;
+      const sqliteCount = (db.prepare(`SELECT count(*) AS n FROM ${ident(table.name)}`).get() as { n: number }).n;
+      const columns = schema.get(table.name) ?? [];
+      const target = [...columns, ...(table.seq ? [table.seq] : []), ...(table.name === "audit" ? ["chain", "seq"] : [])].map(ident);
+      const rows = db
+        .prepare(`SELECT rowid AS __rowid, ${columns.map(ident).join(", ")} FROM ${ident(table.name)} ORDER BY rowid`)
+        .iterate() as IterableIterator<Record<string, unknown>>;
       let batch: unknown[][] = [];
       const flush = async () => {
         if (batch.length === 0) return;
         const values: unknown[] = [];
         const tuples = batch.map((row) => `(${row.map((v) => `$${values.push(v)}`).join(", ")})`);
-        await client.query(`INSERT INTO ${table.name} (${target.join(", ")}) OVERRIDING SYSTEM VALUE VALUES ${tuples.join(", ")}`, values);
+        await client.query(`INSERT INTO ${ident(table.name)} (${target.join(", ")}) OVERRIDING SYSTEM VALUE VALUES ${tuples.join(", ")}`, values);
         batch = [];
       };
       for (const row of rows) {
@@ -116,7 +185,7 @@ async function copy(db: Database.Database, pool: Awaited<ReturnType<typeof openP
         if (batch.length >= BATCH) await flush();
       }
       await flush();
-      const pgCount = (await client.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${table.name}`)).rows[0]?.n ?? 0;
+      const pgCount = (await client.query<{ n: number }>(`SELECT count(*)::integer AS n FROM ${ident(table.name)}`)).rows[0]?.n ?? 0;
       counts[table.name] = { sqlite: sqliteCount, postgres: pgCount };
       progress(`${table.name}: ${pgCount} of ${sqliteCount} rows`);
       if (pgCount !== sqliteCount) throw new ConfigError(`${table.name}: ${pgCount} rows copied of ${sqliteCount}; nothing was kept`);
@@ -128,15 +197,17 @@ async function copy(db: Database.Database, pool: Awaited<ReturnType<typeof openP
     }
     for (const [table, column] of IDENTITIES) {
       await client.query(
-        `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), greatest((SELECT max(${column}) FROM ${table}), 0) + 1, false)`,
+        `SELECT setval(pg_get_serial_sequence($1, $2), greatest((SELECT max(${ident(column)}) FROM ${ident(table)}), 0) + 1, false)`,
+        [table, column],
       );
     }
     await client.query("COMMIT");
   } catch (err) {
+    failed = err instanceof Error ? err : new Error(String(err));
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.release(failed);
   }
   return counts;
 }

@@ -5,6 +5,7 @@
 export { openPgEngine, pgEngineOver, createPgWork } from "./engine.js";
 export type { PgEngine } from "./engine.js";
 export { migratePg, MIGRATION_LOCK } from "./migrate.js";
-export { openPgPool, redactUrl } from "./pool.js";
+export { openPgPool } from "./pool.js";
+export { redactCredentials, redactUrl } from "./redact.js";
 export { verifyPgRootKeys } from "./root-keys.js";
 export { PgUnitOfWork } from "./unit-of-work.js";

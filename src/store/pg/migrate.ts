@@ -39,6 +39,8 @@ export function pgSchemaSections(text?: string): { version: number; sql: string 
 export async function migratePg(pool: pg.Pool): Promise<number[]> {
   const client = await pool.connect();
   const applied: number[] = [];
+  // A failed migration closes its client instead of pooling it (its connection may be the cause).
+  let failed: Error | undefined;
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK.toString()]);
     try {
@@ -66,8 +68,11 @@ export async function migratePg(pool: pg.Pool): Promise<number[]> {
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK.toString()]);
     }
+  } catch (err) {
+    failed = err instanceof Error ? err : new Error(String(err));
+    throw err;
   } finally {
-    client.release();
+    client.release(failed);
   }
   return applied;
 }

@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { ClosedError } from "../../group-commit.js";
+import { DatabaseUnavailableError } from "../work.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
+import { isConnectionError } from "./connection-errors.js";
 
 /** What a PostgreSQL store runs its statements on: the unit of work's pooled client. */
 export type Queryable = Pick<pg.PoolClient, "query">;
@@ -14,6 +16,14 @@ export type Queryable = Pick<pg.PoolClient, "query">;
  * `UPDATE ... RETURNING` statements and row locks keep each rule atomic
  * across units and nodes.
  *
+ * A unit whose connection is lost (its backend terminated, the server
+ * restarted, the network cut) or cannot get one rejects with
+ * DatabaseUnavailableError (503), and its client is released with the error
+ * so the pool closes it instead of handing it out again; the next unit
+ * connects afresh, and the engine's per-client state (prepared statements,
+ * the audit chain) starts over on the new client (docs/scaling.md, "When
+ * the database goes away").
+ *
  * @typeParam W the work handle, built per unit over its client (the stores).
  */
 export class PgUnitOfWork<W> implements UnitOfWork<W> {
@@ -22,8 +32,6 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
   /**
    * @param pool the node's pool (store/pg/pool.ts).
    * @param workFor builds the work handle over the unit's client.
-   */
-  /**
    * @param hooks.onRollback told of each rolled-back unit's client, so
    *   engine state about that client (its audit chain's head) is dropped.
    */
@@ -36,7 +44,9 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
   /**
    * Runs `fn` in its own transaction and resolves with its result after COMMIT.
    * @throws (rejects) whatever `fn` throws (its transaction rolled back), the
-   *   COMMIT's error, a connection error, or ClosedError after close().
+   *   COMMIT's error, ClosedError after close(), or DatabaseUnavailableError
+   *   when no connection could be made or the unit's connection was lost
+   *   (its outcome then unknown: the caller must not acknowledge it).
    */
   async run<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
     return this.runOnClient((w) => fn(w));
@@ -49,7 +59,18 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    */
   async runOnClient<T>(fn: (w: W, client: Queryable) => Awaitable<T>): Promise<T> {
     if (this.closed) throw new ClosedError();
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw isConnectionError(err) ? new DatabaseUnavailableError(err) : err;
+    }
+    // The connection's own error (its backend terminated, the server gone) while this unit holds it.
+    let lost: Error | undefined;
+    const onError = (err: Error) => {
+      lost ??= err;
+    };
+    client.on("error", onError);
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
@@ -67,8 +88,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
         }
         throw err;
       }
+    } catch (err) {
+      // Lost mid-unit (a COMMIT sent on it may or may not have landed): never acknowledged, 503.
+      if (broken !== undefined || lost !== undefined || isConnectionError(err)) throw new DatabaseUnavailableError(err);
+      throw err;
     } finally {
-      client.release(broken);
+      client.off("error", onError);
+      // With an error, pg-pool closes the client instead of keeping it idle;
+      // the engine's state about it (its audit chain) goes with it.
+      client.release(broken ?? lost);
     }
   }
 
