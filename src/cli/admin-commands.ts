@@ -75,9 +75,11 @@ export function registerBackup(program: Command, exit: ExitCode): void {
     description: "write an online, consistent copy of the database (mode 0600), checked, with its row counts",
     help: `
 Arguments:
-  FILE                the copy to write; never replaced unless --force
+  FILE                the copy to write; never replaced unless --force. Its MAC goes to FILE.mac:
+                      keep the two together (restore refuses a backup without its MAC)
   --data-dir DIR      DIR defaults to VAULT_DATA_DIR, then ./.vault
   --force             replace an existing FILE
+  --encryption-key K  the root key that MACs the backup: VAULT_ENCRYPTION_KEY, else the data dir's encryption.key
 
 Examples:
   ephemeral-vault backup /backups/vault-$(date -u +%Y%m%dT%H%M%SZ).db --data-dir /var/lib/vault
@@ -94,15 +96,18 @@ export function registerRestore(program: Command, exit: ExitCode): void {
     description: "replace the database with a checked backup (the vault stopped); the old one is kept beside it",
     help: `
 Arguments:
-  FILE                a backup written by \`ephemeral-vault backup\`
+  FILE                a backup written by \`ephemeral-vault backup\`, with its MAC in FILE.mac
   --data-dir DIR      DIR defaults to VAULT_DATA_DIR, then ./.vault
+  --unauthenticated   accept a backup without FILE.mac (made by an older ephemeral-vault);
+                      a FILE.mac that does not match is always refused
 The configured encryption key (VAULT_ENCRYPTION_KEY or the data dir's encryption.key,
-plus VAULT_PREVIOUS_ENCRYPTION_KEYS) must open the backup.
+plus VAULT_PREVIOUS_ENCRYPTION_KEYS) must verify the MAC and open the backup. Schema
+objects the vault does not define and a broken audit chain are refused.
 
 Examples:
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault restore /backups/vault-20261123T221530Z.db --data-dir /var/lib/vault
 
-Exit codes: 0 restored, 1 refused (integrity, schema, key; nothing replaced), 2 usage or a vault running there.`,
+Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; nothing replaced), 2 usage or a vault running there.`,
     run: async (args) => (await import("../ops/restore.js")).restoreCommand(args),
   });
 }

@@ -85,13 +85,13 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "backup",
-    usage: "backup FILE [--data-dir DIR] [--force]",
-    summary: "online copy of the database (mode 0600), checked; row counts printed",
+    usage: "backup FILE [--data-dir DIR] [--force] [--encryption-key KEY]",
+    summary: "online copy of the database (mode 0600), checked, MACed (FILE.mac); row counts printed",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerBackup })),
   },
   {
     name: "restore",
-    usage: "restore FILE [--data-dir DIR]",
+    usage: "restore FILE [--data-dir DIR] [--unauthenticated]",
     summary: "replace the database with a backup (vault stopped); keeps the old one",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerRestore })),
   },
