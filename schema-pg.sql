@@ -194,3 +194,12 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, id);
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
+
+-- version: 4
+-- Authenticated chain heads (domain/audit-head.ts): each chain's head is
+-- kept with a MAC under the chain key over the chain's name, its last seq
+-- (the chain's row count) and its last hash, moved in the same statement as
+-- the head; NULL only for heads written before this version (signed once,
+-- when the set of chains is first recorded: meta `audit_chain_set`, a MAC
+-- over every chain's name, so a chain removed whole shows in `audit verify`).
+ALTER TABLE audit_chains ADD COLUMN mac text;

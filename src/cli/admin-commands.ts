@@ -48,7 +48,7 @@ Exit codes: 0 done, 2 usage error, existing FILE or unreadable key.`,
   });
 }
 
-/** `ephemeral-vault audit verify [--data-dir DIR]`, via audit-cli.ts. */
+/** `ephemeral-vault audit verify|head [--data-dir DIR]`, via audit-cli.ts. */
 export function registerAudit(program: Command, exit: ExitCode): void {
   registerPassThrough(program, exit, {
     name: "audit",
@@ -57,13 +57,18 @@ export function registerAudit(program: Command, exit: ExitCode): void {
 Subcommands:
   verify [--data-dir DIR]         DIR defaults to VAULT_DATA_DIR, then ./.vault
   verify --database-url URL       every writer's chain on PostgreSQL (default: VAULT_DATABASE_URL)
+  verify --anchor LINE            also fail when the log is shorter than, or diverges from, LINE
+  head                            verify, then print one signed anchor line (store it elsewhere)
 
 Examples:
   ephemeral-vault audit verify
   ephemeral-vault audit verify --data-dir /var/lib/ephemeral-vault
+  ephemeral-vault audit head >> /offsite/vault-anchors.txt
+  ephemeral-vault audit verify --anchor "$(tail -n 1 /offsite/vault-anchors.txt)"
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault audit verify --database-url postgres://vault@db/vault
 
-Exit codes: 0 chain intact, 1 chain broken (the first broken row is named), 2 usage error or no database.`,
+Exit codes: 0 chain intact, 1 chain broken (the first broken row is named) or the anchor not held,
+2 usage error, no database, or an anchor line that is malformed or not authentic.`,
     run: async (args) => (await import("../audit-cli.js")).auditCommand(args),
   });
 }

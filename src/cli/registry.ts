@@ -73,7 +73,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "audit",
-    usage: "audit verify [--data-dir DIR | --database-url URL]",
+    usage: "audit verify|head [--data-dir DIR | --database-url URL] [--anchor LINE]",
     summary: "check the audit log's hash chain; exit 1 at the first broken row",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
   },
