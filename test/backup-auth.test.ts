@@ -99,6 +99,20 @@ describe("restore of a tampered backup", () => {
     expect(readFileSync(join(target, "vault.db")).equals(before)).toBe(true);
   });
 
+  it("refuses an altered vault trigger (the append-only guard defused), whatever the MAC says", async () => {
+    const key = generateRootKey();
+    const source = await vaultDir(key, { a: "1" });
+    const file = await backup(source, key);
+    const db = new Database(file);
+    db.exec("DROP TRIGGER audit_no_delete; CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit BEGIN SELECT 1; END");
+    db.close();
+    rmSync(`${file}.mac`);
+    const target = await vaultDir(key, { live: "2" });
+    const r = await restore(file, target, key, ["--unauthenticated"]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/trigger audit_no_delete differs from the vault's schema/);
+  });
+
   it("refuses a backup with one byte changed, and one whose MAC file is missing", async () => {
     const key = generateRootKey();
     const source = await vaultDir(key, { a: "1" });

@@ -24,7 +24,21 @@ interface SchemaObject {
 
 function objectsOf(db: Database.Database): Map<string, SchemaObject> {
   const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master").all() as SchemaObject[];
-  return new Map(rows.map((r) => [`${r.type} ${r.name}`, r]));
+  return new Map(rows.map((r) => [`${r.type} ${r.name}`, { ...r, sql: r.sql === null ? null : normalizeSql(r.sql) }]));
+}
+
+/**
+ * A CREATE statement as sqlite_master keeps it (the text as written, with
+ * its comments), without comments and with runs of white space made one
+ * space: a comment reworded in schema.sql since a database was made is not
+ * an altered object; any other difference is.
+ */
+export function normalizeSql(sql: string): string {
+  return sql
+    .replace(/--[^\n]*/g, " ")
+    .replace(/\/\*[\s\S]*?\*\//g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 /**
@@ -32,7 +46,8 @@ function objectsOf(db: Database.Database): Map<string, SchemaObject> {
  * views) are not exactly those schema.sql creates at its version: the
  * sections up to that version are applied to an empty in-memory database
  * (as every vault database was made, section by section) and the two
- * sqlite_master listings compared, name, table and SQL text. An extra
+ * sqlite_master listings compared, name, table and SQL text (comments
+ * and white space aside: normalizeSql). An extra
  * trigger (one that re-inserts a deleted key, say), view or index, or an
  * altered or missing one, is refused (docs/operations.md, "Backups").
  * @throws RestoreRefused naming the first object that differs.
