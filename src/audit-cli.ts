@@ -59,8 +59,11 @@ function openDataDir(dataDir: string): Database.Database {
 export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainReport {
   const db = openDataDir(dataDir);
   try {
+    // One read transaction: the rows and the head come from one snapshot, whatever a running vault writes meanwhile.
+    db.exec("BEGIN");
     return verifyAuditChain(db, keys());
   } finally {
+    if (db.inTransaction) db.exec("COMMIT");
     db.close();
   }
 }

@@ -65,6 +65,10 @@ describe("authenticated audit head (SQLite)", () => {
     const r = await audit(dir, key, ["verify"]);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/head is missing/);
+    // The next start does not take the empty log for a new one.
+    const cipher = new ValueCipher(key);
+    expect(openChain(db, cipher.currentKeyId, cipher.auditChainKeys())).toBe(false);
+    expect((await audit(dir, key, ["verify"])).code).toBe(1);
   });
 
   it("a head moved back and signed without the key (copied MAC of another head) fails", async () => {

@@ -126,8 +126,8 @@ export function segmentsAuthentic(key: Buffer, segments: readonly ChainSegment[]
  *
  * The chain head (meta `audit_head`) is then signed under the current key
  * (domain/audit-head.ts): a head signed under a loaded key is signed anew
- * when that is not the current one (after `rekey`); an empty log gets the
- * head {id 0, genesis}; an unsigned head is signed once, when the record
+ * when that is not the current one (after `rekey`); an empty log without a
+ * head, before heads are signed, gets the head {id 0, genesis}; an unsigned head is signed once, when the record
  * does not yet say heads are signed (the first start of a build that signs
  * them), and the record then says so. An unsigned head after that, or a
  * head whose MAC no loaded key made, is left as it is for `audit verify`.
@@ -162,7 +162,8 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
     const head = headValue === undefined ? undefined : parseHead(headValue);
     let signed: RecordedHead | undefined;
     if (headValue === undefined) {
-      if (next === 1) signed = { id: 0, hash: GENESIS_HASH };
+      // An empty log's first head; once heads are signed, a missing head is removed, not new.
+      if (next === 1 && !signedHeads) signed = { id: 0, hash: GENESIS_HASH };
     } else if (head !== undefined) {
       const keyId = head.mac === undefined ? undefined : headKeyId(keys, null, head.id, head.hash, head.mac);
       if (keyId !== undefined || (head.mac === undefined && !signedHeads)) signed = head;

@@ -51,7 +51,13 @@ export async function recordNewChain(db: Queryable, chain: string, key: Buffer, 
     if (heads.some((h) => h.chain !== chain && h.mac !== null)) return;
     for (const h of heads) {
       if (h.chain === chain || h.mac !== null) continue;
-      await db.query("UPDATE audit_chains SET mac = $1 WHERE chain = $2 AND mac IS NULL", [headMac(key, h.chain, Number(h.seq), h.hash), h.chain]);
+      // Only the head as read: one an older build's writer moved meanwhile stays unsigned, for `audit verify`.
+      await db.query("UPDATE audit_chains SET mac = $1 WHERE chain = $2 AND mac IS NULL AND seq = $3 AND hash = $4", [
+        headMac(key, h.chain, Number(h.seq), h.hash),
+        h.chain,
+        h.seq,
+        h.hash,
+      ]);
     }
   } else {
     const record = parseChainSet(stored.value);

@@ -37,10 +37,24 @@ const PAGE = 1000;
  * its head moved back, a chain removed whole, or every chain removed
  * shows. The one state without a set record that verifies is the one
  * `migrate` leaves before the first start: only the chain copied from
- * SQLite, its head checked against the copied SQLite head. Reads only.
+ * SQLite, its head checked against the copied SQLite head. Reads only, in
+ * one REPEATABLE READ snapshot.
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  */
 export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promise<PgChainReport> {
+  // One snapshot for every query: heads, the set of chains and rows agree, whatever the nodes write meanwhile.
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    return await verifyIn(client, keys);
+  } finally {
+    await client.query("COMMIT").catch(() => {});
+    client.release();
+  }
+}
+
+/** verifyPgAuditChains inside its read-only snapshot. */
+async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainReport> {
   const heads = await pool.query<Head>("SELECT chain, seq, hash, mac FROM audit_chains ORDER BY chain");
   const orphan = await pool.query<{ chain: string }>(
     "SELECT DISTINCT a.chain FROM audit a LEFT JOIN audit_chains c ON c.chain = a.chain WHERE c.chain IS NULL LIMIT 1",
@@ -95,7 +109,7 @@ export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promi
  * to be authentic under their last segment's key; undefined when there is
  * none, a reason when the record does not hold.
  */
-async function sqliteSegments(pool: pg.Pool, keys: ChainKeys): Promise<ChainSegment[] | string | undefined> {
+async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | string | undefined> {
   const r = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_chain'");
   if (r.rows[0] === undefined) return undefined;
   const record = parseSegments(r.rows[0].value);
@@ -123,7 +137,7 @@ function segmentKey(segments: ChainSegment[], keys: ChainKeys, seq: number): Buf
  * leaves (the copied SQLite chain alone) passes.
  * @returns the first problem, or undefined.
  */
-async function checkChainSet(pool: pg.Pool, keys: ChainKeys, heads: readonly Head[]): Promise<{ chain: string; reason: string } | undefined> {
+async function checkChainSet(pool: pg.ClientBase, keys: ChainKeys, heads: readonly Head[]): Promise<{ chain: string; reason: string } | undefined> {
   const stored = (await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = $1", [CHAIN_SET_META])).rows[0];
   if (stored === undefined) {
     const unrecorded = heads.find((h) => h.chain !== SQLITE_CHAIN);
@@ -152,7 +166,7 @@ async function checkChainSet(pool: pg.Pool, keys: ChainKeys, heads: readonly Hea
  * did not sign heads (an older build's) or the copied SQLite head (meta
  * audit_head) is signed and names the same row.
  */
-async function copiedHeadAuthentic(pool: pg.Pool, keys: ChainKeys, head: Head): Promise<boolean> {
+async function copiedHeadAuthentic(pool: pg.ClientBase, keys: ChainKeys, head: Head): Promise<boolean> {
   if (head.chain !== SQLITE_CHAIN) return false;
   const meta = await pool.query<{ name: string; value: string }>("SELECT name, value FROM meta WHERE name IN ('audit_chain', 'audit_head')");
   const value = (name: string) => meta.rows.find((r) => r.name === name)?.value;
