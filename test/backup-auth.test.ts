@@ -125,7 +125,11 @@ describe("restore of a tampered backup", () => {
     flipped[flipped.length - 100] = (flipped[flipped.length - 100] as number) ^ 1;
     writeFileSync(changed, flipped);
     writeFileSync(`${changed}.mac`, readFileSync(`${file}.mac`));
-    expect((await restore(changed, target, key)).code).toBe(1);
+    const r1 = await restore(changed, target, key);
+    expect(r1.code).toBe(1);
+    expect(r1.err).toMatch(/MAC does not match/);
+    // --unauthenticated accepts a missing MAC file, never one that does not match.
+    expect((await restore(changed, target, key, ["--unauthenticated"])).code).toBe(1);
     const bare = join(tempDir(), "bare.db");
     writeFileSync(bare, bytes);
     const r = await restore(bare, target, key);
