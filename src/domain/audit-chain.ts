@@ -169,10 +169,13 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
       if (keyId !== undefined || (head.mac === undefined && !signedHeads)) signed = head;
       if (keyId === currentKeyId && signedHeads && segments === recorded?.segments) return true;
     }
-    if (signed === undefined) return false;
     const upsert = db.prepare("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value");
-    upsert.run(HEAD_META, headRecord(currentKey, signed.id, signed.hash));
-    upsert.run(CHAIN_META, JSON.stringify({ segments, signedHeads: true, mac: macOf(currentKey, segments, true) }));
-    return true;
+    if (signed !== undefined) upsert.run(HEAD_META, headRecord(currentKey, signed.id, signed.hash));
+    // A head that does not hold leaves the flag as it was, but a new segment (after `rekey`) is still recorded.
+    const flag = signed !== undefined || signedHeads;
+    if (signed !== undefined || segments !== recorded?.segments) {
+      upsert.run(CHAIN_META, JSON.stringify({ segments, signedHeads: flag, mac: macOf(currentKey, segments, flag) }));
+    }
+    return signed !== undefined;
   })();
 }
