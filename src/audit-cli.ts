@@ -109,7 +109,7 @@ export async function auditCommand(
       db.close();
     }
   }
-  // The chain is keyed with the root key (decisions: never stored in the database): load it as the server does.
+  // The chain is keyed with the root key, never stored in the database (docs/audit.md): load it as the server does.
   const report = verifyDataDir(dataDir, () => loadCipher(dataDir, {}, env).auditChainKeys());
   output.out(report.ok ? intactLine(report) : brokenLine(report));
   return report.ok ? 0 : EXIT_CHAIN_BROKEN;
