@@ -202,3 +202,12 @@ CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
 -- its descendants, transitively, in the same transaction.
 ALTER TABLE principal_keys ADD COLUMN parent_key_id text;
 CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE parent_key_id IS NOT NULL;
+
+-- version: 4
+-- Authenticated chain heads (domain/audit-head.ts): each chain's head is
+-- kept with a MAC under the chain key over the chain's name, its last seq
+-- (the chain's row count) and its last hash, moved in the same statement as
+-- the head; NULL only for heads written before this version (signed once,
+-- when the set of chains is first recorded: meta `audit_chain_set`, a MAC
+-- over every chain's name, so a chain removed whole shows in `audit verify`).
+ALTER TABLE audit_chains ADD COLUMN mac text;

@@ -12,6 +12,7 @@ const PG_MATRIX = [
   "test/webhook-routes.test.ts",
   "test/webhook-address-guard.test.ts",
   "test/crypto.test.ts",
+  "test/rollback-limit.test.ts",
   "test/concurrency.test.ts",
   "test/input-hardening.test.ts",
   "test/json-depth.test.ts",

@@ -7,6 +7,12 @@ import { verifyAuditChain } from "./domain/audit-verify.js";
 import type { ChainReport } from "./domain/audit-verify.js";
 import type { ChainKeys } from "./domain/audit-chain.js";
 import { loadCipher } from "./ops/common.js";
+import type { ValueCipher } from "./crypto.js";
+import { anchorPg, anchorSqlite } from "./audit-anchor-cli.js";
+import type { AnchoredPg, AnchoredSqlite } from "./audit-anchor-cli.js";
+import { parseAnchor } from "./domain/audit-anchor.js";
+import type { Anchor } from "./domain/audit-anchor.js";
+import type { PgChainReport } from "./store/pg/audit-verify.js";
 
 /** Exit code of `audit verify` when the chain is broken. */
 export const EXIT_CHAIN_BROKEN = 1;
@@ -23,13 +29,10 @@ const processOutput: CommandOutput = {
 };
 
 /**
- * Checks the audit hash chain of a data directory's database, read-only:
- * opens `<dir>/vault.db` without migrating or writing anything.
- * @param keys loads the chain keys of the root keys (current and previous),
- *   once the database is known to be there.
+ * Opens `<dir>/vault.db` read-only, without migrating or writing anything.
  * @throws ConfigError when there is no database or no audit table there.
  */
-export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainReport {
+function openDataDir(dataDir: string): Database.Database {
   const file = join(dataDir, "vault.db");
   if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
   let db: Database.Database;
@@ -38,21 +41,44 @@ export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainRepo
   } catch (err) {
     throw new ConfigError(`${file} cannot be opened: ${(err as Error).message}`);
   }
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
+  if (table === undefined) {
+    db.close();
+    throw new ConfigError(`${file} has no audit log (start ephemeral-vault once to migrate it)`);
+  }
+  return db;
+}
+
+/**
+ * Checks the audit hash chain of a data directory's database, read-only:
+ * opens `<dir>/vault.db` without migrating or writing anything.
+ * @param keys loads the chain keys of the root keys (current and previous),
+ *   once the database is known to be there.
+ * @throws ConfigError when there is no database or no audit table there.
+ */
+export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainReport {
+  const db = openDataDir(dataDir);
   try {
-    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
-    if (table === undefined) throw new ConfigError(`${file} has no audit log (start ephemeral-vault once to migrate it)`);
+    // One read transaction: the rows and the head come from one snapshot, whatever a running vault writes meanwhile.
+    db.exec("BEGIN");
     return verifyAuditChain(db, keys());
   } finally {
+    if (db.inTransaction) db.exec("COMMIT");
     db.close();
   }
 }
 
 /**
- * `ephemeral-vault audit verify --data-dir DIR`: walks the audit hash chain
- * (issue 3) and reports the first broken row. The data dir defaults to
- * VAULT_DATA_DIR, then ./.vault.
- * @returns 0 when the chain is intact, EXIT_CHAIN_BROKEN (1) when it is not.
- * @throws ConfigError for usage errors and a missing database (exit 2).
+ * `ephemeral-vault audit verify [--anchor LINE]` and `ephemeral-vault audit
+ * head`, on `--data-dir DIR` (default VAULT_DATA_DIR, then ./.vault) or
+ * `--database-url URL` (or VAULT_DATABASE_URL). `verify` walks the audit
+ * hash chain(s) and reports the first broken row; with `--anchor` the log
+ * must also still hold what the anchor line recorded. `head` verifies the
+ * log and prints its anchor line (domain/audit-anchor.ts, docs/audit.md).
+ * @returns 0 when the chain is intact (and holds the anchor; `head`: the
+ *   line printed), EXIT_CHAIN_BROKEN (1) when it is not.
+ * @throws ConfigError for usage errors, a missing database, and an anchor
+ *   line that is malformed or not authentic (exit 2).
  */
 export async function auditCommand(
   args: string[],
@@ -60,42 +86,93 @@ export async function auditCommand(
   output: CommandOutput = processOutput,
 ): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== "verify") throw new ConfigError('audit needs "verify"; see ephemeral-vault --help');
-  let values: { "data-dir"?: string | undefined; "database-url"?: string | undefined };
+  if (sub !== "verify" && sub !== "head") throw new ConfigError('audit needs "verify" or "head"; see ephemeral-vault --help');
+  let values: { "data-dir"?: string | undefined; "database-url"?: string | undefined; anchor?: string | undefined };
+  const options: Record<string, { type: "string" }> = { "data-dir": { type: "string" }, "database-url": { type: "string" } };
+  if (sub === "verify") options.anchor = { type: "string" };
   try {
-    ({ values } = parseArgs({ args: rest, options: { "data-dir": { type: "string" }, "database-url": { type: "string" } }, strict: true }));
+    ({ values } = parseArgs({ args: rest, options, strict: true }));
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
   const databaseUrl = values["database-url"] ?? (values["data-dir"] === undefined ? env.VAULT_DATABASE_URL : undefined);
-  if (databaseUrl !== undefined && databaseUrl !== "") return verifyPostgres(databaseUrl, env, output);
+  if (databaseUrl !== undefined && databaseUrl !== "") return verifyPostgres(databaseUrl, env, output, sub, values.anchor);
   const dataDir = values["data-dir"] ?? (env.VAULT_DATA_DIR || "./.vault");
   if (dataDir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
-  // The chain is keyed with the root key (decisions: never stored in the database): load it as the server does.
-  const report = verifyDataDir(dataDir, () => loadCipher(dataDir, {}, env).auditChainKeys());
-  if (report.ok) {
-    output.out(`audit chain intact: ${report.rows} rows, head ${report.head}\n`);
-    return 0;
+  if (sub === "head" || values.anchor !== undefined) {
+    const db = openDataDir(dataDir);
+    try {
+      const cipher = loadCipher(dataDir, {}, env);
+      const anchored = anchorSqlite(db, cipher, anchorOf(values.anchor, cipher));
+      return reportAnchored(anchored, output, anchored.report.ok ? intactLine(anchored.report) : brokenLine(anchored.report));
+    } finally {
+      db.close();
+    }
   }
-  output.out(
-    `audit chain broken at row ${report.brokenId}: ${report.reason} (${report.rows} rows before it verified)\n`,
-  );
-  return EXIT_CHAIN_BROKEN;
+  // The chain is keyed with the root key, never stored in the database (docs/audit.md): load it as the server does.
+  const report = verifyDataDir(dataDir, () => loadCipher(dataDir, {}, env).auditChainKeys());
+  output.out(report.ok ? intactLine(report) : brokenLine(report));
+  return report.ok ? 0 : EXIT_CHAIN_BROKEN;
+}
+
+function intactLine(report: ChainReport & { ok: true }): string {
+  return `audit chain intact: ${report.rows} rows, head ${report.head}\n`;
+}
+
+function brokenLine(report: ChainReport): string {
+  return report.ok ? intactLine(report) : `audit chain broken at row ${report.brokenId}: ${report.reason} (${report.rows} rows before it verified)\n`;
 }
 
 /**
- * `audit verify --database-url URL` (or VAULT_DATABASE_URL): every chain of
+ * The anchor given to `verify --anchor`, authenticated.
+ * @throws ConfigError when the line is malformed or its MAC does not match.
+ */
+function anchorOf(line: string | undefined, cipher: ValueCipher): Anchor | undefined {
+  if (line === undefined) return undefined;
+  const anchor = parseAnchor(line, cipher);
+  if (typeof anchor === "string") throw new ConfigError(`--anchor: ${anchor}`);
+  return anchor;
+}
+
+/** Prints a verification with its anchor line or anchor verdict; the exit code. */
+function reportAnchored(anchored: AnchoredSqlite | AnchoredPg, output: CommandOutput, verdict: string): number {
+  if (!anchored.report.ok) {
+    output.out(verdict);
+    return EXIT_CHAIN_BROKEN;
+  }
+  if (anchored.line !== undefined) {
+    output.out(`${anchored.line}\n`);
+    return 0;
+  }
+  if (anchored.anchorProblem !== undefined) {
+    output.out(`audit log does not hold its anchor: ${anchored.anchorProblem}\n`);
+    return EXIT_CHAIN_BROKEN;
+  }
+  output.out(verdict.replace(/\n$/, "; the anchor holds\n"));
+  return 0;
+}
+
+/**
+ * `audit verify|head --database-url URL` (or VAULT_DATABASE_URL): every chain of
  * a PostgreSQL audit log (store/pg/audit-verify.ts), keyed with the root
  * keys of VAULT_ENCRYPTION_KEY and VAULT_PREVIOUS_ENCRYPTION_KEYS.
  * @returns 0 intact, EXIT_CHAIN_BROKEN when a chain is broken.
  * @throws ConfigError when the database cannot be reached or no key is given.
  */
-async function verifyPostgres(url: string, env: Record<string, string | undefined>, output: CommandOutput): Promise<number> {
+async function verifyPostgres(
+  url: string,
+  env: Record<string, string | undefined>,
+  output: CommandOutput,
+  sub: "verify" | "head",
+  anchorLine: string | undefined,
+): Promise<number> {
   const { openPgPool, redactUrl } = await import("./store/pg/index.js");
   const { verifyPgAuditChains } = await import("./store/pg/audit-verify.js");
   // The keys are read as the server reads them (no data dir on PostgreSQL).
   const { VAULT_DATABASE_URL: _url, ...keyEnv } = env;
-  const keys = loadCipher(":memory:", {}, keyEnv).auditChainKeys();
+  const cipher = loadCipher(":memory:", {}, keyEnv);
+  const keys = cipher.auditChainKeys();
+  const anchor = anchorOf(anchorLine, cipher);
   let pool: Awaited<ReturnType<typeof openPgPool>>;
   try {
     pool = await openPgPool({ url, poolSize: 1 });
@@ -103,14 +180,20 @@ async function verifyPostgres(url: string, env: Record<string, string | undefine
     throw new ConfigError(`--database-url ${redactUrl(url)}: ${(err as Error).message}`);
   }
   try {
-    const report = await verifyPgAuditChains(pool, keys);
-    if (report.ok) {
-      output.out(`audit chains intact: ${report.chains} chains, ${report.rows} rows\n`);
-      return 0;
+    if (sub === "head" || anchor !== undefined) {
+      const anchored = await anchorPg(pool, cipher, anchor);
+      return reportAnchored(anchored, output, pgLine(anchored.report));
     }
-    output.out(`audit chain ${report.chain} broken at seq ${report.seq}: ${report.reason} (${report.rows} rows before it verified)\n`);
-    return EXIT_CHAIN_BROKEN;
+    const report = await verifyPgAuditChains(pool, keys);
+    output.out(pgLine(report));
+    return report.ok ? 0 : EXIT_CHAIN_BROKEN;
   } finally {
     await pool.end();
   }
+}
+
+function pgLine(report: PgChainReport): string {
+  return report.ok
+    ? `audit chains intact: ${report.chains} chains, ${report.rows} rows\n`
+    : `audit chain ${report.chain} broken at seq ${report.seq}: ${report.reason} (${report.rows} rows before it verified)\n`;
 }

@@ -106,10 +106,19 @@ export class ValueCipher {
    * bytes (RFC 5869). Never stored (domain/audit-chain.ts).
    */
   auditChainKeys(): Map<string, Buffer> {
+    return this.derivedKeys("ephemeral-vault/v1/audit-chain");
+  }
+
+  /**
+   * A 32-byte key per loaded root key, by root key id, for one purpose:
+   * HKDF-SHA256(root, empty salt, info) (RFC 5869). Each purpose has its own
+   * info label (the audit chain, backup MACs, audit anchors: docs/audit.md,
+   * docs/operations.md), so a MAC made for one never verifies as another.
+   * Never stored.
+   */
+  derivedKeys(info: string): Map<string, Buffer> {
     const out = new Map<string, Buffer>();
-    for (const [id, root] of this.keys) {
-      out.set(id, Buffer.from(hkdfSync("sha256", root, Buffer.alloc(0), "ephemeral-vault/v1/audit-chain", 32)));
-    }
+    for (const [id, root] of this.keys) out.set(id, Buffer.from(hkdfSync("sha256", root, Buffer.alloc(0), info, 32)));
     return out;
   }
 

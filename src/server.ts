@@ -221,6 +221,7 @@ async function openPgNode(
       poolSize: config.databasePoolSize,
       preparedStatements: config.databasePreparedStatements,
       auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
+      auditChainKeys: [...cipher.auditChainKeys().values()],
     });
   } catch (err) {
     throw new ConfigError(`VAULT_DATABASE_URL: ${redactCredentials((err as Error).message, url)}`);

@@ -116,7 +116,7 @@ export function createVault(options: VaultOptions): Vault {
   }
   if (!openChain(options.db, options.cipher.currentKeyId, chainKeys)) {
     options.log.error(
-      "the audit chain's segment record could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
+      "the audit chain's segment record or head could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
     );
   }
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });

@@ -181,7 +181,7 @@ describe("backup and restore", () => {
     const dir = vaultDir(cipher, { a: "1", b: "2" });
     const dest = join(tempDir(), "copy.db");
     const progress: number[] = [];
-    const report = await backupDatabase(join(dir, "vault.db"), dest, {
+    const report = await backupDatabase(join(dir, "vault.db"), dest, cipher, {
       pagesPerStep: 1,
       progressMinPages: 1,
       onProgress: (copied) => progress.push(copied),
@@ -193,8 +193,8 @@ describe("backup and restore", () => {
     expect(copy.pragma("journal_mode", { simple: true })).toBe("delete");
     expect(readAll(copy, cipher)).toEqual({ a: "1", b: "2" });
     copy.close();
-    await expect(backupDatabase(join(dir, "vault.db"), dest)).rejects.toThrow(/pass --force/);
-    await expect(backupDatabase(join(dir, "vault.db"), dest, { force: true })).resolves.toMatchObject({ file: dest });
+    await expect(backupDatabase(join(dir, "vault.db"), dest, cipher)).rejects.toThrow(/pass --force/);
+    await expect(backupDatabase(join(dir, "vault.db"), dest, cipher, { force: true })).resolves.toMatchObject({ file: dest });
   });
 
   it("restore replaces the database, keeping the previous one beside it", async () => {
@@ -202,9 +202,9 @@ describe("backup and restore", () => {
     const cipher = new ValueCipher(key);
     const source = vaultDir(cipher, { restored: "from-backup" });
     const backup = join(tempDir(), "b.db");
-    await backupDatabase(join(source, "vault.db"), backup);
+    await backupDatabase(join(source, "vault.db"), backup, cipher);
     const target = vaultDir(cipher, { current: "before" });
-    const report = await restoreDatabase(backup, target, new ValueCipher(key), Date.UTC(2026, 10, 23, 12));
+    const report = await restoreDatabase(backup, target, new ValueCipher(key), { now: Date.UTC(2026, 10, 23, 12) });
     expect(report.previous).toBe(join(target, "vault.db.before-restore-20261123T120000Z"));
     expect(statSync(report.previous as string).mode & 0o777).toBe(0o600);
     expect(existsSync(join(target, "vault.db-wal"))).toBe(false);
@@ -221,7 +221,7 @@ describe("backup and restore", () => {
     const cipher = new ValueCipher(key);
     const source = vaultDir(cipher, { restored: "from-backup" });
     const backup = join(tempDir(), "b.db");
-    await backupDatabase(join(source, "vault.db"), backup);
+    await backupDatabase(join(source, "vault.db"), backup, cipher);
     // a crash image: vault.db and a -wal holding a write not yet checkpointed
     const live = tempDir();
     const db = openDatabase(join(live, "vault.db"));
@@ -247,7 +247,7 @@ describe("backup and restore", () => {
     const cipher = new ValueCipher(generateRootKey());
     const source = vaultDir(cipher, { s: "backup-value" });
     const backup = join(tempDir(), "b.db");
-    await backupDatabase(join(source, "vault.db"), backup);
+    await backupDatabase(join(source, "vault.db"), backup, cipher);
     const target = vaultDir(cipher, { t: "live-value" });
     const before = readFileSync(join(target, "vault.db"));
 

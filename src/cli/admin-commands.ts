@@ -48,7 +48,7 @@ Exit codes: 0 done, 2 usage error, existing FILE or unreadable key.`,
   });
 }
 
-/** `ephemeral-vault audit verify [--data-dir DIR]`, via audit-cli.ts. */
+/** `ephemeral-vault audit verify|head [--data-dir DIR]`, via audit-cli.ts. */
 export function registerAudit(program: Command, exit: ExitCode): void {
   registerPassThrough(program, exit, {
     name: "audit",
@@ -57,13 +57,18 @@ export function registerAudit(program: Command, exit: ExitCode): void {
 Subcommands:
   verify [--data-dir DIR]         DIR defaults to VAULT_DATA_DIR, then ./.vault
   verify --database-url URL       every writer's chain on PostgreSQL (default: VAULT_DATABASE_URL)
+  verify --anchor LINE            also fail when the log is shorter than, or diverges from, LINE
+  head                            verify, then print one signed anchor line (store it elsewhere)
 
 Examples:
   ephemeral-vault audit verify
   ephemeral-vault audit verify --data-dir /var/lib/ephemeral-vault
+  ephemeral-vault audit head >> /offsite/vault-anchors.txt
+  ephemeral-vault audit verify --anchor "$(tail -n 1 /offsite/vault-anchors.txt)"
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault audit verify --database-url postgres://vault@db/vault
 
-Exit codes: 0 chain intact, 1 chain broken (the first broken row is named), 2 usage error or no database.`,
+Exit codes: 0 chain intact, 1 chain broken (the first broken row is named) or the anchor not held,
+2 usage error, no database, or an anchor line that is malformed or not authentic.`,
     run: async (args) => (await import("../audit-cli.js")).auditCommand(args),
   });
 }
@@ -75,9 +80,11 @@ export function registerBackup(program: Command, exit: ExitCode): void {
     description: "write an online, consistent copy of the database (mode 0600), checked, with its row counts",
     help: `
 Arguments:
-  FILE                the copy to write; never replaced unless --force
+  FILE                the copy to write; never replaced unless --force. Its MAC goes to FILE.mac:
+                      keep the two together (restore refuses a backup without its MAC)
   --data-dir DIR      DIR defaults to VAULT_DATA_DIR, then ./.vault
   --force             replace an existing FILE
+  --encryption-key K  the root key that MACs the backup: VAULT_ENCRYPTION_KEY, else the data dir's encryption.key
 
 Examples:
   ephemeral-vault backup /backups/vault-$(date -u +%Y%m%dT%H%M%SZ).db --data-dir /var/lib/vault
@@ -94,15 +101,18 @@ export function registerRestore(program: Command, exit: ExitCode): void {
     description: "replace the database with a checked backup (the vault stopped); the old one is kept beside it",
     help: `
 Arguments:
-  FILE                a backup written by \`ephemeral-vault backup\`
+  FILE                a backup written by \`ephemeral-vault backup\`, with its MAC in FILE.mac
   --data-dir DIR      DIR defaults to VAULT_DATA_DIR, then ./.vault
+  --unauthenticated   accept a backup without FILE.mac (made by an older ephemeral-vault);
+                      a FILE.mac that does not match is always refused
 The configured encryption key (VAULT_ENCRYPTION_KEY or the data dir's encryption.key,
-plus VAULT_PREVIOUS_ENCRYPTION_KEYS) must open the backup.
+plus VAULT_PREVIOUS_ENCRYPTION_KEYS) must verify the MAC and open the backup. Schema
+objects the vault does not define and a broken audit chain are refused.
 
 Examples:
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault restore /backups/vault-20261123T221530Z.db --data-dir /var/lib/vault
 
-Exit codes: 0 restored, 1 refused (integrity, schema, key; nothing replaced), 2 usage or a vault running there.`,
+Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; nothing replaced), 2 usage or a vault running there.`,
     run: async (args) => (await import("../ops/restore.js")).restoreCommand(args),
   });
 }

@@ -73,7 +73,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "audit",
-    usage: "audit verify [--data-dir DIR | --database-url URL]",
+    usage: "audit verify|head [--data-dir DIR | --database-url URL] [--anchor LINE]",
     summary: "check the audit log's hash chain; exit 1 at the first broken row",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
   },
@@ -85,13 +85,13 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "backup",
-    usage: "backup FILE [--data-dir DIR] [--force]",
-    summary: "online copy of the database (mode 0600), checked; row counts printed",
+    usage: "backup FILE [--data-dir DIR] [--force] [--encryption-key KEY]",
+    summary: "online copy of the database (mode 0600), checked, MACed (FILE.mac); row counts printed",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerBackup })),
   },
   {
     name: "restore",
-    usage: "restore FILE [--data-dir DIR]",
+    usage: "restore FILE [--data-dir DIR] [--unauthenticated]",
     summary: "replace the database with a backup (vault stopped); keeps the old one",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerRestore })),
   },

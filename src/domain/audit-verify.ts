@@ -1,7 +1,7 @@
 import type { Db } from "../db.js";
 import type { ChainKeys, ChainSegment } from "./audit-chain.js";
 import { GENESIS_HASH, readSegments, rowHash, segmentsAuthentic } from "./audit-chain.js";
-import { HEAD_META } from "../store/sqlite/audit.js";
+import { HEAD_META, headKeyId, parseHead } from "./audit-head.js";
 import type { AuditRow as Row } from "../store/audit.js";
 
 /** Result of walking the hash chain (`ephemeral-vault audit verify`). */
@@ -14,8 +14,11 @@ export type ChainReport =
  * previous row's hash and its own content (HMAC under the chain key of the
  * row's segment, or SHA-256 in a legacy plain segment), that timestamps
  * never decrease, that the segment record is authentic, and that the last
- * row is the head recorded in the meta table (a truncated tail). Reads only;
- * streams the rows.
+ * row is the head recorded in the meta table (a truncated tail). Once the
+ * record says heads are signed, the head must carry a MAC under the last
+ * segment's key (domain/audit-head.ts) and its id must be the row count, so
+ * a tail cut off with the head moved back, or every row removed, shows.
+ * Reads only; streams the rows.
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  * @returns the first broken row's id and why, or the row count and head hash.
  */
@@ -35,7 +38,7 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
   if (lastKey === undefined) {
     return { ok: false, rows: 0, brokenId: last.from, reason: `the chain's last segment is keyed with root key ${last.key}, which is not loaded (set VAULT_ENCRYPTION_KEY)` };
   }
-  if (!segmentsAuthentic(lastKey, segments, recorded.mac)) {
+  if (!segmentsAuthentic(lastKey, segments, recorded.mac, recorded.signedHeads)) {
     return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is not authentic (altered, or written under another key)" };
   }
   let prevHash = GENESIS_HASH;
@@ -68,18 +71,19 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
     prevHash = hash;
   }
   const headRow = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META);
-  if (headRow !== undefined) {
-    let head: { id?: unknown; hash?: unknown } = {};
-    try {
-      head = JSON.parse(headRow.value) as { id?: unknown; hash?: unknown };
-    } catch {
-      // reported below as a mismatch
+  const head = headRow === undefined ? undefined : parseHead(headRow.value);
+  if (recorded.signedHeads) {
+    // The head is signed (domain/audit-head.ts): a tail cut off and the head moved back shows, and so do removed rows.
+    if (head === undefined) return { ok: false, rows, brokenId: lastId + 1, reason: "the recorded chain head is missing or unreadable (removed or altered)" };
+    if (headKeyId(new Map([[last.key, lastKey]]), null, head.id, head.hash, head.mac) === undefined) {
+      return { ok: false, rows, brokenId: head.id, reason: "the recorded chain head is not authentic (altered, or written under another key)" };
     }
-    if (head.id !== lastId || head.hash !== prevHash) {
-      const brokenId = typeof head.id === "number" ? head.id : lastId + 1;
-      return { ok: false, rows, brokenId, reason: "rows at the end of the chain are missing (the recorded head is not the last row)" };
+  }
+  if (head !== undefined) {
+    if (head.id !== lastId || head.hash !== prevHash || (recorded.signedHeads && rows !== lastId)) {
+      return { ok: false, rows, brokenId: Math.min(head.id, lastId) + 1, reason: "rows at the end of the chain are missing (the recorded head is not the last row)" };
     }
-  } else if (rows > 0) {
+  } else if (headRow !== undefined || rows > 0) {
     return { ok: false, rows, brokenId: 1, reason: "the recorded chain head is missing" };
   }
   return { ok: true, rows, head: prevHash };

@@ -1,8 +1,11 @@
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
-import { countRows, dataDirOf, EXIT_FAILED, EXIT_OK, formatCounts, integrityOf, parseOpsArgs, processOutput } from "./common.js";
+import type { ValueCipher } from "../crypto.js";
+import { getMeta } from "../db.js";
+import { backupMacLine, macFileOf } from "./backup-mac.js";
+import { countRows, dataDirOf, EXIT_FAILED, EXIT_OK, formatCounts, integrityOf, loadCipher, parseOpsArgs, processOutput } from "./common.js";
 import type { OpsOutput, VaultCounts } from "./common.js";
 
 /**
@@ -42,18 +45,25 @@ export interface BackupOptions {
  * The copy is written to `<dest>.partial-<pid>`, created with mode 0600
  * before any byte is written, switched to a rollback journal (one
  * self-contained file), checked with `PRAGMA integrity_check`, fsynced and
- * then moved to `dest` (never over an existing file unless `force`).
+ * then moved to `dest` (never over an existing file unless `force`). Its MAC
+ * under the current root key's backup MAC key is written to `dest.mac`
+ * (ops/backup-mac.ts; mode 0600, moved into place after `dest`), which
+ * `restore` checks before it replaces anything.
  *
  * @param source the live database file (`<data dir>/vault.db`).
- * @throws ConfigError when `dest` exists and `force` is not set; Error when
- *   the source cannot be read or the copy fails its integrity check (the
- *   partial file is removed).
+ * @param cipher the root keys; the current one MACs the copy and must be one
+ *   the database records as its own (meta `root_key_ids`).
+ * @throws ConfigError when `dest` exists and `force` is not set, or the
+ *   current root key is not the database's; Error when the source cannot be
+ *   read or the copy fails its integrity check (the partial files are removed).
  */
-export async function backupDatabase(source: string, dest: string, options: BackupOptions = {}): Promise<BackupReport> {
+export async function backupDatabase(source: string, dest: string, cipher: ValueCipher, options: BackupOptions = {}): Promise<BackupReport> {
   if (!existsSync(source)) throw new Error(`no database at ${source}`);
   if (existsSync(dest) && options.force !== true) throw new ConfigError(`${dest} exists; pass --force to overwrite it`);
   const partial = join(dirname(dest), `${basename(dest)}.partial-${process.pid}`);
+  const macPartial = `${macFileOf(dest)}.partial-${process.pid}`;
   removeDatabaseFiles(partial);
+  rmSync(macPartial, { force: true });
   // Owner only from the first byte: the copy holds every ciphertext and the audit log.
   closeSync(openSync(partial, "wx", 0o600));
   try {
@@ -77,6 +87,12 @@ export async function backupDatabase(source: string, dest: string, options: Back
     let report: Omit<BackupReport, "file">;
     try {
       copy.pragma("journal_mode = DELETE");
+      const listed = JSON.parse(getMeta(copy, "root_key_ids") ?? "[]") as string[];
+      if (listed.length > 0 && !listed.includes(cipher.currentKeyId)) {
+        throw new ConfigError(
+          `the configured encryption key (${cipher.currentKeyId}) is not one this database was written with; set the vault's VAULT_ENCRYPTION_KEY (or --encryption-key)`,
+        );
+      }
       const integrity = integrityOf(copy);
       if (integrity !== "ok") throw new Error(`the copy failed its integrity check: ${integrity}`);
       const pages = Number(copy.pragma("page_count", { simple: true }));
@@ -91,16 +107,20 @@ export async function backupDatabase(source: string, dest: string, options: Back
       copy.close();
     }
     fsyncFile(partial);
+    writeFileSync(macPartial, backupMacLine(partial, cipher), { mode: 0o600, flag: "wx" });
+    fsyncFile(macPartial);
     if (options.force === true) {
       renameSync(partial, dest);
     } else {
       linkSync(partial, dest); // fails with EEXIST instead of replacing a file made meanwhile
       rmSync(partial);
     }
+    renameSync(macPartial, macFileOf(dest));
     fsyncFile(dirname(dest));
     return { file: dest, ...report };
   } catch (err) {
     removeDatabaseFiles(partial);
+    rmSync(macPartial, { force: true });
     if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new ConfigError(`${dest} exists; pass --force to overwrite it`);
     throw err;
   }
@@ -122,10 +142,12 @@ export function fsyncFile(path: string): void {
 }
 
 /**
- * `ephemeral-vault backup FILE [--data-dir DIR] [--force]`: an online,
- * consistent copy of the vault's database while it runs (backupDatabase),
- * then its integrity and row counts on stdout, progress lines on stderr for
- * large databases.
+ * `ephemeral-vault backup FILE [--data-dir DIR] [--force] [--encryption-key
+ * KEY]`: an online, consistent copy of the vault's database while it runs
+ * (backupDatabase) and its MAC in FILE.mac, then its integrity and row
+ * counts on stdout, progress lines on stderr for large databases. The root
+ * key is loaded as `restore` loads it (VAULT_ENCRYPTION_KEY or
+ * --encryption-key, else the data dir's encryption.key).
  * @returns 0 when the copy is written and intact, 1 when it failed.
  * @throws ConfigError for usage errors (exit 2).
  */
@@ -134,13 +156,16 @@ export async function backupCommand(
   env: Record<string, string | undefined> = process.env,
   output: OpsOutput = processOutput,
 ): Promise<number> {
-  const { positionals, values } = parseOpsArgs(argv, ["data-dir"], ["force"]);
-  if (positionals.length !== 1 || positionals[0] === "") throw new ConfigError("usage: ephemeral-vault backup FILE [--data-dir DIR] [--force]");
+  const { positionals, values } = parseOpsArgs(argv, ["data-dir", "encryption-key"], ["force"]);
+  if (positionals.length !== 1 || positionals[0] === "") {
+    throw new ConfigError("usage: ephemeral-vault backup FILE [--data-dir DIR] [--force] [--encryption-key KEY]");
+  }
   const dest = positionals[0] as string;
   const dataDir = dataDirOf(values, env);
+  const cipher = loadCipher(dataDir, values, env);
   let lastTenth = -1;
   try {
-    const report = await backupDatabase(join(dataDir, "vault.db"), dest, {
+    const report = await backupDatabase(join(dataDir, "vault.db"), dest, cipher, {
       force: values.force === true,
       onProgress: (copied, total) => {
         const tenth = Math.floor((copied / total) * 10);
@@ -150,7 +175,7 @@ export async function backupCommand(
       },
     });
     output.out(
-      `backup written to ${report.file} (mode 0600): ${report.pages} pages, ${report.bytes} bytes, schema version ${report.schemaVersion}, integrity ok\n` +
+      `backup written to ${report.file} (mode 0600) with its MAC in ${macFileOf(report.file)}: ${report.pages} pages, ${report.bytes} bytes, schema version ${report.schemaVersion}, integrity ok\n` +
         formatCounts(report.counts),
     );
     return EXIT_OK;

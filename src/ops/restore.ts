@@ -3,73 +3,15 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
 import type { ValueCipher } from "../crypto.js";
-import { latestSchemaVersion } from "../db.js";
-import { prepareDataDir, verifyRootKeys, WrongKeyError } from "../keyfiles.js";
+import { prepareDataDir } from "../keyfiles.js";
 import { fsyncFile, removeDatabaseFiles } from "./backup.js";
-import {
-  countRows,
-  dataDirOf,
-  EXIT_FAILED,
-  EXIT_OK,
-  fileStamp,
-  formatCounts,
-  integrityOf,
-  loadCipher,
-  parseOpsArgs,
-  processOutput,
-} from "./common.js";
+import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
+import { dataDirOf, EXIT_FAILED, EXIT_OK, fileStamp, formatCounts, loadCipher, parseOpsArgs, processOutput } from "./common.js";
 import type { OpsOutput, VaultCounts } from "./common.js";
 import { lockDataDir } from "./lock.js";
+import { checkCopy, RestoreRefused } from "./restore-checks.js";
 
-/** A file that cannot be restored: the message says why; nothing was replaced. */
-export class RestoreRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RestoreRefused";
-  }
-}
-
-/**
- * Checks a database copy before it replaces anything: integrity, an
- * ephemeral-vault schema no newer than this build, and that the configured
- * root keys open it, by the server's own start check (verifyRootKeys, which
- * also records the current key id in the meta row as a start would) and by
- * opening one stored value per root key id found in it.
- * @throws RestoreRefused naming the first problem.
- */
-export function checkCopy(db: Database.Database, cipher: ValueCipher): VaultCounts {
-  const integrity = integrityOf(db);
-  if (integrity !== "ok") throw new RestoreRefused(`the file failed its integrity check: ${integrity}`);
-  const version = Number(db.pragma("user_version", { simple: true }));
-  const latest = latestSchemaVersion();
-  if (version > latest) {
-    throw new RestoreRefused(`the file has schema version ${version}, newer than this ephemeral-vault (${latest}); upgrade ephemeral-vault first`);
-  }
-  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'secrets')").all();
-  if (version < 1 || tables.length !== 2) throw new RestoreRefused("the file is not an ephemeral-vault database");
-  try {
-    verifyRootKeys(db, cipher);
-  } catch (err) {
-    if (err instanceof WrongKeyError) throw new RestoreRefused(err.message);
-    throw err;
-  }
-  const samples = db
-    .prepare(
-      `SELECT scope, key, created_at, ciphertext FROM secrets WHERE id IN
-         (SELECT min(id) FROM secrets WHERE ciphertext IS NOT NULL GROUP BY substr(ciphertext, 1, 9))`,
-    )
-    .all() as { scope: string; key: string; created_at: number; ciphertext: Buffer }[];
-  for (const row of samples) {
-    try {
-      cipher.decryptRecord(row.ciphertext, { scope: row.scope, key: row.key, createdAt: row.created_at });
-    } catch {
-      throw new RestoreRefused(
-        "the configured encryption key does not open the file's records; set the key it was written with (VAULT_ENCRYPTION_KEY, older ones in VAULT_PREVIOUS_ENCRYPTION_KEYS)",
-      );
-    }
-  }
-  return countRows(db);
-}
+export { checkCopy, RestoreRefused };
 
 /** What restoreDatabase() did. */
 export interface RestoreReport {
@@ -78,45 +20,55 @@ export interface RestoreReport {
   /** Where the database it replaced was kept, or null when there was none. */
   previous: string | null;
   counts: VaultCounts;
+  /** Whether the backup's MAC file was checked ("unauthenticated": none, and --unauthenticated). */
+  authentication: "authenticated" | "unauthenticated";
+}
+
+/** How restoreDatabase() treats the backup. */
+export interface RestoreOptions {
+  /** When set, a backup without a MAC file (an older build's) is accepted; a MAC file that does not match never is. */
+  unauthenticated?: boolean;
+  /** The time of the `vault.db.before-restore-<stamp>` name, ms. */
+  now?: number;
 }
 
 /**
  * Replaces a data dir's database with a backup, offline.
  *
- * Takes the data-dir lock (refused while a vault runs there), copies the file
- * into the data dir with SQLite's backup API (a file with a -wal beside it is
- * copied whole), checks the copy (checkCopy) before anything is replaced,
- * then keeps the current database as `vault.db.before-restore-<UTC stamp>`
- * (its WAL checkpointed into it first, or moved beside it with the same
- * stamp when it cannot be opened, so no stale -wal is left for the new file)
- * and renames the fsynced copy over `vault.db`: at every moment `vault.db` is
- * either the old or the new database.
+ * Takes the data-dir lock (refused while a vault runs there), copies the
+ * file into the data dir byte for byte while checking its MAC (`FILE.mac`,
+ * ops/backup-mac.ts; with `unauthenticated` and no MAC file, with SQLite's
+ * backup API instead, so a file with a -wal beside it is copied whole),
+ * checks the copy (checkCopy: integrity, schema objects, keys, audit chain)
+ * before anything is replaced, then keeps the current database as
+ * `vault.db.before-restore-<UTC stamp>` (its WAL checkpointed into it first,
+ * or moved beside it with the same stamp when it cannot be opened, so no
+ * stale -wal is left for the new file) and renames the fsynced copy over
+ * `vault.db`: at every moment `vault.db` is either the old or the new
+ * database.
  *
  * @throws ConfigError when the data dir is locked or unusable; RestoreRefused
- *   when the file is damaged, newer, or not opened by the configured keys.
+ *   when the file is not authentic, damaged, newer, has schema objects the
+ *   vault does not define, a broken audit chain, or is not opened by the
+ *   configured keys.
  */
-export async function restoreDatabase(file: string, dataDir: string, cipher: ValueCipher, now: number = Date.now()): Promise<RestoreReport> {
+export async function restoreDatabase(file: string, dataDir: string, cipher: ValueCipher, options: RestoreOptions = {}): Promise<RestoreReport> {
   if (!existsSync(file)) throw new RestoreRefused(`no file at ${file}`);
   prepareDataDir(dataDir);
   const lock = lockDataDir(dataDir, "restore");
   const target = join(dataDir, "vault.db");
-  const stamp = fileStamp(now);
+  const stamp = fileStamp(options.now ?? Date.now());
   const temp = join(dataDir, `vault.db.restore-${stamp}.tmp`);
   try {
     removeDatabaseFiles(temp);
-    let source: Database.Database;
+    let authentication: RestoreReport["authentication"];
     try {
-      source = new Database(file, { readonly: true, fileMustExist: true });
+      authentication = copyAuthenticated(file, temp, cipher, options.unauthenticated === true);
     } catch (err) {
-      throw new RestoreRefused(`${file} cannot be opened: ${(err as Error).message}`);
+      if (err instanceof BackupNotAuthentic) throw new RestoreRefused(err.message);
+      throw new RestoreRefused(`${file} cannot be read: ${(err as Error).message}`);
     }
-    try {
-      await source.backup(temp);
-    } catch (err) {
-      throw new RestoreRefused(`${file} cannot be read as a database: ${(err as Error).message}`);
-    } finally {
-      source.close();
-    }
+    if (authentication === "unauthenticated") await copyWithBackupApi(file, temp);
     chmodSync(temp, 0o600);
     let counts: VaultCounts;
     const copy = new Database(temp, { fileMustExist: true });
@@ -139,12 +91,29 @@ export async function restoreDatabase(file: string, dataDir: string, cipher: Val
     }
     renameSync(temp, target);
     fsyncFile(dataDir);
-    return { database: target, previous, counts };
+    return { database: target, previous, counts, authentication };
   } catch (err) {
     removeDatabaseFiles(temp);
     throw err;
   } finally {
     lock.release();
+  }
+}
+
+/** Copies a database (and its -wal, if any) with SQLite's backup API. */
+async function copyWithBackupApi(file: string, temp: string): Promise<void> {
+  let source: Database.Database;
+  try {
+    source = new Database(file, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new RestoreRefused(`${file} cannot be opened: ${(err as Error).message}`);
+  }
+  try {
+    await source.backup(temp);
+  } catch (err) {
+    throw new RestoreRefused(`${file} cannot be read as a database: ${(err as Error).message}`);
+  } finally {
+    source.close();
   }
 }
 
@@ -181,12 +150,18 @@ function moveAside(target: string, previous: string): void {
   }
 }
 
+/** Exit code of `restore` when the file is refused (not authentic, damaged, altered, wrong key): nothing replaced. */
+export const EXIT_REFUSED = EXIT_FAILED;
+
 /**
  * `ephemeral-vault restore FILE [--data-dir DIR] [--encryption-key KEY]
- * [--previous-encryption-keys KEYS]`: replaces the data dir's database with a
- * backup (restoreDatabase), offline.
- * @returns 0 when restored, 1 when the file was refused or the restore failed
- *   (nothing replaced).
+ * [--previous-encryption-keys KEYS] [--unauthenticated]`: replaces the data
+ * dir's database with a backup (restoreDatabase), offline.
+ * `--unauthenticated` accepts a backup without its MAC file (one made by an
+ * ephemeral-vault that did not write one), with a warning on stderr; every
+ * other check still runs (docs/operations.md, "Backups").
+ * @returns 0 when restored, EXIT_REFUSED (1) when the file was refused or the
+ *   restore failed (nothing replaced).
  * @throws ConfigError for usage errors, a bad key setting or a running vault (exit 2).
  */
 export async function restoreCommand(
@@ -194,15 +169,20 @@ export async function restoreCommand(
   env: Record<string, string | undefined> = process.env,
   output: OpsOutput = processOutput,
 ): Promise<number> {
-  const { positionals, values } = parseOpsArgs(argv, ["data-dir", "encryption-key", "previous-encryption-keys"]);
+  const { positionals, values } = parseOpsArgs(argv, ["data-dir", "encryption-key", "previous-encryption-keys"], ["unauthenticated"]);
   if (positionals.length !== 1 || positionals[0] === "") {
-    throw new ConfigError("usage: ephemeral-vault restore FILE [--data-dir DIR] [--encryption-key KEY] [--previous-encryption-keys KEYS]");
+    throw new ConfigError(
+      "usage: ephemeral-vault restore FILE [--data-dir DIR] [--encryption-key KEY] [--previous-encryption-keys KEYS] [--unauthenticated]",
+    );
   }
   const file = positionals[0] as string;
   const dataDir = dataDirOf(values, env);
   const cipher = loadCipher(dataDir, values, env);
   try {
-    const report = await restoreDatabase(file, dataDir, cipher);
+    const report = await restoreDatabase(file, dataDir, cipher, { unauthenticated: values.unauthenticated === true });
+    if (report.authentication === "unauthenticated") {
+      output.err(`ephemeral-vault: warning: ${file} was not authenticated (no ${file}.mac; --unauthenticated): its schema and audit chain were checked, its data can only be trusted as far as its storage\n`);
+    }
     output.out(
       `restored ${file} into ${report.database}` +
         (report.previous === null ? "" : `; the previous database is kept at ${report.previous}`) +
@@ -213,6 +193,6 @@ export async function restoreCommand(
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     output.err(`ephemeral-vault: restore refused: ${(err as Error).message}; nothing was replaced\n`);
-    return EXIT_FAILED;
+    return EXIT_REFUSED;
   }
 }

@@ -1,6 +1,8 @@
 import type pg from "pg";
-import { GENESIS_HASH, rowHash, segmentsAuthentic } from "../../domain/audit-chain.js";
+import { GENESIS_HASH, parseSegments, rowHash, segmentsAuthentic } from "../../domain/audit-chain.js";
 import type { ChainKeys, ChainSegment } from "../../domain/audit-chain.js";
+import { chainSetMac, headKeyId, macEquals, parseHead } from "../../domain/audit-head.js";
+import { CHAIN_SET_META, parseChainSet } from "./audit-chain-set.js";
 import type { AuditRow } from "../audit.js";
 
 /** The chain a migration from SQLite writes the SQLite log into (`migrate --from-sqlite`). */
@@ -12,6 +14,8 @@ export type PgChainReport =
   | { ok: false; chains: number; rows: number; chain: string; seq: number; reason: string };
 
 type StoredRow = AuditRow & { chain: string; seq: number };
+/** A chain's head as audit_chains keeps it. */
+type Head = { chain: string; seq: number; hash: string; mac: string | null };
 
 /** Rows read per query while walking a chain. */
 const PAGE = 1000;
@@ -24,17 +28,42 @@ const PAGE = 1000;
  * decrease, and that the chain ends at the head recorded in audit_chains (a
  * cut-off tail). The chain copied from SQLite (SQLITE_CHAIN) is checked
  * with its recorded segments (plain rows written before keying, then keyed
- * segments), whose record must be authentic. Reads only.
+ * segments), whose record must be authentic.
+ *
+ * Heads and the set of chains are authenticated (domain/audit-head.ts,
+ * store/pg/audit-chain-set.ts): every head must carry a MAC under a loaded
+ * chain key over its chain, seq (the row count) and hash, and the chains
+ * must be exactly those of the authenticated set, so a tail cut off with
+ * its head moved back, a chain removed whole, or every chain removed
+ * shows. The one state without a set record that verifies is the one
+ * `migrate` leaves before the first start: only the chain copied from
+ * SQLite, its head checked against the copied SQLite head. Reads only, in
+ * one REPEATABLE READ snapshot.
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  */
 export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promise<PgChainReport> {
-  const heads = await pool.query<{ chain: string; seq: number; hash: string }>("SELECT chain, seq, hash FROM audit_chains ORDER BY chain");
+  // One snapshot for every query: heads, the set of chains and rows agree, whatever the nodes write meanwhile.
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    return await verifyIn(client, keys);
+  } finally {
+    await client.query("COMMIT").catch(() => {});
+    client.release();
+  }
+}
+
+/** verifyPgAuditChains inside its read-only snapshot. */
+async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainReport> {
+  const heads = await pool.query<Head>("SELECT chain, seq, hash, mac FROM audit_chains ORDER BY chain");
   const orphan = await pool.query<{ chain: string }>(
     "SELECT DISTINCT a.chain FROM audit a LEFT JOIN audit_chains c ON c.chain = a.chain WHERE c.chain IS NULL LIMIT 1",
   );
   let rows = 0;
   const fail = (chain: string, seq: number, reason: string): PgChainReport => ({ ok: false, chains: heads.rows.length, rows, chain, seq, reason });
   if (orphan.rows[0] !== undefined) return fail(orphan.rows[0].chain, 1, "rows of a chain without a recorded head");
+  const setProblem = await checkChainSet(pool, keys, heads.rows);
+  if (setProblem !== undefined) return fail(setProblem.chain, 1, setProblem.reason);
   const segments = await sqliteSegments(pool, keys);
   for (const head of heads.rows) {
     let prevHash = GENESIS_HASH;
@@ -65,6 +94,9 @@ export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promi
       }
       if (page.rows.length < PAGE) break;
     }
+    if (head.mac === null ? !(await copiedHeadAuthentic(pool, keys, head)) : headKeyId(keys, head.chain, head.seq, head.hash, head.mac) === undefined) {
+      return fail(head.chain, head.seq, "the chain's recorded head is not authentic (altered, moved back, or written under a key that is not loaded)");
+    }
     if (prevSeq !== head.seq || prevHash !== head.hash) {
       return fail(head.chain, prevSeq + 1, "rows at the end of the chain are missing (the recorded head is not the last row)");
     }
@@ -77,20 +109,16 @@ export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promi
  * to be authentic under their last segment's key; undefined when there is
  * none, a reason when the record does not hold.
  */
-async function sqliteSegments(pool: pg.Pool, keys: ChainKeys): Promise<ChainSegment[] | string | undefined> {
+async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | string | undefined> {
   const r = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_chain'");
   if (r.rows[0] === undefined) return undefined;
-  let record: { segments: ChainSegment[]; mac: string };
-  try {
-    record = JSON.parse(r.rows[0].value) as { segments: ChainSegment[]; mac: string };
-  } catch {
-    return "the copied chain's segment record is not valid JSON (altered)";
-  }
+  const record = parseSegments(r.rows[0].value);
+  if (record.mac === "") return "the copied chain's segment record is not valid (altered)";
   const last = record.segments[record.segments.length - 1];
   if (last === undefined || last.key === null) return "the copied chain's segment record does not end with a keyed segment (altered)";
   const lastKey = keys.get(last.key);
   if (lastKey === undefined) return `the copied chain's last segment is keyed with root key ${last.key}, which is not loaded`;
-  if (!segmentsAuthentic(lastKey, record.segments, record.mac)) return "the copied chain's segment record is not authentic (altered)";
+  if (!segmentsAuthentic(lastKey, record.segments, record.mac, record.signedHeads)) return "the copied chain's segment record is not authentic (altered)";
   return record.segments;
 }
 
@@ -100,4 +128,50 @@ function segmentKey(segments: ChainSegment[], keys: ChainKeys, seq: number): Buf
   for (const segment of segments) if (segment.from <= seq) current = segment;
   if (current === undefined || current.key === null) return null;
   return keys.get(current.key);
+}
+
+/**
+ * Checks the set of chains against its authenticated record (meta
+ * audit_chain_set): every recorded chain has a head, every head is
+ * recorded. Without a record, only an empty log or the state `migrate`
+ * leaves (the copied SQLite chain alone) passes.
+ * @returns the first problem, or undefined.
+ */
+async function checkChainSet(pool: pg.ClientBase, keys: ChainKeys, heads: readonly Head[]): Promise<{ chain: string; reason: string } | undefined> {
+  const stored = (await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = $1", [CHAIN_SET_META])).rows[0];
+  if (stored === undefined) {
+    const unrecorded = heads.find((h) => h.chain !== SQLITE_CHAIN);
+    if (unrecorded === undefined) {
+      const rows = await pool.query("SELECT 1 FROM audit WHERE chain <> $1 LIMIT 1", [SQLITE_CHAIN]);
+      if (rows.rows[0] === undefined) return undefined;
+    }
+    return { chain: unrecorded?.chain ?? "(none)", reason: "the set of chains is not recorded (removed; or a log not yet written by this version: start the vault once)" };
+  }
+  const record = parseChainSet(stored.value);
+  if (record === undefined || ![...keys.values()].some((k) => macEquals(chainSetMac(k, record.chains), record.mac))) {
+    return { chain: heads[0]?.chain ?? "(none)", reason: "the set of chains is not authentic (altered, or written under a key that is not loaded)" };
+  }
+  const present = new Set(heads.map((h) => h.chain));
+  const removed = record.chains.find((c) => !present.has(c));
+  if (removed !== undefined) return { chain: removed, reason: "a recorded chain is missing (removed whole)" };
+  const recorded = new Set(record.chains);
+  const extra = heads.find((h) => !recorded.has(h.chain));
+  if (extra !== undefined) return { chain: extra.chain, reason: "a chain that is not in the authenticated set of chains" };
+  return undefined;
+}
+
+/**
+ * A head without a MAC is the chain `migrate` copied from SQLite before the
+ * first start: it verifies when it is that chain, its SQLite segment record
+ * did not sign heads (an older build's) or the copied SQLite head (meta
+ * audit_head) is signed and names the same row.
+ */
+async function copiedHeadAuthentic(pool: pg.ClientBase, keys: ChainKeys, head: Head): Promise<boolean> {
+  if (head.chain !== SQLITE_CHAIN) return false;
+  const meta = await pool.query<{ name: string; value: string }>("SELECT name, value FROM meta WHERE name IN ('audit_chain', 'audit_head')");
+  const value = (name: string) => meta.rows.find((r) => r.name === name)?.value;
+  const segmentsValue = value("audit_chain");
+  if (segmentsValue === undefined || !parseSegments(segmentsValue).signedHeads) return true;
+  const copied = parseHead(value("audit_head") ?? "");
+  return copied !== undefined && copied.id === head.seq && copied.hash === head.hash && headKeyId(keys, null, copied.id, copied.hash, copied.mac) !== undefined;
 }

@@ -1,4 +1,6 @@
 import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
+import { headMac } from "../../domain/audit-head.js";
+import { recordNewChain } from "./audit-chain-set.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
@@ -10,7 +12,7 @@ const APPEND = prepared(
      INSERT INTO audit (scope, at, action, key, actor, principal_id, ip, count, chain, seq, hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
    )
-   UPDATE audit_chains SET seq = $10, hash = $11, at = $2 WHERE chain = $9`,
+   UPDATE audit_chains SET seq = $10, hash = $11, at = $2, mac = $12 WHERE chain = $9`,
 );
 
 /** A chain's head as `audit_chains` keeps it: its last position, hash and time (ms). */
@@ -41,7 +43,9 @@ export interface WriterChain {
  * domain/audit-chain.ts) covers the previous row's hash and its own fields,
  * with `seq` in the place SQLite's single chain uses the row id. The head of
  * each chain is a row of `audit_chains`, moved with every row in the same
- * statement. The writer keeps the head it last committed in memory (its
+ * statement, with its MAC (domain/audit-head.ts: one HMAC per row); a
+ * writer's first row also records its chain in the authenticated set of
+ * chains (store/pg/audit-chain-set.ts). The writer keeps the head it last committed in memory (its
  * chain is its own); after a rollback, or at a new client's first row, the
  * head is read back under a row lock.
  *
@@ -54,11 +58,14 @@ export class PgAuditStore implements AuditStore {
    * @param chain this writer's chain (one per pooled client, so no other
    *   unit of work writes it meanwhile).
    * @param chainKey the key rows are MACed with; null: plain SHA-256.
+   * @param chainKeys every loaded root key's chain key (the set of chains
+   *   may have been signed before a rotation); default: `chainKey` alone.
    */
   constructor(
     private readonly db: Queryable,
     private readonly chain: WriterChain,
     private readonly chainKey: Buffer | null,
+    private readonly chainKeys: readonly Buffer[] = chainKey === null ? [] : [chainKey],
   ) {}
 
   async append(entry: AuditInsert): Promise<void> {
@@ -78,6 +85,7 @@ export class PgAuditStore implements AuditStore {
       this.chain.name,
       seq,
       hash,
+      this.chainKey === null ? null : headMac(this.chainKey, this.chain.name, seq, hash),
     ]);
     this.chain.head = { seq, hash, at };
   }
@@ -101,14 +109,16 @@ export class PgAuditStore implements AuditStore {
    * one is locked and read).
    */
   private async lockHead(): Promise<ChainHead> {
-    const r = await this.db.query<ChainHead>(
+    // xmax = 0: the row was inserted by this statement (a new chain), not locked by the update.
+    const r = await this.db.query<ChainHead & { created: boolean }>(
       `INSERT INTO audit_chains (chain, seq, hash, at) VALUES ($1, 0, $2, 0)
        ON CONFLICT (chain) DO UPDATE SET chain = excluded.chain
-       RETURNING seq, hash, at`,
+       RETURNING seq, hash, at, (xmax = 0) AS created`,
       [this.chain.name, GENESIS_HASH],
     );
     const head = r.rows[0];
     if (head === undefined) throw new Error(`audit chain ${this.chain.name} has no head row`);
-    return head;
+    if (head.created && this.chainKey !== null) await recordNewChain(this.db, this.chain.name, this.chainKey, this.chainKeys);
+    return { seq: head.seq, hash: head.hash, at: head.at };
   }
 }

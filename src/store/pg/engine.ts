@@ -29,11 +29,12 @@ export interface PgEngine {
  *   or its withoutPreparedStatements() view).
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
+ * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
  */
-export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null): Work {
+export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null, auditChainKeys?: readonly Buffer[]): Work {
   return {
     secrets: new PgSecretStore(client),
-    audit: new PgAuditStore(client, chain, auditChainKey),
+    audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys),
     meta: new PgMetaStore(client),
     scopedKeys: new PgScopedKeyStore(client),
     orgs: new PgOrgStore(client),
@@ -58,7 +59,10 @@ interface ClientState {
  * @param options.preparedStatements default true; false: the hot-path statements go out
  *   unnamed (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
  */
-export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | null; nodeId?: string; preparedStatements?: boolean }): PgEngine {
+export function pgEngineOver(
+  pool: pg.Pool,
+  options: { auditChainKey: Buffer | null; auditChainKeys?: readonly Buffer[]; nodeId?: string; preparedStatements?: boolean },
+): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
   const prepared = options.preparedStatements ?? true;
   const clients = new WeakMap<Queryable, ClientState>();
@@ -78,7 +82,7 @@ export function pgEngineOver(pool: pg.Pool, options: { auditChainKey: Buffer | n
     pool,
     (client) => {
       const state = stateOf(client);
-      return createPgWork(state.queryable, state.chain, options.auditChainKey);
+      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys);
     },
     {
       // A rolled-back unit's rows never happened: read the head back next time.
@@ -113,6 +117,8 @@ export async function openPgEngine(options: {
   url: string;
   poolSize: number;
   auditChainKey: Buffer | null;
+  /** Every loaded root key's chain key (the set of chains may be signed under an older one); default: auditChainKey alone. */
+  auditChainKeys?: readonly Buffer[];
   nodeId?: string;
   preparedStatements?: boolean;
 }): Promise<PgEngine> {

@@ -1,12 +1,12 @@
 import type { Db } from "../../db.js";
 import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
+import { HEAD_META, headRecord } from "../../domain/audit-head.js";
 import { PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
 import type { BatchEvents } from "../../group-commit.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { globPrefix } from "./glob.js";
 
-/** meta row holding `{id, hash}` of the last row: a truncated tail shows in `audit verify`. */
-export const HEAD_META = "audit_head";
+export { HEAD_META };
 
 /** The chain's last row: where the next row links. */
 type Head = Pick<AuditRow, "id" | "at" | "hash">;
@@ -242,7 +242,8 @@ export class SqliteAuditStore implements AuditStore {
     this.insertSpans("a", actions);
     this.insertSpans("k", keys);
     const last = rows[rows.length - 1] as AuditRow;
-    this.q.setHead.run(HEAD_META, JSON.stringify({ id: last.id, hash: last.hash }));
+    // One HMAC per insert (a batch's rows): the head is authenticated (domain/audit-head.ts).
+    this.q.setHead.run(HEAD_META, headRecord(this.chainKey, last.id, last.hash));
   }
 
   private insertSpans(kind: SpanKind, set: SpanSet): void {
