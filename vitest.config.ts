@@ -35,6 +35,7 @@ const PG_MATRIX = [
   "test/audit.test.ts",
   "test/validation.test.ts",
   "test/webhook-subscribers.test.ts",
+  "test/webhook-fairness.test.ts",
   "test/webhook-outbox.test.ts",
   "test/lifecycle.test.ts",
   // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).

@@ -45,6 +45,7 @@ describe("loadConfig defaults", () => {
       maxConnections: 512,
       webhooksPerScope: 25,
       webhookFailingAfter: 5,
+      webhookScopeConcurrency: 4,
       webhookAllowPrivate: false,
       webhookTimeoutMs: 10_000,
       webhookMaxAttempts: 8,

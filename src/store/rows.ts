@@ -234,10 +234,14 @@ export interface DueDeliveryRow {
   failing_since: number | null;
 }
 
-/** A due delivery row as the webhook worker takes it: `failing` while its webhook is marked failing. */
-export function toDueDelivery(r: DueDeliveryRow): DueDelivery {
+/**
+ * A due delivery row as the webhook worker takes it: `failing` while its
+ * webhook is marked failing; `scope` is "global" or the org id.
+ */
+export function toDueDelivery(r: DueDeliveryRow, scope: string): DueDelivery {
   return {
     deliveryId: r.id,
+    scope,
     webhookId: r.webhook_id,
     url: r.url,
     eventId: r.event_id,

@@ -35,6 +35,8 @@ export interface WebhookSettings {
   perScope?: number | undefined;
   /** VAULT_WEBHOOK_FAILING_AFTER; default 5. */
   failingAfter?: number | undefined;
+  /** VAULT_WEBHOOK_SCOPE_CONCURRENCY: delivery slots one scope may hold at once; default 4 (of 8). */
+  scopeConcurrency?: number | undefined;
   /** Replaces the HTTPS transport (tests). */
   transport?: Transport | undefined;
 }
@@ -89,6 +91,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     version: deps.version,
     maxAttempts: settings.maxAttempts ?? 8,
     retryBaseMs: settings.retryBaseMs ?? 1000,
+    scopeConcurrency: settings.scopeConcurrency,
     random: settings.random,
     onOutcome: deps.onDeliveryOutcome,
   });

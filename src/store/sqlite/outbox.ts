@@ -107,15 +107,19 @@ export class SqliteOutboxStore implements OutboxStore {
   claimDue(claim: DueClaim): DueBatch[] {
     if (claim.limit <= 0) return [];
     const busy = JSON.stringify([...claim.busy]);
-    const keys = this.q.dueScopes.all(claim.now, busy).map((r) => r.scope);
+    const limitOf = (key: string) => Math.min(claim.limit, claim.scopeLimits.get(scopeName(key)) ?? claim.scopeLimit);
+    const keys = this.q.dueScopes
+      .all(claim.now, busy)
+      .map((r) => r.scope)
+      .filter((key) => limitOf(key) > 0);
     if (keys.length === 0) return [];
     const after = claim.afterScope === undefined ? undefined : scopeKey(claim.afterScope);
     const start = after === undefined ? 0 : keys.findIndex((key) => key > after);
     const rotated = start <= 0 ? keys : [...keys.slice(start), ...keys.slice(0, start)];
-    return rotated.slice(0, claim.limit).map((key) => ({
-      scope: scopeName(key),
-      deliveries: this.q.due.all(claim.now, busy, key, claim.limit).map(toDueDelivery),
-    }));
+    return rotated.slice(0, claim.limit).map((key) => {
+      const scope = scopeName(key);
+      return { scope, deliveries: this.q.due.all(claim.now, busy, key, limitOf(key)).map((row) => toDueDelivery(row, scope)) };
+    });
   }
 
   nextDueAt(busy: ReadonlySet<string>): number | null {
