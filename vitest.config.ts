@@ -36,6 +36,7 @@ const PG_MATRIX = [
   "test/validation.test.ts",
   "test/webhook-subscribers.test.ts",
   "test/webhook-fairness.test.ts",
+  "test/webhook-signing.test.ts",
   "test/webhook-outbox.test.ts",
   "test/lifecycle.test.ts",
   // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).

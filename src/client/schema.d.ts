@@ -3427,7 +3427,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Register a org webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. */
+        /** Register a org webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. The answer, and only it, carries the webhook's signing secret. */
         post: {
             parameters: {
                 query?: never;
@@ -3447,7 +3447,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the webhook */
+                /** @description the webhook and its signing secret (shown only here and in a rotation's answer) */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -3461,6 +3461,8 @@ export interface paths {
                             id: string;
                             /** @description org webhooks only */
                             org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
                             /** @description https:// URL, normalized */
                             url: string;
                         };
@@ -3755,6 +3757,106 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orgs/{org_id}/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate a webhook's signing secret: the answer carries the new secret; for 24 hours deliveries are signed with both the new and the previous one (two webhook-signature entries). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the webhook's id, wh_... */
+                    id: string;
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the webhook and its new signing secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            description: string | null;
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            /** @description wh_ and 26 base32 characters */
+                            id: string;
+                            /** @description org webhooks only */
+                            org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
+                            /** @description https:// URL, normalized */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such webhook */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -4438,7 +4540,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Register a global webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. */
+        /** Register a global webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. The answer, and only it, carries the webhook's signing secret. */
         post: {
             parameters: {
                 query?: never;
@@ -4456,7 +4558,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the webhook */
+                /** @description the webhook and its signing secret (shown only here and in a rotation's answer) */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -4470,6 +4572,8 @@ export interface paths {
                             id: string;
                             /** @description org webhooks only */
                             org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
                             /** @description https:// URL, normalized */
                             url: string;
                         };
@@ -4750,6 +4854,105 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate a webhook's signing secret: the answer carries the new secret; for 24 hours deliveries are signed with both the new and the previous one (two webhook-signature entries). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the webhook's id, wh_... */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the webhook and its new signing secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            description: string | null;
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            /** @description wh_ and 26 base32 characters */
+                            id: string;
+                            /** @description org webhooks only */
+                            org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
+                            /** @description https:// URL, normalized */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such webhook */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

@@ -163,6 +163,10 @@ export interface DueDelivery {
   attempts: number;
   /** The webhook is failing: this attempt is the last, whatever its outcome. */
   failing: boolean;
+  /** The webhook's signing generation (webhooks/signing.ts): its secret is derived with it. */
+  signingGeneration: number;
+  /** Until when the previous generation's secret also signs, Unix milliseconds; null: it does not. */
+  previousSigningUntil: number | null;
 }
 
 /** What record() did. */

@@ -232,6 +232,8 @@ export interface DueDeliveryRow {
   body: string;
   attempts: number;
   failing_since: number | null;
+  signing_generation: number;
+  previous_signing_until: number | null;
 }
 
 /**
@@ -249,5 +251,7 @@ export function toDueDelivery(r: DueDeliveryRow, scope: string): DueDelivery {
     body: r.body,
     attempts: r.attempts,
     failing: r.failing_since !== null,
+    signingGeneration: r.signing_generation,
+    previousSigningUntil: r.previous_signing_until,
   };
 }

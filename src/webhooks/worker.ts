@@ -1,10 +1,10 @@
-import { hmacHex } from "../tokens.js";
 import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
 import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
 import { ScopeShares } from "../domain/webhook-shares.js";
 import { DEFAULT_WEBHOOK_SCOPE_CONCURRENCY } from "../config.js";
 import type { Logger } from "../log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
+import { deliveryHeaders } from "./signing.js";
 import type { DeliveryResult, Transport } from "./transport.js";
 
 /** Longest wait between two attempts (decisions.md section 1): one hour, in milliseconds. */
@@ -28,22 +28,6 @@ export function retryDelayMs(attempt: number, baseMs: number, random: () => numb
   const nominal = baseMs * 2 ** (attempt - 2);
   const jitter = 1 + RETRY_JITTER * (2 * random() - 1);
   return Math.min(MAX_RETRY_DELAY_MS, Math.round(nominal * jitter));
-}
-
-/**
- * The headers of a delivery (decisions.md section 7): the JSON content type,
- * `X-Vault-Signature` (hex HMAC-SHA256 of the exact body, keyed with
- * VAULT_WEBHOOK_SECRET), `X-Vault-Event` (the type), `X-Vault-Delivery`
- * (the event id, the same on every retry) and the User-Agent.
- */
-export function deliveryHeaders(delivery: Pick<DueDelivery, "eventId" | "type" | "body">, secret: string, version: string): Record<string, string> {
-  return {
-    "Content-Type": "application/json",
-    "User-Agent": `ephemeral-vault/${version}`,
-    "X-Vault-Event": delivery.type,
-    "X-Vault-Delivery": delivery.eventId,
-    "X-Vault-Signature": hmacHex(secret, delivery.body),
-  };
 }
 
 export interface DeliveryWorkerDeps {
@@ -281,7 +265,7 @@ export class DeliveryWorker {
    */
   private async attempt(delivery: DueDelivery): Promise<boolean | null> {
     const result = await this.deps.transport.send(
-      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version) },
+      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version, this.deps.now()) },
       this.abort.signal,
     );
     // A stop aborted the attempt: it is not counted and the delivery stays due.

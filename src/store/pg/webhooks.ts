@@ -58,6 +58,14 @@ export class PgWebhookStore implements WebhookStore {
     return r.rows.map((row) => ({ id: row.id, events: JSON.parse(row.events) as string[], keyPrefix: row.key_prefix }));
   }
 
+  async rotateSigning(id: string, previousUntil: number): Promise<number | undefined> {
+    const r = await this.db.query<{ signing_generation: number }>(
+      "UPDATE webhooks SET signing_generation = signing_generation + 1, previous_signing_until = $2 WHERE id = $1 RETURNING signing_generation",
+      [id, previousUntil],
+    );
+    return r.rows[0]?.signing_generation;
+  }
+
   async markDelivered(id: string): Promise<void> {
     await this.db.query("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = $1", [id]);
   }
@@ -159,7 +167,8 @@ export class PgOutboxStore implements OutboxStore {
          WHERE d.id = due.id AND (d.leased_until IS NULL OR d.leased_until <= $1)
          RETURNING d.id, d.webhook_id, d.event_id, d.attempts
        )
-       SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since, coalesce(w.org_id, '') AS scope
+       SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since,
+              w.signing_generation, w.previous_signing_until, coalesce(w.org_id, '') AS scope
        FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN webhook_events e ON e.id = l.event_id
        ORDER BY l.id`,
       [claim.now, locked.rows.map((row) => row.id), claim.limit, CLAIM_LEASE_MS, limitKeys, limitCounts, after, scopeLimit],

@@ -54,7 +54,8 @@ export class SqliteOutboxStore implements OutboxStore {
          ORDER BY scope`,
       ),
       due: db.prepare<[number, string, string, number], DueDeliveryRow>(
-        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since
+        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since,
+                w.signing_generation, w.previous_signing_until
          FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          JOIN webhooks w ON w.id = d.webhook_id
          JOIN webhook_events e ON e.id = d.event_id
