@@ -3,6 +3,7 @@ import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ScopeShares } from "../src/domain/webhook-shares.js";
+import type { DeliveryResult, Transport } from "../src/webhooks/transport.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
 import { cert, createWebhook, newReceiver, toClose, useWebhookFixtures, vaultWith } from "./webhook-helpers.js";
 
@@ -77,6 +78,46 @@ describe("delivery shares between scopes", () => {
     expect(single).toBeLessThan(1500);
     expect(burst).toBeLessThan(2000);
   }, 30_000);
+  it("shrinks the share of a scope whose attempts time out, and gives it back as its attempts get answers", async () => {
+    // Each attempt waits until the test settles it.
+    const waiting: ((result: DeliveryResult) => void)[] = [];
+    const transport: Transport = {
+      send: () => new Promise<DeliveryResult>((resolve) => waiting.push(resolve)),
+      close: () => {},
+    };
+    const v = vaultWith({ transport, scopeConcurrency: 4 });
+    const orgA = await createOrg(v, "slow-a");
+    for (let i = 0; i < 10; i++) await createWebhook(v, { url: `https://127.0.0.1/a${i}`, events: ["secret.created"] }, `/orgs/${orgA}/webhooks`);
+    for (let i = 0; i < 3; i++) await expectStatus(v.asMaster("POST", `/orgs/${orgA}/secrets`, { key: `a${i}`, value: "v" }), 201);
+
+    /**
+     * Runs one round, settling each of its attempts with `result` (those
+     * waiting behind another of their webhook too); returns how many
+     * deliveries the round claimed.
+     */
+    const round = async (result: DeliveryResult): Promise<number> => {
+      let finished = false;
+      const done = v.webhooks.worker.tick().finally(() => {
+        finished = true;
+      });
+      while (!finished) {
+        for (const settle of waiting.splice(0)) settle(result);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return done;
+    };
+    const timeout: DeliveryResult = { ok: false, httpStatus: null, error: "timeout after 3000 ms", timedOut: true };
+    const answer: DeliveryResult = { ok: false, httpStatus: 500, error: "HTTP 500" };
+
+    // The whole share (4 of 8 slots), then after timeouts one slot, never less.
+    expect(await round(timeout)).toBe(4);
+    expect(await round(timeout)).toBe(1);
+    expect(await round(timeout)).toBe(1);
+    // Answers give the share back one step each.
+    expect(await round(answer)).toBe(1);
+    expect(await round(answer)).toBe(2);
+    expect(await round(answer)).toBe(4);
+  });
 });
 
 describe("ScopeShares", () => {
