@@ -262,6 +262,8 @@ describe("loadConfig refuses a bad setting with a ConfigError naming it", () => 
     ["max connections 0", [], { VAULT_MAX_CONNECTIONS: "0" }, "VAULT_MAX_CONNECTIONS"],
     ["webhooks per scope 0", [], { VAULT_WEBHOOKS_PER_SCOPE: "0" }, "VAULT_WEBHOOKS_PER_SCOPE"],
     ["webhook failing after -2", [], { VAULT_WEBHOOK_FAILING_AFTER: "-2" }, "VAULT_WEBHOOK_FAILING_AFTER"],
+    ["webhook scope concurrency 0", [], { VAULT_WEBHOOK_SCOPE_CONCURRENCY: "0" }, "VAULT_WEBHOOK_SCOPE_CONCURRENCY"],
+    ["webhook scope concurrency above the 8 slots", [], { VAULT_WEBHOOK_SCOPE_CONCURRENCY: "9" }, "VAULT_WEBHOOK_SCOPE_CONCURRENCY"],
     ["max value bytes over the body limit", [], { VAULT_MAX_VALUE_BYTES: "2000000" }, "VAULT_MAX_VALUE_BYTES"],
   ];
 
