@@ -195,6 +195,12 @@ CREATE TABLE webhook_attempts (
 CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, id);
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
 
+-- version: 2
+-- Each webhook's own signing secret (schema.sql version 11): the
+-- generation it is derived with, and until when the previous one still signs.
+ALTER TABLE webhooks ADD COLUMN signing_generation integer NOT NULL DEFAULT 0 CHECK (signing_generation >= 0);
+ALTER TABLE webhooks ADD COLUMN previous_signing_until bigint;
+
 -- version: 3
 -- Principal key lineage, as schema.sql's version 12: parent_key_id is the key
 -- that minted this one through POST /me/keys; NULL for a key the master key

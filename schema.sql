@@ -287,6 +287,14 @@ DROP INDEX audit_scope;
 DROP INDEX audit_scope_action;
 DROP INDEX audit_scope_key;
 
+-- version: 11
+-- Each webhook's own signing secret (docs/webhooks.md "Verifying a
+-- delivery"): derived from VAULT_WEBHOOK_SECRET, the webhook id and the
+-- generation, never stored. A rotation moves to the next generation; the
+-- previous one still signs deliveries until previous_signing_until.
+ALTER TABLE webhooks ADD COLUMN signing_generation INTEGER NOT NULL DEFAULT 0 CHECK (signing_generation >= 0);
+ALTER TABLE webhooks ADD COLUMN previous_signing_until INTEGER;
+
 -- version: 12
 -- Principal key lineage: parent_key_id is the key that minted this one
 -- through POST /me/keys; NULL for a key the master key made, and for every

@@ -39,6 +39,8 @@ const PG_MATRIX = [
   "test/audit.test.ts",
   "test/validation.test.ts",
   "test/webhook-subscribers.test.ts",
+  "test/webhook-fairness.test.ts",
+  "test/webhook-signing.test.ts",
   "test/webhook-outbox.test.ts",
   "test/lifecycle.test.ts",
   "test/key-segments.test.ts",

@@ -55,6 +55,8 @@ export interface Config {
   webhooksPerScope: number;
   /** Consecutive failed deliveries after which a webhook is marked failing and no longer retried. */
   webhookFailingAfter: number;
+  /** Delivery slots (of the worker's 8) one scope, global or an org, may hold at once. */
+  webhookScopeConcurrency: number;
   /** VAULT_DATABASE_URL: a postgres:// URL selects the PostgreSQL engine; undefined: SQLite in dataDir. */
   databaseUrl: string | undefined;
   /** Connections of the PostgreSQL pool at most (VAULT_DATABASE_POOL_SIZE). */
@@ -103,6 +105,12 @@ export const DEFAULT_MAX_CONNECTIONS_PER_IP = 64;
 export const DEFAULT_WEBHOOKS_PER_SCOPE = 25;
 /** Default of VAULT_WEBHOOK_FAILING_AFTER: 5 consecutive failed deliveries mark a webhook failing. */
 export const DEFAULT_WEBHOOK_FAILING_AFTER = 5;
+/**
+ * Default of VAULT_WEBHOOK_SCOPE_CONCURRENCY: one scope (the global one, or
+ * an org) holds at most 4 of the delivery worker's 8 slots, so a tenant with
+ * slow receivers leaves the others room (docs/webhooks.md).
+ */
+export const DEFAULT_WEBHOOK_SCOPE_CONCURRENCY = 4;
 
 /**
  * Default of VAULT_AUTH_FAIL_LIMIT: failed authentications per
@@ -165,6 +173,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   maxConnectionsPerIp: { env: ["VAULT_MAX_CONNECTIONS_PER_IP"], kind: "string", help: "open connections of one client address at most, 127.0.0.1 and ::1 exempt; more are closed at once (default 64; 0: no cap)" },
   webhooksPerScope: { env: ["VAULT_WEBHOOKS_PER_SCOPE"], kind: "string", help: "webhooks at most for the global scope and for each org (default 25)" },
   webhookFailingAfter: { env: ["VAULT_WEBHOOK_FAILING_AFTER"], kind: "string", help: "consecutive failed deliveries that mark a webhook failing: no more retries (default 5)" },
+  webhookScopeConcurrency: { env: ["VAULT_WEBHOOK_SCOPE_CONCURRENCY"], kind: "string", help: "delivery slots (of 8) one scope, global or an org, may hold at once; fewer while its attempts time out (default 4)" },
   databaseUrl: { env: ["VAULT_DATABASE_URL"], kind: "string", help: "postgres://user:pass@host:5432/db selects PostgreSQL (several nodes on one database); unset: SQLite in the data directory" },
   databasePoolSize: { env: ["VAULT_DATABASE_POOL_SIZE"], kind: "string", help: "PostgreSQL connections per node at most (default 10)" },
   sharePage: { env: ["VAULT_SHARE_PAGE"], kind: "boolean", help: "serve the share pages: / (create) and /s/<id> (reveal) (default true; false: 404 there)" },
@@ -357,6 +366,7 @@ export function loadConfig(
     sharePage: parseBool("VAULT_SHARE_PAGE", raw("sharePage") ?? true),
     shareAnonymous: parseBool("VAULT_SHARE_ANONYMOUS", raw("shareAnonymous") ?? false),
     shareAnonymousPerMinute: int("shareAnonymousPerMinute", DEFAULT_SHARE_ANONYMOUS_PER_MINUTE, 1, 100_000),
+    webhookScopeConcurrency: int("webhookScopeConcurrency", DEFAULT_WEBHOOK_SCOPE_CONCURRENCY, 1, 8),
   };
 }
 

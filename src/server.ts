@@ -71,6 +71,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
       retryBaseMs: config.webhookRetryBaseMs,
       perScope: config.webhooksPerScope,
       failingAfter: config.webhookFailingAfter,
+      scopeConcurrency: config.webhookScopeConcurrency,
     },
   });
   const node = config.databaseUrl === undefined ? openSqliteNode(config, notice, common) : await openPgNode(config, notice, common);

@@ -219,9 +219,14 @@ describe("resource groups", () => {
     expect(JSON.stringify(page)).not.toContain("audit-me-not");
   });
 
-  it("webhooks: create, list, deliveries, delete", async () => {
+  it("webhooks: create, list, rotate, deliveries, delete", async () => {
     const hook = await client.webhooks.create({ url: "https://127.0.0.1:9/hook", events: ["secret.created"], description: "t" });
     expect(hook).toMatchObject({ url: "https://127.0.0.1:9/hook", events: ["secret.created"] });
+    expect(hook.secret).toMatch(/^whsec_/);
+    const rotated = await client.webhooks.rotate(hook.id);
+    expect(rotated.id).toBe(hook.id);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(hook.secret);
     expect((await client.webhooks.list()).webhooks.map((w) => w.id)).toContain(hook.id);
     expect(Array.isArray((await client.webhooks.deliveries(hook.id)).deliveries)).toBe(true);
     expect(await client.webhooks.delete(hook.id)).toEqual({ deleted: true });
@@ -267,6 +272,7 @@ describe("resource groups", () => {
 
     const orgHook = await acme.webhooks.create({ url: "https://127.0.0.1:9/org", events: ["*"] });
     expect((await acme.webhooks.list()).webhooks.map((w) => w.id)).toEqual([orgHook.id]);
+    expect((await acme.webhooks.rotate(orgHook.id)).secret).toMatch(/^whsec_/);
     expect(await acme.webhooks.delete(orgHook.id)).toEqual({ deleted: true });
 
     expect(await acme.principals.deleteKey(bot.id, key.id)).toEqual({ deleted: true });

@@ -46,6 +46,7 @@ describe("loadConfig defaults", () => {
       maxConnectionsPerIp: 64,
       webhooksPerScope: 25,
       webhookFailingAfter: 5,
+      webhookScopeConcurrency: 4,
       webhookAllowPrivate: false,
       webhookTimeoutMs: 10_000,
       webhookMaxAttempts: 8,
@@ -269,6 +270,8 @@ describe("loadConfig refuses a bad setting with a ConfigError naming it", () => 
     ["max connections per ip -1", [], { VAULT_MAX_CONNECTIONS_PER_IP: "-1" }, "VAULT_MAX_CONNECTIONS_PER_IP"],
     ["webhooks per scope 0", [], { VAULT_WEBHOOKS_PER_SCOPE: "0" }, "VAULT_WEBHOOKS_PER_SCOPE"],
     ["webhook failing after -2", [], { VAULT_WEBHOOK_FAILING_AFTER: "-2" }, "VAULT_WEBHOOK_FAILING_AFTER"],
+    ["webhook scope concurrency 0", [], { VAULT_WEBHOOK_SCOPE_CONCURRENCY: "0" }, "VAULT_WEBHOOK_SCOPE_CONCURRENCY"],
+    ["webhook scope concurrency above the 8 slots", [], { VAULT_WEBHOOK_SCOPE_CONCURRENCY: "9" }, "VAULT_WEBHOOK_SCOPE_CONCURRENCY"],
     ["max value bytes over the body limit", [], { VAULT_MAX_VALUE_BYTES: "2000000" }, "VAULT_MAX_VALUE_BYTES"],
   ];
 

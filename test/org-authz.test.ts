@@ -147,7 +147,7 @@ async function buildWorld(): Promise<World> {
     await run((w) =>
       v.webhooks.registry.create(w, { orgId: org, url: "https://127.0.0.1/hook", events: ["*"], description: null, keyPrefix: null }, BY_MASTER),
     )
-  ).id;
+  ).webhook.id;
   const scoped = (await run((w) => v.keys.create(w, { name: "ci", permissions: ["admin"], prefix: null, expiresAt: null }, null, BY_MASTER))).token;
   const selfKeys: Record<ActorName, string> = {
     none: spareKey, master: spareKey, scoped: spareKey, expired: spareKey, early: spareKey, revoked: spareKey,

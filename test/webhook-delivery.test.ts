@@ -99,7 +99,8 @@ describe("deliveries to a real HTTPS receiver", () => {
       },
       close: () => {},
     };
-    const v = vaultWith({ transport });
+    // One scope may hold all 8 slots here (VAULT_WEBHOOK_SCOPE_CONCURRENCY=8): this is about order, not shares.
+    const v = vaultWith({ transport, scopeConcurrency: 8 });
     await createWebhook(v, { url: "https://127.0.0.1/a", events: ["*"] });
     await createWebhook(v, { url: "https://127.0.0.1/b", events: ["secret.read", "secret.burned"] });
     await expectStatus(v.asMaster("POST", "/secrets", { key: "k", value: "v", max_reads: 1 }), 201);

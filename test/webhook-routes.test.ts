@@ -5,6 +5,12 @@ import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, countRows,
 
 useWebhookFixtures();
 
+/** A create answer as lists show it: without the signing secret. */
+function shown(created: Record<string, unknown>): Record<string, unknown> {
+  const { secret: _secret, ...rest } = created;
+  return rest;
+}
+
 describe("global webhook routes", () => {
   it("creates, lists and deletes webhooks with the documented shapes", async () => {
     const v = vaultWith();
@@ -15,23 +21,25 @@ describe("global webhook routes", () => {
       events: ["secret.read", "secret.burned"],
       description: null,
       created_at: START_SECONDS,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     const second = await createWebhook(v, { url: "https://127.0.0.1:9/all", events: ["*"], description: "  audit sink  " });
     expect(second.description).toBe("audit sink");
 
+    // Lists show the webhook without its signing secret.
     const list = await expectStatus(v.asMaster("GET", "/webhooks"), 200);
-    expect(list).toEqual({ webhooks: [created, second] });
+    expect(list).toEqual({ webhooks: [shown(created), shown(second)] });
 
     const page = await expectStatus(v.asMaster("GET", "/webhooks?limit=1"), 200);
-    expect(page.webhooks).toEqual([created]);
+    expect(page.webhooks).toEqual([shown(created)]);
     const rest = await expectStatus(v.asMaster("GET", `/webhooks?limit=1&cursor=${page.next_cursor as string}`), 200);
-    expect(rest).toEqual({ webhooks: [second] });
+    expect(rest).toEqual({ webhooks: [shown(second)] });
 
     expect(await expectStatus(v.asMaster("DELETE", `/webhooks/${created.id as string}`), 200)).toEqual({ deleted: true });
     await expectStatus(v.asMaster("DELETE", `/webhooks/${created.id as string}`), 404);
     await expectStatus(v.asMaster("DELETE", "/webhooks/wh_nope"), 404);
     await expectStatus(v.asMaster("GET", `/webhooks/${created.id as string}/deliveries`), 404);
-    expect(await expectStatus(v.asMaster("GET", "/webhooks"), 200)).toEqual({ webhooks: [second] });
+    expect(await expectStatus(v.asMaster("GET", "/webhooks"), 200)).toEqual({ webhooks: [shown(second)] });
   });
 
   it("removes repeated event types and validates events and description", async () => {
@@ -112,7 +120,7 @@ describe("scoped keys and the audit log", () => {
     const admin = await scopedKey(v, ["admin"]);
     const reader = await scopedKey(v, ["read", "write", "delete"]);
     const hook = await expectStatus(v.request("POST", "/webhooks", { token: admin, body: { url: "https://127.0.0.1/", events: ["*"] } }), 201);
-    expect(await expectStatus(v.request("GET", "/webhooks", { token: admin }), 200)).toEqual({ webhooks: [hook] });
+    expect(await expectStatus(v.request("GET", "/webhooks", { token: admin }), 200)).toEqual({ webhooks: [shown(hook)] });
     await expectStatus(v.request("GET", "/webhooks", { token: reader }), 403);
     await expectStatus(v.request("POST", "/webhooks", { token: reader, body: { url: "https://127.0.0.1/", events: ["*"] } }), 403);
     await expectStatus(v.request("DELETE", `/webhooks/${hook.id as string}`, { token: reader }), 403);
@@ -137,10 +145,11 @@ describe("scoped keys and the audit log", () => {
     ]);
     expect(rows.filter((r) => r.webhook === master.id)).toHaveLength(3);
 
-    expect(await expectStatus(v.request("GET", "/webhooks", { token: teamA }), 200)).toEqual({ webhooks: [scoped] });
+    expect(await expectStatus(v.request("GET", "/webhooks", { token: teamA }), 200)).toEqual({ webhooks: [shown(scoped)] });
     await expectStatus(v.request("DELETE", `/webhooks/${master.id as string}`, { token: teamA }), 404);
     await expectStatus(v.request("GET", `/webhooks/${master.id as string}/deliveries`, { token: teamA }), 404);
-    expect(await expectStatus(v.asMaster("GET", "/webhooks"), 200)).toEqual({ webhooks: [master, scoped] });
+    await expectStatus(v.request("POST", `/webhooks/${master.id as string}/rotate`, { token: teamA }), 404);
+    expect(await expectStatus(v.asMaster("GET", "/webhooks"), 200)).toEqual({ webhooks: [shown(master), shown(scoped)] });
   });
 
   it("audits webhook.created and webhook.deleted with the webhook id as key", async () => {
@@ -185,9 +194,10 @@ describe("org webhook routes", () => {
       description: null,
       created_at: START_SECONDS,
       org_id: orgId,
+      secret: expect.stringMatching(/^whsec_/),
     });
-    expect(await expectStatus(v.request("GET", base, { token: hooks.token }), 200)).toEqual({ webhooks: [created] });
-    expect(await expectStatus(v.asMaster("GET", base), 200)).toEqual({ webhooks: [created] });
+    expect(await expectStatus(v.request("GET", base, { token: hooks.token }), 200)).toEqual({ webhooks: [shown(created)] });
+    expect(await expectStatus(v.asMaster("GET", base), 200)).toEqual({ webhooks: [shown(created)] });
     // Org and global webhooks are separate lists.
     expect(await expectStatus(v.asMaster("GET", "/webhooks"), 200)).toEqual({ webhooks: [] });
     await expectStatus(v.asMaster("DELETE", `/webhooks/${created.id as string}`), 404);

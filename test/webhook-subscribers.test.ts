@@ -27,7 +27,7 @@ describe("the outbox's subscriber cache", () => {
 
   it("stops queueing for a deleted webhook", async () => {
     const v = buildTestVault();
-    const created = await v.tx.run((w) => v.webhooks.registry.create(w, hook, SYSTEM_ORIGIN));
+    const created = (await v.tx.run((w) => v.webhooks.registry.create(w, hook, SYSTEM_ORIGIN))).webhook;
     await createSecret(v, "one");
     await v.tx.run((w) => v.webhooks.registry.remove(w, { orgId: null, viewerPrefix: null }, created.id, SYSTEM_ORIGIN));
     await createSecret(v, "two");

@@ -59,7 +59,8 @@ describe("webhooks from the running server", () => {
     const receiver = await startReceiver(cert);
     receivers.push(receiver);
     const vault = await startWebhookVault(tempDir());
-    await json(vault.request("POST", "/webhooks", { url: receiver.url, events: ["secret.created", "secret.read"] }), 201);
+    const hook = await json(vault.request("POST", "/webhooks", { url: receiver.url, events: ["secret.created", "secret.read"] }), 201);
+    const hookSecret = Buffer.from((hook.secret as string).slice("whsec_".length), "base64");
     await json(vault.request("POST", "/secrets", { key: "e2e/one", value: "not-in-the-payload" }), 201);
     await json(vault.request("GET", "/secrets/e2e/one"), 200);
     await json(vault.request("DELETE", "/secrets/e2e/one"), 200);
@@ -71,6 +72,10 @@ describe("webhooks from the running server", () => {
       expect(signatureOk(r.body, r.headers["x-vault-signature"])).toBe(true);
       expect(r.headers["user-agent"]).toBe(`ephemeral-vault/${VERSION}`);
       expect(r.headers["x-vault-delivery"]).toBe(JSON.parse(r.body).id);
+      // The Standard Webhooks signature, under the webhook's own secret.
+      const signed = `${r.headers["webhook-id"] as string}.${r.headers["webhook-timestamp"] as string}.${r.body}`;
+      expect(r.headers["webhook-id"]).toBe(JSON.parse(r.body).id);
+      expect(r.headers["webhook-signature"]).toBe(`v1,${createHmac("sha256", hookSecret).update(signed).digest("base64")}`);
       expect(r.body).not.toContain("not-in-the-payload");
     }
     const read = requests.find((r) => r.headers["x-vault-event"] === "secret.read");

@@ -49,7 +49,7 @@ export class WebhooksApi {
     private readonly base: string,
   ) {}
 
-  /** POST: `{url (https), events (["*"] for all), description?}` -> 201 the webhook. */
+  /** POST: `{url (https), events (["*"] for all), description?}` -> 201 the webhook with its signing `secret` (shown only here). */
   create(body: BodyOf<"/webhooks", "post">): Promise<ResponseOf<"/webhooks", "post", 201>> {
     return this.t.json({ method: "POST", path: this.base, body });
   }
@@ -62,6 +62,15 @@ export class WebhooksApi {
   /** DELETE /{id}: no more events are delivered to it. */
   async delete(id: string): Promise<ResponseOf<"/webhooks/{id}", "delete">> {
     return this.t.json({ method: "DELETE", path: `${this.base}/${seg(id)}` });
+  }
+
+  /**
+   * POST /{id}/rotate: a new signing secret, in the answer (`secret`, shown
+   * only here); for 24 hours deliveries are signed with the new and the
+   * previous one.
+   */
+  rotate(id: string): Promise<ResponseOf<"/webhooks/{id}/rotate", "post">> {
+    return this.t.json({ method: "POST", path: `${this.base}/${seg(id)}/rotate` });
   }
 
   /** GET /{id}/deliveries: a page of delivery attempts, newest first. */

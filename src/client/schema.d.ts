@@ -3431,7 +3431,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Register a org webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. */
+        /** Register a org webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. The answer, and only it, carries the webhook's signing secret. */
         post: {
             parameters: {
                 query?: never;
@@ -3451,7 +3451,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the webhook */
+                /** @description the webhook and its signing secret (shown only here and in a rotation's answer) */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -3465,6 +3465,8 @@ export interface paths {
                             id: string;
                             /** @description org webhooks only */
                             org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
                             /** @description https:// URL, normalized */
                             url: string;
                         };
@@ -3759,6 +3761,106 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orgs/{org_id}/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate a webhook's signing secret: the answer carries the new secret; for 24 hours deliveries are signed with both the new and the previous one (two webhook-signature entries). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the webhook's id, wh_... */
+                    id: string;
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the webhook and its new signing secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            description: string | null;
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            /** @description wh_ and 26 base32 characters */
+                            id: string;
+                            /** @description org webhooks only */
+                            org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
+                            /** @description https:// URL, normalized */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such webhook */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -4446,7 +4548,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Register a global webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. */
+        /** Register a global webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. The answer, and only it, carries the webhook's signing secret. */
         post: {
             parameters: {
                 query?: never;
@@ -4464,7 +4566,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the webhook */
+                /** @description the webhook and its signing secret (shown only here and in a rotation's answer) */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -4478,6 +4580,8 @@ export interface paths {
                             id: string;
                             /** @description org webhooks only */
                             org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
                             /** @description https:// URL, normalized */
                             url: string;
                         };
@@ -4758,6 +4862,105 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate a webhook's signing secret: the answer carries the new secret; for 24 hours deliveries are signed with both the new and the previous one (two webhook-signature entries). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the webhook's id, wh_... */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the webhook and its new signing secret */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            description: string | null;
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            /** @description wh_ and 26 base32 characters */
+                            id: string;
+                            /** @description org webhooks only */
+                            org_id?: string;
+                            /** @description the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer */
+                            secret: string;
+                            /** @description https:// URL, normalized */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such webhook */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

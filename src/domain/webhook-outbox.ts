@@ -4,6 +4,7 @@ import type { Subscriber } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
+import type { ScopeLimits } from "./webhook-shares.js";
 
 /**
  * The webhook outbox and delivery queue (design.md "Events are rows",
@@ -150,6 +151,8 @@ export class WebhookOutbox implements EventSink {
 /** A delivery the worker is about to attempt. */
 export interface DueDelivery {
   deliveryId: number;
+  /** The webhook's scope: "global" or its org id. */
+  scope: string;
   webhookId: string;
   url: string;
   eventId: string;
@@ -160,6 +163,10 @@ export interface DueDelivery {
   attempts: number;
   /** The webhook is failing: this attempt is the last, whatever its outcome. */
   failing: boolean;
+  /** The webhook's signing generation (webhooks/signing.ts): its secret is derived with it. */
+  signingGeneration: number;
+  /** Until when the previous generation's secret also signs, Unix milliseconds; null: it does not. */
+  previousSigningUntil: number | null;
 }
 
 /** What record() did. */
@@ -204,13 +211,19 @@ export class DeliveryQueue {
    * scope and each org) that have due deliveries: one each in turn, oldest
    * first within a scope, and each call starts with the scope after the one
    * the previous call started with. So one tenant with thousands of queued
-   * deliveries delays another tenant's by at most one turn.
+   * deliveries delays another tenant's by at most one turn. No scope gets
+   * more than its limit in `shares` (the worker's ScopeShares: a scope's
+   * share of the slots, smaller for a scope whose attempts time out), so
+   * one tenant's slow receivers cannot hold every slot.
    *
    * @param limit at most this many.
+   * @param shares per-scope limits; default none below `limit`.
    */
-  async due(w: Work, now: number, limit: number, busy: ReadonlySet<string>): Promise<DueDelivery[]> {
+  async due(w: Work, now: number, limit: number, busy: ReadonlySet<string>, shares?: ScopeLimits): Promise<DueDelivery[]> {
     if (limit <= 0) return [];
-    const batches = await w.outbox.claimDue({ now, limit, busy, afterScope: this.lastScope });
+    const scopeLimit = Math.min(limit, shares?.scopeLimit ?? limit);
+    const scopeLimits = shares?.limits ?? new Map<string, number>();
+    const batches = await w.outbox.claimDue({ now, limit, busy, afterScope: this.lastScope, scopeLimit, scopeLimits });
     if (batches.length === 0) return [];
     this.lastScope = batches[0]?.scope;
     const picked: DueDelivery[] = [];
@@ -218,7 +231,7 @@ export class DeliveryQueue {
       let any = false;
       for (const batch of batches) {
         const delivery = batch.deliveries[turn];
-        if (delivery === undefined) continue;
+        if (delivery === undefined || turn >= (scopeLimits.get(batch.scope) ?? scopeLimit)) continue;
         any = true;
         if (picked.length < limit) picked.push(delivery);
       }

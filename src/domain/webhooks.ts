@@ -84,6 +84,21 @@ export interface WebhookRegistryDeps {
   perScope?: number | undefined;
   /** Called after a webhook is created or deleted (the outbox drops its subscriber cache). */
   onChange?: (() => void) | undefined;
+  /**
+   * A webhook's signing secret at a signing generation (`whsec_...`,
+   * webhooks/signing.ts webhookSigningSecret under VAULT_WEBHOOK_SECRET).
+   */
+  signingSecret: (webhookId: string, generation: number) => string;
+}
+
+/** How long a rotated-out signing secret still signs deliveries: 24 hours, in milliseconds. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** A webhook and its signing secret: the answer of a create or a rotation, the only places the secret is shown. */
+export interface WebhookWithSecret {
+  webhook: Webhook;
+  /** `whsec_` and the base64 of 32 bytes. */
+  secret: string;
 }
 
 /**
@@ -100,10 +115,11 @@ export class WebhookRegistry {
    * as key (decisions.md section 8). A scope (the global one, or an org)
    * holds at most `perScope` webhooks, so one tenant cannot multiply every
    * event into thousands of deliveries.
-   * @returns the webhook.
+   * @returns the webhook and its signing secret (generation 0), shown only
+   *   in this answer and in a rotation's.
    * @throws VaultError "conflict" (409) when the scope already has `perScope` webhooks.
    */
-  async create(w: Work, input: CreateWebhookInput, origin: Origin): Promise<Webhook> {
+  async create(w: Work, input: CreateWebhookInput, origin: Origin): Promise<WebhookWithSecret> {
     const cap = this.deps.perScope ?? 25;
     if ((await w.webhooks.countInScope(input.orgId)) >= cap) {
       throw new VaultError("conflict", `at most ${cap} webhooks per ${input.orgId === null ? "vault" : "org"} (VAULT_WEBHOOKS_PER_SCOPE); delete one first`);
@@ -120,7 +136,25 @@ export class WebhookRegistry {
     this.deps.onChange?.();
     const webhook = toWebhook(record);
     await this.audit(w, "webhook.created", webhook, origin);
-    return webhook;
+    return { webhook, secret: this.deps.signingSecret(webhook.id, 0) };
+  }
+
+  /**
+   * Rotates a webhook's signing secret (docs/webhooks.md "Rotating the
+   * signing secret"): the next generation signs every delivery from now on,
+   * and the one it replaces also signs them for PREVIOUS_SECRET_GRACE_MS
+   * (24 hours; a generation older than that no longer does). Audit action
+   * `webhook.rotated` with the webhook id as key; the secret is in no row.
+   * @returns the webhook and its new secret, or undefined when the viewer
+   *   sees no such webhook (404).
+   */
+  async rotate(w: Work, view: WebhookView, id: string, origin: Origin): Promise<WebhookWithSecret | undefined> {
+    const webhook = await this.get(w, view, id);
+    if (!webhook) return undefined;
+    const generation = await w.webhooks.rotateSigning(id, this.deps.now() + PREVIOUS_SECRET_GRACE_MS);
+    if (generation === undefined) return undefined;
+    await this.audit(w, "webhook.rotated", webhook, origin);
+    return { webhook, secret: this.deps.signingSecret(id, generation) };
   }
 
   /** One page of a scope's webhooks visible to the viewer, oldest first. */
@@ -174,7 +208,7 @@ export class WebhookRegistry {
     };
   }
 
-  private audit(w: Work, action: "webhook.created" | "webhook.deleted", webhook: Webhook, origin: Origin): Awaitable<void> {
+  private audit(w: Work, action: "webhook.created" | "webhook.deleted" | "webhook.rotated", webhook: Webhook, origin: Origin): Awaitable<void> {
     return this.deps.audit?.recordFor(w, origin, webhook.orgId ?? GLOBAL_SCOPE, action, webhook.id);
   }
 }

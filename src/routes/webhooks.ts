@@ -125,12 +125,12 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
       {
         method: "post",
         path: base,
-        summary: `Register a ${who} webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE.`,
+        summary: `Register a ${who} webhook. The url must be https:// and its host must not be (or resolve to) a loopback, private, link-local or unspecified address unless VAULT_WEBHOOK_ALLOW_PRIVATE. The answer, and only it, carries the webhook's signing secret.`,
         permission,
         auditAction,
         body: createWebhookBody,
         responses: {
-          201: { description: "the webhook", schema: webhookSchema },
+          201: { description: "the webhook and its signing secret (shown only here and in a rotation's answer)", schema: withSecretSchema },
           400: { description: "invalid body, url not https, unknown event type, or a refused address" },
           409: { description: "the scope already has VAULT_WEBHOOKS_PER_SCOPE webhooks (default 25)" },
           ...orgMissing,
@@ -148,7 +148,7 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
               origin,
             ),
           );
-          return c.json(webhookJson(created), 201);
+          return c.json(Object.assign(webhookJson(created.webhook), { secret: created.secret }), 201);
         },
       },
       {
@@ -197,6 +197,29 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         },
       },
       {
+        method: "post",
+        path: `${base}/:id/rotate`,
+        summary:
+          "Rotate a webhook's signing secret: the answer carries the new secret; for 24 hours deliveries are signed with both the new and the previous one (two webhook-signature entries).",
+        permission,
+        auditAction,
+        params: { id: "the webhook's id, wh_..." },
+        responses: {
+          200: { description: "the webhook and its new signing secret", schema: withSecretSchema },
+          404: { description: "no such webhook" },
+        },
+        handler: async (c) => {
+          const origin = originOf(c);
+          const keyPrefix = viewerPrefix(c);
+          const rotated = await tx.run(async (w) => {
+            const view: WebhookView = { orgId: await orgOf(w, c), viewerPrefix: keyPrefix };
+            return registry.rotate(w, view, webhookId(c), origin);
+          });
+          if (!rotated) throw new ApiError(404, NOT_FOUND);
+          return c.json(Object.assign(webhookJson(rotated.webhook), { secret: rotated.secret }));
+        },
+      },
+      {
         method: "get",
         path: `${base}/:id/deliveries`,
         summary: "Recent delivery attempts of a webhook, newest first (kept 7 days).",
@@ -239,6 +262,20 @@ const webhookSchema = {
     description: { type: ["string", "null"] },
     created_at: { type: "integer" },
     org_id: { type: "string", description: "org webhooks only" },
+  },
+};
+
+/** The create and rotate answers: the webhook object and its signing secret. */
+const withSecretSchema = {
+  type: "object",
+  required: [...webhookSchema.required, "secret"],
+  properties: {
+    ...webhookSchema.properties,
+    secret: {
+      type: "string",
+      pattern: "^whsec_[A-Za-z0-9+/]{43}=$",
+      description: "the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer",
+    },
   },
 };
 

@@ -24,6 +24,13 @@ export interface DueClaim {
    * scope after it in a fixed order, wrapping around. undefined: from the first.
    */
   afterScope: string | undefined;
+  /**
+   * At most this many deliveries of any one scope (the worker's per-scope
+   * share, domain/webhook-shares.ts), unless `scopeLimits` names the scope.
+   */
+  scopeLimit: number;
+  /** Per-scope limits below `scopeLimit`, by scope ("global" or an org id); 0 leaves the scope out. */
+  scopeLimits: ReadonlyMap<string, number>;
 }
 
 /** The due deliveries of one scope, oldest due first. */
@@ -59,8 +66,10 @@ export interface OutboxStore {
    * Claims pending deliveries due at `claim.now`, of webhooks not busy, by
    * scope: at most `claim.limit` scopes that have any, in a fixed order
    * starting after `claim.afterScope` (wrapping), each with at most
-   * `claim.limit` deliveries, oldest due first (then oldest queued). A
-   * delivery is claimed until its attempt is recorded.
+   * `claim.limit` deliveries and at most its scope's limit
+   * (`claim.scopeLimits`, else `claim.scopeLimit`), oldest due first (then
+   * oldest queued). A scope whose limit is 0 is left out. A delivery is
+   * claimed until its attempt is recorded.
    */
   claimDue(claim: DueClaim): Awaitable<DueBatch[]>;
   /** When the first pending delivery of a webhook not in `busy` is due, or null when none is. */

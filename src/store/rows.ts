@@ -235,12 +235,18 @@ export interface DueDeliveryRow {
   body: string;
   attempts: number;
   failing_since: number | null;
+  signing_generation: number;
+  previous_signing_until: number | null;
 }
 
-/** A due delivery row as the webhook worker takes it: `failing` while its webhook is marked failing. */
-export function toDueDelivery(r: DueDeliveryRow): DueDelivery {
+/**
+ * A due delivery row as the webhook worker takes it: `failing` while its
+ * webhook is marked failing; `scope` is "global" or the org id.
+ */
+export function toDueDelivery(r: DueDeliveryRow, scope: string): DueDelivery {
   return {
     deliveryId: r.id,
+    scope,
     webhookId: r.webhook_id,
     url: r.url,
     eventId: r.event_id,
@@ -248,5 +254,7 @@ export function toDueDelivery(r: DueDeliveryRow): DueDelivery {
     body: r.body,
     attempts: r.attempts,
     failing: r.failing_since !== null,
+    signingGeneration: r.signing_generation,
+    previousSigningUntil: r.previous_signing_until,
   };
 }

@@ -49,6 +49,12 @@ export interface WebhookStore {
   remove(id: string): Awaitable<void>;
   /** Every webhook of a scope (null: global), for matching events. */
   subscribers(orgId: string | null): Awaitable<Subscriber[]>;
+  /**
+   * Rotates the webhook's signing secret: the next signing generation, and
+   * the previous one still signs until `previousUntil` (Unix milliseconds).
+   * @returns the new generation, or undefined when the webhook is gone.
+   */
+  rotateSigning(id: string, previousUntil: number): Awaitable<number | undefined>;
   /** A delivery succeeded: zero consecutive failed deliveries, not failing. */
   markDelivered(id: string): Awaitable<void>;
   /**

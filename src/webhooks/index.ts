@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { systemLookup } from "./address-guard.js";
 import type { Lookup } from "./address-guard.js";
+import { webhookSigningSecret } from "./signing.js";
 import { createHttpsTransport } from "./transport.js";
 import type { Transport } from "./transport.js";
 import { DeliveryWorker } from "./worker.js";
@@ -35,6 +36,8 @@ export interface WebhookSettings {
   perScope?: number | undefined;
   /** VAULT_WEBHOOK_FAILING_AFTER; default 5. */
   failingAfter?: number | undefined;
+  /** VAULT_WEBHOOK_SCOPE_CONCURRENCY: delivery slots one scope may hold at once; default 4 (of 8). */
+  scopeConcurrency?: number | undefined;
   /** Replaces the HTTPS transport (tests). */
   transport?: Transport | undefined;
 }
@@ -59,7 +62,7 @@ export interface CreateWebhooksDeps {
   now: () => number;
   version: string;
   settings?: WebhookSettings | undefined;
-  /** Where `webhook.created` / `webhook.deleted` are recorded (decisions.md section 8). */
+  /** Where `webhook.created` / `webhook.deleted` / `webhook.rotated` are recorded (docs/audit.md). */
   audit?: AuditRecorder | undefined;
   /** Told of each recorded delivery attempt's outcome (metrics). */
   onDeliveryOutcome?: ((outcome: "delivered" | "retrying" | "failed") => void) | undefined;
@@ -78,6 +81,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
   const allowPrivate = settings.allowPrivate ?? false;
   const lookup = settings.lookup ?? systemLookup;
   const queue = new DeliveryQueue(settings.failingAfter ?? 5);
+  const secret = settings.secret ?? randomSecret();
   const worker = new DeliveryWorker({
     queue,
     tx: deps.tx,
@@ -85,10 +89,11 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
       settings.transport ?? createHttpsTransport({ timeoutMs: settings.timeoutMs ?? 10_000, allowPrivate, lookup, ca: settings.ca }),
     log: deps.log,
     now: deps.now,
-    secret: settings.secret ?? randomSecret(),
+    secret,
     version: deps.version,
     maxAttempts: settings.maxAttempts ?? 8,
     retryBaseMs: settings.retryBaseMs ?? 1000,
+    scopeConcurrency: settings.scopeConcurrency,
     random: settings.random,
     onOutcome: deps.onDeliveryOutcome,
   });
@@ -98,6 +103,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     audit: deps.audit,
     perScope: settings.perScope ?? 25,
     onChange: () => outbox.invalidate(),
+    signingSecret: (webhookId, generation) => webhookSigningSecret(secret, webhookId, generation),
   });
   return { registry, outbox, queue, worker, allowPrivate, lookup };
 }

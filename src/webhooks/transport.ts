@@ -14,11 +14,13 @@ export interface DeliveryRequest {
  * What one attempt came to (decisions.md section 7): success is a status in
  * 200-299; anything else (another status, a network or TLS error, the
  * timeout, a refused address) is a failure. `error` is a short reason that
- * never holds the body or a header value.
+ * never holds the body or a header value. `timedOut` is true when no
+ * complete answer came within the timeout (the worker counts it against the
+ * webhook's scope: domain/webhook-shares.ts).
  */
 export type DeliveryResult =
   | { ok: true; httpStatus: number }
-  | { ok: false; httpStatus: number | null; error: string };
+  | { ok: false; httpStatus: number | null; error: string; timedOut?: boolean | undefined };
 
 /** Sends deliveries. The worker owns one; close() releases its sockets. */
 export interface Transport {
@@ -133,7 +135,7 @@ export function createHttpsTransport(options: HttpsTransportOptions): Transport 
       };
       const timer = setTimeout(() => {
         outgoing.destroy();
-        finish({ ok: false, httpStatus: null, error: `timeout after ${options.timeoutMs} ms` });
+        finish({ ok: false, httpStatus: null, error: `timeout after ${options.timeoutMs} ms`, timedOut: true });
       }, options.timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
       outgoing.on("error", (err: NodeJS.ErrnoException) => finish({ ok: false, httpStatus: null, error: describeError(err) }));

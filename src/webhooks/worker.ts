@@ -1,8 +1,10 @@
-import { hmacHex } from "../tokens.js";
 import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
 import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
+import { ScopeShares } from "../domain/webhook-shares.js";
+import { DEFAULT_WEBHOOK_SCOPE_CONCURRENCY } from "../config.js";
 import type { Logger } from "../log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
+import { deliveryHeaders } from "./signing.js";
 import type { DeliveryResult, Transport } from "./transport.js";
 
 /** Longest wait between two attempts (decisions.md section 1): one hour, in milliseconds. */
@@ -28,22 +30,6 @@ export function retryDelayMs(attempt: number, baseMs: number, random: () => numb
   return Math.min(MAX_RETRY_DELAY_MS, Math.round(nominal * jitter));
 }
 
-/**
- * The headers of a delivery (decisions.md section 7): the JSON content type,
- * `X-Vault-Signature` (hex HMAC-SHA256 of the exact body, keyed with
- * VAULT_WEBHOOK_SECRET), `X-Vault-Event` (the type), `X-Vault-Delivery`
- * (the event id, the same on every retry) and the User-Agent.
- */
-export function deliveryHeaders(delivery: Pick<DueDelivery, "eventId" | "type" | "body">, secret: string, version: string): Record<string, string> {
-  return {
-    "Content-Type": "application/json",
-    "User-Agent": `ephemeral-vault/${version}`,
-    "X-Vault-Event": delivery.type,
-    "X-Vault-Delivery": delivery.eventId,
-    "X-Vault-Signature": hmacHex(secret, delivery.body),
-  };
-}
-
 export interface DeliveryWorkerDeps {
   queue: DeliveryQueue;
   /** Every read and write of the outbox runs in a unit of work of this. */
@@ -64,6 +50,11 @@ export interface DeliveryWorkerDeps {
   random?: (() => number) | undefined;
   /** Attempts in flight at once; default 8. */
   concurrency?: number | undefined;
+  /**
+   * VAULT_WEBHOOK_SCOPE_CONCURRENCY: slots one scope (the global one, or an
+   * org) may hold at once; default DEFAULT_WEBHOOK_SCOPE_CONCURRENCY (config.ts: 4, half the slots).
+   */
+  scopeConcurrency?: number | undefined;
   /** Longest sleep of the background loop, milliseconds; default 5000. */
   pollIntervalMs?: number | undefined;
   /** Called with each recorded attempt's outcome (metrics). */
@@ -81,7 +72,9 @@ export interface DeliveryWorkerDeps {
  * delivered; anything else schedules the next attempt after
  * retryDelayMs(), or marks it failed after maxAttempts, or at once when
  * the webhook is failing (DeliveryQueue.record). The free slots are shared
- * round-robin between scopes (DeliveryQueue.due).
+ * round-robin between scopes (DeliveryQueue.due), each scope holding at
+ * most its share of them (ScopeShares: smaller for a scope whose attempts
+ * time out).
  * Requests never wait for it: they only write outbox rows and call wake().
  * A pending delivery survives a restart (it is a row); one in flight when
  * the process dies is attempted again.
@@ -96,6 +89,7 @@ export class DeliveryWorker {
   private readonly abort = new AbortController();
   private readonly random: () => number;
   private readonly concurrency: number;
+  private readonly shares: ScopeShares;
   private readonly pollIntervalMs: number;
   private timer: NodeJS.Timeout | undefined;
   private started = false;
@@ -107,6 +101,7 @@ export class DeliveryWorker {
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.random = deps.random ?? Math.random;
     this.concurrency = deps.concurrency ?? 8;
+    this.shares = new ScopeShares({ concurrency: this.concurrency, perScope: deps.scopeConcurrency ?? DEFAULT_WEBHOOK_SCOPE_CONCURRENCY });
     this.pollIntervalMs = deps.pollIntervalMs ?? 5000;
   }
 
@@ -208,7 +203,8 @@ export class DeliveryWorker {
     if (this.stopped) return [];
     const room = this.concurrency - this.inFlight.size;
     if (room <= 0) return [];
-    const due = await this.deps.tx.run((w) => this.deps.queue.due(w, this.deps.now(), room, this.busy));
+    const limits = this.shares.limits();
+    const due = await this.deps.tx.run((w) => this.deps.queue.due(w, this.deps.now(), room, this.busy, limits));
     const byWebhook = new Map<string, DueDelivery[]>();
     for (const delivery of due) {
       // Another claim may have started this webhook meanwhile.
@@ -231,13 +227,16 @@ export class DeliveryWorker {
     this.busy.add(webhookId);
     let previous: Promise<void> = Promise.resolve();
     return chain.map((delivery, i) => {
+      this.shares.started(delivery.scope);
+      let timedOut: boolean | null = null;
       const done = previous
         .catch(() => undefined)
         .then(async () => {
           if (i > 0 && !(await this.stillPending(delivery))) return;
-          await this.attempt(delivery);
+          timedOut = await this.attempt(delivery);
         })
         .finally(() => {
+          this.shares.finished(delivery.scope, timedOut);
           this.inFlight.delete(delivery.deliveryId);
           if (i === chain.length - 1) this.busy.delete(webhookId);
           this.wake();
@@ -259,20 +258,26 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(delivery: DueDelivery): Promise<void> {
+  /**
+   * Makes one attempt and records it.
+   * @returns whether it ran into the timeout (counted against its scope's
+   *   share), or null when a stop aborted it. Never rejects.
+   */
+  private async attempt(delivery: DueDelivery): Promise<boolean | null> {
     const result = await this.deps.transport.send(
-      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version) },
+      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version, this.deps.now()) },
       this.abort.signal,
     );
     // A stop aborted the attempt: it is not counted and the delivery stays due.
-    if (this.stopped && !result.ok) return;
+    if (this.stopped && !result.ok) return null;
+    const timedOut = !result.ok && result.timedOut === true;
     const record = this.outcome(delivery.attempts + 1, result, delivery.failing);
     let recorded;
     try {
       recorded = await this.deps.tx.run((w) => this.deps.queue.record(w, delivery.deliveryId, record, this.deps.now()));
     } catch (err) {
       if (!this.stopped) this.deps.log.error({ err, webhook_id: delivery.webhookId }, "webhook attempt not recorded");
-      return;
+      return timedOut;
     }
     this.deps.onOutcome?.(record.status);
     const fields = { webhook_id: delivery.webhookId, event_id: delivery.eventId, attempt: delivery.attempts + 1 };
@@ -282,6 +287,7 @@ export class DeliveryWorker {
     if (record.status === "delivered") this.deps.log.debug(fields, "webhook delivered");
     else if (record.status === "retrying") this.deps.log.info(Object.assign(fields, { error: record.error }), "webhook attempt failed; will retry");
     else this.deps.log.warn(Object.assign(fields, { error: record.error }), "webhook delivery failed after the last attempt");
+    return timedOut;
   }
 
   /**

@@ -58,6 +58,14 @@ export class PgWebhookStore implements WebhookStore {
     return r.rows.map((row) => ({ id: row.id, events: JSON.parse(row.events) as string[], keyPrefix: row.key_prefix }));
   }
 
+  async rotateSigning(id: string, previousUntil: number): Promise<number | undefined> {
+    const r = await this.db.query<{ signing_generation: number }>(
+      "UPDATE webhooks SET signing_generation = signing_generation + 1, previous_signing_until = $2 WHERE id = $1 RETURNING signing_generation",
+      [id, previousUntil],
+    );
+    return r.rows[0]?.signing_generation;
+  }
+
   async markDelivered(id: string): Promise<void> {
     await this.db.query("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = $1", [id]);
   }
@@ -79,6 +87,14 @@ export class PgWebhookStore implements WebhookStore {
  * mid-delivery leaves it due again after the lease.
  */
 export const CLAIM_LEASE_MS = 60_000;
+
+/**
+ * SQL for the claim's limit of the scope key `scope`: its entry in the
+ * parameters `keys` (scope keys) and `counts` (their limits), else the
+ * parameter `fallback` (the default per-scope limit).
+ */
+const LIMIT_OF = (scope: string, keys: string, counts: string, fallback: string): string =>
+  `coalesce((SELECT l.n FROM unnest(${keys}::text[], ${counts}::integer[]) AS l(scope, n) WHERE l.scope = ${scope}), ${fallback}::integer)`;
 
 
 /**
@@ -103,15 +119,28 @@ export class PgOutboxStore implements OutboxStore {
 
   async claimDue(claim: DueClaim): Promise<DueBatch[]> {
     if (claim.limit <= 0) return [];
-    // 1. Lock the webhooks with due deliveries that no other claim holds.
+    // The per-scope limits, as SQL scope keys ('' for global) and counts: LIMIT_OF(scope) reads them.
+    const limitKeys = [...claim.scopeLimits.keys()].map((scope) => (scope === GLOBAL_SCOPE ? "" : scope));
+    const limitCounts = [...claim.scopeLimits.values()];
+    const scopeLimit = Math.min(claim.limit, claim.scopeLimit);
+    const after = claim.afterScope === undefined ? null : claim.afterScope === GLOBAL_SCOPE ? "" : claim.afterScope;
+    // 1. Lock the webhooks with due deliveries that no claim holds (busy here,
+    //    leased by another node), at most each scope's limit of them per
+    //    scope, so that one scope's many webhooks cannot crowd the others out.
     const locked = await this.db.query<{ id: string }>(
       `SELECT w.id FROM webhooks w
-       WHERE NOT (w.id = ANY($2::text[]))
-         AND EXISTS (SELECT 1 FROM webhook_deliveries d
-                     WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1)
-       ORDER BY w.id LIMIT $3
+       JOIN (SELECT id, scope, row_number() OVER (PARTITION BY scope ORDER BY id) AS rn
+             FROM (SELECT w2.id, coalesce(w2.org_id, '') AS scope FROM webhooks w2
+                   WHERE NOT (w2.id = ANY($2::text[]))
+                     AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                                 WHERE d.webhook_id = w2.id AND d.state = 'pending' AND d.next_attempt_at <= $1)
+                     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x
+                                     WHERE x.webhook_id = w2.id AND x.state = 'pending' AND x.leased_until > $1)) free
+            ) ranked ON ranked.id = w.id
+       WHERE ranked.rn <= ${LIMIT_OF("ranked.scope", "$4", "$5", "$6")}
+       ORDER BY ranked.rn, ranked.scope LIMIT $3
        FOR UPDATE OF w SKIP LOCKED`,
-      [claim.now, [...claim.busy], claim.limit * 4],
+      [claim.now, [...claim.busy], claim.limit * 4, limitKeys, limitCounts, scopeLimit],
     );
     if (locked.rows.length === 0) return [];
     // 2. A new statement, so a new snapshot (READ COMMITTED): a lease another
@@ -121,34 +150,39 @@ export class PgOutboxStore implements OutboxStore {
     const r = await this.db.query<DueDeliveryRow & { scope: string }>(
       `WITH candidates AS (
          SELECT d.id, coalesce(w.org_id, '') AS scope,
-                row_number() OVER (PARTITION BY coalesce(w.org_id, '') ORDER BY d.id) AS turn
+                row_number() OVER (PARTITION BY coalesce(w.org_id, '') ORDER BY d.next_attempt_at, d.id) AS turn
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
          WHERE d.webhook_id = ANY($2::text[]) AND d.state = 'pending' AND d.next_attempt_at <= $1
            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x
                            WHERE x.webhook_id = d.webhook_id AND x.state = 'pending' AND x.leased_until > $1)
        ), due AS (
-         -- At most $3 (the worker's free slots), one per scope in turn (the queue's round-robin): exactly what the worker sends.
-         SELECT id FROM candidates ORDER BY turn, scope LIMIT $3
+         -- At most $3 (the worker's free slots), each scope at most its limit,
+         -- one per scope in turn starting after $7 (the queue's round-robin):
+         -- exactly what DeliveryQueue.due() sends.
+         SELECT id FROM candidates
+         WHERE turn <= ${LIMIT_OF("candidates.scope", "$5", "$6", "$8")}
+         ORDER BY turn, coalesce(scope <= $7::text, false), scope LIMIT $3
        ), leased AS (
          UPDATE webhook_deliveries d SET leased_until = $1 + $4 FROM due
          WHERE d.id = due.id AND (d.leased_until IS NULL OR d.leased_until <= $1)
          RETURNING d.id, d.webhook_id, d.event_id, d.attempts
        )
-       SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since, coalesce(w.org_id, '') AS scope
+       SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since,
+              w.signing_generation, w.previous_signing_until, coalesce(w.org_id, '') AS scope
        FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN webhook_events e ON e.id = l.event_id
        ORDER BY l.id`,
-      [claim.now, locked.rows.map((row) => row.id), claim.limit, CLAIM_LEASE_MS],
+      [claim.now, locked.rows.map((row) => row.id), claim.limit, CLAIM_LEASE_MS, limitKeys, limitCounts, after, scopeLimit],
     );
     const byScope = new Map<string, DueDelivery[]>();
     for (const row of r.rows) {
       const scope = row.scope === "" ? GLOBAL_SCOPE : row.scope;
       const list = byScope.get(scope) ?? [];
-      list.push(toDueDelivery(row));
+      list.push(toDueDelivery(row, scope));
       byScope.set(scope, list);
     }
     const scopes = [...byScope.keys()].sort();
-    const after = claim.afterScope;
-    const start = after === undefined ? 0 : scopes.findIndex((s) => s > after);
+    const afterScope = claim.afterScope;
+    const start = afterScope === undefined ? 0 : scopes.findIndex((s) => s > afterScope);
     const rotated = start <= 0 ? scopes : [...scopes.slice(start), ...scopes.slice(0, start)];
     return rotated.map((scope) => ({ scope, deliveries: byScope.get(scope) ?? [] }));
   }

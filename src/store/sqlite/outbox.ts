@@ -54,7 +54,8 @@ export class SqliteOutboxStore implements OutboxStore {
          ORDER BY scope`,
       ),
       due: db.prepare<[number, string, string, number], DueDeliveryRow>(
-        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since
+        `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since,
+                w.signing_generation, w.previous_signing_until
          FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          JOIN webhooks w ON w.id = d.webhook_id
          JOIN webhook_events e ON e.id = d.event_id
@@ -107,15 +108,19 @@ export class SqliteOutboxStore implements OutboxStore {
   claimDue(claim: DueClaim): DueBatch[] {
     if (claim.limit <= 0) return [];
     const busy = JSON.stringify([...claim.busy]);
-    const keys = this.q.dueScopes.all(claim.now, busy).map((r) => r.scope);
+    const limitOf = (key: string) => Math.min(claim.limit, claim.scopeLimits.get(scopeName(key)) ?? claim.scopeLimit);
+    const keys = this.q.dueScopes
+      .all(claim.now, busy)
+      .map((r) => r.scope)
+      .filter((key) => limitOf(key) > 0);
     if (keys.length === 0) return [];
     const after = claim.afterScope === undefined ? undefined : scopeKey(claim.afterScope);
     const start = after === undefined ? 0 : keys.findIndex((key) => key > after);
     const rotated = start <= 0 ? keys : [...keys.slice(start), ...keys.slice(0, start)];
-    return rotated.slice(0, claim.limit).map((key) => ({
-      scope: scopeName(key),
-      deliveries: this.q.due.all(claim.now, busy, key, claim.limit).map(toDueDelivery),
-    }));
+    return rotated.slice(0, claim.limit).map((key) => {
+      const scope = scopeName(key);
+      return { scope, deliveries: this.q.due.all(claim.now, busy, key, limitOf(key)).map((row) => toDueDelivery(row, scope)) };
+    });
   }
 
   nextDueAt(busy: ReadonlySet<string>): number | null {

@@ -50,6 +50,9 @@ export class SqliteWebhookStore implements WebhookStore {
       countInScope: db.prepare<[string | null], { n: number }>("SELECT count(*) AS n FROM webhooks WHERE org_id IS ?"),
       globalSubscribers: db.prepare<[], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NULL"),
       orgSubscribers: db.prepare<[string], SubscriberRow>("SELECT id, events, key_prefix FROM webhooks WHERE org_id = ?"),
+      rotate: db.prepare<[number, string], { signing_generation: number }>(
+        "UPDATE webhooks SET signing_generation = signing_generation + 1, previous_signing_until = ? WHERE id = ? RETURNING signing_generation",
+      ),
       delivered: db.prepare<[string]>("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = ?"),
       failed: db.prepare<{ id: string; now: number; threshold: number }, { failed_deliveries: number }>(
         `UPDATE webhooks SET failed_deliveries = failed_deliveries + 1,
@@ -89,6 +92,10 @@ export class SqliteWebhookStore implements WebhookStore {
   subscribers(orgId: string | null): Subscriber[] {
     const rows = orgId === null ? this.q.globalSubscribers.all() : this.q.orgSubscribers.all(orgId);
     return rows.map((r) => ({ id: r.id, events: JSON.parse(r.events) as string[], keyPrefix: r.key_prefix }));
+  }
+
+  rotateSigning(id: string, previousUntil: number): number | undefined {
+    return this.q.rotate.get(previousUntil, id)?.signing_generation;
   }
 
   markDelivered(id: string): void {
