@@ -74,6 +74,18 @@ describe("loadConfig defaults", () => {
     expect(config(["--max-connections-per-ip", "3"], { VAULT_MAX_CONNECTIONS_PER_IP: "8" }).maxConnectionsPerIp).toBe(3);
   });
 
+  it("serves the share pages by default, anonymous creation off; VAULT_SHARE_* and their flags change that", () => {
+    expect(config([], {})).toMatchObject({ sharePage: true, shareAnonymous: false, shareAnonymousPerMinute: 10 });
+    expect(config([], { VAULT_SHARE_PAGE: "false", VAULT_SHARE_ANONYMOUS: "true", VAULT_SHARE_ANONYMOUS_PER_MINUTE: "3" })).toMatchObject({
+      sharePage: false,
+      shareAnonymous: true,
+      shareAnonymousPerMinute: 3,
+    });
+    expect(config(["--share-anonymous"], {}).shareAnonymous).toBe(true);
+    expect(() => config([], { VAULT_SHARE_ANONYMOUS_PER_MINUTE: "0" })).toThrow(/VAULT_SHARE_ANONYMOUS_PER_MINUTE/);
+    expect(() => config([], { VAULT_SHARE_PAGE: "maybe" })).toThrow(/VAULT_SHARE_PAGE/);
+  });
+
   it("treats an empty environment variable as unset", () => {
     expect(config([], { VAULT_PORT: "", VAULT_LOG_LEVEL: "", VAULT_MASTER_KEY: "" })).toMatchObject({
       port: 8484,

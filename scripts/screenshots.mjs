@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// Screenshots of the share pages for docs/share.md: light, dark and phone width, in Debian's
+// Chromium (playwright-core, nothing downloaded). Needs `npm run build` first.
+//   node scripts/screenshots.mjs [OUT_DIR]   (default docs/images)
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const root = new URL("..", import.meta.url).pathname;
+const out = process.argv[2] ?? join(root, "docs", "images");
+mkdirSync(out, { recursive: true });
+const master = "screenshot-master-key-0123456789";
+const child = spawn(process.execPath, [join(root, "bin", "ephemeral-vault.js"), "--port", "0", "--data-dir", ":memory:"], {
+  env: { ...process.env, VAULT_MASTER_KEY: master, VAULT_LOG_LEVEL: "warn" },
+  stdio: ["ignore", "ignore", "pipe"],
+});
+const url = await new Promise((resolve, reject) => {
+  let err = "";
+  child.stderr.setEncoding("utf8").on("data", (s) => {
+    err += s;
+    const m = /listening on (http:\/\/\S+)/.exec(err);
+    if (m) resolve(m[1]);
+  });
+  child.once("exit", (code) => reject(new Error(`the vault exited (${code}): ${err}`)));
+});
+const { VaultClient } = await import(join(root, "dist", "client.js"));
+const client = new VaultClient({ addr: url, token: master, org: null });
+const browser = await chromium.launch({ executablePath: process.env.VAULT_CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox"] });
+const views = [
+  { name: "light", colorScheme: "light", viewport: { width: 1000, height: 760 } },
+  { name: "dark", colorScheme: "dark", viewport: { width: 1000, height: 760 } },
+  { name: "phone", colorScheme: "light", viewport: { width: 390, height: 844 } },
+];
+try {
+  for (const view of views) {
+    const context = await browser.newContext({ colorScheme: view.colorScheme, viewport: view.viewport });
+    const page = await context.newPage();
+    const shot = (what) => page.screenshot({ path: join(out, `share-${what}-${view.name}.png`), fullPage: true });
+    await page.goto(`${url}/`);
+    await page.getByLabel("Access token").fill(master);
+    await page.getByLabel("Secret", { exact: true }).fill("wifi: hunter2\nguest network: vault-guest");
+    await shot("create");
+    await page.getByRole("button", { name: "Create the link" }).click();
+    await page.locator("#link").waitFor({ state: "visible" });
+    await shot("created");
+    const link = await page.locator("#link").inputValue();
+    await page.goto(link);
+    await shot("recipient");
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await page.locator("#value").waitFor({ state: "visible" });
+    await shot("revealed");
+    const locked = await client.share("locked with a passphrase", { passphrase: "correct horse" });
+    await page.goto(locked.url);
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await page.getByLabel("Passphrase").waitFor({ state: "visible" });
+    await shot("passphrase");
+    await page.goto(`${url}/s/${"0".repeat(64)}`);
+    await shot("not-available");
+    await context.close();
+  }
+} finally {
+  await browser.close();
+  child.kill("SIGTERM");
+}
+console.log(`screenshots in ${out}`);
