@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { sealEnvelope } from "../src/client/envelope.js";
+import { cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
@@ -162,5 +163,22 @@ describe("the settings", () => {
     const v = buildTestVault({ activeLimit: () => 1, share: { page: true, anonymous: true, anonymousPerMinute: 10 } });
     expect((await v.request("POST", "/s", { token: null, body: { value: "one" } })).status).toBe(201);
     expect((await v.request("POST", "/s", { token: null, body: { value: "two" } })).status).toBe(402);
+  });
+});
+
+describe("the start", () => {
+  afterAll(async () => {
+    await killChildren();
+    cleanupTemp();
+  });
+
+  it("warns that share links name the bind address when VAULT_HOST is not loopback and VAULT_PUBLIC_URL is unset", async () => {
+    const open = await startVault(tempDir(), { args: ["--host", "0.0.0.0"], env: { VAULT_LOG_LEVEL: "info" } });
+    await expect.poll(() => open.stdout() + open.stderr()).toMatch(/VAULT_PUBLIC_URL is not set: share links/);
+    const set = await startVault(tempDir(), { args: ["--host", "0.0.0.0"], env: { VAULT_LOG_LEVEL: "info", VAULT_PUBLIC_URL: "https://vault.example.com" } });
+    const local = await startVault(tempDir(), { env: { VAULT_LOG_LEVEL: "info" } });
+    // The warning follows the listening line at once; give it the time it took the first vault.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const quiet of [set, local]) expect(quiet.stdout() + quiet.stderr()).not.toMatch(/VAULT_PUBLIC_URL is not set/);
   });
 });
