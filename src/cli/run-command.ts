@@ -81,8 +81,9 @@ not reachable; ${EXIT_CANNOT_START} COMMAND could not be started.`,
           process.stderr.write(`ephemeral-vault run: no secret under ${path}\n`);
         }
         const plan = planRun(prefixKeys, flags.prefix, mappings, process.env);
-        if (path !== undefined && !flags.quiet) report(plan);
         values = await readPlanned(client, plan.names);
+        // Said once every read succeeded, right before COMMAND starts: names and keys, never values.
+        if (path !== undefined && !flags.quiet) report(plan);
       });
       if (values === undefined) return;
       exit.code = await runChild(file, args, childEnvironment(process.env, values, flags.keepVaultEnv === true));
