@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeKey, VaultApiError, VaultClient, VaultInputError } from "../src/client/index.js";
 import { BIN, childEnv, cleanupTemp, databaseUrlOf, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
-import { TEST_ENGINE } from "./helpers.js";
+import { rejection, TEST_ENGINE } from "./helpers.js";
 
 /**
  * No key or id a client is given can leave its route (docs/client.md): the
@@ -33,15 +33,6 @@ afterAll(async () => {
   cleanupTemp();
 });
 
-/** Resolves with the error `promise` rejects with; fails when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** A scoped key made with the master key, and whether it still authenticates (GET /keys answers, not 401). */
 async function scopedKey(): Promise<{ id: string; works: () => Promise<boolean> }> {

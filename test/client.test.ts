@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseShareLink, VaultApiError, VaultClient, VaultConnectionError } from "../src/client/index.js";
 import { E2E_MASTER_KEY, cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
+import { rejection } from "./helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 
 /**
@@ -21,15 +22,6 @@ afterAll(async () => {
   cleanupTemp();
 });
 
-/** Resolves with the error `promise` rejects with; fails when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** A TCP port nothing listens on (bound, then released). */
 async function closedPort(): Promise<number> {

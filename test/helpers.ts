@@ -219,3 +219,13 @@ if (TEST_ENGINE === "pg") {
 
 /** `it` for tests that reach into the SQLite engine (v.db, the group commit's hooks): skipped on PostgreSQL. */
 export const itSqlite: typeof it = (TEST_ENGINE === "pg" ? it.skip : it) as typeof it;
+
+/** Resolves with the error `promise` rejects with; fails when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a rejection");
+}
