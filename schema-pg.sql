@@ -217,3 +217,13 @@ CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE paren
 -- when the set of chains is first recorded: meta `audit_chain_set`, a MAC
 -- over every chain's name, so a chain removed whole shows in `audit verify`).
 ALTER TABLE audit_chains ADD COLUMN mac text;
+
+-- version: 5
+-- A key lookup uses secrets_live_key whatever the statistics say. On a table
+-- that was never analyzed (a fresh database, right after a bulk load) the
+-- planner rated the two partial indexes alike and took secrets_live_list,
+-- reading every live secret of the scope for one key. The list index now
+-- also requires id > 0, which the lists state (store/pg/secrets.ts) and a key
+-- lookup does not, so it can no longer serve a key lookup (docs/performance.md).
+DROP INDEX secrets_live_list;
+CREATE INDEX secrets_live_list ON secrets (scope, id) WHERE state IN ('active', 'sealed') AND id > 0;

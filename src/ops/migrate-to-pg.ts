@@ -202,6 +202,8 @@ async function copy(
       );
     }
     await client.query("COMMIT");
+    // A bulk load leaves the tables without statistics until autovacuum's first autoanalyze.
+    await client.query("ANALYZE");
   } catch (err) {
     failed = err instanceof Error ? err : new Error(String(err));
     await client.query("ROLLBACK").catch(() => {});

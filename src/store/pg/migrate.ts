@@ -31,7 +31,8 @@ export function pgSchemaSections(text?: string): { version: number; sql: string 
  * Brings a PostgreSQL database's schema up to date: under the session
  * advisory lock MIGRATION_LOCK, creates `schema_migrations` when missing and
  * applies each section of schema-pg.sql above the highest recorded version,
- * each with its record in one transaction.
+ * each with its record in one transaction, then ANALYZE when a section was
+ * applied, so the planner has statistics from the first request on.
  * @returns the versions applied (empty when the schema was current).
  * @throws Error when the database has a version newer than this build, or
  *   whatever PostgreSQL throws (the failing section is rolled back).
@@ -65,6 +66,8 @@ export async function migratePg(pool: pg.Pool): Promise<number[]> {
         }
         applied.push(section.version);
       }
+      // Statistics from the start: without them the planner guesses (docs/performance.md, "PostgreSQL").
+      if (applied.length > 0) await client.query("ANALYZE");
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK.toString()]);
     }

@@ -9,7 +9,9 @@ import type { Queryable } from "./unit-of-work.js";
 const COLUMNS = SECRET_COLUMNS.join(", ");
 
 // The statements of every read, create and burn (prepared.ts).
-const LIVE = prepared("secrets.live", `SELECT ${COLUMNS} FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')`);
+/** The key lookup of every read, create and check: served by secrets_live_key whatever the statistics say (schema-pg.sql version 5). */
+export const LIVE_LOOKUP_SQL = `SELECT ${COLUMNS} FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')`;
+const LIVE = prepared("secrets.live", LIVE_LOOKUP_SQL);
 const INSERT = prepared(
   "secrets.insert",
   `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
@@ -141,11 +143,12 @@ export class PgSecretStore implements SecretStore {
     return r.rows[0]?.n ?? 0;
   }
 
+  /** A page of a scope's live secrets; `id > 0` (always true) lets it use secrets_live_list (schema-pg.sql version 5). */
   async list(q: SecretListQuery): Promise<SecretRecord[]> {
     const states = q.includeSealed ? ["active", "sealed"] : ["active"];
     const r = await this.db.query<Row>(
       `SELECT * FROM secrets
-         WHERE scope = $1 AND state = ANY($2::text[]) AND (expires_at IS NULL OR expires_at > $3) AND id > $4
+         WHERE scope = $1 AND state = ANY($2::text[]) AND (expires_at IS NULL OR expires_at > $3) AND id > 0 AND id > $4
            AND ($5::text IS NULL OR (is_public = 0 AND starts_with(key, $5)))
          ORDER BY id LIMIT $6`,
       [q.scope, states, q.now, q.afterId, q.keyPrefix ?? null, q.limit],
