@@ -18,16 +18,12 @@
 //   BENCH_DATABASE_URL run on PostgreSQL (an empty database; bench/pg.sh starts a throwaway cluster)
 //   BENCH_NODES        vault processes on that database (default 1); the connections are split
 //                      between them and their req/s summed, p99 the worst of them
-import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = join(ROOT, "bin", "ephemeral-vault.js");
+import { makeLicense, ROOT, startServer, stopServer } from "./server.mjs";
 
 const SECONDS = positive("BENCH_SECONDS", 10);
 const CONNECTIONS = positive("BENCH_CONNECTIONS", 50);
@@ -129,67 +125,6 @@ function positive(name, fallback, zeroOk = false) {
     process.exit(2);
   }
   return n;
-}
-
-/** Runs the command to completion and returns its stdout. */
-function command(args) {
-  return execFileSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: "utf8", env: cleanEnv() });
-}
-
-/** The environment without VAULT_* settings from the caller's shell. */
-function cleanEnv(extra = {}) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("VAULT_") && k !== "PORT") env[k] = v;
-  return { ...env, ...extra };
-}
-
-/** Makes an issuer key pair and a never-expiring license with the command itself. */
-function makeLicense(dir) {
-  const keyFile = join(dir, "issuer.pem");
-  const keygen = command(["license", "keygen", "--private-key", keyFile]);
-  const publicKey = /^VAULT_LICENSE_PUBLIC_KEY=(\S+)$/m.exec(keygen)?.[1];
-  if (!publicKey) throw new Error(`license keygen printed no public key:\n${keygen}`);
-  const license = command(["license", "issue", "--private-key", keyFile, "--subject", "benchmark"]).trim();
-  return { license, publicKey };
-}
-
-/** Starts the server on a free port and resolves once it prints its url. */
-function startServer(dataDir, env) {
-  const child = spawn(process.execPath, [BIN, "--port", "0"], {
-    cwd: ROOT,
-    env: cleanEnv({ VAULT_DATA_DIR: dataDir, ...env }),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  let stdout = "";
-  child.stdout.setEncoding("utf8").on("data", (s) => (stdout += s));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${stderr}`)), 15_000);
-    child.stderr.setEncoding("utf8").on("data", (s) => {
-      stderr += s;
-      const m = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1], output: () => stdout + stderr });
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}:\n${stderr}`));
-    });
-  });
-}
-
-function stopServer(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill("SIGKILL"), 6_000);
-    child.once("exit", () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
 }
 
 /**
