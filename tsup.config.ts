@@ -11,8 +11,8 @@ export default defineConfig([
     clean: ["!ui/**"],
     sourcemap: true,
     splitting: true,
-    // Type declarations for the client entry only ("ephemeral-vault/client").
-    dts: { entry: { client: "src/client/index.ts" } },
+    // Type declarations for the client ("ephemeral-vault/client") and the root (startVault and the rest).
+    dts: { entry: { client: "src/client/index.ts", index: "src/index.ts" } },
   },
   {
     // The pages' browser scripts (src/ui), served by the vault itself from dist/ui
