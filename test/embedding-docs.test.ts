@@ -87,6 +87,25 @@ describe("docs/embedding.md examples, as written", () => {
     expect(await new Promise((resolve) => again.once("exit", resolve))).toBe(0);
   });
 
+  it("serve --print-url-json: one JSON line on stdout, and a SIGTERM right after it is a graceful stop (exit 0)", async () => {
+    for (let i = 0; i < 3; i++) {
+      const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data-dir", ":memory:", "--print-url-json"], { env: exampleEnv() });
+      let out = "";
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      await new Promise<void>((resolve) =>
+        child.stdout.on("data", (b: Buffer) => {
+          out += b.toString();
+          if (out.includes("\n")) resolve();
+        }),
+      );
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      const lines = out.split("\n").filter((l) => l !== "");
+      expect(lines).toHaveLength(1);
+      expect(Object.keys(JSON.parse(lines[0] as string) as object).sort()).toEqual(["token", "url"]);
+    }
+  });
+
   it("the CI job starts the command with --print-url-json and passes its url and token on", async () => {
     const shim = join(dir, "bin");
     mkdirSync(shim, { recursive: true });

@@ -35,8 +35,6 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   // With --print-url-json stdout carries that one line only: the log goes to stderr.
   const log = createLogger(config.logLevel, printUrlJson ? { write: (line: string) => void process.stderr.write(line) } : undefined);
   const server = await startServer(config, log, (line) => process.stderr.write(line + "\n"));
-  process.stderr.write(`ephemeral-vault ${version} listening on ${server.url}\n`);
-  if (printUrlJson) process.stdout.write(`${JSON.stringify({ url: server.url, token: server.masterKey })}\n`);
   const onSignal = (signal: NodeJS.Signals) => {
     log.info({ signal }, "stopping");
     server.stop().then(
@@ -49,5 +47,9 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   };
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
+  // Announced only once the signals are handled: a program that stops the vault
+  // as soon as it reads the line must get the graceful stop (exit 0), not the default kill.
+  process.stderr.write(`ephemeral-vault ${version} listening on ${server.url}\n`);
+  if (printUrlJson) process.stdout.write(`${JSON.stringify({ url: server.url, token: server.masterKey })}\n`);
   return undefined;
 }
