@@ -7,12 +7,13 @@ export default defineConfig([
     target: "node20",
     platform: "node",
     outDir: "dist",
-    // Everything but dist/ui, which the second build writes (the two run side by side).
-    clean: ["!ui/**"],
+    // Everything but dist/ui, which the second build writes (the two run side by side),
+    // and the single executable with its work files (npm run build:binary).
+    clean: ["!ui/**", "!ephemeral-vault-*", "!sea/**"],
     sourcemap: true,
     splitting: true,
-    // Type declarations for the client entry only ("ephemeral-vault/client").
-    dts: { entry: { client: "src/client/index.ts" } },
+    // Type declarations for the client ("ephemeral-vault/client") and the root (startVault and the rest).
+    dts: { entry: { client: "src/client/index.ts", index: "src/index.ts" } },
   },
   {
     // The pages' browser scripts (src/ui), served by the vault itself from dist/ui

@@ -1,8 +1,10 @@
 /** Programmatic entry points, for embedding and tests. */
 export { createVault, version } from "./vault.js";
 export type { Vault, VaultOptions } from "./vault.js";
+export { startVault } from "./embed.js";
+export type { EmbeddedVault, StartVaultOptions, VaultSettings } from "./embed.js";
 export { startServer } from "./server.js";
-export type { RunningServer } from "./server.js";
+export type { RunningServer, StartOptions } from "./server.js";
 export { loadConfig, ConfigError } from "./config.js";
 export type { Config } from "./config.js";
 export { openDatabase } from "./db.js";

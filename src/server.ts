@@ -31,6 +31,25 @@ export interface RunningServer {
    * sweeper and the webhook worker, close the database.
    */
   stop: () => Promise<void>;
+  /** The app in process, no socket (Hono's `app.fetch`): for embedding (embed.ts). */
+  fetch: (request: Request) => Promise<Response>;
+  /** The master key it runs with (a setting, the data dir's key file, or generated). */
+  masterKey: string;
+}
+
+/** How the server is started, beyond its Config. */
+export interface StartOptions {
+  /**
+   * Also export the process's own metrics (CPU, memory, GC; prom-client's
+   * default metrics) on /metrics. Default true; embedded vaults (embed.ts)
+   * turn it off: those describe the host program, not the vault.
+   */
+  processMetrics?: boolean | undefined;
+  /**
+   * Log the start's free-tier line at info instead of warn: an embedded
+   * vault (embed.ts) is quiet at its default level, warn.
+   */
+  quietStart?: boolean | undefined;
 }
 
 /**
@@ -39,11 +58,12 @@ export interface RunningServer {
  * sweeper and the webhook delivery worker.
  *
  * @param notice writes operator messages (generated keys) to stderr, once.
+ * @param options see StartOptions.
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key,
  *   a database that cannot be opened, or a port or host it cannot listen on
  *   (the command exits 2); any other listen error as is.
  */
-export async function startServer(config: Config, log: Logger, notice: Notice): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger, notice: Notice, options: StartOptions = {}): Promise<RunningServer> {
   const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
@@ -60,7 +80,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     share: { page: config.sharePage, anonymous: config.shareAnonymous, anonymousPerMinute: config.shareAnonymousPerMinute },
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
-    processMetrics: true,
+    processMetrics: options.processMetrics ?? true,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
     webhooks: {
@@ -75,10 +95,11 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     },
   });
   const node = config.databaseUrl === undefined ? openSqliteNode(config, notice, common) : await openPgNode(config, notice, common);
+  const masterKey = node.masterKey;
   if (license.valid) {
     log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
   } else {
-    log.warn(`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
+    log[options.quietStart === true ? "info" : "warn"](`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
   }
   const vault = node.vault;
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
@@ -136,7 +157,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
       log.info("ephemeral-vault stopped");
     })());
 
-  return { url, port, stop };
+  return { url, port, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
 }
 
 /** A vault over its storage engine, and how to close that engine. */
@@ -146,6 +167,8 @@ interface VaultNode {
   storage: string;
   /** Commits what is pending and closes the engine (and releases the data-dir lock). */
   close: () => Promise<void>;
+  /** The master key the vault authenticates (KeyMaterial.masterKey). */
+  masterKey: string;
 }
 
 /**
@@ -189,6 +212,7 @@ function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMateri
   return {
     vault,
     storage: config.dataDir,
+    masterKey: keys.masterKey,
     close: async () => {
       vault.tx.close();
       vault.walScrubber.stop();
@@ -235,7 +259,7 @@ async function openPgNode(
     throw err;
   }
   const vault = createPgVault(engine, common(keys, cipher));
-  return { vault, storage: redactUrl(url), close: () => engine.close() };
+  return { vault, storage: redactUrl(url), masterKey: keys.masterKey, close: () => engine.close() };
 }
 
 /**

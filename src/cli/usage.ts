@@ -27,9 +27,11 @@ Serve flags (each also an environment variable; a flag wins):
 ${Object.values(SETTINGS)
   .map((s) => `  --${flagName(s).padEnd(26)} ${s.env.join(", ").padEnd(32)} ${s.help}`)
   .join("\n")}
+  --print-url-json             once listening, print {"url","token"} as one line on stdout (the log goes to stderr)
 
 Examples:
   ephemeral-vault --data-dir ./.vault --port 8484
+  ephemeral-vault serve --data-dir :memory: --port 0 --print-url-json
   printf %s "$DB_PASSWORD" | ephemeral-vault put prod/db_password --ttl 7d
   ephemeral-vault run --prefix prod -- node server.js
 
