@@ -29,14 +29,17 @@ export interface ConnectionFlags {
   timeout?: string;
 }
 
-/** Adds --addr, --token, --token-file, --org and --timeout to a command. */
-export function withConnectionOptions(command: Command): Command {
-  return command
-    .option("--addr <url>", `vault address (VAULT_ADDR, default ${DEFAULT_ADDR})`)
+/**
+ * Adds --addr, --token, --token-file, --org and --timeout to a command;
+ * `org: false` leaves out --org (commands that take no org, or name it as an argument).
+ */
+export function withConnectionOptions(command: Command, options: { org?: boolean } = {}): Command {
+  command
+    .option("--addr <url>", `vault address (VAULT_ADDR; default: a local vault's recorded address, else ${DEFAULT_ADDR})`)
     .option("--token <token>", "bearer token (VAULT_TOKEN); on the command line it is visible to other local users: prefer VAULT_TOKEN or --token-file")
-    .option("--token-file <file>", "read the bearer token from FILE (VAULT_TOKEN_FILE); default for a vault on this machine: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key")
-    .option("--org <org_id>", "act on that organization's secrets (VAULT_ORG; token: a principal key)")
-    .option("--timeout <duration>", `give up on a request after DURATION (30, 30s, 2m; 0: never); default ${DEFAULT_TIMEOUT_MS / 1000}s`);
+    .option("--token-file <file>", "read the bearer token from FILE (VAULT_TOKEN_FILE); default for a vault on this machine: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key");
+  if (options.org !== false) command.option("--org <org_id>", "act on that organization's secrets (VAULT_ORG; token: a principal key)");
+  return command.option("--timeout <duration>", `give up on a request after DURATION (30, 30s, 2m; 0: never); default ${DEFAULT_TIMEOUT_MS / 1000}s`);
 }
 
 /**
