@@ -181,6 +181,13 @@ describe("a server that accepts and never answers", () => {
     expect(got.stderr).toBe(`ephemeral-vault: vault not reachable at ${addr} (no answer within 1 s)\n`);
   });
 
+  it("a share link at such a server gives up after --timeout too", async () => {
+    const link = `${addr}/s/${"ab".repeat(32)}#${"A".repeat(43)}`;
+    const got = await cli(["get", link, "--timeout", "1"], { env: { VAULT_TOKEN: undefined } });
+    expect(got.code).toBe(2);
+    expect(got.stderr).toBe(`ephemeral-vault: vault not reachable at ${addr} (no answer within 1 s)\n`);
+  });
+
   it("the client rejects with VaultConnectionError after timeoutMs, and with the signal's reason when aborted", async () => {
     const client = new VaultClient({ addr, token: "t", timeoutMs: 300 });
     const err = await client.get("foo").catch((e: unknown) => e);

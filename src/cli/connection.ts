@@ -61,7 +61,7 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const explicit = flags.addr ?? nonEmpty(env.VAULT_ADDR);
   const recorded = explicit === undefined ? localAddress(env, cwd) : undefined;
   const addr = (explicit ?? recorded?.addr ?? DEFAULT_ADDR).replace(/\/+$/, "");
-  const timeoutMs = flags.timeout === undefined ? DEFAULT_TIMEOUT_MS : flags.timeout.trim() === "0" ? 0 : parseDuration(flags.timeout) * 1000;
+  const timeoutMs = timeoutOf(flags);
   let url: URL | undefined;
   try {
     url = new URL(addr);
@@ -84,6 +84,16 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   }
   const org = flags.org ?? nonEmpty(env.VAULT_ORG);
   return { addr, token, org, addrFile: recorded?.file, timeoutMs };
+}
+
+/**
+ * The time limit of one request from `--timeout DURATION`, milliseconds:
+ * default 30 s, `0` for none (docs/cli.md "Connecting").
+ * @throws ConfigError (exit 2) for a bad DURATION.
+ */
+export function timeoutOf(flags: ConnectionFlags): number {
+  if (flags.timeout === undefined) return DEFAULT_TIMEOUT_MS;
+  return flags.timeout.trim() === "0" ? 0 : parseDuration(flags.timeout) * 1000;
 }
 
 /**

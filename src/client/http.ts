@@ -15,6 +15,8 @@ export interface Call {
   body?: unknown;
   /** Send no Authorization header (GET /health). */
   anonymous?: boolean;
+  /** How errors name the request instead of `METHOD path` (a path holding a capability, such as a share id). */
+  label?: string | undefined;
 }
 
 /**
@@ -180,7 +182,7 @@ export class Transport {
 
 /** `GET /secrets/db`: what an error names as its request. */
 function describe(call: Call): string {
-  return `${call.method} ${call.path}`;
+  return call.label ?? `${call.method} ${call.path}`;
 }
 
 /**

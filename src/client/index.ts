@@ -1,9 +1,9 @@
 import { VaultApiError } from "./errors.js";
 import { encodeKey, seg, Transport } from "./http.js";
-import type { FetchLike } from "./http.js";
+import type { FetchLike, TransportLimits } from "./http.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
 import { sealEnvelope } from "./envelope.js";
-import { linkFragment, parseShareLink, postReveal, revealLink } from "./share-link.js";
+import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import type { ListOptions, OpenOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
 import type { ResponseOf } from "./types.js";
 
@@ -87,6 +87,7 @@ export class VaultClient {
   readonly me: MeApi;
   readonly #t: Transport;
   readonly #fetch: FetchLike;
+  readonly #limits: TransportLimits;
 
   /**
    * @param options addr, token, org, fetch, timeoutMs, signal; each optional (see VaultClientOptions for defaults).
@@ -97,10 +98,8 @@ export class VaultClient {
     this.#fetch = fetchFn;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(timeoutMs >= 0)) throw new RangeError("timeoutMs must be 0 (no limit) or a positive number of milliseconds");
-    this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn, {
-      timeoutMs,
-      signal: options.signal,
-    });
+    this.#limits = { timeoutMs, signal: options.signal };
+    this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn, this.#limits);
     this.addr = this.#t.addr;
     this.org = options.org === null ? undefined : (options.org ?? env("VAULT_ORG"));
     this.keys = new KeysApi(this.#t);
@@ -185,7 +184,15 @@ export class VaultClient {
   async open(url: string, options: OpenOptions = {}): Promise<string> {
     const link = parseShareLink(url);
     if (link === undefined) throw new Error("not a share link: expected <vault>/s/<64 hex id>#<key> or <vault>/secrets/<id>");
-    return revealLink(link, (revealUrl) => postReveal(this.#fetch, revealUrl), this.#t, options.passphrase);
+    // A /s/ link is read at its own address, without a token, under this client's time limit and signal.
+    const reveal = (base: string, id: string) =>
+      new Transport(base, undefined, this.#fetch, this.#limits).json<{ value: string }>({
+        method: "POST",
+        path: `/s/${id}/reveal`,
+        anonymous: true,
+        label: "POST /s/<id>/reveal",
+      });
+    return revealLink(link, reveal, this.#t, options.passphrase);
   }
 
   /**
