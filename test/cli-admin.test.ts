@@ -72,6 +72,12 @@ describe("the administration commands against a real vault", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/\(400\)\n$/);
     expect(json<Array<{ name: string }>>(cli(vault, ["keys", "ls", "--json"])).map((k) => k.name)).not.toContain("bad");
+    // A group without its subcommand is a usage error; its help goes to stderr.
+    const bare = cli(vault, ["keys"]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe("");
+    expect(bare.stderr).toContain("keys create");
+    expect(cli(vault, ["keys", "--help"]).code).toBe(0);
   });
 
   it("orgs: org -> role -> principal -> key, then the principal uses its key; listings and teardown", () => {
