@@ -9,6 +9,8 @@ const PG_MATRIX = [
   "test/mcp.test.ts",
   "test/client.test.ts",
   "test/cli.test.ts",
+  "test/cli-admin.test.ts",
+  "test/cli-failures.test.ts",
   "test/webhook-routes.test.ts",
   "test/webhook-address-guard.test.ts",
   "test/crypto.test.ts",

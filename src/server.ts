@@ -1,6 +1,7 @@
 import type { VaultServer } from "./http-server.js";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { localAddressOf, writeAddressFile } from "./address-file.js";
 import type { Config } from "./config.js";
 import { ConfigError, defaultPublicUrl } from "./config.js";
 import { ValueCipher } from "./crypto.js";
@@ -133,6 +134,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   }
   // Webhook deliveries run in the background; pending ones from before a restart go out now.
   vault.webhooks.worker.start();
+  const removeAddressFile = recordAddress(config, port, log);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -153,11 +155,37 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       clearInterval(authFailureDrain);
       await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
       await vault.flushAuthFailures(true).catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+      removeAddressFile();
       await node.close();
       log.info("ephemeral-vault stopped");
     })());
 
   return { url, port, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
+}
+
+/**
+ * Records where a SQLite vault listens in its data dir (`address`, mode 0600,
+ * address-file.ts), so a client in the same directory finds it on any port
+ * (docs/cli.md "Connecting"); only for a loopback-reachable bind. Nothing for
+ * PostgreSQL or `:memory:`. A file that cannot be written is logged, not fatal.
+ * @returns the function that removes the file at a clean stop.
+ */
+function recordAddress(config: Config, port: number, log: Logger): () => void {
+  const addr = localAddressOf(config.host, port);
+  if (config.databaseUrl !== undefined || config.dataDir === ":memory:" || addr === undefined) return () => {};
+  try {
+    const remove = writeAddressFile(config.dataDir, addr);
+    return () => {
+      try {
+        remove();
+      } catch (err) {
+        log.warn({ err }, "the address file could not be removed");
+      }
+    };
+  } catch (err) {
+    log.warn({ err }, "the address file could not be written: clients find this vault only through VAULT_ADDR");
+    return () => {};
+  }
 }
 
 /** A vault over its storage engine, and how to close that engine. */

@@ -78,13 +78,16 @@ describe("run's environment names", () => {
 describe("connection", () => {
   it("a flag wins over the environment, which wins over the default", () => {
     const env = { VAULT_ADDR: "http://vault.internal:9000/", VAULT_TOKEN: "env-token", VAULT_ORG: "org-env" };
-    expect(resolveConnection({}, env, "/nonexistent")).toEqual({ addr: "http://vault.internal:9000", token: "env-token", org: "org-env" });
+    expect(resolveConnection({}, env, "/nonexistent")).toEqual({ addr: "http://vault.internal:9000", token: "env-token", org: "org-env", timeoutMs: 30_000 });
     expect(resolveConnection({ addr: "https://v.example", token: "flag-token", org: "org-flag" }, env, "/nonexistent")).toEqual({
       addr: "https://v.example",
       token: "flag-token",
       org: "org-flag",
+      timeoutMs: 30_000,
     });
-    expect(resolveConnection({ token: "t" }, {}, "/nonexistent")).toEqual({ addr: "http://127.0.0.1:8484", token: "t", org: undefined });
+    expect(resolveConnection({ token: "t" }, {}, "/nonexistent")).toEqual({ addr: "http://127.0.0.1:8484", token: "t", org: undefined, timeoutMs: 30_000 });
+    expect(resolveConnection({ token: "t", timeout: "2m" }, {}, "/nonexistent").timeoutMs).toBe(120_000);
+    expect(resolveConnection({ token: "t", timeout: "0" }, {}, "/nonexistent").timeoutMs).toBe(0);
   });
 
   it("without a token uses a readable master.key, else names VAULT_TOKEN", () => {

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseShareLink, VaultApiError, VaultClient, VaultConnectionError } from "../src/client/index.js";
+import { parseShareLink, VaultApiError, VaultClient, VaultConnectionError, VaultProtocolError } from "../src/client/index.js";
 import { E2E_MASTER_KEY, cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import { rejection } from "./helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
@@ -121,7 +121,7 @@ describe("errors", () => {
     expect(await new VaultClient({ addr: vault.url }).health()).toEqual({ status: "ok" });
   });
 
-  it("message is the body's message when it has one, else its error; a non-JSON body keeps the status text", async () => {
+  it("message is the body's message when it has one, else its error; a non-JSON body is a VaultProtocolError", async () => {
     const bodies = [
       new Response(JSON.stringify({ error: "payment required", message: "free tier limit of 100 active secrets" }), {
         status: 402,
@@ -136,7 +136,10 @@ describe("errors", () => {
       message: "free tier limit of 100 active secrets",
       request: "POST /secrets",
     });
-    expect(await rejection(fake.get("a/b"))).toMatchObject({ status: 502, error: "Bad Gateway", message: "Bad Gateway", request: "GET /secrets/a/b" });
+    // Not the vault's JSON error body: another server answered (a proxy's error page), not the vault.
+    const page = await rejection(fake.get("a/b"));
+    expect(page).toBeInstanceOf(VaultProtocolError);
+    expect(page).toMatchObject({ status: 502, contentType: "text/html", request: "GET /secrets/a/b", message: "the server at http://fake is not an ephemeral-vault (HTTP 502, text/html)" });
   });
 
   it("409 on a duplicate key carries the body's error", async () => {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { registerAuditLs } from "./keys-commands.js";
 import type { ExitCode } from "./registry.js";
 
 /**
@@ -48,19 +49,22 @@ Exit codes: 0 done, 2 usage error, existing FILE or unreadable key.`,
   });
 }
 
-/** `ephemeral-vault audit verify|head [--data-dir DIR]`, via audit-cli.ts. */
+/**
+ * `ephemeral-vault audit verify|head [--data-dir DIR]` (audit-cli.ts, the
+ * database read directly) and `audit ls` (the API, keys-commands.ts).
+ */
 export function registerAudit(program: Command, exit: ExitCode): void {
-  registerPassThrough(program, exit, {
-    name: "audit",
-    description: "check the audit log's hash chains (a data directory, or a PostgreSQL database; read-only)",
-    help: `
+  const help = `
 Subcommands:
+  ls [--action A] [--key K] [--since T] [--until T] [--limit N] [--org ORG] [--json]
+                                  the log through the API (an admin token; --org: the org's log)
   verify [--data-dir DIR]         DIR defaults to VAULT_DATA_DIR, then ./.vault
   verify --database-url URL       every writer's chain on PostgreSQL (default: VAULT_DATABASE_URL)
   verify --anchor LINE            also fail when the log is shorter than, or diverges from, LINE
   head                            verify, then print one signed anchor line (store it elsewhere)
 
 Examples:
+  ephemeral-vault audit ls --action secret.read --limit 20
   ephemeral-vault audit verify
   ephemeral-vault audit verify --data-dir /var/lib/ephemeral-vault
   ephemeral-vault audit head >> /offsite/vault-anchors.txt
@@ -68,9 +72,26 @@ Examples:
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault audit verify --database-url postgres://vault@db/vault
 
 Exit codes: 0 chain intact, 1 chain broken (the first broken row is named) or the anchor not held,
-2 usage error, no database, or an anchor line that is malformed or not authentic.`,
-    run: async (args) => (await import("../audit-cli.js")).auditCommand(args),
-  });
+2 usage error, no database, or an anchor line that is malformed or not authentic.`;
+  const audit = program
+    .command("audit")
+    .description("read the audit log through the API (ls), or check its hash chains in a data directory or PostgreSQL database (verify, head)")
+    .addHelpText("after", help);
+  for (const name of ["verify", "head"] as const) {
+    audit
+      .command(name)
+      .description(name === "verify" ? "check the hash chains (read-only)" : "verify, then print one signed anchor line")
+      .argument("[args...]")
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .passThroughOptions()
+      .helpOption(false)
+      .action(async (args: string[]) => {
+        if (args.includes("--help") || args.includes("-h")) audit.help();
+        exit.code = await (await import("../audit-cli.js")).auditCommand([name, ...args]);
+      });
+  }
+  registerAuditLs(audit, exit);
 }
 
 /** `ephemeral-vault backup FILE [--data-dir DIR] [--force]`, via ops/backup.ts. */

@@ -1,29 +1,64 @@
-import { VaultApiError, VaultClient, VaultConnectionError, VaultInputError } from "../client/index.js";
+import { VaultApiError, VaultClient, VaultConnectionError, VaultInputError, VaultProtocolError } from "../client/index.js";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import type { ExitCode } from "./registry.js";
 
-/** Exit code when the API refused a request (issue table). */
+/** Exit code when the API refused a request (docs/cli.md "Exit codes and errors"). */
 export const EXIT_REFUSED = 1;
-/** Exit code when the vault cannot be reached (issue table). */
+/** Exit code when the vault cannot be reached, or what answers is not a vault (docs/cli.md). */
 export const EXIT_UNREACHABLE = 2;
 /** Exit code of a usage error: a key or id the client refuses to send (docs/cli.md). */
 export const EXIT_USAGE = 2;
 
-/** The typed client for a resolved connection. */
+/** The typed client for a resolved connection (its address, token, org and time limit). */
 export function clientFor(connection: Connection): VaultClient {
-  return new VaultClient({ addr: connection.addr, token: connection.token, org: connection.org ?? null });
+  return new VaultClient({ addr: connection.addr, token: connection.token, org: connection.org ?? null, timeoutMs: connection.timeoutMs });
+}
+
+/** Who shows the message: the command line, or the MCP server (its hints name tools, not commands). */
+export type FailureAudience = "cli" | "mcp";
+
+/** A request that lists secrets: `GET /secrets` or `GET /orgs/{org}/secrets`, without a key. */
+function isListing(request: string): "global" | "org" | undefined {
+  const path = request.replace(/\?.*$/, "");
+  if (path === "GET /secrets") return "global";
+  if (/^GET \/orgs\/[^/]+\/secrets$/.test(path)) return "org";
+  return undefined;
+}
+
+/** What to say after a 403 on listing: the permission it needs and what to do instead (docs/keys.md, docs/orgs.md). */
+function listingHint(scope: "global" | "org", audience: FailureAudience): string {
+  const needs = scope === "global" ? "listing secrets needs a key with the admin permission" : "listing an org's secrets needs the l letter in the principal's role";
+  const instead = audience === "mcp" ? "read each secret by its key with get_secret" : "name the secrets instead: get KEY, or run --env NAME=KEY";
+  return `; ${needs}: ${instead}`;
 }
 
 /**
  * The one-line message for a failed client call, and its exit code:
- * `<API error> (<status>)` with 1 for a refusal, `vault not reachable at ADDR
- * (<reason>)` with 2 when it is not reachable, and the client's own message
- * with 2 (a usage error) for a key or id it refused to send (VaultInputError).
+ * - a refusal (VaultApiError), exit 1: `<error> (<status>)`, then `: <the
+ *   API's message>` when the body has one (the size limit of a 413, how to
+ *   lift a 402, how to reactivate a 410), `; retry after N s` with a
+ *   Retry-After header (429, 503), and for a 403 on listing the permission it
+ *   needs and what to use instead;
+ * - not a vault (VaultProtocolError), exit 2: `the server at ADDR is not an
+ *   ephemeral-vault (HTTP 404, text/html)`;
+ * - unreachable or timed out (VaultConnectionError), exit 2: `vault not
+ *   reachable at ADDR (<reason>)`;
+ * - a key or id the client refused to send (VaultInputError), exit 2.
+ * Shared by the command line and the MCP server (docs/cli.md, docs/mcp.md).
+ * @param audience `mcp` makes the hints name MCP tools instead of commands.
  * @returns null for any other error (a bug: the caller rethrows it).
  */
-export function describeFailure(err: unknown): { message: string; code: number } | null {
-  if (err instanceof VaultApiError) return { message: `${err.error} (${err.status})`, code: EXIT_REFUSED };
+export function describeFailure(err: unknown, audience: FailureAudience = "cli"): { message: string; code: number } | null {
+  if (err instanceof VaultApiError) {
+    let message = `${err.error} (${err.status})`;
+    if (err.detail !== undefined && err.detail !== err.error) message += `: ${err.detail}`;
+    if (err.retryAfter !== undefined) message += `; retry after ${err.retryAfter} s`;
+    const listing = err.status === 403 ? isListing(err.request) : undefined;
+    if (listing !== undefined) message += listingHint(listing, audience);
+    return { message, code: EXIT_REFUSED };
+  }
+  if (err instanceof VaultProtocolError) return { message: err.message, code: EXIT_UNREACHABLE };
   if (err instanceof VaultInputError) return { message: err.message, code: EXIT_USAGE };
   if (err instanceof VaultConnectionError) return { message: err.message, code: EXIT_UNREACHABLE };
   return null;
@@ -31,9 +66,11 @@ export function describeFailure(err: unknown): { message: string; code: number }
 
 /**
  * Resolves the connection from the flags and environment, runs `work` with a
- * client, and turns an API refusal, an unreachable vault or a refused key
- * into one line on stderr (`ephemeral-vault: secret not found (404)`) and
- * exit code 1 or 2 (describeFailure()).
+ * client, and turns an API refusal, an unreachable vault, a server that is
+ * not a vault or a refused key into one line on stderr
+ * (`ephemeral-vault: secret not found (404)`) and exit code 1 or 2
+ * (describeFailure()). When the address came from a local vault's address
+ * file and nothing answers there, the line says that the file may be stale.
  * @throws ConfigError for a usage problem (no token, bad address): exit 2.
  */
 export async function callVault(
@@ -48,7 +85,11 @@ export async function callVault(
   } catch (err) {
     const failure = describeFailure(err);
     if (failure === null) throw err;
-    process.stderr.write(`ephemeral-vault: ${failure.message}\n`);
+    let message = failure.message;
+    if (connection.addrFile !== undefined && (err instanceof VaultConnectionError || err instanceof VaultProtocolError)) {
+      message += `; the address comes from ${connection.addrFile}, written by a local vault that is not running there any more (start it, or set VAULT_ADDR)`;
+    }
+    process.stderr.write(`ephemeral-vault: ${message}\n`);
     exit.code = failure.code;
   }
 }

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { DEFAULT_ADDR } from "../client/index.js";
+import { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS } from "../client/index.js";
+import { ADDRESS_FILE_NAME } from "../address-file.js";
+import { parseDuration } from "./duration.js";
 import { ConfigError } from "../config.js";
 
 /** The vault a client command talks to. */
@@ -12,6 +14,10 @@ export interface Connection {
   token: string;
   /** Organization id: the secret commands use /orgs/:org_id/secrets. */
   org: string | undefined;
+  /** The address file `addr` was read from (a local vault on another port), or undefined. */
+  addrFile?: string | undefined;
+  /** Milliseconds one request may take; 0: no limit. */
+  timeoutMs: number;
 }
 
 /** The connection flags every client command accepts. */
@@ -20,15 +26,20 @@ export interface ConnectionFlags {
   token?: string;
   tokenFile?: string;
   org?: string;
+  timeout?: string;
 }
 
-/** Adds --addr, --token and --org to a command. */
-export function withConnectionOptions(command: Command): Command {
-  return command
-    .option("--addr <url>", `vault address (VAULT_ADDR, default ${DEFAULT_ADDR})`)
+/**
+ * Adds --addr, --token, --token-file, --org and --timeout to a command;
+ * `org: false` leaves out --org (commands that take no org, or name it as an argument).
+ */
+export function withConnectionOptions(command: Command, options: { org?: boolean } = {}): Command {
+  command
+    .option("--addr <url>", `vault address (VAULT_ADDR; default: a local vault's recorded address, else ${DEFAULT_ADDR})`)
     .option("--token <token>", "bearer token (VAULT_TOKEN); on the command line it is visible to other local users: prefer VAULT_TOKEN or --token-file")
-    .option("--token-file <file>", "read the bearer token from FILE (VAULT_TOKEN_FILE); default for a vault on this machine: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key")
-    .option("--org <org_id>", "act on that organization's secrets (VAULT_ORG; token: a principal key)");
+    .option("--token-file <file>", "read the bearer token from FILE (VAULT_TOKEN_FILE); default for a vault on this machine: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key");
+  if (options.org !== false) command.option("--org <org_id>", "act on that organization's secrets (VAULT_ORG; token: a principal key)");
+  return command.option("--timeout <duration>", `give up on a request after DURATION (30, 30s, 2m; 0: never); default ${DEFAULT_TIMEOUT_MS / 1000}s`);
 }
 
 /**
@@ -39,12 +50,18 @@ export function withConnectionOptions(command: Command): Command {
  * loopback one (localhost, 127.0.0.0/8, [::1]), the master key file of a
  * local vault is used when readable: `$VAULT_DATA_DIR/master.key`, then
  * `./.vault/master.key` (relative to `cwd`). The local master key is never
- * sent to another host.
+ * sent to another host. Without `--addr` and VAULT_ADDR, the address a local
+ * vault recorded in its data dir (`address`, the same two places) is used
+ * when it is a loopback one, else http://127.0.0.1:8484. `--timeout` is a
+ * DURATION (`0`: no limit), default 30 seconds.
  * @throws ConfigError (exit 2) when there is no token, a token file cannot be
- * read or is empty, or the address is not an http(s) URL.
+ * read or is empty, the address is not an http(s) URL, or the timeout is not a DURATION.
  */
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Connection {
-  const addr = (flags.addr ?? nonEmpty(env.VAULT_ADDR) ?? DEFAULT_ADDR).replace(/\/+$/, "");
+  const explicit = flags.addr ?? nonEmpty(env.VAULT_ADDR);
+  const recorded = explicit === undefined ? localAddress(env, cwd) : undefined;
+  const addr = (explicit ?? recorded?.addr ?? DEFAULT_ADDR).replace(/\/+$/, "");
+  const timeoutMs = timeoutOf(flags);
   let url: URL | undefined;
   try {
     url = new URL(addr);
@@ -66,7 +83,48 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
     throw new ConfigError(`no token: set VAULT_TOKEN (or pass --token-file)${local}`);
   }
   const org = flags.org ?? nonEmpty(env.VAULT_ORG);
-  return { addr, token, org };
+  return { addr, token, org, addrFile: recorded?.file, timeoutMs };
+}
+
+/**
+ * The time limit of one request from `--timeout DURATION`, milliseconds:
+ * default 30 s, `0` for none (docs/cli.md "Connecting").
+ * @throws ConfigError (exit 2) for a bad DURATION.
+ */
+export function timeoutOf(flags: ConnectionFlags): number {
+  if (flags.timeout === undefined) return DEFAULT_TIMEOUT_MS;
+  return flags.timeout.trim() === "0" ? 0 : parseDuration(flags.timeout) * 1000;
+}
+
+/**
+ * The address a local vault recorded in its data dir (server.ts writes
+ * `address` beside master.key at the start and removes it at a clean stop):
+ * `$VAULT_DATA_DIR/address`, then `./.vault/address`. Only an http(s)
+ * loopback address is taken, like the master key file: a file naming another
+ * host is ignored.
+ */
+function localAddress(env: NodeJS.ProcessEnv, cwd: string): { addr: string; file: string } | undefined {
+  for (const dir of dataDirs(env, cwd)) {
+    const file = join(dir, ADDRESS_FILE_NAME);
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8").trim();
+    } catch {
+      continue;
+    }
+    try {
+      const url = new URL(text);
+      if ((url.protocol === "http:" || url.protocol === "https:") && isLoopbackUrl(url)) return { addr: text, file };
+    } catch {
+      // not a URL: ignore the file
+    }
+  }
+  return undefined;
+}
+
+/** Where a local vault's data dir may be: $VAULT_DATA_DIR, then ./.vault. */
+function dataDirs(env: NodeJS.ProcessEnv, cwd: string): string[] {
+  return [nonEmpty(env.VAULT_DATA_DIR), join(cwd, ".vault")].filter((d): d is string => d !== undefined);
 }
 
 /**
@@ -106,8 +164,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function localMasterKey(env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  const dirs = [nonEmpty(env.VAULT_DATA_DIR), join(cwd, ".vault")].filter((d): d is string => d !== undefined);
-  for (const dir of dirs) {
+  for (const dir of dataDirs(env, cwd)) {
     try {
       const key = readFileSync(join(dir, "master.key"), "utf8").trim();
       if (key !== "") return key;

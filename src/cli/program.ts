@@ -8,7 +8,8 @@ export const EXIT_USAGE = 2;
 /**
  * Parses and runs one registered command with commander. Usage errors
  * (unknown option, missing argument) print `ephemeral-vault: ...` and give 2;
- * `--help` prints the command's help with examples and gives 0.
+ * `--help` prints the command's help with examples and gives 0; a command
+ * group without a subcommand (`keys`) prints its help on stderr and gives 2.
  * @param entry the command (cli/registry.ts); its module is loaded here.
  * @param args the words after the command name.
  * @returns the exit code the action left.
@@ -29,7 +30,9 @@ export async function runCommandLine(entry: CommandEntry, args: string[]): Promi
     await program.parseAsync([entry.name, ...args], { from: "user" });
   } catch (err) {
     if (err instanceof CommanderError) {
-      return err.code === "commander.helpDisplayed" || err.code === "commander.help" || err.code === "commander.version" ? 0 : EXIT_USAGE;
+      // A group without its subcommand (`keys`) shows its help on stderr with exit code 1: a usage error.
+      const help = err.code === "commander.helpDisplayed" || err.code === "commander.help" || err.code === "commander.version";
+      return help && err.exitCode === 0 ? 0 : EXIT_USAGE;
     }
     throw err;
   }

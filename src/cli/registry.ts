@@ -72,9 +72,27 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./mcp-command.js").then((m) => ({ register: m.registerMcp })),
   },
   {
+    name: "keys",
+    usage: "keys create --name N --permissions P,... [--prefix P] [--expires-at T] | keys ls | keys rm ID",
+    summary: "scoped API keys (the token is printed once, on create)",
+    load: () => import("./keys-commands.js").then((m) => ({ register: m.registerKeys })),
+  },
+  {
+    name: "orgs",
+    usage: "orgs create|ls|show|rm, orgs principals|roles create|ls|rm ORG ..., orgs keys create|ls|rm ORG PRINCIPAL ...",
+    summary: "organizations, their principals, roles and principal keys (the key is printed once)",
+    load: () => import("./org-commands.js").then((m) => ({ register: m.registerOrgs })),
+  },
+  {
+    name: "webhooks",
+    usage: "webhooks create --url URL --events E,... | ls | rm ID | rotate ID | deliveries ID [--org ORG]",
+    summary: "webhooks and their delivery log (the signing secret is printed once)",
+    load: () => import("./webhook-commands.js").then((m) => ({ register: m.registerWebhooks })),
+  },
+  {
     name: "audit",
-    usage: "audit verify|head [--data-dir DIR | --database-url URL] [--anchor LINE]",
-    summary: "check the audit log's hash chain; exit 1 at the first broken row",
+    usage: "audit ls [--action A] [--key K] [--since T] [--until T] [--limit N] [--org ORG] | audit verify|head [--data-dir DIR | --database-url URL] [--anchor LINE]",
+    summary: "read the audit log through the API; or check its hash chain (exit 1 at the first broken row)",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
   },
   {

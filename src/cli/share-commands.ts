@@ -5,7 +5,7 @@ import type { ShareLink } from "../client/index.js";
 import { ConfigError } from "../config.js";
 import { callVault, describeFailure, EXIT_REFUSED } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
-import { argvWarning, withConnectionOptions } from "./connection.js";
+import { argvWarning, timeoutOf, withConnectionOptions } from "./connection.js";
 import { parseDuration, parseReads } from "./duration.js";
 import { promptHidden } from "./prompt.js";
 import type { ExitCode } from "./registry.js";
@@ -124,7 +124,7 @@ export async function getLink(link: string, flags: ConnectionFlags & PassphraseF
     return;
   }
   try {
-    await reveal(new VaultClient({ addr: parsed.base, token: undefined, org: null }));
+    await reveal(new VaultClient({ addr: parsed.base, token: undefined, org: null, timeoutMs: timeoutOf(flags) }));
   } catch (err) {
     const failure = describeFailure(err);
     if (failure === null) throw err;

@@ -17,10 +17,12 @@ Usage:
 ${commands}
   ephemeral-vault --help | --version | COMMAND --help
 
-Client commands (put, get, share, ls, rm, patch, run, mcp) talk to a running vault over HTTP:
-  --addr URL      VAULT_ADDR    default http://127.0.0.1:8484
+Client commands (put, get, share, ls, rm, patch, run, mcp, keys, orgs, webhooks, audit ls) talk to a
+running vault over HTTP:
+  --addr URL      VAULT_ADDR    default: the address a local vault recorded in ./.vault, else http://127.0.0.1:8484
   --token TOKEN   VAULT_TOKEN   default: ./.vault/master.key or $VAULT_DATA_DIR/master.key when readable
   --org ORG_ID    VAULT_ORG     act on that organization's secrets (a principal key as token)
+  --timeout D     give up on a request after D (default 30s; 0: never)
   DURATION is seconds or 30s, 15m, 2h, 7d.
 
 Serve flags (each also an environment variable; a flag wins):
@@ -36,6 +38,7 @@ Examples:
   ephemeral-vault run --prefix prod -- node server.js
 
 Exit codes: serve 0 stopped cleanly, 1 runtime failure, 2 bad setting or usage. Client commands 0 ok,
-1 the API refused (its message on stderr), 2 usage error or vault not reachable. audit verify 1 on a broken chain.
+1 the API refused (its message on stderr), 2 usage error, vault not reachable (or no answer in time)
+or not a vault. audit verify 1 on a broken chain.
 `;
 }

@@ -15,18 +15,60 @@ export class VaultApiError extends Error {
   readonly error: string;
   /** Method and path of the request, e.g. `GET /secrets/db`. */
   readonly request: string;
+  /** The body's `message` (the API's explanation: the size limit, how to lift a limit), or undefined when it has none. */
+  readonly detail: string | undefined;
+  /** The Retry-After header in seconds (429, 503), or undefined when absent or not a number of seconds. */
+  readonly retryAfter: number | undefined;
 
   /**
    * @param status the HTTP status (>= 400).
    * @param error the body's `error`.
    * @param message the body's `message`, if any.
    * @param request `METHOD /path` of the failed request.
+   * @param retryAfter the Retry-After header in seconds, if any.
    */
-  constructor(status: number, error: string, message: string | undefined, request: string) {
+  constructor(status: number, error: string, message: string | undefined, request: string, retryAfter?: number) {
     super(message ?? error);
     this.name = "VaultApiError";
     this.status = status;
     this.error = error;
+    this.request = request;
+    this.detail = message;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/**
+ * Something answered at the vault's address, but not as an ephemeral-vault
+ * does: an error status without the vault's JSON error body `{error,
+ * message?}`, or a success whose body is not the JSON the API sends (another
+ * web server, a proxy's error page, a wrong port). `status` and
+ * `contentType` say what came back; the message names the address:
+ * `the server at http://127.0.0.1:8080 is not an ephemeral-vault (HTTP 404, text/html)`.
+ */
+export class VaultProtocolError extends Error {
+  /** The base address the request went to. */
+  readonly addr: string;
+  /** The HTTP status that came back. */
+  readonly status: number;
+  /** The response's Content-Type without parameters, or `no content type`. */
+  readonly contentType: string;
+  /** Method and path of the request, e.g. `GET /secrets/db`. */
+  readonly request: string;
+
+  /**
+   * @param addr the base address of the vault.
+   * @param status the HTTP status of the answer.
+   * @param contentType the answer's Content-Type header, or null.
+   * @param request `METHOD /path` of the request.
+   */
+  constructor(addr: string, status: number, contentType: string | null, request: string) {
+    const type = contentType?.split(";")[0]?.trim() || "no content type";
+    super(`the server at ${addr} is not an ephemeral-vault (HTTP ${status}, ${type})`);
+    this.name = "VaultProtocolError";
+    this.addr = addr;
+    this.status = status;
+    this.contentType = type;
     this.request = request;
   }
 }
@@ -57,24 +99,35 @@ export class VaultInputError extends Error {
 }
 
 /**
- * The vault could not be reached (refused connection, DNS failure, reset,
- * timeout): no HTTP response came back. `addr` is the address tried; `cause`
- * is the underlying fetch error.
+ * The vault could not be reached (refused connection, DNS failure, reset),
+ * or no whole answer came within the client's `timeoutMs`: no usable HTTP
+ * response. `addr` is the address tried; `cause` is the underlying fetch
+ * error; `timeoutMs` is set (milliseconds) when the time ran out, and the
+ * message then says `no answer within 30 s`.
  */
 export class VaultConnectionError extends Error {
   /** The vault address tried, e.g. http://127.0.0.1:8484. */
   readonly addr: string;
+  /** The time limit that ran out, milliseconds; undefined for any other failure. */
+  readonly timeoutMs: number | undefined;
 
   /**
    * @param addr the base address of the vault.
    * @param cause the error fetch threw.
+   * @param timeoutMs the time limit, milliseconds, when it ran out.
    */
-  constructor(addr: string, cause: unknown) {
-    const reason = cause instanceof Error ? reasonOf(cause) : String(cause);
+  constructor(addr: string, cause: unknown, timeoutMs?: number) {
+    const reason = timeoutMs !== undefined ? `no answer within ${formatMs(timeoutMs)}` : cause instanceof Error ? reasonOf(cause) : String(cause);
     super(`vault not reachable at ${addr} (${reason})`, { cause });
     this.name = "VaultConnectionError";
     this.addr = addr;
+    this.timeoutMs = timeoutMs;
   }
+}
+
+/** `30 s` for 30000, `1.5 s` for 1500, `250 ms` below a second. */
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
 }
 
 /**

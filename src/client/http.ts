@@ -1,4 +1,4 @@
-import { VaultApiError, VaultConnectionError, VaultInputError } from "./errors.js";
+import { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
 
 /** The fetch function a client uses (globalThis.fetch or a caller's own). */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -15,6 +15,8 @@ export interface Call {
   body?: unknown;
   /** Send no Authorization header (GET /health). */
   anonymous?: boolean;
+  /** How errors name the request instead of `METHOD path` (a path holding a capability, such as a share id). */
+  label?: string | undefined;
 }
 
 /**
@@ -52,32 +54,110 @@ export function seg(value: string): string {
   return encodeURIComponent(value);
 }
 
+/** Time limits of a Transport. */
+export interface TransportLimits {
+  /** Milliseconds for one whole request (answer and body); 0 or Infinity: no limit. */
+  timeoutMs: number;
+  /** Aborts every request of this client; an aborted request rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * The HTTP layer of VaultClient: base address, bearer token, JSON in and
- * out, and the two error classes.
+ * out, the time limit, and the error classes.
  */
 export class Transport {
   readonly addr: string;
   readonly #token: string | undefined;
   readonly #fetch: FetchLike;
+  readonly #limits: TransportLimits;
 
   /**
    * @param addr base address without a trailing slash, e.g. http://127.0.0.1:8484.
    * @param token bearer token (master key, scoped key or principal key), or undefined.
    * @param fetchFn the fetch to use.
+   * @param limits timeoutMs (milliseconds per request) and an optional AbortSignal.
    */
-  constructor(addr: string, token: string | undefined, fetchFn: FetchLike) {
+  constructor(addr: string, token: string | undefined, fetchFn: FetchLike, limits: TransportLimits = { timeoutMs: 0 }) {
     this.addr = addr.replace(/\/+$/, "");
     this.#token = token;
     this.#fetch = fetchFn;
+    this.#limits = limits;
   }
 
   /**
-   * Sends `call` and returns the raw Response when its status is below 400.
-   * @throws VaultApiError for a status of 400 or more (body `{error, message?}`).
-   * @throws VaultConnectionError when no response came back.
+   * Sends `call` and returns the raw Response when its status is below 400
+   * (the body left unread).
+   * @throws VaultApiError for a status of 400 or more with the vault's body `{error, message?}`.
+   * @throws VaultProtocolError for a status of 400 or more without it (not a vault).
+   * @throws VaultConnectionError when no response came back in time.
+   * @throws the signal's reason when the caller's signal aborted it.
    */
   async send(call: Call): Promise<Response> {
+    return this.#exchange(call, async (res) => {
+      await res.body?.cancel();
+      return res;
+    });
+  }
+
+  /**
+   * Sends `call` and parses the JSON response body as T (the type comes from
+   * the server's OpenAPI document, src/client/schema.d.ts). The time limit
+   * covers the body too.
+   * @throws as send(); VaultProtocolError when a success's body is not JSON.
+   */
+  async json<T>(call: Call): Promise<T> {
+    return this.#exchange(call, async (res) => {
+      const text = await res.text();
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        throw new VaultProtocolError(this.addr, res.status, res.headers.get("content-type"), describe(call));
+      }
+    });
+  }
+
+  /** One request under the time limit and the caller's signal; `read` consumes a success's response. */
+  async #exchange<T>(call: Call, read: (res: Response) => Promise<T>): Promise<T> {
+    const { timeoutMs, signal } = this.#limits;
+    signal?.throwIfAborted();
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer =
+      timeoutMs > 0 && Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, timeoutMs)
+        : undefined;
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    // What an abort became: the caller's reason, or the timeout as a connection error; else `other`.
+    const failed = (cause: unknown, other: unknown): unknown => {
+      if (signal?.aborted) return signal.reason;
+      if (timedOut) return new VaultConnectionError(this.addr, cause, timeoutMs);
+      return other;
+    };
+    try {
+      let res: Response;
+      try {
+        res = await this.#fetch(this.#url(call), this.#init(call, controller.signal));
+      } catch (cause) {
+        throw failed(cause, new VaultConnectionError(this.addr, cause));
+      }
+      try {
+        if (res.status >= 400) throw await apiError(res, this.addr, describe(call));
+        return await read(res);
+      } catch (err) {
+        throw failed(err, err);
+      }
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #url(call: Call): string {
     let url = this.addr + call.path;
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(call.query ?? {})) {
@@ -85,51 +165,59 @@ export class Transport {
     }
     const qs = params.toString();
     if (qs) url += `?${qs}`;
+    return url;
+  }
+
+  #init(call: Call, signal: AbortSignal): RequestInit {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.#token !== undefined && !call.anonymous) headers.Authorization = `Bearer ${this.#token}`;
-    const init: RequestInit = { method: call.method, headers };
+    const init: RequestInit = { method: call.method, headers, signal };
     if (call.body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(call.body);
     }
-    let res: Response;
-    try {
-      res = await this.#fetch(url, init);
-    } catch (cause) {
-      throw new VaultConnectionError(this.addr, cause);
-    }
-    if (res.status >= 400) throw await apiError(res, `${call.method} ${call.path}`);
-    return res;
-  }
-
-  /**
-   * Sends `call` and parses the JSON response body as T (the type comes from
-   * the server's OpenAPI document, src/client/schema.d.ts).
-   * @throws as send().
-   */
-  async json<T>(call: Call): Promise<T> {
-    const res = await this.send(call);
-    return (await res.json()) as T;
+    return init;
   }
 }
 
-/** Builds the VaultApiError of a failed response from its `{error, message?}` body. */
-async function apiError(res: Response, request: string): Promise<VaultApiError> {
-  let error = res.statusText || `HTTP ${res.status}`;
-  let message: string | undefined;
-  if (res.status !== 204 && res.headers.get("content-type")?.includes("json")) {
-    try {
-      const body: unknown = await res.json();
-      if (body && typeof body === "object") {
-        const fields = body as { error?: unknown; message?: unknown };
-        if (typeof fields.error === "string") error = fields.error;
-        if (typeof fields.message === "string") message = fields.message;
-      }
-    } catch {
-      // Not JSON after all: keep the status text.
-    }
-  } else {
+/** `GET /secrets/db`: what an error names as its request. */
+function describe(call: Call): string {
+  return call.label ?? `${call.method} ${call.path}`;
+}
+
+/**
+ * Builds the error of a failed response: VaultApiError from the vault's
+ * `{error: string, message?: string}` JSON body (with Retry-After in
+ * seconds), VaultProtocolError when the body is not that shape (another web
+ * server answered). A HEAD answer has no body: its status is taken as the
+ * vault's when it says JSON (the vault's content type).
+ */
+async function apiError(res: Response, addr: string, request: string): Promise<Error> {
+  const contentType = res.headers.get("content-type");
+  const retryAfter = parseRetryAfter(res.headers.get("retry-after"));
+  const json = contentType?.toLowerCase().includes("json") === true;
+  if (request.startsWith("HEAD ")) {
     await res.body?.cancel();
+    return json ? new VaultApiError(res.status, res.statusText || `HTTP ${res.status}`, undefined, request, retryAfter) : new VaultProtocolError(addr, res.status, contentType, request);
   }
-  return new VaultApiError(res.status, error, message, request);
+  if (!json) {
+    await res.body?.cancel();
+    return new VaultProtocolError(addr, res.status, contentType, request);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(await res.text());
+  } catch {
+    return new VaultProtocolError(addr, res.status, contentType, request);
+  }
+  const fields = (body !== null && typeof body === "object" ? body : {}) as { error?: unknown; message?: unknown };
+  if (typeof fields.error !== "string") return new VaultProtocolError(addr, res.status, contentType, request);
+  const message = typeof fields.message === "string" ? fields.message : undefined;
+  return new VaultApiError(res.status, fields.error, message, request, retryAfter);
+}
+
+/** Retry-After as whole seconds (the delta form); undefined when absent or an HTTP date. */
+function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value.trim());
 }

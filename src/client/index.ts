@@ -1,13 +1,13 @@
 import { VaultApiError } from "./errors.js";
 import { encodeKey, seg, Transport } from "./http.js";
-import type { FetchLike } from "./http.js";
+import type { FetchLike, TransportLimits } from "./http.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
 import { sealEnvelope } from "./envelope.js";
-import { linkFragment, parseShareLink, postReveal, revealLink } from "./share-link.js";
+import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import type { ListOptions, OpenOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
 import type { ResponseOf } from "./types.js";
 
-export { VaultApiError, VaultConnectionError, VaultInputError } from "./errors.js";
+export { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
 export { EnvelopeError, openEnvelope, parseEnvelope, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
 export type { EnvelopeV1 } from "./envelope.js";
 export { linkFragment, parseShareLink } from "./share-link.js";
@@ -35,7 +35,18 @@ export interface VaultClientOptions {
   org?: string | null | undefined;
   /** The fetch to use; default globalThis.fetch. */
   fetch?: FetchLike | undefined;
+  /**
+   * Milliseconds one request may take, answer and body together; default
+   * DEFAULT_TIMEOUT_MS (30 s); 0: no limit. When it runs out the request is
+   * abandoned and rejects with VaultConnectionError (`timeoutMs` set).
+   */
+  timeoutMs?: number | undefined;
+  /** Aborts every request of this client; an aborted request rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
+
+/** The default time limit of one request, milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** VAULT_* from the environment, where there is a `process` (Node, Bun, Deno's node compat). */
 function env(name: string): string | undefined {
@@ -52,8 +63,10 @@ function env(name: string): string | undefined {
  * resources are grouped: `keys`, `audit`, `webhooks`, `orgs`, `me`.
  *
  * Every method throws VaultApiError when the API answers 400 or more
- * (`status`, `error`, `message`) and VaultConnectionError when the vault is
- * not reachable (naming the address); before sending anything, it throws
+ * (`status`, `error`, `message`, `detail`, `retryAfter` seconds),
+ * VaultProtocolError when what answers is not a vault (another web server),
+ * and VaultConnectionError when the vault is not reachable or does not answer
+ * within `timeoutMs` (naming the address); before sending anything, it throws
  * VaultInputError for a key with an empty, `.` or `..` segment or an id that
  * is empty, `.` or `..` (such a path would reach another route). Times are Unix seconds; TTLs seconds.
  */
@@ -74,12 +87,19 @@ export class VaultClient {
   readonly me: MeApi;
   readonly #t: Transport;
   readonly #fetch: FetchLike;
+  readonly #limits: TransportLimits;
 
-  /** @param options addr, token, org and fetch; each optional (see VaultClientOptions for defaults). */
+  /**
+   * @param options addr, token, org, fetch, timeoutMs, signal; each optional (see VaultClientOptions for defaults).
+   * @throws RangeError for a negative or NaN timeoutMs.
+   */
   constructor(options: VaultClientOptions = {}) {
     const fetchFn = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
     this.#fetch = fetchFn;
-    this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!(timeoutMs >= 0)) throw new RangeError("timeoutMs must be 0 (no limit) or a positive number of milliseconds");
+    this.#limits = { timeoutMs, signal: options.signal };
+    this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn, this.#limits);
     this.addr = this.#t.addr;
     this.org = options.org === null ? undefined : (options.org ?? env("VAULT_ORG"));
     this.keys = new KeysApi(this.#t);
@@ -164,7 +184,15 @@ export class VaultClient {
   async open(url: string, options: OpenOptions = {}): Promise<string> {
     const link = parseShareLink(url);
     if (link === undefined) throw new Error("not a share link: expected <vault>/s/<64 hex id>#<key> or <vault>/secrets/<id>");
-    return revealLink(link, (revealUrl) => postReveal(this.#fetch, revealUrl), this.#t, options.passphrase);
+    // A /s/ link is read at its own address, without a token, under this client's time limit and signal.
+    const reveal = (base: string, id: string) =>
+      new Transport(base, undefined, this.#fetch, this.#limits).json<{ value: string }>({
+        method: "POST",
+        path: `/s/${id}/reveal`,
+        anonymous: true,
+        label: "POST /s/<id>/reveal",
+      });
+    return revealLink(link, reveal, this.#t, options.passphrase);
   }
 
   /**

@@ -1,5 +1,4 @@
 import { EnvelopeError, openEnvelope, parseEnvelope } from "./envelope.js";
-import { VaultApiError } from "./errors.js";
 import type { Transport } from "./http.js";
 
 /** A share link taken apart (docs/share.md, "Links"). */
@@ -60,13 +59,13 @@ export function parseShareLink(text: string): ShareLink | undefined {
  */
 export async function revealLink(
   link: ShareLink,
-  reveal: (url: string) => Promise<{ value: string }>,
+  reveal: (base: string, id: string) => Promise<{ value: string }>,
   api: Transport,
   passphrase: string | undefined,
 ): Promise<string> {
   const body =
     link.kind === "page"
-      ? await reveal(`${link.base}/s/${link.id}/reveal`)
+      ? await reveal(link.base, link.id)
       : await api.json<{ value: string }>({ method: "GET", path: `/secrets/${link.id}` });
   const env = parseEnvelope(body.value);
   if (env === undefined || link.linkKey === undefined) {
@@ -76,21 +75,3 @@ export async function revealLink(
   return openEnvelope(env, link.linkKey, passphrase);
 }
 
-/**
- * The reveal request of a `/s/` link: POST without a token.
- * @throws VaultApiError for a status of 400 or more (404: not available).
- */
-export async function postReveal(fetchFn: (input: string, init?: RequestInit) => Promise<Response>, url: string): Promise<{ value: string }> {
-  const res = await fetchFn(url, { method: "POST", headers: { Accept: "application/json" } });
-  if (!res.ok) {
-    let error = `HTTP ${res.status}`;
-    try {
-      const body = (await res.json()) as { error?: unknown };
-      if (typeof body.error === "string") error = body.error;
-    } catch {
-      // not JSON: keep the status
-    }
-    throw new VaultApiError(res.status, error, undefined, `POST ${new URL(url).pathname.replace(/[0-9a-f]{64}/, "<id>")}`);
-  }
-  return (await res.json()) as { value: string };
-}

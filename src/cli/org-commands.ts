@@ -1,0 +1,235 @@
+import type { Command } from "commander";
+import type { BodyOf } from "../client/index.js";
+import { ConfigError } from "../config.js";
+import { callVault } from "./client-call.js";
+import type { ConnectionFlags } from "./connection.js";
+import { withConnectionOptions } from "./connection.js";
+import { ADMIN_EXIT_HELP } from "./keys-commands.js";
+import { allPages, formatFields, formatRows, parseTime, printJson } from "./output.js";
+import type { Column } from "./output.js";
+import type { ExitCode } from "./registry.js";
+
+interface JsonFlags extends ConnectionFlags {
+  json?: boolean;
+  quiet?: boolean;
+}
+
+const ORG_COLUMNS: Column[] = [
+  ["ID", "id"],
+  ["NAME", "name"],
+  ["CREATED", "created_at"],
+];
+const PRINCIPAL_COLUMNS: Column[] = [
+  ["ID", "id"],
+  ["NAME", "name"],
+  ["ROLE", "role"],
+  ["CREATED", "created_at"],
+];
+const ROLE_COLUMNS: Column[] = [
+  ["NAME", "name"],
+  ["PERMISSIONS", "permissions"],
+  ["BUILTIN", "builtin"],
+];
+const KEY_COLUMNS: Column[] = [
+  ["ID", "id"],
+  ["NAME", "name"],
+  ["VALID AFTER", "valid_after"],
+  ["VALID BEFORE", "valid_before"],
+  ["CREATED", "created_at"],
+];
+
+/** A subcommand with the connection options (the org is an argument, so no --org) and --json. */
+function sub(parent: Command, name: string, description: string): Command {
+  return withConnectionOptions(parent.command(name).description(description), { org: false }).option("--json", "print the API's answer as JSON");
+}
+
+/** `--metadata '{"team": "infra"}'`: a JSON object. @throws ConfigError otherwise. */
+function parseMetadata(text: string | undefined): { metadata?: Record<string, unknown> } {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new ConfigError("--metadata must be a JSON object, e.g. '{\"team\": \"infra\"}'");
+  return { metadata: value as Record<string, unknown> };
+}
+
+/**
+ * Writes a created or changed resource: JSON with `--json`, its id alone
+ * with `-q`, else `field: value` lines (`secret` last, shown once).
+ */
+function show(flags: JsonFlags, value: Record<string, unknown>, fields: string[], secret?: string): void {
+  if (flags.json === true) printJson(value);
+  else if (flags.quiet === true) process.stdout.write(`${String(secret !== undefined ? value[secret] : value.id)}\n`);
+  else process.stdout.write(formatFields(value, fields, secret));
+}
+
+/**
+ * `ephemeral-vault orgs ...` (docs/orgs.md, the master key): organizations,
+ * their principals, roles and principal keys, through the typed client.
+ * Tables by default, `--json` for programs, `-q` for the new id (the key
+ * itself for `orgs keys create`, printed once).
+ */
+export function registerOrgs(program: Command, exit: ExitCode): void {
+  const orgs = program
+    .command("orgs")
+    .description("organizations, their principals, roles and principal keys (the master key)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  ORG="$(ephemeral-vault orgs create --name acme -q)"
+  ephemeral-vault orgs roles create "$ORG" --name deployer --permissions rlc
+  BOT="$(ephemeral-vault orgs principals create "$ORG" --name deploy-bot --role deployer -q)"
+  ephemeral-vault orgs keys create "$ORG" "$BOT" --name laptop      (prints the key once)
+  ephemeral-vault orgs ls
+  ephemeral-vault orgs principals ls "$ORG"
+${ADMIN_EXIT_HELP}`,
+    );
+
+  sub(orgs, "create", "make an organization")
+    .requiredOption("--name <name>", "unique name, 1-128 characters")
+    .option("--metadata <json>", "a JSON object")
+    .option("-q, --quiet", "print only the id")
+    .action(async (flags: JsonFlags & { name: string; metadata?: string }) => {
+      const body = { name: flags.name, ...parseMetadata(flags.metadata) } as BodyOf<"/orgs", "post">;
+      await callVault(flags, exit, async (client) => show(flags, await client.orgs.create(body), ["id", "name", "created_at"]));
+    });
+  sub(orgs, "ls", "list the organizations").action(async (flags: JsonFlags) => {
+    await callVault(flags, exit, async (client) => {
+      const all = await allPages<Record<string, unknown>>((cursor) => client.orgs.list({ cursor }), "orgs");
+      process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, ORG_COLUMNS, "no organizations"));
+    });
+  });
+  sub(orgs, "show", "one organization with its metadata")
+    .argument("<org>", "the org's id (org_...)")
+    .action(async (org: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => show(flags, await client.orgs.get(org), ["id", "name", "metadata", "created_at"]));
+    });
+  sub(orgs, "rm", "delete an organization (refused while it has principals, roles or webhooks)")
+    .argument("<org>", "the org's id")
+    .action(async (org: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const answer = await client.orgs.delete(org);
+        if (flags.json === true) printJson(answer);
+      });
+    });
+
+  registerPrincipals(orgs.command("principals").description("an org's principals: create, list, delete"), exit);
+  registerRoles(orgs.command("roles").description("an org's roles: create, list, update, delete (built-ins are fixed)"), exit);
+  registerPrincipalKeys(orgs.command("keys").description("a principal's keys: create (printed once), list, revoke"), exit);
+}
+
+function registerPrincipals(principals: Command, exit: ExitCode): void {
+  sub(principals, "create", "add a principal with a role")
+    .argument("<org>", "the org's id")
+    .requiredOption("--name <name>", "unique in the org, 1-128 characters")
+    .requiredOption("--role <role>", "reader, writer, admin, owner, or a custom role")
+    .option("--metadata <json>", "a JSON object")
+    .option("-q, --quiet", "print only the id")
+    .action(async (org: string, flags: JsonFlags & { name: string; role: string; metadata?: string }) => {
+      const body = { name: flags.name, role: flags.role, ...parseMetadata(flags.metadata) } as BodyOf<"/orgs/{org_id}/principals", "post">;
+      await callVault(flags, exit, async (client) =>
+        show(flags, await client.orgs.of(org).principals.create(body), ["id", "name", "role", "org_id", "created_at"]),
+      );
+    });
+  sub(principals, "ls", "list an org's principals")
+    .argument("<org>", "the org's id")
+    .action(async (org: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const api = client.orgs.of(org).principals;
+        const all = await allPages<Record<string, unknown>>((cursor) => api.list({ cursor }), "principals");
+        process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, PRINCIPAL_COLUMNS, "no principals"));
+      });
+    });
+  sub(principals, "rm", "delete a principal (refused while it has keys)")
+    .argument("<org>", "the org's id")
+    .argument("<id>", "the principal's id (prn_...)")
+    .action(async (org: string, id: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const answer = await client.orgs.of(org).principals.delete(id);
+        if (flags.json === true) printJson(answer);
+      });
+    });
+}
+
+function registerRoles(roles: Command, exit: ExitCode): void {
+  sub(roles, "create", "make a custom role")
+    .argument("<org>", "the org's id")
+    .requiredOption("--name <name>", "lowercase: ^[a-z][a-z0-9_-]{0,63}$")
+    .requiredOption("--permissions <letters>", "permission letters, e.g. rlc (docs/orgs.md)")
+    .action(async (org: string, flags: JsonFlags & { name: string; permissions: string }) => {
+      await callVault(flags, exit, async (client) =>
+        show(flags, await client.orgs.of(org).roles.create({ name: flags.name, permissions: flags.permissions }), ["name", "permissions", "org_id"]),
+      );
+    });
+  sub(roles, "ls", "list an org's roles, built-in ones first")
+    .argument("<org>", "the org's id")
+    .action(async (org: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const answer = await client.orgs.of(org).roles.list();
+        const all = answer.roles as unknown as Array<Record<string, unknown>>;
+        process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, ROLE_COLUMNS, "no roles"));
+      });
+    });
+  sub(roles, "update", "new permissions for a custom role")
+    .argument("<org>", "the org's id")
+    .argument("<name>", "the role's name")
+    .requiredOption("--permissions <letters>", "permission letters")
+    .action(async (org: string, name: string, flags: JsonFlags & { permissions: string }) => {
+      await callVault(flags, exit, async (client) =>
+        show(flags, await client.orgs.of(org).roles.update(name, { permissions: flags.permissions }), ["name", "permissions", "org_id"]),
+      );
+    });
+  sub(roles, "rm", "delete a custom role (refused while a principal holds it)")
+    .argument("<org>", "the org's id")
+    .argument("<name>", "the role's name")
+    .action(async (org: string, name: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const answer = await client.orgs.of(org).roles.delete(name);
+        if (flags.json === true) printJson(answer);
+      });
+    });
+}
+
+function registerPrincipalKeys(keys: Command, exit: ExitCode): void {
+  sub(keys, "create", "make a key for a principal; the key is printed once")
+    .argument("<org>", "the org's id")
+    .argument("<principal>", "the principal's id (prn_...)")
+    .requiredOption("--name <name>", "a label, 1-128 characters")
+    .option("--valid-after <time>", "not before this time (Unix seconds or an ISO date)")
+    .option("--valid-before <time>", "not from this time on (Unix seconds or an ISO date)")
+    .option("-q, --quiet", "print only the key")
+    .action(async (org: string, principal: string, flags: JsonFlags & { name: string; validAfter?: string; validBefore?: string }) => {
+      const body = {
+        name: flags.name,
+        ...(flags.validAfter === undefined ? {} : { valid_after: parseTime(flags.validAfter, "--valid-after") }),
+        ...(flags.validBefore === undefined ? {} : { valid_before: parseTime(flags.validBefore, "--valid-before") }),
+      } as BodyOf<"/orgs/{org_id}/principals/{id}/keys", "post">;
+      await callVault(flags, exit, async (client) =>
+        show(flags, await client.orgs.of(org).principals.createKey(principal, body), ["id", "name", "valid_after", "valid_before", "created_at"], "key"),
+      );
+    });
+  sub(keys, "ls", "list a principal's keys (never the keys themselves)")
+    .argument("<org>", "the org's id")
+    .argument("<principal>", "the principal's id")
+    .action(async (org: string, principal: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const answer = await client.orgs.of(org).principals.listKeys(principal);
+        const all = answer.keys as unknown as Array<Record<string, unknown>>;
+        process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, KEY_COLUMNS, "no keys"));
+      });
+    });
+  sub(keys, "rm", "revoke a principal key at once")
+    .argument("<org>", "the org's id")
+    .argument("<principal>", "the principal's id")
+    .argument("<key_id>", "the key's id (pk_...)")
+    .action(async (org: string, principal: string, keyId: string, flags: JsonFlags) => {
+      await callVault(flags, exit, async (client) => {
+        const answer = await client.orgs.of(org).principals.deleteKey(principal, keyId);
+        if (flags.json === true) printJson(answer);
+      });
+    });
+}
