@@ -205,7 +205,7 @@ describe("the MCP server", () => {
     const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, "mcp"],
+      args: [BIN, "mcp", "--allow-reveal"],
       cwd: ROOT,
       env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
       stderr: "pipe",

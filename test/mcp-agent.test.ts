@@ -198,6 +198,17 @@ describe("mcp: only the tools the token may use", () => {
     expect(stderr()).not.toContain(token);
   });
 
+  it("a token the vault does not know costs one failed authentication at start, and every tool is offered to report it", async () => {
+    const failed = async () =>
+      ((await (await vault.request("GET", "/audit?action=auth.failed")).json()) as { entries: unknown[] }).entries.length;
+    const before = await failed();
+    const { client } = await connect(vault, [], "not-a-valid-token-123456");
+    expect(await toolNames(client)).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "secret_info", "share_secret"]);
+    expect(await failed()).toBe(before + 1);
+    const refused = await call(client, "secret_info", { key: "agent/db" });
+    expect(textOf(refused)).toMatch(/\(401\)$/);
+  });
+
   it("a read-only key gets only secret_info; the probes change nothing", async () => {
     const before = await (await vault.request("GET", "/secrets")).json();
     const token = await scopedKey(vault, ["read"]);

@@ -123,8 +123,8 @@ export function injectionRequest(flags: InjectionFlags): InjectionRequest {
 /**
  * Plans and reads an injection for `run` and `export` (run-core.ts): HEAD
  * every secret, then read each once; `vault://org/ORG_ID/KEY` references go
- * to that org with the same address and token. Reports the names `--prefix`
- * set and skipped on stderr (never values) unless `--quiet`. An API refusal
+ * to that org with the same address and token. Once all is read, reports
+ * the names `--prefix` set and skipped on stderr (never values) unless `--quiet`. An API refusal
  * or an unreachable vault is printed and left in `exit` (callVault).
  * @returns the plan and name -> value (secrets and plain file values), or undefined after a failure.
  */
@@ -137,9 +137,9 @@ export async function resolveInjection(
   let resolved: { injection: Injection; values: Map<string, string> } | undefined;
   await callVault(flags, exit, async (client, connection: Connection) => {
     const injection = await planInjection(client, request, process.env, (path) => process.stderr.write(`ephemeral-vault ${command}: no secret under ${path}\n`));
-    if (request.prefix !== undefined && !flags.quiet) report(injection.plan, command);
     const clientOf = scopedClients(client, (org) => new VaultClient({ addr: connection.addr, token: connection.token, org }));
     const values = await readSecrets(clientOf, injection.secrets);
+    if (request.prefix !== undefined && !flags.quiet) report(injection.plan, command);
     for (const [name, value] of injection.plain) values.set(name, value);
     resolved = { injection, values };
   });

@@ -35,31 +35,39 @@ const PROBE_PUBLIC_ID = "0".repeat(64);
  * holds the permission. Sharing is probed by a PATCH of a public id on the
  * global secrets with an empty body: any 403 (no `write`, a prefix, a
  * principal key) means `share_secret` would fail. When a probe cannot tell
- * (401, vault not reachable), the capability counts as present, so the tool
- * is offered and reports the problem when called.
+ * (401, 5xx, vault not reachable), the capability counts as present, so the
+ * tool is offered and reports the problem when called; after a first probe
+ * that cannot tell, no other is sent (a wrong token costs one failed
+ * authentication, not six).
  * @param client the client of the server's scope (global or `--org`).
  * @param globalClient the same address and token on the global secrets.
  */
 export async function probeCapabilities(client: VaultClient, globalClient: VaultClient): Promise<Capabilities> {
   const refusals: string[] = [];
-  const check = async (what: string, call: () => Promise<unknown>, prefixCounts: boolean): Promise<boolean> => {
+  /** true/false when the vault told; undefined when it could not (401, not reachable, 5xx). */
+  const check = async (what: string, call: () => Promise<unknown>, prefixCounts: boolean): Promise<boolean | undefined> => {
     try {
       await call();
       return true;
     } catch (err) {
-      if (!(err instanceof VaultApiError) || err.status !== 403) return true;
+      if (!(err instanceof VaultApiError) || err.status === 401 || err.status >= 500) return undefined;
+      if (err.status !== 403) return true;
       if (prefixCounts && /within its prefix/.test(err.error)) return true;
       refusals.push(`${what}: ${err.error} (403)`);
       return false;
     }
   };
-  const [read, create, patch, del, list, share] = await Promise.all([
-    check("read", () => client.get(PROBE_KEY), true),
-    check("create", () => client.put(PROBE_KEY, ""), true),
-    check("patch", () => client.patch(PROBE_KEY, {}), true),
-    check("delete", () => client.delete(PROBE_KEY), true),
-    check("list", () => client.list({ limit: 0 }), true),
-    check("share", () => globalClient.patch(PROBE_PUBLIC_ID, {}), false),
-  ]);
-  return { read, create, patch, delete: del, list, share, refusals };
+  // One probe first: a token the vault does not know (401) is not tried again and again.
+  const read = await check("read", () => client.get(PROBE_KEY), true);
+  if (read === undefined) return { read: true, create: true, patch: true, delete: true, list: true, share: true, refusals };
+  const [create, patch, del, list, share] = (
+    await Promise.all([
+      check("create", () => client.put(PROBE_KEY, ""), true),
+      check("patch", () => client.patch(PROBE_KEY, {}), true),
+      check("delete", () => client.delete(PROBE_KEY), true),
+      check("list", () => client.list({ limit: 0 }), true),
+      check("share", () => globalClient.patch(PROBE_PUBLIC_ID, {}), false),
+    ])
+  ).map((known) => known !== false);
+  return { read, create: create === true, patch: patch === true, delete: del === true, list: list === true, share: share === true, refusals };
 }
