@@ -125,6 +125,16 @@ describe("mcp: no tool returns a value by default", () => {
     expect(ok.structuredContent).toMatchObject({ exit_code: 0 });
   });
 
+  it("run_command: the agent may not set a loader or interpreter variable, or one already set, from a secret it may have written", async () => {
+    const { client } = await connect(vault, ["--allow-command", "true"]);
+    for (const name of ["NODE_OPTIONS", "LD_PRELOAD", "BASH_ENV", "PATH", "HOME", "lower"]) {
+      const refused = await call(client, "run_command", { command: ["true"], env: { [name]: "agent/once" } });
+      expect(refused.isError, name).toBe(true);
+      expect(textOf(refused)).toMatch(new RegExp(`not run: ${name} may not be set`));
+    }
+    expect(await readCount(vault, "agent/once")).toBe(0);
+  });
+
   it("run_command is not offered without --allow-command; it refuses a value too short to mask", async () => {
     const { client: none } = await connect(vault);
     expect(await toolNames(none)).not.toContain("run_command");

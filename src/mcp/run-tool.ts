@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import * as z from "zod";
-import { parseEnvMapping } from "../cli/env-names.js";
+import { isDeniedEnvName, isEnvName, parseEnvMapping } from "../cli/env-names.js";
 import { Masker, MIN_MASKED_LENGTH } from "../cli/mask.js";
 import { runCaptured } from "../cli/run-child.js";
 import { planInjection, readSecrets } from "../cli/run-core.js";
@@ -14,7 +14,9 @@ import { failure, guarded, result } from "./tool-kit.js";
  * with named secrets in its environment, exactly as the CLI's `run` plans
  * and reads them (run-core.ts: deny list and no override for `prefix`
  * names, HEAD before each read, the server's VAULT_TOKEN, VAULT_ADDR and
- * VAULT_ORG not passed on), without a shell, stdin closed, within the
+ * VAULT_ORG not passed on; and, unlike the CLI's `--env`, the names in
+ * `env` obey the rules of `--prefix` names, since the agent chooses them and
+ * may have written the values), without a shell, stdin closed, within the
  * timeout; returns its exit code and its output with every injected value
  * and its encodings masked (mask.ts), each stream capped. A command that
  * no pattern allows is refused before anything is read; a value shorter
@@ -28,7 +30,7 @@ export function registerRunCommand(server: McpServer, options: McpOptions, canLi
   const env = z
     .record(z.string(), z.string())
     .optional()
-    .describe('Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}. Any name may be set.');
+    .describe('Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}. NAME is [A-Z_][A-Z0-9_]*, not a loader or interpreter variable (PATH, LD_*, NODE_OPTIONS, ...) and not already set.');
   const prefix = z
     .string()
     .optional()
@@ -62,6 +64,11 @@ export function registerRunCommand(server: McpServer, options: McpOptions, canLi
         }
         const wantedPrefix = "prefix" in input && typeof input.prefix === "string" ? input.prefix : undefined;
         const mappings = Object.entries(input.env ?? {}).map(([name, key]) => parseEnvMapping(`${name}=${key}`));
+        // The agent chooses these names and may have written the values: it gets the rules of --prefix names.
+        const refusedName = mappings.find(({ name }) => !isEnvName(name) || isDeniedEnvName(name) || process.env[name] !== undefined);
+        if (refusedName !== undefined) {
+          return failure(`not run: ${refusedName.name} may not be set (not [A-Z_][A-Z0-9_]*, on the deny list of loader, shell and interpreter variables, or already set in the server's environment)`);
+        }
         if (mappings.length === 0 && wantedPrefix === undefined) return failure("give env {NAME: KEY}" + (canList ? " or prefix" : ""));
         const injection = await planInjection(client, { mappings, prefix: wantedPrefix }, process.env);
         const values = await readSecrets(() => client, injection.secrets);
