@@ -72,6 +72,13 @@ describe("run: masking, env files", () => {
     }
   });
 
+  it("a masked run whose reader goes away ends: the child gets SIGPIPE as it would unmasked", () => {
+    const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY });
+    const line = `'${process.execPath}' '${BIN}' run --env S=app/secret -- sh -c 'while :; do echo "$S"; done' | head -2; echo "status=\${PIPESTATUS[0]}"`;
+    const result = spawnSync("bash", ["-c", line], { cwd: ROOT, env, encoding: "utf8", timeout: 15_000, killSignal: "SIGKILL" });
+    expect(result.stdout).toBe("<masked:S>\n<masked:S>\nstatus=141\n");
+  });
+
   it("--no-mask passes the output through; --mask warns about values too short to mask", () => {
     const plain = cli(vault, ["run", "--no-mask", "--env", "S=app/secret", "--", process.execPath, "-e", "process.stdout.write(process.env.S)"]);
     expect(plain.stdout).toBe(SECRET);

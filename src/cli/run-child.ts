@@ -55,6 +55,12 @@ function pipeMasked(from: Readable, masker: Masker, to: NodeJS.WritableStream): 
     });
     masked.once("end", () => resolve());
     masked.once("error", () => resolve());
+    // The reader went away (`run ... | head`): close the child's end too, so it gets SIGPIPE as it would unmasked.
+    to.once("error", () => {
+      from.destroy();
+      masked.destroy();
+      resolve();
+    });
   });
 }
 
