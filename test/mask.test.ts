@@ -23,6 +23,8 @@ describe("masking injected values", () => {
       encodeURIComponent(value),
       JSON.stringify(value).slice(1, -1),
       JSON.stringify({ v: value }),
+      encodeURIComponent(value).replace(/%2F/g, "/"),
+      JSON.stringify(value).slice(1, -1).replace("é", "\\u00e9"),
     ];
     for (const form of forms) {
       const out = masker.maskText(`before ${form} after`);

@@ -18,8 +18,9 @@ interface Pattern {
 /**
  * The forms of `value` that masking replaces (docs/mcp.md): the value as it
  * is; base64, standard and URL-safe, each with and without padding;
- * percent-encoding (encodeURIComponent, and with `+` for spaces); and the
- * inside of a JSON string (JSON.stringify without the quotes). Duplicates are
+ * percent-encoding (encodeURIComponent, with `+` for spaces, and with `/`
+ * left as is); and the inside of a JSON string (JSON.stringify without the
+ * quotes, and with every non-ASCII character as `\uXXXX`). Duplicates are
  * dropped.
  * @returns the distinct forms, longest first.
  */
@@ -28,6 +29,7 @@ export function maskForms(value: string): string[] {
   const b64 = raw.toString("base64");
   const b64url = raw.toString("base64url");
   const percent = encodeURIComponent(value);
+  const json = JSON.stringify(value).slice(1, -1);
   const forms = [
     value,
     b64,
@@ -36,7 +38,9 @@ export function maskForms(value: string): string[] {
     `${b64url}${"=".repeat((4 - (b64url.length % 4)) % 4)}`,
     percent,
     percent.replace(/%20/g, "+"),
-    JSON.stringify(value).slice(1, -1),
+    percent.replace(/%2F/g, "/"),
+    json,
+    json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
   ];
   return [...new Set(forms)].filter((f) => f !== "").sort((a, b) => b.length - a.length);
 }
