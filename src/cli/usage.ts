@@ -17,7 +17,7 @@ Usage:
 ${commands}
   ephemeral-vault --help | --version | COMMAND --help
 
-Client commands (put, get, share, ls, rm, patch, run, mcp) talk to a running vault over HTTP:
+Client commands (put, get, share, ls, rm, patch, run, export, mcp) talk to a running vault over HTTP:
   --addr URL      VAULT_ADDR    default http://127.0.0.1:8484
   --token TOKEN   VAULT_TOKEN   default: ./.vault/master.key or $VAULT_DATA_DIR/master.key when readable
   --org ORG_ID    VAULT_ORG     act on that organization's secrets (a principal key as token)
