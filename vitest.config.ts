@@ -7,6 +7,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const PG_MATRIX = [
   "test/http-hardening.test.ts",
   "test/mcp.test.ts",
+  "test/mcp-agent.test.ts",
   "test/client.test.ts",
   "test/cli.test.ts",
   "test/cli-admin.test.ts",

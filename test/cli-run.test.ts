@@ -72,6 +72,7 @@ describe("run --prefix: names a secret's writer cannot abuse", () => {
     expect(existsSync(marker)).toBe(false);
     const result = cli(vault, [
       "run",
+      "--no-mask",
       "--prefix",
       "prod",
       "--",
@@ -108,7 +109,7 @@ describe("run --prefix: names a secret's writer cannot abuse", () => {
   });
 
   it("--env NAME=KEY stays the explicit way to set any name", () => {
-    const result = cli(vault, ["run", "--env", "NODE_OPTIONS=prod/node_options", "--", "sh", "-c", 'printf %s "$NODE_OPTIONS"']);
+    const result = cli(vault, ["run", "--no-mask", "--env", "NODE_OPTIONS=prod/node_options", "--", "sh", "-c", 'printf %s "$NODE_OPTIONS"']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("--require=/nonexistent/evil.js");
   });
@@ -152,10 +153,10 @@ describe("run: the runner's credential and reads", () => {
 
   it("the child gets no VAULT_TOKEN, VAULT_ADDR or VAULT_ORG unless --keep-vault-env", () => {
     const printed = printVars("VAULT_TOKEN", "VAULT_ADDR", "VAULT_ORG", "DB_URL");
-    const stripped = cli(vault, ["run", "--env", "DB_URL=app/db_url", "--", process.execPath, "-e", printed], { VAULT_ORG: "" });
+    const stripped = cli(vault, ["run", "--no-mask", "--env", "DB_URL=app/db_url", "--", process.execPath, "-e", printed], { VAULT_ORG: "" });
     expect(stripped.code).toBe(0);
     expect(JSON.parse(stripped.stdout)).toEqual({ VAULT_TOKEN: null, VAULT_ADDR: null, VAULT_ORG: null, DB_URL: "postgres://db/app" });
-    const kept = cli(vault, ["run", "--keep-vault-env", "--env", "DB_URL=app/db_url", "--", process.execPath, "-e", printed]);
+    const kept = cli(vault, ["run", "--no-mask", "--keep-vault-env", "--env", "DB_URL=app/db_url", "--", process.execPath, "-e", printed]);
     expect(kept.code).toBe(0);
     expect(JSON.parse(kept.stdout)).toMatchObject({ VAULT_TOKEN: E2E_MASTER_KEY, VAULT_ADDR: vault.url });
   });
@@ -167,7 +168,7 @@ describe("run: the runner's credential and reads", () => {
     expect(result.stderr).toContain("app/missing");
     expect(result.stderr).toMatch(/\(404\)/);
     expect(await readCount(vault, "app/once")).toBe(0);
-    const after = cli(vault, ["run", "--env", "A=app/once", "--", "sh", "-c", 'printf %s "$A"']);
+    const after = cli(vault, ["run", "--no-mask", "--env", "A=app/once", "--", "sh", "-c", 'printf %s "$A"']);
     expect(after.stdout).toBe("one read only");
   });
 });

@@ -179,14 +179,14 @@ describe("run", () => {
   const printEnv = "process.stdout.write(JSON.stringify({a: process.env.DB_URL, b: process.env.API_KEY, c: process.env.OTHER})); process.exit(7)";
 
   it("injects two secrets with --env and exits with the child's code, printing only its output", () => {
-    const result = cli(["run", "--env", "DB_URL=app/db_url", "--env", "API_KEY=app/api-key", "--", process.execPath, "-e", printEnv], { vault });
+    const result = cli(["run", "--no-mask", "--env", "DB_URL=app/db_url", "--env", "API_KEY=app/api-key", "--", process.execPath, "-e", printEnv], { vault });
     expect(result.code).toBe(7);
     expect(JSON.parse(result.stdout)).toEqual({ a: "postgres://u:p@db/app", b: "k-123 ü" });
     expect(result.stderr).toBe("");
   });
 
   it("--prefix maps every secret under it to an env name", () => {
-    const result = cli(["run", "--prefix", "app/", "--", process.execPath, "-e", printEnv], { vault });
+    const result = cli(["run", "--no-mask", "--prefix", "app/", "--", process.execPath, "-e", printEnv], { vault });
     expect(result.code).toBe(7);
     expect(JSON.parse(result.stdout)).toEqual({ a: "postgres://u:p@db/app", b: "k-123 ü" });
   });

@@ -181,7 +181,7 @@ describe("the command line", () => {
     expect((await vault.request("POST", "/secrets", { key: "prod/../other/db_password", value: "v" })).status).toBe(400);
     await renameStoredKey("prod/escape", "prod/../other/db_password");
 
-    const result = cli(["run", "--prefix", "prod", "--", process.execPath, "-e", "process.stdout.write(String(process.env.OTHER_DB_PASSWORD))"]);
+    const result = cli(["run", "--no-mask", "--prefix", "prod", "--", process.execPath, "-e", "process.stdout.write(String(process.env.OTHER_DB_PASSWORD))"]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^ephemeral-vault: invalid secret key: [^\n]+\n$/);
@@ -196,7 +196,7 @@ describe("the MCP server", () => {
     const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, "mcp"],
+      args: [BIN, "mcp", "--allow-reveal"],
       cwd: ROOT,
       env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
       stderr: "pipe",

@@ -52,7 +52,7 @@ describe("the agent key docs/mcp.md recommends", () => {
     try {
       const calls: Array<[string, Record<string, unknown>]> = [
         ["put_secret", { key: "agent/db", value: "v1", ttl_seconds: 3600 }],
-        ["get_secret", { key: "agent/db" }],
+        ["secret_info", { key: "agent/db" }],
         ["patch_secret", { key: "agent/db", max_reads: 3 }],
         ["list_secrets", { prefix: "agent/" }],
         ["delete_secret", { key: "agent/db" }],
@@ -61,8 +61,11 @@ describe("the agent key docs/mcp.md recommends", () => {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
         expect(result.isError ?? false, `${name}: ${textOf(result)}`).toBe(false);
       }
+      // What the docs say is offered, and no more: share_secret needs a key without a prefix, get_secret --allow-reveal.
+      const offered = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(offered).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "secret_info"]);
       // Outside the prefix: refused.
-      const outside = (await client.callTool({ name: "get_secret", arguments: { key: "prod/db" } })) as CallToolResult;
+      const outside = (await client.callTool({ name: "secret_info", arguments: { key: "prod/db" } })) as CallToolResult;
       expect(outside.isError).toBe(true);
       expect(textOf(outside)).toContain("(403)");
     } finally {

@@ -46,10 +46,10 @@ describe("ephemeral-vault mcp", () => {
     cleanupTemp();
   });
 
-  it("lists the six tools, each with a description and an input schema", async () => {
-    const { client } = await connect(vault);
+  it("lists the tools, each with a description and an input schema (get_secret with --allow-reveal)", async () => {
+    const { client } = await connect(vault, ["--allow-reveal"]);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["delete_secret", "get_secret", "list_secrets", "patch_secret", "put_secret", "share_secret"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["delete_secret", "get_secret", "list_secrets", "patch_secret", "put_secret", "secret_info", "share_secret"]);
     for (const tool of tools) {
       expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe("object");
@@ -60,7 +60,7 @@ describe("ephemeral-vault mcp", () => {
   });
 
   it("calls each tool against the real vault", async () => {
-    const { client, stderr } = await connect(vault);
+    const { client, stderr } = await connect(vault, ["--allow-reveal"]);
     const value = "agent value\nwith ünïcode 🔐";
     const put = await client.callTool({ name: "put_secret", arguments: { key: "agent/db", value, ttl_seconds: 3600, max_reads: 5 } });
     expect(put.isError).toBeFalsy();
@@ -68,7 +68,8 @@ describe("ephemeral-vault mcp", () => {
 
     const got = await client.callTool({ name: "get_secret", arguments: { key: "agent/db" } });
     expect(got.isError).toBeFalsy();
-    expect(textOf(got)).toBe(value);
+    expect(JSON.parse(textOf(got))).toEqual({ key: "agent/db", value });
+    expect(got.structuredContent).toEqual({ key: "agent/db", value });
 
     const listed = await client.callTool({ name: "list_secrets", arguments: { prefix: "agent/" } });
     expect(listed.isError).toBeFalsy();
@@ -101,12 +102,12 @@ describe("ephemeral-vault mcp", () => {
   });
 
   it("returns API refusals as tool errors with the API's message, and keeps serving", async () => {
-    const { client } = await connect(vault);
+    const { client } = await connect(vault, ["--allow-reveal"]);
     const missing = await client.callTool({ name: "get_secret", arguments: { key: "agent/none" } });
     expect(missing.isError).toBe(true);
     expect(textOf(missing)).toMatch(/\(404\)$/);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(6);
+    expect(tools).toHaveLength(7);
 
     const { client: denied } = await connect(vault, [], "not-a-valid-token-123456");
     const refused = await denied.callTool({ name: "list_secrets", arguments: {} });

@@ -61,13 +61,19 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "run",
-    usage: "run [--env NAME=KEY ...] [--prefix P] -- COMMAND [ARGS...]",
+    usage: "run [--env NAME=KEY ...] [--prefix P] [--env-file FILE] [--mask | --no-mask] -- COMMAND [ARGS...]",
     summary: "start COMMAND with secrets added to its environment",
     load: () => import("./run-command.js").then((m) => ({ register: m.registerRun })),
   },
   {
+    name: "export",
+    usage: "export [--format dotenv|json|shell] [--env NAME=KEY ...] [--prefix P] [--env-file FILE] [--force]",
+    summary: "write secrets as variables to stdout (not to a terminal), resolved as run does",
+    load: () => import("./export-command.js").then((m) => ({ register: m.registerExport })),
+  },
+  {
     name: "mcp",
-    usage: "mcp [--org ORG_ID]",
+    usage: "mcp [--org ORG_ID] [--allow-command PATTERN ...] [--allow-reveal [PREFIX]]",
     summary: "serve the Model Context Protocol over stdio for AI agents",
     load: () => import("./mcp-command.js").then((m) => ({ register: m.registerMcp })),
   },

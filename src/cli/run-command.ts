@@ -1,37 +1,40 @@
-import { spawn } from "node:child_process";
-import { constants } from "node:os";
 import type { Command } from "commander";
 import { ConfigError } from "../config.js";
-import { VaultApiError } from "../client/index.js";
-import type { VaultClient } from "../client/index.js";
+import { VaultClient } from "../client/index.js";
 import { callVault } from "./client-call.js";
-import type { ConnectionFlags } from "./connection.js";
+import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
-import { parseEnvMapping, prefixPath } from "./env-names.js";
+import { readEnvFile } from "./env-file.js";
+import { parseEnvMapping } from "./env-names.js";
+import { Masker } from "./mask.js";
 import type { ExitCode } from "./registry.js";
-import { childEnvironment, planRun } from "./run-plan.js";
+import { EXIT_CANNOT_START, runInherited } from "./run-child.js";
+import { planInjection, readSecrets, scopedClients } from "./run-core.js";
+import type { Injection, InjectionRequest, SecretRef } from "./run-core.js";
+import { childEnvironment } from "./run-plan.js";
 import type { RunPlan } from "./run-plan.js";
 
-/** Exit code when COMMAND cannot be started (as a shell does for "not found"). */
-export const EXIT_CANNOT_START = 127;
+export { EXIT_CANNOT_START } from "./run-child.js";
 
-interface RunFlags extends ConnectionFlags {
-  env: string[];
-  prefix?: string;
+interface RunFlags extends InjectionFlags {
   keepVaultEnv?: boolean;
-  quiet?: boolean;
+  mask?: boolean;
 }
 
 /**
- * `run [--env NAME=KEY ...] [--prefix P] -- COMMAND [ARGS...]`: checks that
- * every named secret exists (HEAD, no read counted), reads each once, then
- * starts COMMAND (stdio inherited) with them added to its environment,
- * forwards SIGINT/SIGTERM to it and exits with its exit code (128 + the
- * signal number when it died of a signal). Names from `--prefix` follow
- * run-plan.ts planRun (whole path segments, no deny-listed or already-set
- * name); the runner's VAULT_TOKEN, VAULT_ADDR and VAULT_ORG are not passed
- * on unless `--keep-vault-env` (docs/cli.md, "run"). Nothing is read or
- * started when a check fails (exit 1 or 2).
+ * `run [--env NAME=KEY ...] [--prefix P] [--env-file FILE ...] [--mask |
+ * --no-mask] -- COMMAND [ARGS...]`: checks that every named secret exists
+ * (HEAD, no read counted), reads each once, then starts COMMAND with them
+ * added to its environment, forwards SIGINT/SIGTERM to it and exits with its
+ * exit code (128 + the signal number when it died of a signal). Names from
+ * `--prefix` follow run-plan.ts planRun (whole path segments, no
+ * deny-listed or already-set name); an env file's `vault://` references are
+ * resolved like `--env` (env-file.ts); the runner's VAULT_TOKEN, VAULT_ADDR
+ * and VAULT_ORG are not passed on unless `--keep-vault-env`. With masking
+ * (`--mask`; by default for each of stdout and stderr that is not a
+ * terminal) every injected secret value and its encodings become
+ * `<masked:NAME>` in COMMAND's output (mask.ts; docs/cli.md, "run").
+ * Nothing is read or started when a check fails (exit 1 or 2).
  */
 export function registerRun(program: Command, exit: ExitCode): void {
   withConnectionOptions(
@@ -42,7 +45,10 @@ export function registerRun(program: Command, exit: ExitCode): void {
       .option("--env <NAME=KEY>", "set NAME to the secret KEY (repeatable); sets any name", (value: string, previous: string[]) => [...previous, value], [])
       .option("--prefix <prefix>", "every secret under the path PREFIX/, named after the rest of its key (prod/db_url -> DB_URL)")
       .option("--keep-vault-env", "pass this command's VAULT_TOKEN, VAULT_ADDR and VAULT_ORG on to COMMAND (default: removed)")
+      .option("--env-file <file>", "a dotenv FILE: NAME=vault://KEY (or vault://org/ORG_ID/KEY) reads a secret, other values pass through (repeatable)", (value: string, previous: string[]) => [...previous, value], [])
       .option("--quiet", "do not list the names --prefix set on stderr")
+      .option("--mask", "mask injected values in COMMAND's stdout and stderr (default: for each that is not a terminal)")
+      .option("--no-mask", "never mask COMMAND's output")
       .passThroughOptions(),
   )
     .addHelpText(
@@ -57,114 +63,93 @@ that is not [A-Z_][A-Z0-9_]*, is already set, or is on the deny list of loader,
 shell and interpreter variables (PATH, BASH_ENV, LD_*, NODE_*, PYTHON*, ...:
 docs/cli.md) is skipped, and said so on stderr; --env NAME=KEY sets any name.
 COMMAND does not get VAULT_TOKEN, VAULT_ADDR or VAULT_ORG unless --keep-vault-env.
+--env-file FILE: NAME=vault://KEY lines are read like --env NAME=KEY (any name;
+--env wins over the file, the file over --prefix); other values pass through.
+Masking (--mask; the default for stdout and stderr when not a terminal) turns
+every injected secret value, and its base64, URL- and JSON-escaped forms, into
+<masked:NAME> in COMMAND's output; values under 4 characters are not masked.
 
 Examples:
   ephemeral-vault run --env DATABASE_URL=prod/db_url -- node server.js
   ephemeral-vault run --prefix prod -- ./deploy.sh --fast
   ephemeral-vault run --env TOKEN=ci/token --env KEY=ci/key -- sh -c 'make release'
+  ephemeral-vault run --env-file .env.vault --mask -- npm test
 
 Exit codes: COMMAND's own (128 + N when it died of signal N); 1 the API refused a check
 or a read, or no secret is under PREFIX; 2 usage error (two keys for one name) or vault
 not reachable; ${EXIT_CANNOT_START} COMMAND could not be started.`,
     )
     .action(async (command: string[], flags: RunFlags) => {
-      const mappings = flags.env.map(parseEnvMapping);
-      if (mappings.length === 0 && flags.prefix === undefined) throw new ConfigError("run needs --env NAME=KEY or --prefix P");
-      const path = flags.prefix === undefined ? undefined : prefixPath(flags.prefix);
+      const request = injectionRequest(flags);
       const [file, ...args] = command;
       if (file === undefined) throw new ConfigError("run needs a COMMAND after --");
-      let values: Map<string, string> | undefined;
-      await callVault(flags, exit, async (client) => {
-        const prefixKeys = path === undefined ? [] : await keysUnder(client, path);
-        if (path !== undefined && prefixKeys.length === 0) {
-          if (mappings.length === 0) throw new VaultApiError(404, `no secret under ${path}`, undefined, `GET /secrets?prefix=${path}`);
-          process.stderr.write(`ephemeral-vault run: no secret under ${path}\n`);
-        }
-        const plan = planRun(prefixKeys, flags.prefix, mappings, process.env);
-        values = await readPlanned(client, plan.names);
-        // Said once every read succeeded, right before COMMAND starts: names and keys, never values.
-        if (path !== undefined && !flags.quiet) report(plan);
-      });
-      if (values === undefined) return;
-      exit.code = await runChild(file, args, childEnvironment(process.env, values, flags.keepVaultEnv === true));
+      const resolved = await resolveInjection(flags, exit, request, "run");
+      if (resolved === undefined) return;
+      const secretValues = new Map<string, string>();
+      for (const name of resolved.injection.secrets.keys()) secretValues.set(name, resolved.values.get(name) ?? "");
+      const masker = new Masker(secretValues);
+      const maskStdout = flags.mask ?? !process.stdout.isTTY;
+      const maskStderr = flags.mask ?? !process.stderr.isTTY;
+      if ((maskStdout || maskStderr) && masker.unmasked.length > 0) {
+        process.stderr.write(`ephemeral-vault run: warning: not masked, shorter than 4 characters: ${masker.unmasked.join(", ")}\n`);
+      }
+      const env = childEnvironment(process.env, resolved.values, flags.keepVaultEnv === true);
+      exit.code = await runInherited(file, args, env, { ...(maskStdout ? { stdout: masker } : {}), ...(maskStderr ? { stderr: masker } : {}) });
     });
 }
 
-/** The keys of every keyed secret under `path` (`P/`), all pages. */
-async function keysUnder(client: VaultClient, path: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.list({ prefix: path, ...(cursor === undefined ? {} : { cursor }) });
-    for (const entry of page.secrets) {
-      if ("key" in entry && typeof entry.key === "string" && entry.key.startsWith(path)) keys.push(entry.key);
-    }
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return keys;
+/** The flags `run` and `export` share. */
+export interface InjectionFlags extends ConnectionFlags {
+  env: string[];
+  envFile: string[];
+  prefix?: string;
+  quiet?: boolean;
+}
+
+/**
+ * What `--env`, `--prefix` and `--env-file` ask for (parsed, nothing read).
+ * @throws ConfigError (exit 2) when none is given, or for a bad mapping or file.
+ */
+export function injectionRequest(flags: InjectionFlags): InjectionRequest {
+  const mappings = flags.env.map(parseEnvMapping);
+  const file = new Map<string, SecretRef | string>();
+  for (const path of flags.envFile) for (const [name, source] of readEnvFile(path)) file.set(name, source);
+  if (mappings.length === 0 && flags.prefix === undefined && flags.envFile.length === 0) {
+    throw new ConfigError("give --env NAME=KEY, --prefix P or --env-file FILE");
+  }
+  return { mappings, prefix: flags.prefix, file };
+}
+
+/**
+ * Plans and reads an injection for `run` and `export` (run-core.ts): HEAD
+ * every secret, then read each once; `vault://org/ORG_ID/KEY` references go
+ * to that org with the same address and token. Once all is read, reports
+ * the names `--prefix` set and skipped on stderr (never values) unless `--quiet`. An API refusal
+ * or an unreachable vault is printed and left in `exit` (callVault).
+ * @returns the plan and name -> value (secrets and plain file values), or undefined after a failure.
+ */
+export async function resolveInjection(
+  flags: InjectionFlags,
+  exit: ExitCode,
+  request: InjectionRequest,
+  command: string,
+): Promise<{ injection: Injection; values: Map<string, string> } | undefined> {
+  let resolved: { injection: Injection; values: Map<string, string> } | undefined;
+  await callVault(flags, exit, async (client, connection: Connection) => {
+    const injection = await planInjection(client, request, process.env, (path) => process.stderr.write(`ephemeral-vault ${command}: no secret under ${path}\n`));
+    const clientOf = scopedClients(client, (org) => new VaultClient({ addr: connection.addr, token: connection.token, org }));
+    const values = await readSecrets(clientOf, injection.secrets);
+    if (request.prefix !== undefined && !flags.quiet) report(injection.plan, command);
+    for (const [name, value] of injection.plain) values.set(name, value);
+    resolved = { injection, values };
+  });
+  return resolved;
 }
 
 /** One stderr line for the names set and one per key skipped: names and keys, never values. */
-function report(plan: RunPlan): void {
+function report(plan: RunPlan, command: string): void {
   for (const { key, name, reason } of plan.skipped) {
-    process.stderr.write(`ephemeral-vault run: skipped ${key}: ${reason}; --env ${name}=${key} sets it explicitly\n`);
+    process.stderr.write(`ephemeral-vault ${command}: skipped ${key}: ${reason}; --env ${name}=${key} sets it explicitly\n`);
   }
-  if (plan.names.size > 0) process.stderr.write(`ephemeral-vault run: set ${[...plan.names.keys()].join(", ")}\n`);
-}
-
-/**
- * Checks that every planned key exists (HEAD: nothing read, nothing
- * counted), then reads each distinct key once.
- * @returns name -> value.
- * @throws VaultApiError naming the key that is missing or refused.
- */
-async function readPlanned(client: VaultClient, names: ReadonlyMap<string, string>): Promise<Map<string, string>> {
-  const keys = [...new Set(names.values())];
-  for (const key of keys) {
-    const found = await namingKey(key, () => client.exists(key));
-    if (!found) throw new VaultApiError(404, `${key}: secret not found`, undefined, `HEAD ${key}`);
-  }
-  const byKey = new Map<string, string>();
-  for (const key of keys) byKey.set(key, (await namingKey(key, () => client.get(key))).value);
-  const values = new Map<string, string>();
-  for (const [name, key] of names) values.set(name, byKey.get(key) ?? "");
-  return values;
-}
-
-/** Runs `call`, prefixing the key to the message of an API refusal. */
-async function namingKey<T>(key: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof VaultApiError) throw new VaultApiError(err.status, `${key}: ${err.error}`, err.message === err.error ? undefined : err.message, err.request);
-    throw err;
-  }
-}
-
-/**
- * Starts the child with inherited stdio, forwards SIGINT/SIGTERM while it
- * runs. @returns its exit code, 128 + signal number, or EXIT_CANNOT_START.
- */
-function runChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { stdio: "inherit", env });
-    const forward = (signal: NodeJS.Signals) => {
-      child.kill(signal);
-    };
-    process.on("SIGINT", forward);
-    process.on("SIGTERM", forward);
-    const done = (code: number) => {
-      process.off("SIGINT", forward);
-      process.off("SIGTERM", forward);
-      resolve(code);
-    };
-    child.once("error", (err: NodeJS.ErrnoException) => {
-      process.stderr.write(`ephemeral-vault: cannot start ${file}: ${err.code ?? err.message}\n`);
-      done(EXIT_CANNOT_START);
-    });
-    child.once("exit", (code, signal) => {
-      if (code !== null) done(code);
-      else done(128 + (signal === null ? 0 : (constants.signals[signal] ?? 0)));
-    });
-  });
+  if (plan.names.size > 0) process.stderr.write(`ephemeral-vault ${command}: set ${[...plan.names.keys()].join(", ")}\n`);
 }

@@ -1,27 +1,34 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { VaultClient } from "../client/index.js";
 import { version } from "../version.js";
+import { probeCapabilities } from "./capabilities.js";
 import { registerVaultTools } from "./tools.js";
+import type { McpOptions } from "./tools.js";
 
 /**
  * An MCP server (Model Context Protocol, official SDK) exposing the vault's
- * secret tools through `client`; not yet connected.
+ * tools (tools.ts), not yet connected. It first probes what the token may
+ * do (capabilities.ts) and offers only the tools it can use.
+ * @returns the server, the tools offered and the probes' refusals (for stderr).
  */
-export function createVaultMcpServer(client: VaultClient): McpServer {
+export async function createVaultMcpServer(options: McpOptions): Promise<{ server: McpServer; tools: string[]; refusals: string[] }> {
   const server = new McpServer({ name: "ephemeral-vault", version });
-  registerVaultTools(server, client);
-  return server;
+  const caps = await probeCapabilities(options.client, options.globalClient);
+  const tools = registerVaultTools(server, options, caps);
+  return { server, tools, refusals: caps.refusals };
 }
 
 /**
- * Serves MCP over stdio: stdout carries only protocol messages, notices go to
- * stderr. Resolves once connected; the process then runs until stdin closes.
+ * Serves MCP over stdio: stdout carries only protocol messages; notices go to
+ * stderr (the tools offered, and what the token may not do: never a token
+ * or a value). Resolves once connected; the process then runs until stdin closes.
  */
-export async function serveMcpStdio(client: VaultClient): Promise<void> {
-  const server = createVaultMcpServer(client);
+export async function serveMcpStdio(options: McpOptions): Promise<void> {
+  const { server, tools, refusals } = await createVaultMcpServer(options);
   const transport = new StdioServerTransport();
   transport.onclose = () => process.exit(0);
   await server.connect(transport);
-  process.stderr.write(`ephemeral-vault ${version} MCP server on stdio, vault ${client.addr}\n`);
+  const where = options.client.org === undefined ? "" : `, org ${options.client.org}`;
+  process.stderr.write(`ephemeral-vault ${version} MCP server on stdio, vault ${options.client.addr}${where}; tools: ${tools.join(", ") || "none"}\n`);
+  for (const refusal of refusals) process.stderr.write(`ephemeral-vault mcp: the token may not ${refusal}; its tools are not offered\n`);
 }

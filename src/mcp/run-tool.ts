@@ -1,0 +1,96 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import * as z from "zod";
+import { isDeniedEnvName, isEnvName, parseEnvMapping } from "../cli/env-names.js";
+import { Masker, MIN_MASKED_LENGTH } from "../cli/mask.js";
+import { runCaptured } from "../cli/run-child.js";
+import { planInjection, readSecrets } from "../cli/run-core.js";
+import { childEnvironment } from "../cli/run-plan.js";
+import { commandAllowed } from "./command-allow.js";
+import type { McpOptions } from "./tools.js";
+import { failure, guarded, result } from "./tool-kit.js";
+
+/**
+ * run_command (docs/mcp.md): runs a command allowed by `--allow-command`
+ * with named secrets in its environment, exactly as the CLI's `run` plans
+ * and reads them (run-core.ts: deny list and no override for `prefix`
+ * names, HEAD before each read, the server's VAULT_TOKEN, VAULT_ADDR and
+ * VAULT_ORG not passed on; and, unlike the CLI's `--env`, the names in
+ * `env` obey the rules of `--prefix` names, since the agent chooses them and
+ * may have written the values), without a shell, stdin closed, within the
+ * timeout; returns its exit code and its output with every injected value
+ * and its encodings masked (mask.ts), each stream capped. A command that
+ * no pattern allows is refused before anything is read; a value shorter
+ * than MIN_MASKED_LENGTH characters cannot be masked, so the command is
+ * then not started (its read has counted).
+ * @param canList whether the token may list: the `prefix` input is offered only then.
+ */
+export function registerRunCommand(server: McpServer, options: McpOptions, canList: boolean): void {
+  const { client } = options;
+  const allowed = options.commands.map((p) => `"${p.text}"`).join(", ");
+  const env = z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}. NAME is [A-Z_][A-Z0-9_]*, not a loader or interpreter variable (PATH, LD_*, NODE_OPTIONS, ...) and not already set.');
+  const prefix = z
+    .string()
+    .optional()
+    .describe('Every secret under this path ("prod" takes prod/db_url as DB_URL), as the CLI\'s run --prefix: loader and interpreter variables and names already set are skipped.');
+  server.registerTool(
+    "run_command",
+    {
+      title: "Run a command with secrets in its environment",
+      description: `Run a command with secrets in its environment without seeing them: the secrets are read (each read counts) and given to the command as environment variables; its exit code and output come back with every secret value (and its base64, URL- and JSON-escaped forms) replaced by <masked:NAME>. Only these commands may run (argv words; * matches within one word, a final ** any further arguments): ${allowed}. No shell: pass the command as an argv array, e.g. ["npm", "test"]. Stdin is closed; it is killed after ${Math.round(options.timeoutMs / 1000)} s; each of stdout and stderr is cut after ${options.maxOutputBytes} bytes.`,
+      inputSchema: {
+        command: z.array(z.string()).min(1).describe('The command and its arguments, e.g. ["npm", "run", "migrate"].'),
+        env,
+        ...(canList ? { prefix } : {}),
+      },
+      outputSchema: {
+        exit_code: z.number().nullable().describe("The exit code; 128 + N when killed by signal N; null when it could not start."),
+        timed_out: z.boolean(),
+        stdout: z.string(),
+        stderr: z.string(),
+        stdout_truncated_bytes: z.number(),
+        stderr_truncated_bytes: z.number(),
+        injected: z.array(z.string()).describe("The variable names set from secrets (their values are masked)."),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    async (input) =>
+      guarded(async () => {
+        const argv = input.command;
+        if (!options.commands.some((p) => commandAllowed(p, argv))) {
+          return failure(`command not allowed: ${JSON.stringify(argv)}; allowed (--allow-command): ${allowed}`);
+        }
+        const wantedPrefix = "prefix" in input && typeof input.prefix === "string" ? input.prefix : undefined;
+        const mappings = Object.entries(input.env ?? {}).map(([name, key]) => parseEnvMapping(`${name}=${key}`));
+        // The agent chooses these names and may have written the values: it gets the rules of --prefix names.
+        const refusedName = mappings.find(({ name }) => !isEnvName(name) || isDeniedEnvName(name) || process.env[name] !== undefined);
+        if (refusedName !== undefined) {
+          return failure(`not run: ${refusedName.name} may not be set (not [A-Z_][A-Z0-9_]*, on the deny list of loader, shell and interpreter variables, or already set in the server's environment)`);
+        }
+        if (mappings.length === 0 && wantedPrefix === undefined) return failure("give env {NAME: KEY}" + (canList ? " or prefix" : ""));
+        const injection = await planInjection(client, { mappings, prefix: wantedPrefix }, process.env);
+        const values = await readSecrets(() => client, injection.secrets);
+        const masker = new Masker(values);
+        if (masker.unmasked.length > 0) {
+          return failure(`not run: the values of ${masker.unmasked.join(", ")} are shorter than ${MIN_MASKED_LENGTH} characters and cannot be masked`);
+        }
+        const [file, ...args] = argv as [string, ...string[]];
+        const ran = await runCaptured(file, args, childEnvironment(process.env, values, false), masker, {
+          timeoutMs: options.timeoutMs,
+          maxBytes: options.maxOutputBytes,
+        });
+        if (ran.startError !== undefined) return failure(`cannot start ${file}: ${ran.startError}`);
+        return result({
+          exit_code: ran.exitCode,
+          timed_out: ran.timedOut,
+          stdout: ran.stdout,
+          stderr: ran.stderr,
+          stdout_truncated_bytes: ran.stdoutDropped,
+          stderr_truncated_bytes: ran.stderrDropped,
+          injected: [...values.keys()],
+        });
+      }),
+  );
+}
