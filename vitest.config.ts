@@ -33,6 +33,8 @@ const PG_MATRIX = [
   "test/keys.test.ts",
   "test/orgs.test.ts",
   "test/secrets-routes.test.ts",
+  "test/secret-replace.test.ts",
+  "test/replace-e2e.test.ts",
   "test/webhook-delivery.test.ts",
   "test/auth-limiter.test.ts",
   "test/auth-failure-coalescing.test.ts",
