@@ -35,6 +35,7 @@ const PG_MATRIX = [
   "test/secrets-routes.test.ts",
   "test/secret-replace.test.ts",
   "test/replace-e2e.test.ts",
+  "test/docker-image.test.ts",
   "test/webhook-delivery.test.ts",
   "test/auth-limiter.test.ts",
   "test/auth-failure-coalescing.test.ts",
