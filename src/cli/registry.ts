@@ -74,7 +74,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "audit",
     usage: "audit verify|head [--data-dir DIR | --database-url URL] [--anchor LINE]",
-    summary: "check the audit log's hash chain; exit 1 at the first broken row",
+    summary: "check the audit log's hash chain; exit 1 at the first broken row, 3 when a key is not loaded",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
   },
   {

@@ -34,6 +34,7 @@ Examples:
   ephemeral-vault run --prefix prod -- node server.js
 
 Exit codes: serve 0 stopped cleanly, 1 runtime failure, 2 bad setting or usage. Client commands 0 ok,
-1 the API refused (its message on stderr), 2 usage error or vault not reachable. audit verify 1 on a broken chain.
+1 the API refused (its message on stderr), 2 usage error or vault not reachable. audit verify 1 on a broken chain,
+3 when a root key it needs is not loaded.
 `;
 }
