@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { ConfigError } from "./config.js";
 import { verifyAuditChain } from "./domain/audit-verify.js";
-import type { ChainReport } from "./domain/audit-verify.js";
+import type { ChainReport, MissingKey } from "./domain/audit-verify.js";
 import type { ChainKeys } from "./domain/audit-chain.js";
 import { loadCipher } from "./ops/common.js";
 import type { ValueCipher } from "./crypto.js";
@@ -14,8 +14,14 @@ import { parseAnchor } from "./domain/audit-anchor.js";
 import type { Anchor } from "./domain/audit-anchor.js";
 import type { PgChainReport } from "./store/pg/audit-verify.js";
 
-/** Exit code of `audit verify` when the chain is broken. */
+/** Exit code of `audit verify` when the chain is broken (docs/audit.md). */
 export const EXIT_CHAIN_BROKEN = 1;
+/**
+ * Exit code of `audit verify` when rows are keyed with a root key that is
+ * not loaded: nothing shows tampering, but those rows are not verified
+ * (docs/audit.md). Not 2, which is a usage or setting error.
+ */
+export const EXIT_KEY_MISSING = 3;
 
 /** Where the command writes: stdout and stderr by default, strings in tests. */
 export interface CommandOutput {
@@ -76,7 +82,9 @@ export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainRepo
  * must also still hold what the anchor line recorded. `head` verifies the
  * log and prints its anchor line (domain/audit-anchor.ts, docs/audit.md).
  * @returns 0 when the chain is intact (and holds the anchor; `head`: the
- *   line printed), EXIT_CHAIN_BROKEN (1) when it is not.
+ *   line printed), EXIT_CHAIN_BROKEN (1) when it is not, EXIT_KEY_MISSING
+ *   (3) when rows are keyed with a root key that is not loaded (the message
+ *   names its id and the setting that loads it).
  * @throws ConfigError for usage errors, a missing database, and an anchor
  *   line that is malformed or not authentic (exit 2).
  */
@@ -112,7 +120,21 @@ export async function auditCommand(
   // The chain is keyed with the root key, never stored in the database (docs/audit.md): load it as the server does.
   const report = verifyDataDir(dataDir, () => loadCipher(dataDir, {}, env).auditChainKeys());
   output.out(report.ok ? intactLine(report) : brokenLine(report));
-  return report.ok ? 0 : EXIT_CHAIN_BROKEN;
+  return exitOf(report);
+}
+
+/** 0 intact, EXIT_KEY_MISSING when a key is missing, else EXIT_CHAIN_BROKEN. */
+function exitOf(report: { ok: boolean; missingKey?: MissingKey | undefined }): number {
+  if (report.ok) return 0;
+  return report.missingKey === undefined ? EXIT_CHAIN_BROKEN : EXIT_KEY_MISSING;
+}
+
+/** The line of a chain that could not be verified for want of a key: its id and the setting that loads it. */
+function missingKeyLine(missing: MissingKey, where: string, rows: number): string {
+  return (
+    `audit chain not verified: ${where} keyed with root key ${missing.keyId}, which is not loaded; ` +
+    `set ${missing.setting} to that key and run audit verify again (${rows} rows before it verified; nothing found altered)\n`
+  );
 }
 
 function intactLine(report: ChainReport & { ok: true }): string {
@@ -120,6 +142,7 @@ function intactLine(report: ChainReport & { ok: true }): string {
 }
 
 function brokenLine(report: ChainReport): string {
+  if (!report.ok && report.missingKey !== undefined) return missingKeyLine(report.missingKey, `rows from ${report.brokenId} are`, report.rows);
   return report.ok ? intactLine(report) : `audit chain broken at row ${report.brokenId}: ${report.reason} (${report.rows} rows before it verified)\n`;
 }
 
@@ -138,7 +161,7 @@ function anchorOf(line: string | undefined, cipher: ValueCipher): Anchor | undef
 function reportAnchored(anchored: AnchoredSqlite | AnchoredPg, output: CommandOutput, verdict: string): number {
   if (!anchored.report.ok) {
     output.out(verdict);
-    return EXIT_CHAIN_BROKEN;
+    return exitOf(anchored.report);
   }
   if (anchored.line !== undefined) {
     output.out(`${anchored.line}\n`);
@@ -156,7 +179,7 @@ function reportAnchored(anchored: AnchoredSqlite | AnchoredPg, output: CommandOu
  * `audit verify|head --database-url URL` (or VAULT_DATABASE_URL): every chain of
  * a PostgreSQL audit log (store/pg/audit-verify.ts), keyed with the root
  * keys of VAULT_ENCRYPTION_KEY and VAULT_PREVIOUS_ENCRYPTION_KEYS.
- * @returns 0 intact, EXIT_CHAIN_BROKEN when a chain is broken.
+ * @returns 0 intact, EXIT_CHAIN_BROKEN when a chain is broken, EXIT_KEY_MISSING when a key is not loaded.
  * @throws ConfigError when the database cannot be reached or no key is given.
  */
 async function verifyPostgres(
@@ -186,13 +209,14 @@ async function verifyPostgres(
     }
     const report = await verifyPgAuditChains(pool, keys);
     output.out(pgLine(report));
-    return report.ok ? 0 : EXIT_CHAIN_BROKEN;
+    return exitOf(report);
   } finally {
     await pool.end();
   }
 }
 
 function pgLine(report: PgChainReport): string {
+  if (!report.ok && report.missingKey !== undefined) return missingKeyLine(report.missingKey, `chain ${report.chain} from seq ${report.seq} is`, report.rows);
   return report.ok
     ? `audit chains intact: ${report.chains} chains, ${report.rows} rows\n`
     : `audit chain ${report.chain} broken at seq ${report.seq}: ${report.reason} (${report.rows} rows before it verified)\n`;

@@ -7,7 +7,7 @@ export type JsonSchema = Record<string, unknown>;
 
 /** One route's description, derived from its declaration (routes/declare.ts routeDocs()). */
 export interface RouteDoc {
-  method: "get" | "post" | "patch" | "delete" | "head";
+  method: "get" | "post" | "put" | "patch" | "delete" | "head";
   /** OpenAPI path, `{param}` style. */
   path: string;
   summary: string;

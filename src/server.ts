@@ -102,6 +102,11 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   } else {
     log[options.quietStart === true ? "info" : "warn"](`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
   }
+  if (config.webhookAllowPrivate) {
+    log.warn(
+      "VAULT_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target loopback, private and link-local addresses (this machine, its network, cloud metadata); for development and tests only (docs/configuration.md)",
+    );
+  }
   const vault = node.vault;
   const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
   // Summary rows of coalesced failed authentications, once per window.

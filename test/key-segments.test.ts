@@ -37,11 +37,15 @@ const BAD_PATHS = [
   "prod%2F%2e%2e",
 ];
 
-const METHODS = ["GET", "HEAD", "PATCH", "DELETE"] as const;
+const METHODS = ["GET", "HEAD", "PUT", "PATCH", "DELETE"] as const;
 
-/** Sends `method` to `path` with the master key (PATCH with a valid body). */
+/** Valid bodies, so that only the key is wrong. */
+const BODIES: Partial<Record<(typeof METHODS)[number], unknown>> = { PATCH: { max_reads: 3 }, PUT: { value: "v" } };
+
+/** Sends `method` to `path` with the master key (PUT and PATCH with a valid body). */
 function send(v: TestVault, method: (typeof METHODS)[number], path: string, token?: string): Promise<Response> {
-  return v.request(method, path, { ...(token === undefined ? {} : { token }), ...(method === "PATCH" ? { body: { max_reads: 3 } } : {}) });
+  const body = BODIES[method];
+  return v.request(method, path, { ...(token === undefined ? {} : { token }), ...(body === undefined ? {} : { body }) });
 }
 
 describe.each([
@@ -62,7 +66,7 @@ describe.each([
     expect(listed.secrets).toEqual([]);
   });
 
-  it("are refused with 400 on GET, HEAD, PATCH and DELETE of the literal path forms", async () => {
+  it("are refused with 400 on GET, HEAD, PUT, PATCH and DELETE of the literal path forms", async () => {
     const v = buildTestVault();
     const path = await base(v);
     for (const method of METHODS) {

@@ -241,11 +241,11 @@ describe("license, end to end through the command", () => {
     const keyFile = join(dir, "issuer.pem");
     const keygen = runCommand(["license", "keygen", "--private-key", keyFile]);
     const publicKey = /^VAULT_LICENSE_PUBLIC_KEY=(\S+)$/m.exec(keygen.stdout)?.[1];
-    const expired = runCommand(["license", "issue", "--private-key", keyFile, "--subject", "old", "--expires", "1000000000"]);
-    expect(expired.code).toBe(0);
+    // `license issue` refuses a past --expires: an expired license is made with the library.
+    const expired = issueLicense(readFileSync(keyFile, "utf8"), "old", 1_000_000_000, Date.now());
 
     const vault = await startVault(join(dir, "data"), {
-      env: { VAULT_LICENSE_KEY: expired.stdout.trim(), VAULT_LICENSE_PUBLIC_KEY: publicKey },
+      env: { VAULT_LICENSE_KEY: expired, VAULT_LICENSE_PUBLIC_KEY: publicKey },
     });
     const statuses = await createMany(vault, FREE_TIER_LIMIT);
     expect(statuses.every((s) => s === 201)).toBe(true);
@@ -286,6 +286,16 @@ describe("license, end to end through the command", () => {
     expect(statSync(keyFile).mode & 0o777).toBe(0o600); // --force does not keep a looser mode
     expect(runCommand(["license", "issue", "--private-key", keyFile]).code).toBe(2);
     expect(runCommand(["license", "issue", "--private-key", keyFile, "--subject", "x", "--expires", "soon"]).code).toBe(2);
+    // An --expires that is not in the future would issue a license that is expired already.
+    const now = Math.floor(Date.now() / 1000);
+    for (const past of ["1000000000", String(now - 1), "0"]) {
+      const refused = runCommand(["license", "issue", "--private-key", keyFile, "--subject", "x", "--expires", past]);
+      expect(refused.code, past).toBe(2);
+      expect(refused.stdout, past).toBe("");
+      expect(refused.stderr, past).toMatch(/--expires .*(past|not in the future)/);
+    }
+    const future = runCommand(["license", "issue", "--private-key", keyFile, "--subject", "x", "--expires", String(now + 3600)]);
+    expect(future.code).toBe(0);
     expect(runCommand(["license", "issue", "--private-key", join(dir, "missing.pem"), "--subject", "x"]).code).toBe(2);
     writeFileSync(join(dir, "not-a-key.pem"), "hello");
     expect(runCommand(["license", "issue", "--private-key", join(dir, "not-a-key.pem"), "--subject", "x"]).code).toBe(2);

@@ -127,6 +127,8 @@ describe("the OpenAPI document", () => {
     await call("GET", "/secrets/team/db");
     await call("GET", "/secrets/team/missing");
     await call("PATCH", "/secrets/team/db", { ttl_seconds: 7200 });
+    await call("PUT", "/secrets/team/db", { value: "rotated", max_reads: 9 });
+    await call("PUT", "/secrets/team/fresh", { value: "created" });
     await call("POST", "/prune", {});
     const key = await call("POST", "/keys", { name: "reader", permissions: ["read"] });
     const created = (await key.json()) as { id: string; token: string };
@@ -157,6 +159,9 @@ describe("the OpenAPI document", () => {
     await call("POST", `/orgs/${org.id}/secrets`, { key: "app/token", value: "abc", ttl_seconds: 600 });
     await call("GET", `/orgs/${org.id}/secrets`);
     await call("PATCH", `/orgs/${org.id}/secrets/app/token`, { max_reads: 3 });
+    await call("PUT", `/orgs/${org.id}/secrets/app/token`, { value: "rotated", delete: false });
+    await call("PUT", `/orgs/${org.id}/secrets/app/fresh`, { value: "created" });
+    await call("DELETE", `/orgs/${org.id}/secrets/app/fresh`);
     await call("GET", `/orgs/${org.id}/secrets/app/token`, undefined, pkey.key);
     await call("GET", `/orgs/${org.id}/audit`);
     await call("GET", "/orgs/org_doesnotexist0000000000000");
@@ -198,7 +203,7 @@ describe("the OpenAPI document", () => {
     // Every operation with a success answer was reached with one, and it validated.
     expect(missing).toEqual([]);
     // The walk above reached every kind of answer it meant to.
-    for (const op of ["POST /secrets 201", "GET /secrets 200", "GET /secrets/{key} 200", "GET /secrets/{key} 404", "GET /audit 200", "GET /audit 400", "POST /orgs 201", "GET /me 200", "GET /orgs/{org_id}/audit 200", "PATCH /secrets/{key} 200", "POST /orgs/{org_id}/principals/{id}/keys 201"]) {
+    for (const op of ["POST /secrets 201", "GET /secrets 200", "GET /secrets/{key} 200", "GET /secrets/{key} 404", "GET /audit 200", "GET /audit 400", "POST /orgs 201", "GET /me 200", "GET /orgs/{org_id}/audit 200", "PATCH /secrets/{key} 200", "PUT /secrets/{key} 200", "PUT /secrets/{key} 201", "POST /orgs/{org_id}/principals/{id}/keys 201"]) {
       expect(checked.has(op), `${op}; reached: ${[...checked].join(", ")}`).toBe(true);
     }
   });
@@ -209,13 +214,13 @@ describe("405 answers", () => {
     const v = buildTestVault();
     const cases: [string, string, string][] = [
       ["PUT", "/secrets", "GET, HEAD, POST"],
-      ["POST", "/secrets/team/db", "GET, HEAD, PATCH, DELETE"],
+      ["POST", "/secrets/team/db", "GET, HEAD, PUT, PATCH, DELETE"],
       ["GET", "/prune", "POST"],
       ["POST", "/audit", "GET, HEAD"],
       ["DELETE", "/keys", "GET, HEAD, POST"],
       ["GET", "/keys/sk_x", "DELETE"],
       ["PUT", "/orgs/org_x/secrets", "GET, HEAD, POST"],
-      ["POST", "/orgs/org_x/secrets/a/b", "GET, HEAD, PATCH, DELETE"],
+      ["POST", "/orgs/org_x/secrets/a/b", "GET, HEAD, PUT, PATCH, DELETE"],
       ["GET", "/orgs/org_x/prune", "POST"],
       ["POST", "/orgs/org_x/audit", "GET, HEAD"],
     ];

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -173,5 +173,60 @@ describe("rekey", () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ value: `rekey-value-${i}` });
     }
+  });
+});
+
+describe("rekey of a generated encryption.key", () => {
+  it("replaces the key file with the new key, keeps the old one beside it (0600), and a plain start reads every value", async () => {
+    const dir = tempDir();
+    const first = await startVault(dir, { env: { VAULT_ENCRYPTION_KEY: undefined } });
+    for (let i = 0; i < 3; i++) await create(first, `gen/${i}`, `generated-${i}`);
+    await first.stop();
+    const keyFile = join(dir, "encryption.key");
+    const oldKey = readFileSync(keyFile, "utf8").trim();
+    expect(oldKey).toMatch(/^[0-9a-f]{64}$/);
+
+    // docs/operations.md "Rotating the encryption key", literally.
+    const rekey = runCommand(["rekey", "--data-dir", dir], { VAULT_ENCRYPTION_KEY: KEY_B, VAULT_PREVIOUS_ENCRYPTION_KEYS: oldKey });
+    expect(rekey.stderr).toBe("");
+    expect(rekey.code).toBe(0);
+    expect(readFileSync(keyFile, "utf8").trim()).toBe(KEY_B);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const kept = readdirSync(dir).filter((name) => name.startsWith("encryption.key.old"));
+    expect(kept).toHaveLength(1);
+    const oldFile = join(dir, kept[0] as string);
+    expect(readFileSync(oldFile, "utf8").trim()).toBe(oldKey);
+    expect(statSync(oldFile).mode & 0o777).toBe(0o600);
+    expect(rekey.stdout).toContain(oldFile);
+    // No temporary file left behind.
+    expect(readdirSync(dir).filter((name) => name.includes(".tmp"))).toEqual([]);
+
+    // A plain start: no VAULT_ENCRYPTION_KEY, the key file alone.
+    const vault = await startVault(dir, { env: { VAULT_ENCRYPTION_KEY: undefined } });
+    for (let i = 0; i < 3; i++) {
+      const res = await vault.request("GET", `/secrets/gen/${i}`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ value: `generated-${i}` });
+    }
+    await vault.stop();
+
+    // A second rotation keeps the first old key too (no file is overwritten).
+    const again = runCommand(["rekey", "--data-dir", dir], { VAULT_ENCRYPTION_KEY: KEY_A, VAULT_PREVIOUS_ENCRYPTION_KEYS: KEY_B });
+    expect(again.code).toBe(0);
+    expect(readFileSync(keyFile, "utf8").trim()).toBe(KEY_A);
+    expect(readdirSync(dir).filter((name) => name.startsWith("encryption.key.old"))).toHaveLength(2);
+    expect(existsSync(oldFile)).toBe(true);
+  });
+
+  it("leaves encryption.key alone when it holds the key rekey runs with", async () => {
+    const dir = tempDir();
+    const first = await startVault(dir, { env: { VAULT_ENCRYPTION_KEY: undefined } });
+    await create(first, "same/key", "same");
+    await first.stop();
+    const before = readFileSync(join(dir, "encryption.key"), "utf8");
+    const rekey = runCommand(["rekey", "--data-dir", dir], { VAULT_ENCRYPTION_KEY: undefined });
+    expect(rekey.code).toBe(0);
+    expect(readFileSync(join(dir, "encryption.key"), "utf8")).toBe(before);
+    expect(readdirSync(dir).filter((name) => name.startsWith("encryption.key."))).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { ValueCipher } from "../src/crypto.js";
+import { rootKeyId, ValueCipher } from "../src/crypto.js";
+import { rekeyDatabase } from "../src/ops/rekey.js";
 import { openDatabase } from "../src/db.js";
 import { createLogger } from "../src/log.js";
 import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
@@ -105,6 +106,39 @@ describePg("migrate --from-sqlite and audit verify on PostgreSQL", () => {
     } finally {
       await engine.close();
     }
+  });
+
+  it("audit verify --database-url on a vault migrated after a rotation: a missing previous key exits 3, naming it, not 1", async () => {
+    const dir = tempDir("ev-migrate-rekeyed-");
+    const oldKey = Buffer.alloc(32, 3);
+    const newKey = Buffer.alloc(32, 4);
+    const db = openDatabase(join(dir, "vault.db"));
+    const before = createVault({ ...common(new ValueCipher(oldKey)), db });
+    expect((await call(before.app, "POST", "/secrets", { key: "under/old", value: "v" })).status).toBe(201);
+    before.tx.close();
+    before.walScrubber.stop();
+    expect(rekeyDatabase(db, new ValueCipher(newKey, [oldKey])).remaining).toBe(0);
+    const after = createVault({ ...common(new ValueCipher(newKey)), db });
+    expect((await call(after.app, "POST", "/secrets", { key: "under/new", value: "v" })).status).toBe(201);
+    after.tx.close();
+    after.walScrubber.stop();
+    db.close();
+    const target = await createTestDatabase();
+    databases.push(target);
+    const migrated = runCommand(["migrate", "--from-sqlite", dir, "--to", target.url], { VAULT_ENCRYPTION_KEY: newKey.toString("hex") });
+    expect(migrated.code, migrated.stderr).toBe(0);
+
+    const onlyNew = runCommand(["audit", "verify", "--database-url", target.url], { VAULT_ENCRYPTION_KEY: newKey.toString("hex") });
+    expect(onlyNew.code, onlyNew.stdout + onlyNew.stderr).toBe(3);
+    expect(onlyNew.stdout).not.toMatch(/broken/);
+    expect(onlyNew.stdout).toContain(rootKeyId(oldKey));
+    expect(onlyNew.stdout).toContain("VAULT_PREVIOUS_ENCRYPTION_KEYS");
+    const both = runCommand(["audit", "verify", "--database-url", target.url], {
+      VAULT_ENCRYPTION_KEY: newKey.toString("hex"),
+      VAULT_PREVIOUS_ENCRYPTION_KEYS: oldKey.toString("hex"),
+    });
+    expect(both.code, both.stdout + both.stderr).toBe(0);
+    expect(both.stdout).toMatch(/^audit chains intact/);
   });
 
   it("refuses a target that is not empty, through the command (exit 2), keeping nothing of the second copy", async () => {

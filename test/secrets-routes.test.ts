@@ -372,8 +372,8 @@ describe("HTTP conventions", () => {
       ["PUT", "/secrets", ["GET", "HEAD", "POST"]],
       ["DELETE", "/secrets", ["GET", "HEAD", "POST"]],
       ["PATCH", "/secrets", ["GET", "HEAD", "POST"]],
-      ["POST", "/secrets/k", ["GET", "HEAD", "PATCH", "DELETE"]],
-      ["PUT", "/secrets/a/b", ["GET", "HEAD", "PATCH", "DELETE"]],
+      ["POST", "/secrets/k", ["GET", "HEAD", "PUT", "PATCH", "DELETE"]],
+      ["POST", "/secrets/a/b", ["GET", "HEAD", "PUT", "PATCH", "DELETE"]],
       ["GET", "/prune", ["POST"]],
       ["POST", "/health", ["GET", "HEAD"]],
       ["POST", "/openapi.json", ["GET", "HEAD"]],
@@ -381,7 +381,7 @@ describe("HTTP conventions", () => {
     for (const [method, path, allowed] of cases) {
       for (const m of allowed) {
         // every method Allow names is really served (not 405)
-        if (m !== "POST" && m !== "PATCH") expect((await v.asMaster(m, path)).status, `${m} ${path}`).not.toBe(405);
+        if (m !== "POST" && m !== "PATCH" && m !== "PUT") expect((await v.asMaster(m, path)).status, `${m} ${path}`).not.toBe(405);
       }
       const res = await v.asMaster(method, path);
       expect(res.status, `${method} ${path}`).toBe(405);
@@ -400,7 +400,7 @@ describe("HTTP conventions", () => {
       await create(v, { key: "x", value: "v" }), // 402
       await create(v, { value: "" }), // 400
       await v.asMaster("GET", "/secrets/missing"), // 404
-      await v.asMaster("PUT", "/secrets/k"), // 405
+      await v.asMaster("POST", "/secrets/k"), // 405
       await v.request("GET", "/secrets/k", { token: null }), // 401
       await v.request("GET", "/health", { token: null }), // 200
       await v.request("GET", "/openapi.json", { token: null }), // 200
@@ -434,7 +434,7 @@ describe("GET /openapi.json", () => {
     expect(doc.info.title).toBe("ephemeral-vault");
     expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(Object.keys(doc.paths["/secrets"] ?? {}).sort()).toEqual(["get", "post"]);
-    expect(Object.keys(doc.paths["/secrets/{key}"] ?? {}).sort()).toEqual(["delete", "get", "patch"]);
+    expect(Object.keys(doc.paths["/secrets/{key}"] ?? {}).sort()).toEqual(["delete", "get", "patch", "put"]);
     expect(Object.keys(doc.paths["/prune"] ?? {})).toEqual(["post"]);
     expect(Object.keys(doc.paths["/health"] ?? {})).toEqual(["get"]);
     expect(doc.paths["/secrets"]?.post?.requestBody).toBeDefined();

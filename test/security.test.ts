@@ -50,7 +50,7 @@ type Scoped = "read" | "write" | "delete" | "admin";
 /**
  * The oracle, written from decisions.md section 5 and not from the code
  * under test: scoped keys may call only global endpoints (never /orgs* or
- * /me*); `read` GET (and HEAD), `write` POST and PATCH, `delete` DELETE;
+ * /me*); `read` GET (and HEAD), `write` POST, PUT (replace) and PATCH, `delete` DELETE;
  * `admin` everything, and alone the list, prune, audit, webhooks and keys.
  */
 function scopedNeed(method: string, path: string): Scoped | "never" {
@@ -58,7 +58,7 @@ function scopedNeed(method: string, path: string): Scoped | "never" {
   if (path === "/secrets" && (method === "GET" || method === "HEAD")) return "admin";
   if (path === "/prune" || path === "/audit" || path.startsWith("/keys") || path.startsWith("/webhooks")) return "admin";
   if (method === "GET" || method === "HEAD") return "read";
-  if (method === "POST" || method === "PATCH") return "write";
+  if (method === "POST" || method === "PUT" || method === "PATCH") return "write";
   if (method === "DELETE") return "delete";
   return "never";
 }

@@ -72,7 +72,9 @@ Examples:
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault audit verify --database-url postgres://vault@db/vault
 
 Exit codes: 0 chain intact, 1 chain broken (the first broken row is named) or the anchor not held,
-2 usage error, no database, or an anchor line that is malformed or not authentic.`;
+2 usage error, no database, or an anchor line that is malformed or not authentic,
+3 not verified: rows are keyed with a root key that is not loaded (its id and the setting that loads it,
+VAULT_PREVIOUS_ENCRYPTION_KEYS or VAULT_ENCRYPTION_KEY, are named).`;
   const audit = program
     .command("audit")
     .description("read the audit log through the API (ls), or check its hash chains in a data directory or PostgreSQL database (verify, head)")

@@ -59,6 +59,13 @@ export function licenseCommand(args: string[]): number {
         throw new ConfigError("--expires must be a Unix timestamp in seconds");
       }
       expires = Number(values.expires);
+      // A license whose expiry has passed lifts nothing: refuse to issue it (docs/cli.md "license").
+      const now = Math.floor(Date.now() / 1000);
+      if (expires <= now) {
+        throw new ConfigError(
+          `--expires ${values.expires} is not in the future (now is ${now}, ${new Date(now * 1000).toISOString()}): the license would be expired already; give a later Unix time in seconds`,
+        );
+      }
     }
     let pem: string;
     try {

@@ -98,7 +98,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "audit",
     usage: "audit ls [--action A] [--key K] [--since T] [--until T] [--limit N] [--org ORG] | audit verify|head [--data-dir DIR | --database-url URL] [--anchor LINE]",
-    summary: "read the audit log through the API; or check its hash chain (exit 1 at the first broken row)",
+    summary: "read the audit log through the API; or check its hash chain (exit 1 at the first broken row, 3 when a key is not loaded)",
     load: () => import("./admin-commands.js").then((m) => ({ register: m.registerAudit })),
   },
   {

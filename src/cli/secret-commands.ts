@@ -27,7 +27,11 @@ function limits(flags: LimitFlags): { ttlSeconds?: number; maxReads?: number } {
   };
 }
 
-/** `put KEY [VALUE] [--ttl DURATION] [--reads N] [--seal]`: prints nothing on success. */
+/**
+ * `put KEY [VALUE] [--ttl DURATION] [--reads N] [--seal] [--force]`: prints
+ * nothing on success. `--force` replaces a live secret (PUT, docs/cli.md)
+ * instead of refusing it (409).
+ */
 export function registerPut(program: Command, exit: ExitCode): void {
   withConnectionOptions(
     program
@@ -37,7 +41,8 @@ export function registerPut(program: Command, exit: ExitCode): void {
       .argument("[value]", "the value; omit it to read stdin to its end")
       .option("--ttl <duration>", "expire after DURATION: seconds or 30s, 15m, 2h, 7d")
       .option("--reads <n>", "burn after N reads")
-      .option("--seal", "with --org: seal instead of deleting when the reads run out"),
+      .option("--seal", "with --org: seal instead of deleting when the reads run out")
+      .option("--force", "replace the value and limits of a live secret of KEY in one step (read count back to 0; readers never see it missing)"),
   )
     .addHelpText(
       "after",
@@ -46,15 +51,17 @@ Examples:
   printf %s "$DB_PASSWORD" | ephemeral-vault put prod/db_password --ttl 7d
   ephemeral-vault put ci/deploy_token < token.txt --reads 1
   ephemeral-vault put greeting "hello" --ttl 15m
+  ephemeral-vault put --force prod/db_password < new-password.txt   # rotate: the limits given replace the old ones
 ${EXIT_HELP}`,
     )
-    .action(async (key: string, value: string | undefined, flags: LimitFlags & { seal?: boolean }) => {
+    .action(async (key: string, value: string | undefined, flags: LimitFlags & { seal?: boolean; force?: boolean }) => {
       const options = { ...limits(flags), ...(flags.seal === true ? { seal: true } : {}) };
       await callVault(flags, exit, async (client, connection) => {
         if (options.seal === true && connection.org === undefined) throw new ConfigError("--seal applies to org secrets only (give --org)");
         if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
         const text = value ?? (await readStdin());
-        await client.put(key, text, options);
+        if (flags.force === true) await client.replace(key, text, options);
+        else await client.put(key, text, options);
       });
     });
 }

@@ -39,6 +39,6 @@ Examples:
 
 Exit codes: serve 0 stopped cleanly, 1 runtime failure, 2 bad setting or usage. Client commands 0 ok,
 1 the API refused (its message on stderr), 2 usage error, vault not reachable (or no answer in time)
-or not a vault. audit verify 1 on a broken chain.
+or not a vault. audit verify 1 on a broken chain, 3 when a root key it needs is not loaded.
 `;
 }

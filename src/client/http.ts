@@ -8,7 +8,7 @@ export type Query = Record<string, string | number | undefined>;
 
 /** One request to the vault. */
 export interface Call {
-  method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path with its segments already encoded (see encodeKey). */
   path: string;
   query?: Query | undefined;

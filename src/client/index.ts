@@ -58,7 +58,7 @@ function env(name: string): string | undefined {
 /**
  * A typed client of the vault's HTTP API, over fetch (Node 20+, browsers,
  * Deno, Bun, workers). It never loads server code. Secret verbs are named
- * like the CLI's (put, get, share, list, delete, patch, exists) and act on
+ * like the CLI's (put, replace, get, share, list, delete, patch, exists) and act on
  * global secrets, or on an org's secrets when `org` is set; the other
  * resources are grouped: `keys`, `audit`, `webhooks`, `orgs`, `me`.
  *
@@ -133,6 +133,34 @@ export class VaultClient {
     if (options.seal) body.delete = false;
     if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
     return this.#t.json({ method: "POST", path: this.#secrets(), body });
+  }
+
+  /**
+   * Creates or replaces a keyed secret (PUT /secrets/{key}, or
+   * /orgs/{org}/secrets/{key}): a live secret's value and limits are
+   * replaced in one transaction (read_count back to 0, created_at kept, a
+   * sealed org secret active again), so no reader sees it missing in
+   * between. The options are the whole new limits: one omitted means none
+   * (no TTL, no read limit, burn, org-wide).
+   * @param key the key; may contain `/`.
+   * @param value the new value, any string (sent as is).
+   * @param options as put(): ttlSeconds (seconds), maxReads, seal and allowedKeys (org only).
+   * @returns `{key, updated}`: updated true when a live secret was replaced (200), false when it was created (201).
+   * @throws VaultApiError 404 for a public secret's id, 402 when a create meets the free-tier limit, 403, 400/413 on bad input;
+   *   a plain Error when `seal` or `allowedKeys` is used without `org`.
+   */
+  async replace(key: string, value: string, options: PutOptions = {}): Promise<{ key: string; updated: boolean }> {
+    const body: Record<string, unknown> = { value };
+    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
+    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
+    if (this.org === undefined && (options.seal || options.allowedKeys !== undefined)) {
+      throw new Error("seal and allowedKeys apply to org secrets only (set org)");
+    }
+    if (options.seal) body.delete = false;
+    if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
+    const res = await this.#t.send({ method: "PUT", path: `${this.#secrets()}/${encodeKey(key)}`, body });
+    const answer = (await res.json()) as { key: string; updated?: boolean };
+    return { key: answer.key, updated: res.status === 200 && answer.updated === true };
   }
 
   /**

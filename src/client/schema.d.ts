@@ -3120,7 +3120,140 @@ export interface paths {
                 };
             };
         };
-        put?: never;
+        /** Create the org secret (201) or replace a live one's value, limits, delete flag and allowed_keys in one transaction (200): read_count back to 0, created_at kept, a sealed secret active again. Omitted fields take their create defaults. Needs the letter c. */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
+                    key: string;
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        allowed_keys?: string[];
+                        delete?: boolean;
+                        max_reads?: number;
+                        ttl_seconds?: number;
+                        value: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description replaced: {key, updated: true} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: string;
+                            /** @constant */
+                            updated: true;
+                        };
+                    };
+                };
+                /** @description created: {key} */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: string;
+                        };
+                    };
+                };
+                /** @description invalid input or key, or an allowed_keys id that is not a key of this org */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description a create beyond the free tier limit of 100 active secrets (a replace is never refused for it) */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description value larger than VAULT_MAX_VALUE_BYTES, or body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         post?: never;
         /** Delete an org secret (active or sealed) at once. */
         delete: {
@@ -4262,7 +4395,137 @@ export interface paths {
                 };
             };
         };
-        put?: never;
+        /** Create the secret (201) or replace a live one's value and limits in one transaction (200): read_count back to 0, created_at kept; no reader sees a 404 in between. Omitted limits mean none. Public ids cannot be replaced (404). */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; a public secret's id (64 lower-case hex characters) answers 404 */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        max_reads?: number;
+                        ttl_seconds?: number;
+                        value: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description replaced: {key, updated: true} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: string;
+                            /** @constant */
+                            updated: true;
+                        };
+                    };
+                };
+                /** @description created: {key} */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: string;
+                        };
+                    };
+                };
+                /** @description invalid input or key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description a create beyond the free tier limit of 100 active secrets (a replace is never refused for it) */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description a public secret's id: public secrets cannot be replaced */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description value larger than VAULT_MAX_VALUE_BYTES, or body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         post?: never;
         /** Delete a secret at once, whatever its TTL or remaining reads. */
         delete: {

@@ -7,7 +7,17 @@ import type { AuditRow as Row } from "../store/audit.js";
 /** Result of walking the hash chain (`ephemeral-vault audit verify`). */
 export type ChainReport =
   | { ok: true; rows: number; head: string }
-  | { ok: false; rows: number; brokenId: number; reason: string };
+  | { ok: false; rows: number; brokenId: number; reason: string; missingKey?: MissingKey };
+
+/**
+ * Why a chain could not be verified although nothing shows it was altered:
+ * rows (from `brokenId`) are keyed with a root key that is not loaded. `keyId`
+ * is the key's id (crypto.ts rootKeyId), `setting` the variable that loads it.
+ */
+export interface MissingKey {
+  keyId: string;
+  setting: "VAULT_ENCRYPTION_KEY" | "VAULT_PREVIOUS_ENCRYPTION_KEYS";
+}
 
 /**
  * Walks the whole chain in id order and checks each row's hash against the
@@ -36,7 +46,13 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
     return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record does not end with a keyed segment (altered)" };
   }
   if (lastKey === undefined) {
-    return { ok: false, rows: 0, brokenId: last.from, reason: `the chain's last segment is keyed with root key ${last.key}, which is not loaded (set VAULT_ENCRYPTION_KEY)` };
+    return {
+      ok: false,
+      rows: 0,
+      brokenId: last.from,
+      reason: `the chain's last segment is keyed with root key ${last.key}, which is not loaded (set VAULT_ENCRYPTION_KEY)`,
+      missingKey: { keyId: last.key, setting: "VAULT_ENCRYPTION_KEY" },
+    };
   }
   if (!segmentsAuthentic(lastKey, segments, recorded.mac, recorded.signedHeads)) {
     return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is not authentic (altered, or written under another key)" };
@@ -53,7 +69,14 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
     const key = keyId === null ? null : keys.get(keyId);
     if (key === undefined) {
       iter.return?.();
-      return { ok: false, rows, brokenId: row.id, reason: `rows from here are keyed with root key ${keyId}, which is not loaded (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)` };
+      // The segment record is authentic (checked above): the key id is the one those rows were written with.
+      return {
+        ok: false,
+        rows,
+        brokenId: row.id,
+        reason: `rows from here are keyed with root key ${keyId}, which is not loaded (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)`,
+        missingKey: { keyId: keyId as string, setting: "VAULT_PREVIOUS_ENCRYPTION_KEYS" },
+      };
     }
     const { hash, ...content } = row;
     let reason: string | undefined;

@@ -50,6 +50,12 @@ export interface CreateInput {
   allowedKeys?: string[] | null | undefined;
 }
 
+/** PUT (docs/api.md "Replace a secret"): a create's input with its key required. */
+export type ReplaceInput = CreateInput & { key: string };
+
+/** The outcome of a replace: a secret created (201) or a live one replaced (200). */
+export type ReplaceOutcome = { kind: "created" | "replaced"; secret: SecretMeta };
+
 export interface PatchInput {
   ttlSeconds?: number | undefined;
   maxReads?: number | undefined;
@@ -120,5 +126,33 @@ export function toMeta(record: SecretMeta & { id: number; ciphertext: Buffer | n
     burnOnLimit: record.burnOnLimit,
     ownerId: record.ownerId,
     allowedKeys: record.allowedKeys,
+  };
+}
+
+/** Whether a secret's expires_at (Unix ms) has passed at `now` (Unix ms). */
+export function isDue(row: Pick<SecretMeta, "expiresAt">, now: number): boolean {
+  return row.expiresAt !== null && row.expiresAt <= now;
+}
+
+/**
+ * Whether `reader` may read a secret by its `allowed_keys` (docs/orgs.md):
+ * no list, or a reader that is not a principal key (the master key), may.
+ */
+export function mayRead(row: Pick<SecretMeta, "allowedKeys">, reader: Reader): boolean {
+  if (row.allowedKeys === null || reader.principalKeyId === null) return true;
+  return row.allowedKeys.includes(reader.principalKeyId);
+}
+
+/**
+ * The limits and access of a create or replace input, as stored: expires_at
+ * (Unix ms, `now` + ttl_seconds, or null), max_reads (or null), whether the
+ * last read burns (default true) and `allowed_keys` (or null: org-wide).
+ */
+export function limitsOf(input: CreateInput, now: number): { expiresAt: number | null; maxReads: number | null; burnOnLimit: boolean; allowedKeys: string[] | null } {
+  return {
+    expiresAt: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
+    maxReads: input.maxReads ?? null,
+    burnOnLimit: input.burnOnLimit !== false,
+    allowedKeys: input.allowedKeys ?? null,
   };
 }

@@ -5,8 +5,9 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
-import { DUPLICATE_KEY, toMeta } from "./secret-model.js";
-import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader, RetrieveOutcome, SecretMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, isDue, limitsOf, mayRead, toMeta } from "./secret-model.js";
+import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
+import type { ReplaceInput, ReplaceOutcome, RetrieveOutcome, SecretMeta } from "./secret-model.js";
 
 export interface SecretsDeps {
   cipher: ValueCipher;
@@ -41,7 +42,7 @@ export class SecretLifecycle {
     // A fresh 256-bit public id names no row: only a caller's key is looked up.
     const existing = isPublic ? undefined : await w.secrets.live(input.scope, key);
     if (existing) {
-      if (this.isDue(existing, now)) await this.expireRow(w, existing, now, origin);
+      if (isDue(existing, now)) await this.expireRow(w, existing, now, origin);
       else throw new VaultError("conflict", DUPLICATE_KEY);
     }
     const limit = this.deps.activeLimit();
@@ -82,14 +83,14 @@ export class SecretLifecycle {
     // The hot path awaits only what really is a promise (a PostgreSQL store):
     // on SQLite the whole read runs without a microtask per store call.
     const now = this.deps.now();
-    const live = w.secrets.live(scope, key);
+    const live = w.secrets.liveForChange(scope, key);
     const row = live instanceof Promise ? await live : live;
     if (!row) return { kind: "not_found" };
-    if (this.isDue(row, now)) {
+    if (isDue(row, now)) {
       await this.expireRow(w, row, now, origin);
       return { kind: "not_found" };
     }
-    if (!this.mayRead(row, reader)) return { kind: "forbidden" };
+    if (!mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
     const count = w.secrets.countRead(row);
     const counted = count instanceof Promise ? await count : count;
@@ -136,7 +137,7 @@ export class SecretLifecycle {
   async check(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<CheckOutcome> {
     const row = await this.liveRow(w, scope, key, this.deps.now(), origin);
     if (!row) return { kind: "not_found" };
-    if (!this.mayRead(row, reader)) return { kind: "forbidden" };
+    if (!mayRead(row, reader)) return { kind: "forbidden" };
     if (row.state === "sealed") return { kind: "sealed" };
     return { kind: "ok", secret: toMeta(row) };
   }
@@ -172,6 +173,35 @@ export class SecretLifecycle {
     const meta = toMeta(updated);
     await this.emit(w, "secret.updated", meta, origin);
     return { kind: "ok", secret: meta };
+  }
+
+  /**
+   * PUT (docs/api.md "Replace a secret"): replaces a live (active or sealed)
+   * secret's value and limits in place, in this one unit of work, so no
+   * reader finds the key missing in between: read_count 0, state active,
+   * created_at (and with it the value's AAD) and owner kept, updated_at set;
+   * event `secret.updated`. A missing key (or one past its TTL, expired
+   * here first) is created as by create(): `secret.created`, and the
+   * free-tier limit applies. Omitted limits mean none: the body is the whole
+   * new secret.
+   * @throws VaultError "limit" (402) or "conflict" (409: another unit created
+   *   the key meanwhile; the caller retries once) from create().
+   */
+  async replace(w: Work, input: ReplaceInput, origin: Origin): Promise<ReplaceOutcome> {
+    const now = this.deps.now();
+    const found = await w.secrets.liveForChange(input.scope, input.key);
+    if (found && isDue(found, now)) await this.expireRow(w, found, now, origin);
+    else if (found) {
+      // created_at is kept, so the AAD that binds it stays the row's.
+      const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: found.scope, key: found.key, createdAt: found.createdAt });
+      const replaced = await w.secrets.replace(found.id, Object.assign(limitsOf(input, now), { ciphertext }), now);
+      if (replaced) {
+        const meta = toMeta(replaced);
+        await this.emit(w, "secret.updated", meta, origin);
+        return { kind: "replaced", secret: meta };
+      }
+    }
+    return { kind: "created", secret: await this.create(w, input, origin) };
   }
 
   /**
@@ -247,20 +277,11 @@ export class SecretLifecycle {
   private async liveRow(w: Work, scope: string, key: string, now: number, origin: Origin): Promise<SecretRecord | undefined> {
     const row = await w.secrets.live(scope, key);
     if (!row) return undefined;
-    if (this.isDue(row, now)) {
+    if (isDue(row, now)) {
       await this.expireRow(w, row, now, origin);
       return undefined;
     }
     return row;
-  }
-
-  private isDue(row: SecretRecord, now: number): boolean {
-    return row.expiresAt !== null && row.expiresAt <= now;
-  }
-
-  private mayRead(row: SecretRecord, reader: Reader): boolean {
-    if (row.allowedKeys === null || reader.principalKeyId === null) return true;
-    return row.allowedKeys.includes(reader.principalKeyId);
   }
 
   private async expireRow(w: Work, row: SecretRecord, now: number, origin: Origin): Promise<void> {

@@ -68,6 +68,20 @@ export function loadCipher(
   values: Record<string, string | boolean | undefined>,
   env: Record<string, string | undefined>,
 ): ValueCipher {
+  const keys = loadRootKeys(dataDir, values, env);
+  return new ValueCipher(keys.root, keys.previous);
+}
+
+/**
+ * The root keys of loadCipher(), as bytes: the current one (32 bytes) and
+ * the previous ones.
+ * @throws ConfigError as loadCipher().
+ */
+export function loadRootKeys(
+  dataDir: string,
+  values: Record<string, string | boolean | undefined>,
+  env: Record<string, string | undefined>,
+): { root: Buffer; previous: Buffer[] } {
   const flags: Record<string, string | undefined> = {};
   for (const name of ["encryption-key", "previous-encryption-keys"]) {
     const value = values[name];
@@ -89,7 +103,7 @@ export function loadCipher(
     root = parseRootKey(text);
     if (root === undefined) throw new ConfigError(`${file} is not 64 hex characters or base64 of 32 bytes`);
   }
-  return new ValueCipher(root, config.previousEncryptionKeys);
+  return { root, previous: config.previousEncryptionKeys };
 }
 
 /** Row counts of a vault database, for the operator. */

@@ -2,12 +2,12 @@ import { openChain } from "../domain/audit-chain.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.js";
-import type { ValueCipher } from "../crypto.js";
-import { CURRENT_ENVELOPE_VERSION } from "../crypto.js";
+import { CURRENT_ENVELOPE_VERSION, ValueCipher } from "../crypto.js";
 import { openDatabase, setMeta } from "../db.js";
 import type { Db } from "../db.js";
 import { verifyRootKeys, WrongKeyError } from "../keyfiles.js";
-import { dataDirOf, EXIT_FAILED, EXIT_OK, loadCipher, parseOpsArgs, processOutput } from "./common.js";
+import { dataDirOf, EXIT_FAILED, EXIT_OK, loadRootKeys, parseOpsArgs, processOutput } from "./common.js";
+import { fileRootKey, replaceEncryptionKeyFile } from "./key-file-swap.js";
 import type { OpsOutput } from "./common.js";
 import { lockDataDir } from "./lock.js";
 
@@ -121,7 +121,10 @@ export async function rekeyCommand(
   const dataDir = dataDirOf(values, env);
   const file = join(dataDir, "vault.db");
   if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
-  const cipher = loadCipher(dataDir, values, env);
+  const keys = loadRootKeys(dataDir, values, env);
+  const cipher = new ValueCipher(keys.root, keys.previous);
+  // A generated encryption.key that is not the new key: replaced once the database is rekeyed.
+  const inFile = fileRootKey(dataDir);
   const lock = lockDataDir(dataDir, "rekey");
   try {
     const db = openDatabase(file);
@@ -140,6 +143,12 @@ export async function rekeyCommand(
         (report.failed > 0 ? `, ${report.failed} did not open (damaged)` : "") +
         "\n",
     );
+    if (inFile !== undefined && !inFile.equals(keys.root)) {
+      const kept = replaceEncryptionKeyFile(dataDir, inFile, keys.root);
+      output.out(
+        `encryption.key now holds the new key, so a start without VAULT_ENCRYPTION_KEY opens the database; the old key is kept in ${kept} (mode 0600) for audit verify of older rows: remove it once you no longer need it\n`,
+      );
+    }
     if (report.remaining === 0) {
       output.out("every value is under the current key: VAULT_PREVIOUS_ENCRYPTION_KEYS can be dropped\n");
       return EXIT_OK;

@@ -31,7 +31,7 @@ export interface ResponseDecl {
  * then the handler) and its OpenAPI operation are both derived from it.
  */
 export interface RouteDecl {
-  method: "get" | "post" | "patch" | "delete";
+  method: "get" | "post" | "put" | "patch" | "delete";
   /** Hono path: `/orgs/:org_id/audit`, `/secrets/:key{.+}`. */
   path: string;
   summary: string;

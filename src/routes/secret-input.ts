@@ -101,6 +101,16 @@ export const createOrgSecretBody = v.object({
   ),
 });
 
+/** PUT /secrets/:key body (docs/api.md "Replace a secret"): the key is the path's. */
+export const replaceSecretBody = v.object(commonFields);
+
+/** PUT /orgs/:org_id/secrets/:key body (docs/orgs.md "Org-scoped secrets"): the org create body without `key`. */
+export const replaceOrgSecretBody = v.object({
+  ...commonFields,
+  delete: createOrgSecretBody.entries.delete,
+  allowed_keys: createOrgSecretBody.entries.allowed_keys,
+});
+
 /** PATCH body, both scopes: at least one of the two (docs/api.md "Global secrets"). */
 export const patchSecretBody = v.object({
   ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),

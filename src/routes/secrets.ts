@@ -14,6 +14,7 @@ import { decodeCursor, pageQuery, parse, readBody, readJsonObject } from "./inpu
 import { pageBody, pageQueryDocs } from "./lists.js";
 import { metaJson, named, orgListEntry, readJson } from "./secret-json.js";
 import { checkValueSize, createOrgSecretBody, createSecretBody, KEY_DOC, patchSecretBody, pathKey } from "./secret-input.js";
+import { replaceRouteDecl } from "./secret-replace.js";
 import { deleted, globalMeta, globalName, globalRead, orgMeta, orgRead, page, pruned } from "./secret-schemas.js";
 
 export interface SecretRouteDeps {
@@ -242,6 +243,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         return c.json(named(outcome.secret, { updated: true }));
       },
     },
+    replaceRouteDecl(deps, scope),
     {
       method: "delete",
       path: `${base}/:key{.+}`,

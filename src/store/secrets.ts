@@ -33,6 +33,20 @@ export interface SecretPatch {
   state: SecretState;
 }
 
+/**
+ * What a replace (PUT) writes over a live secret (docs/api.md "Replace a
+ * secret"): a new value and new limits; read_count back to 0, state active,
+ * created_at and owner kept. Times in Unix milliseconds.
+ */
+export interface SecretReplacement {
+  /** The new value's envelope, its AAD bound to the row's kept created_at. */
+  ciphertext: Buffer;
+  expiresAt: number | null;
+  maxReads: number | null;
+  burnOnLimit: boolean;
+  allowedKeys: string[] | null;
+}
+
 /** A page of a scope's live secrets, oldest first. `now` in Unix milliseconds. */
 export interface SecretListQuery {
   scope: string;
@@ -54,6 +68,14 @@ export interface SecretListQuery {
 export interface SecretStore {
   /** The live secret of `key` in `scope`, whether or not past its TTL. */
   live(scope: string, key: string): Awaitable<SecretRecord | undefined>;
+  /**
+   * live(), for a unit of work that changes what it found (a read that
+   * counts, a replace). PostgreSQL locks the row (`FOR UPDATE`), so the row
+   * read is the row counted: a replace committing meanwhile is waited for
+   * and its new version read, never the old value with the new limits or
+   * `allowed_keys`. SQLite's units run one at a time: the same as live().
+   */
+  liveForChange(scope: string, key: string): Awaitable<SecretRecord | undefined>;
   /**
    * Inserts an active secret.
    * @throws VaultError "conflict" when a live secret of the scope has the key
@@ -83,6 +105,13 @@ export interface SecretStore {
   expire(id: number, now: number): Awaitable<void>;
   /** Applies a PATCH and returns the updated secret. */
   patch(id: number, patch: SecretPatch, now: number): Awaitable<SecretRecord>;
+  /**
+   * Replaces a live secret's value and limits in place (same row id,
+   * created_at kept, updated_at = now, read_count 0, state active).
+   * @returns the updated secret, or undefined when the row is no longer live
+   *   (burned or deleted by another node meanwhile).
+   */
+  replace(id: number, replacement: SecretReplacement, now: number): Awaitable<SecretRecord | undefined>;
   /** Up to `limit` live secrets whose expires_at is at or before `now`, soonest first. */
   due(now: number, limit: number): Awaitable<SecretRecord[]>;
   /** Every live secret of `scope` whose expires_at is at or before `now`. */

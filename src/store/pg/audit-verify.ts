@@ -4,6 +4,7 @@ import type { ChainKeys, ChainSegment } from "../../domain/audit-chain.js";
 import { chainSetMac, headKeyId, macEquals, parseHead } from "../../domain/audit-head.js";
 import { CHAIN_SET_META, parseChainSet } from "./audit-chain-set.js";
 import type { AuditRow } from "../audit.js";
+import type { MissingKey } from "../../domain/audit-verify.js";
 
 /** The chain a migration from SQLite writes the SQLite log into (`migrate --from-sqlite`). */
 export const SQLITE_CHAIN = "sqlite";
@@ -11,7 +12,7 @@ export const SQLITE_CHAIN = "sqlite";
 /** Result of walking every chain of a PostgreSQL audit log (`ephemeral-vault audit verify`). */
 export type PgChainReport =
   | { ok: true; chains: number; rows: number }
-  | { ok: false; chains: number; rows: number; chain: string; seq: number; reason: string };
+  | { ok: false; chains: number; rows: number; chain: string; seq: number; reason: string; missingKey?: MissingKey };
 
 type StoredRow = AuditRow & { chain: string; seq: number };
 /** A chain's head as audit_chains keeps it. */
@@ -60,7 +61,8 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
     "SELECT DISTINCT a.chain FROM audit a LEFT JOIN audit_chains c ON c.chain = a.chain WHERE c.chain IS NULL LIMIT 1",
   );
   let rows = 0;
-  const fail = (chain: string, seq: number, reason: string): PgChainReport => ({ ok: false, chains: heads.rows.length, rows, chain, seq, reason });
+  const fail = (chain: string, seq: number, reason: string, missingKey?: MissingKey): PgChainReport =>
+    missingKey === undefined ? { ok: false, chains: heads.rows.length, rows, chain, seq, reason } : { ok: false, chains: heads.rows.length, rows, chain, seq, reason, missingKey };
   if (orphan.rows[0] !== undefined) return fail(orphan.rows[0].chain, 1, "rows of a chain without a recorded head");
   const setProblem = await checkChainSet(pool, keys, heads.rows);
   if (setProblem !== undefined) return fail(setProblem.chain, 1, setProblem.reason);
@@ -78,8 +80,16 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
         const content = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
         if (head.chain === SQLITE_CHAIN && segments !== undefined) {
           if (typeof segments === "string") return fail(head.chain, row.seq, segments);
+          if (!Array.isArray(segments)) return fail(head.chain, row.seq, segments.reason, segments.missingKey);
           key = segmentKey(segments, keys, row.seq);
-          if (key === undefined) return fail(head.chain, row.seq, "rows from here are keyed with a root key that is not loaded");
+          if (key === undefined) {
+            // The segment record is authentic (sqliteSegments): the id is the key those rows were written with.
+            const keyId = segmentOf(segments, row.seq)?.key ?? "";
+            return fail(head.chain, row.seq, `rows from here are keyed with root key ${keyId}, which is not loaded`, {
+              keyId,
+              setting: "VAULT_PREVIOUS_ENCRYPTION_KEYS",
+            });
+          }
         } else if (key === undefined) {
           key = [...keys.values()].find((k) => rowHash(prevHash, content, k) === row.hash);
           if (key === undefined) return fail(head.chain, row.seq, "the chain is not keyed with any loaded root key (altered, or its key is not loaded)");
@@ -109,7 +119,7 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
  * to be authentic under their last segment's key; undefined when there is
  * none, a reason when the record does not hold.
  */
-async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | string | undefined> {
+async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | string | { reason: string; missingKey: MissingKey } | undefined> {
   const r = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_chain'");
   if (r.rows[0] === undefined) return undefined;
   const record = parseSegments(r.rows[0].value);
@@ -117,17 +127,28 @@ async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<Cha
   const last = record.segments[record.segments.length - 1];
   if (last === undefined || last.key === null) return "the copied chain's segment record does not end with a keyed segment (altered)";
   const lastKey = keys.get(last.key);
-  if (lastKey === undefined) return `the copied chain's last segment is keyed with root key ${last.key}, which is not loaded`;
+  if (lastKey === undefined) {
+    return {
+      reason: `the copied chain's last segment is keyed with root key ${last.key}, which is not loaded`,
+      missingKey: { keyId: last.key, setting: "VAULT_ENCRYPTION_KEY" },
+    };
+  }
   if (!segmentsAuthentic(lastKey, record.segments, record.mac, record.signedHeads)) return "the copied chain's segment record is not authentic (altered)";
   return record.segments;
 }
 
 /** The chain key of row `seq` of the copied chain: null for a plain segment, undefined when not loaded. */
 function segmentKey(segments: ChainSegment[], keys: ChainKeys, seq: number): Buffer | null | undefined {
-  let current: ChainSegment | undefined;
-  for (const segment of segments) if (segment.from <= seq) current = segment;
+  const current = segmentOf(segments, seq);
   if (current === undefined || current.key === null) return null;
   return keys.get(current.key);
+}
+
+/** The segment row `seq` of the copied chain belongs to. */
+function segmentOf(segments: ChainSegment[], seq: number): ChainSegment | undefined {
+  let current: ChainSegment | undefined;
+  for (const segment of segments) if (segment.from <= seq) current = segment;
+  return current;
 }
 
 /**

@@ -2,7 +2,7 @@ import { VaultError } from "../../domain/errors.js";
 import { DUPLICATE_KEY } from "../../domain/secret-model.js";
 import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
-import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
+import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
 
@@ -12,6 +12,10 @@ const COLUMNS = SECRET_COLUMNS.join(", ");
 /** The key lookup of every read, create and check: served by secrets_live_key whatever the statistics say (schema-pg.sql version 5). */
 export const LIVE_LOOKUP_SQL = `SELECT ${COLUMNS} FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed')`;
 const LIVE = prepared("secrets.live", LIVE_LOOKUP_SQL);
+const LIVE_FOR_CHANGE = prepared(
+  "secrets.live_for_change",
+  `SELECT ${COLUMNS} FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed') FOR UPDATE`,
+);
 const INSERT = prepared(
   "secrets.insert",
   `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
@@ -47,6 +51,13 @@ export class PgSecretStore implements SecretStore {
 
   async live(scope: string, key: string): Promise<SecretRecord | undefined> {
     const r = await runPrepared<Row>(this.db, LIVE, [scope, key]);
+    const row = r.rows[0];
+    return row === undefined ? undefined : toSecretRecord(row);
+  }
+
+  async liveForChange(scope: string, key: string): Promise<SecretRecord | undefined> {
+    // The row lock a counted read or a replace takes anyway, taken at the read (SecretStore.liveForChange).
+    const r = await runPrepared<Row>(this.db, LIVE_FOR_CHANGE, [scope, key]);
     const row = r.rows[0];
     return row === undefined ? undefined : toSecretRecord(row);
   }
@@ -102,6 +113,17 @@ export class PgSecretStore implements SecretStore {
       [id, p.expiresAt, p.maxReads, p.readCount, p.state, now],
     );
     return toSecretRecord(r.rows[0] as Row);
+  }
+
+  async replace(id: number, s: SecretReplacement, now: number): Promise<SecretRecord | undefined> {
+    const r = await this.db.query<Row>(
+      `UPDATE secrets SET ciphertext = $2, expires_at = $3, max_reads = $4, read_count = 0, state = 'active',
+           burn_on_limit = $5, allowed_keys = $6, updated_at = $7
+         WHERE id = $1 AND state IN ('active', 'sealed') RETURNING *`,
+      [id, s.ciphertext, s.expiresAt, s.maxReads, s.burnOnLimit ? 1 : 0, s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys), now],
+    );
+    const row = r.rows[0];
+    return row === undefined ? undefined : toSecretRecord(row);
   }
 
   async due(now: number, limit: number): Promise<SecretRecord[]> {

@@ -5,7 +5,7 @@ import { DUPLICATE_KEY } from "../../domain/secret-model.js";
 import type { SecretState } from "../../domain/secret-model.js";
 import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
-import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretStore } from "../secrets.js";
+import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 
 
@@ -58,6 +58,11 @@ export class SqliteSecretStore implements SecretStore {
         `UPDATE secrets SET expires_at = ?, max_reads = ?, read_count = ?, state = ?, updated_at = ?
            WHERE id = ? RETURNING *`,
       ),
+      replace: db.prepare<[Buffer, number | null, number | null, number, string | null, number, number], Row>(
+        `UPDATE secrets SET ciphertext = ?, expires_at = ?, max_reads = ?, read_count = 0, state = 'active',
+             burn_on_limit = ?, allowed_keys = ?, updated_at = ?
+           WHERE id = ? AND state IN ('active', 'sealed') RETURNING *`,
+      ),
       due: db.prepare<[number, number], Row>(
         `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ?
            ORDER BY expires_at LIMIT ?`,
@@ -80,6 +85,10 @@ export class SqliteSecretStore implements SecretStore {
   live(scope: string, key: string): SecretRecord | undefined {
     const r = this.q.live.get(scope, key);
     return r === undefined ? undefined : secretRecordFromColumns(r);
+  }
+
+  liveForChange(scope: string, key: string): SecretRecord | undefined {
+    return this.live(scope, key);
   }
 
   /** The new row as stored: the input, its id, state active, no reads (no RETURNING * to map). */
@@ -145,6 +154,19 @@ export class SqliteSecretStore implements SecretStore {
 
   patch(id: number, p: SecretPatch, now: number): SecretRecord {
     return toSecretRecord(this.q.patch.get(p.expiresAt, p.maxReads, p.readCount, p.state, now, id) as Row);
+  }
+
+  replace(id: number, r: SecretReplacement, now: number): SecretRecord | undefined {
+    const row = this.q.replace.get(
+      r.ciphertext,
+      r.expiresAt,
+      r.maxReads,
+      r.burnOnLimit ? 1 : 0,
+      r.allowedKeys === null ? null : JSON.stringify(r.allowedKeys),
+      now,
+      id,
+    );
+    return row === undefined ? undefined : toSecretRecord(row);
   }
 
   due(now: number, limit: number): SecretRecord[] {
