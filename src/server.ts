@@ -61,6 +61,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice): 
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
     processMetrics: true,
+    license: license.valid ? { holder: license.subject, expiresAt: license.expiresAt } : undefined,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
     webhooks: {

@@ -10,7 +10,7 @@ export interface Asset {
 }
 
 /** The browser scripts the pages load, built by tsup from src/ui into dist/ui. */
-export const SCRIPT_ASSETS = ["share.js", "create.js"] as const;
+export const SCRIPT_ASSETS = ["share.js", "create.js", "console.js"] as const;
 
 /**
  * The package's root: the first directory above this module holding
