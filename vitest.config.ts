@@ -51,6 +51,9 @@ const PG_MATRIX = [
   // The share pages: their routes in process, and in Chromium against the built server.
   "test/share-routes.test.ts",
   "test/share-page.test.ts",
+  // The console (/ui): sessions in process, and in Chromium against the built server.
+  "test/console-session.test.ts",
+  "test/console.test.ts",
 ];
 
 export default defineConfig({

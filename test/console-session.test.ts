@@ -170,6 +170,22 @@ describe("console authorization", () => {
     expect((await b.get("/ui/overview")).status).toBe(303);
   });
 
+  it("a revoked key ends its session even on a page that calls no other route, and page views add no audit rows", async () => {
+    const v = buildTestVault();
+    const key = await createKey(v, { permissions: ["read"] });
+    const b = new Browser(v);
+    await b.signIn(key.token);
+    const rowsOf = async () => ((await (await v.asMaster("GET", `/audit?limit=1000`)).json()) as { entries: Array<{ actor: string }> }).entries.filter((e) => e.actor === key.id).length;
+    const afterSignIn = await rowsOf();
+    expect((await b.get("/ui/secrets")).status).toBe(200);
+    expect((await b.get("/ui/secrets")).status).toBe(200);
+    expect(await rowsOf()).toBe(afterSignIn);
+    expect((await v.asMaster("DELETE", `/keys/${key.id}`)).status).toBe(200);
+    const res = await b.get("/ui/secrets");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toMatch(/ui\/login\?ended=1$/);
+  });
+
   it("console actions are audited with the real actor", async () => {
     const v = buildTestVault();
     const key = await createKey(v, { permissions: ["write", "read"] });

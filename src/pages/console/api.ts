@@ -24,7 +24,7 @@ export const PROBE_PATH = "/__console_probe";
 
 interface ProbeEnv {
   incoming: IncomingMessage;
-  consoleProbe?: { actor?: Actor };
+  consoleProbe?: { actor?: Actor; quiet: boolean };
 }
 
 /**
@@ -76,11 +76,19 @@ export async function callApi(
  * Resolves `token` the way every API request is resolved (the front
  * middleware and its token resolvers), through an in-process call of
  * PROBE_PATH: the actor it authenticates as, or the API's refusal (401, 429).
+ * A scoped key's sign-in is audited as the access guard records any request
+ * (`request`); `quiet`, for the re-check of every later console request,
+ * records no row (the API calls the page then makes are recorded).
  */
-export async function probeToken(app: Hono<AppEnv>, token: string, from: CallerAddress): Promise<{ caps: Caps } | { refused: ApiAnswer }> {
+export async function probeToken(
+  app: Hono<AppEnv>,
+  token: string,
+  from: CallerAddress,
+  quiet = false,
+): Promise<{ caps: Caps } | { refused: ApiAnswer }> {
   const headers = { authorization: `Bearer ${token}` };
   const env = envFor(headers, from);
-  env.consoleProbe = {};
+  env.consoleProbe = { quiet };
   const res = await app.fetch(new Request(`http://vault.internal${PROBE_PATH}`, { headers }), env);
   const actor = env.consoleProbe.actor;
   if (res.status !== 204 || actor === undefined || actor.kind === "metrics") {
@@ -114,5 +122,7 @@ export const probeMiddleware: MiddlewareHandler<AppEnv> = async (c, next) => {
   const probe = (c.env as Partial<ProbeEnv> | undefined)?.consoleProbe;
   if (probe === undefined || c.req.path !== PROBE_PATH) return next();
   probe.actor = c.get("actor");
+  const origin = c.get("origin");
+  if (probe.quiet && origin !== undefined) origin.recorded = true;
   return c.body(null, 204);
 };

@@ -82,12 +82,31 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
     deleteCookie(c, SESSION_COOKIE, { path: cookiePath() });
     return redirect(c, `${rootOf(c.req.path)}ui/login?ended=1`);
   };
-  /** True when the browser named another origin than the vault's (a cross-site form). */
+  /**
+   * True when the browser says the form came from another origin: its
+   * Sec-Fetch-Site is anything but same-origin (or none: typed by the user),
+   * or its Origin names another origin than the vault's. The pages send no
+   * Referer (no-referrer), so a same-origin form's Origin is "null": the
+   * CSRF token is what decides for a browser without Sec-Fetch-Site.
+   */
   const foreignOrigin = (c: Context<AppEnv>): boolean => {
+    const site = c.req.header("sec-fetch-site");
+    if (site !== undefined && site !== "same-origin" && site !== "none") return true;
     const origin = c.req.header("origin");
-    if (origin === undefined) return c.req.header("sec-fetch-site") === "cross-site";
+    if (origin === undefined || origin === "null") return false;
     const own = new Set([new URL(deps.publicUrl()).origin, new URL(c.req.url).origin]);
     return !own.has(origin);
+  };
+  /**
+   * Re-checks the session's token as the API would (a revoked or expired
+   * token ends the session) and refreshes what it may do (a changed role).
+   * @returns false when the session ended.
+   */
+  const recheck = async (c: Context<AppEnv>, session: Session): Promise<boolean> => {
+    const probed = await probeToken(app, session.token, callerOf(c, deps.trustProxy), true);
+    if ("refused" in probed) return false;
+    session.caps = probed.caps;
+    return true;
   };
   const ctxFor = (c: Context<AppEnv>, session: Session): ConsoleCtx => {
     const from = callerOf(c, deps.trustProxy);
@@ -118,6 +137,7 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
       app.get(`/ui/${path}`, async (c) => {
         const session = sessionOf(c);
         if (session === undefined) return redirect(c, `${rootOf(c.req.path)}ui/login`);
+        if (!(await recheck(c, session))) return endSession(c, session);
         const ctx = ctxFor(c, session);
         try {
           return await finish(c, ctx, await handler(ctx, c));
@@ -135,6 +155,7 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
         const session = sessionOf(c);
         const form = await formOf(c);
         if (session === undefined || !csrfOk(session, form.csrf)) return refuse();
+        if (!(await recheck(c, session))) return endSession(c, session);
         const ctx = ctxFor(c, session);
         try {
           return await finish(c, ctx, await handler(ctx, form, c));
