@@ -42,6 +42,7 @@ const PG_MATRIX = [
   "test/webhook-fairness.test.ts",
   "test/webhook-signing.test.ts",
   "test/webhook-outbox.test.ts",
+  "test/webhook-test-event.test.ts",
   "test/lifecycle.test.ts",
   "test/key-segments.test.ts",
   "test/client-key-paths.test.ts",

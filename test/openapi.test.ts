@@ -188,6 +188,7 @@ describe("the OpenAPI document", () => {
       await call("GET", base);
       await call("GET", `${base}/${hook.id}/deliveries`);
       await call("POST", `${base}/${hook.id}/rotate`);
+      await call("POST", `${base}/${hook.id}/test`);
       await call("DELETE", `${base}/${hook.id}`);
     }
 

@@ -159,6 +159,7 @@ export function Frame(props: { ctx: ConsoleCtx; title: string; section: Section;
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · ${s.product}`}</title>
         <link rel="stylesheet" href={`${root}assets/vault.css`} />
+        <link rel="icon" href={`${root}assets/favicon.svg`} type="image/svg+xml" />
       </head>
       <body class="console" data-strings={JSON.stringify({ copied: s.copied, copyFailed: s.copyFailed })}>
         <header>

@@ -10,6 +10,7 @@ function Head(props: { s: ConsoleStrings; root: string; title: string }) {
       <meta name="color-scheme" content="light dark" />
       <title>{`${props.title} · ${props.s.product}`}</title>
       <link rel="stylesheet" href={`${props.root}assets/vault.css`} />
+      <link rel="icon" href={`${props.root}assets/favicon.svg`} type="image/svg+xml" />
     </head>
   );
 }

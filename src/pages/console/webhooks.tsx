@@ -38,7 +38,8 @@ function Deliveries(props: { ctx: ConsoleCtx; list: Record<string, unknown>[] })
 
 /**
  * The webhooks page (docs/console.md, "Webhooks"): list with each webhook's
- * recent deliveries, register (the signing secret shown once), delete;
+ * recent deliveries, register (the signing secret shown once), send a
+ * test event, delete;
  * global for the master key and admin keys, the org's for a principal key
  * with M.
  */
@@ -62,6 +63,11 @@ export function webhookRoutes(r: Registrar): void {
             </p>
             <h3>{s.deliveries}</h3>
             <Deliveries ctx={ctx} list={rows(deliveries[i] ?? { status: 0, body: {}, text: "" }, "deliveries")} />
+            <form method="post" action={`${root}ui/webhooks/test`} class="inline">
+              <Csrf session={session} />
+              <input type="hidden" name="id" value={text(h.id)} />
+              <button type="submit" aria-label={`${s.sendTest}: ${text(h.url)}`}>{s.sendTest}</button>
+            </form>
             <form method="post" action={`${root}ui/webhooks/delete`} class="inline">
               <Csrf session={session} />
               <input type="hidden" name="id" value={text(h.id)} />
@@ -92,6 +98,12 @@ export function webhookRoutes(r: Registrar): void {
     const answer = await ctx.api("POST", base(ctx), body);
     if (answer.status !== 201) return refused(ctx, answer, "webhooks", "webhooks");
     return back(ctx, "webhooks", { kind: "ok", text: fill(ctx.s.webhookCreated, { url: text(answer.body.url) }), secret: text(answer.body.secret) });
+  });
+
+  r.action("webhooks/test", async (ctx, form) => {
+    const answer = await ctx.api("POST", `${base(ctx)}/${encodeURIComponent(form.id ?? "")}/test`);
+    if (answer.status !== 202) return refused(ctx, answer, "webhooks", "webhooks");
+    return back(ctx, "webhooks", { kind: "ok", text: ctx.s.testSent });
   });
 
   r.action("webhooks/delete", async (ctx, form) => {
