@@ -113,7 +113,16 @@ describeBrowser("the console in Chromium", () => {
     expect(await page.locator("#value").textContent()).toBe("s3cret\nline two");
     const after = (await json(vault.request("GET", "/secrets"), 200)).secrets as Array<{ key: string; read_count: number }>;
     expect(after.find((s) => s.key === "console/db")?.read_count).toBe(1);
+    expect(await page.getByText(/That was its last read/).count()).toBe(0);
     expect(await seriousA11yViolations(page)).toEqual([]);
+
+    // A one-read secret: its reveal burns it, and the page says so.
+    await json(vault.request("POST", "/secrets", { key: "console/once", value: "only once", max_reads: 1 }), 201);
+    await page.goto(`${vault.url}/ui/secrets/reveal?key=console%2Fonce`);
+    await page.getByRole("button", { name: "Reveal and count a read" }).click();
+    expect(await page.locator("#value").textContent()).toBe("only once");
+    expect(await page.getByText(/That was its last read/).count()).toBe(1);
+    expect((await vault.request("GET", "/secrets/console%2Fonce")).status).toBe(404);
 
     await page.getByRole("link", { name: "Back to the list" }).click();
     await page.getByRole("button", { name: "Delete console/db" }).click();

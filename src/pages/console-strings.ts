@@ -76,6 +76,7 @@ export const CONSOLE_EN = {
   revealConfirm: "Reveal and count a read",
   revealedLabel: "The value",
   readsNow: "Reads so far: {n}",
+  burnedNow: "That was its last read: the secret is now destroyed on the server. Copy the value before you leave this page.",
   back: "Back to the list",
   next: "Next page",
   first: "First page",

@@ -221,6 +221,9 @@ export function secretRoutes(r: Registrar): void {
         <button type="button" class="secondary" data-copy="value">{s.copy}</button>
         <span id="status" class="help" role="status" aria-live="polite" />
         <p>{fill(s.readsNow, { n: text(answer.body.read_count) })}</p>
+        {typeof answer.body.max_reads === "number" && Number(answer.body.read_count) >= answer.body.max_reads ? (
+          <p class="notice warn" role="status">{s.burnedNow}</p>
+        ) : null}
         <p>
           <a href={`${root}ui/secrets`}>{s.back}</a>
         </p>
