@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_FORM_BYTES } from "../src/pages/console/routes.js";
 import { SESSION_IDLE_MS, SESSION_LIMIT, SESSION_MAX_MS, SessionStore } from "../src/pages/console/session.js";
 import { buildTestVault, createKey, MASTER_KEY } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
@@ -58,6 +59,12 @@ describe("console sessions", () => {
     expect(html).not.toContain(MASTER_KEY);
     expect(page.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
     expect(html).toContain(">Keys<");
+  });
+
+  it("a form body over MAX_FORM_BYTES is refused with 413 before it is parsed", async () => {
+    const v = buildTestVault();
+    const res = await new Browser(v).post("/ui/login", { token: "x".repeat(MAX_FORM_BYTES + 1) });
+    expect(res.status).toBe(413);
   });
 
   it("the cookie is Secure when the public url is https", async () => {

@@ -1,5 +1,7 @@
 import type { Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
+import { ApiError } from "../../errors.js";
 import { forwardedIp, socketIp } from "../../auth.js";
 import type { AppEnv } from "../../context.js";
 import { consoleStringsFor } from "../console-strings.js";
@@ -215,10 +217,25 @@ function csrfOk(session: Session, given: string | undefined): boolean {
   return csrfMatches(session, given);
 }
 
-/** The posted form fields (urlencoded or multipart), strings only; {} for another body. */
+/**
+ * The largest console form body, bytes: a value of the largest
+ * VAULT_MAX_VALUE_BYTES (1 MiB), percent-encoded (up to 3 bytes a byte),
+ * and the other fields.
+ */
+export const MAX_FORM_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+
+const limitForm = bodyLimit({
+  maxSize: MAX_FORM_BYTES,
+  onError: () => {
+    throw new ApiError(413, "request body too large", { message: `a console form may be at most ${MAX_FORM_BYTES} bytes`, headers: { Connection: "close" } });
+  },
+});
+
+/** The posted form fields (urlencoded or multipart), strings only; {} for another body. @throws ApiError 413 over MAX_FORM_BYTES. */
 async function formOf(c: Context<AppEnv>): Promise<Record<string, string>> {
   const type = c.req.header("content-type") ?? "";
   if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return {};
+  await limitForm(c, async () => {});
   const body = await c.req.parseBody();
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
