@@ -148,7 +148,7 @@ export const CONSOLE_EN = {
   secretOnce: "The webhook's signing secret, shown this once: copy it now.",
   deliveries: "Recent deliveries",
   colStatus: "Status",
-  colAttempts: "Attempts",
+  colAttempts: "Attempt",
   colNextRetry: "Next retry",
   noDeliveries: "No deliveries yet.",
   sendTest: "Send a test event",
