@@ -162,6 +162,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       engine: deps.console?.engine ?? "SQLite file",
       license: deps.console?.license ?? (() => undefined),
       freeTierLimit: FREE_TIER_LIMIT,
+      freeTierUse: () => deps.tx.run((w) => deps.secrets.countActive(w)),
       now: deps.now,
       verifyAudit: deps.console?.verifyAudit,
     },

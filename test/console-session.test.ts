@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_FORM_BYTES } from "../src/pages/console/routes.js";
 import { SESSION_IDLE_MS, SESSION_LIMIT, SESSION_MAX_MS, SessionStore } from "../src/pages/console/session.js";
-import { buildTestVault, createKey, MASTER_KEY } from "./helpers.js";
+import { buildTestVault, createKey, MASTER_KEY, TEST_ENGINE } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 // The console's sessions, CSRF and authorization, in process on both engines (docs/console.md).
@@ -59,6 +59,25 @@ describe("console sessions", () => {
     expect(html).not.toContain(MASTER_KEY);
     expect(page.headers.get("content-security-policy")).toMatch(/script-src 'nonce-/);
     expect(html).toContain(">Keys<");
+  });
+
+  it("the overview counts the free tier's use over global and org secrets", async () => {
+    const v = buildTestVault({ activeLimit: () => 100 });
+    await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
+    const org = (await (await v.asMaster("POST", "/orgs", { name: "acme" })).json()) as { id: string };
+    expect((await v.asMaster("POST", `/orgs/${org.id}/secrets`, { key: "b", value: "v" })).status).toBe(201);
+    const b = new Browser(v);
+    await b.signIn(MASTER_KEY);
+    expect(await (await b.get("/ui/overview")).text()).toContain("Free tier: 2 of 100 active secrets");
+  });
+
+  it("the overview names the license's holder and the engine", async () => {
+    const v = buildTestVault({ license: { holder: "ACME Corp", expiresAt: null } });
+    const b = new Browser(v);
+    await b.signIn(MASTER_KEY);
+    const html = await (await b.get("/ui/overview")).text();
+    expect(html).toContain("Licensed to ACME Corp, no expiry");
+    expect(html).toContain(TEST_ENGINE === "pg" ? "PostgreSQL" : "SQLite file");
   });
 
   it("a form body over MAX_FORM_BYTES is refused with 413 before it is parsed", async () => {

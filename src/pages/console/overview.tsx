@@ -12,6 +12,8 @@ export interface ConsoleInfo {
   license: () => { holder: string; expiresAt: number | null } | undefined;
   /** The free tier's active-secret limit. */
   freeTierLimit: number;
+  /** Secrets that count toward the free tier (global and org together). */
+  freeTierUse: () => Promise<number>;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** The audit hash chain's state, by the check `ephemeral-vault audit verify` runs; undefined where it cannot run here. */
@@ -58,6 +60,9 @@ export function overviewRoutes(r: Registrar, info: ConsoleInfo): void {
     const auditPath = caps.kind === "principal" ? (caps.letters.includes("a") ? `/orgs/${caps.orgId}/audit?limit=20` : undefined) : "/audit?limit=20";
     const audit = auditPath === undefined ? undefined : await ctx.api("GET", auditPath);
     const license = info.license();
+    // The vault-wide count only for who may list every global secret (the master key, admin keys without a prefix).
+    const vaultWide = caps.kind === "master" || (caps.kind === "scoped" && caps.permissions.includes("admin") && caps.prefix === null);
+    const tierUse = license === undefined && vaultWide ? await info.freeTierUse() : undefined;
     const more = counts?.more === true ? "+" : "";
     return (
       <Frame ctx={ctx} title={s.overviewTitle} section="overview" flash={takeFlash(ctx)}>
@@ -87,7 +92,7 @@ export function overviewRoutes(r: Registrar, info: ConsoleInfo): void {
             <dt>{s.planLabel}</dt>
             <dd>
               {license === undefined
-                ? fill(s.freeTier, { n: counts === undefined || caps.kind === "principal" ? "?" : counts.active, limit: info.freeTierLimit })
+                ? fill(s.freeTier, { n: tierUse ?? "?", limit: info.freeTierLimit })
                 : fill(s.licensed, {
                     holder: license.holder,
                     until: license.expiresAt === null ? s.licenseNoExpiry : fill(s.licenseUntil, { time: new Date(license.expiresAt * 1000).toISOString().slice(0, 10) }),
