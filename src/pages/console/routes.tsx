@@ -7,7 +7,7 @@ import type { AppEnv } from "../../context.js";
 import { consoleStringsFor } from "../console-strings.js";
 import type { ConsoleStrings } from "../console-strings.js";
 import { newNonce, pageHeaders } from "../security.js";
-import { callApi, probeMiddleware, probeToken } from "./api.js";
+import { callApi, PROBE_PATH, probeMiddleware, probeToken } from "./api.js";
 import type { CallerAddress } from "./api.js";
 import { isStatusView } from "./kit.js";
 import type { ConsoleCtx, Out, Registrar, View } from "./kit.js";
@@ -59,7 +59,8 @@ function callerOf(c: Context<AppEnv>, trustProxy: boolean): CallerAddress {
  */
 export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   const sessions = new SessionStore(deps.now);
-  app.use(probeMiddleware);
+  // Only on the probe path: no extra middleware on the API's hot path.
+  app.use(PROBE_PATH, probeMiddleware);
   const cookiePath = () => `${new URL(deps.publicUrl()).pathname.replace(/\/+$/, "")}/ui`;
   const secure = () => deps.publicUrl().startsWith("https:");
 
