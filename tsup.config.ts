@@ -18,7 +18,7 @@ export default defineConfig([
   {
     // The pages' browser scripts (src/ui), served by the vault itself from dist/ui
     // (src/pages/assets.ts): one self-contained file per page, no module loader.
-    entry: { share: "src/ui/share.ts", create: "src/ui/create.ts" },
+    entry: { share: "src/ui/share.ts", create: "src/ui/create.ts", console: "src/ui/console.ts" },
     format: ["iife"],
     target: ["chrome111", "firefox111", "safari16"],
     platform: "browser",

@@ -48,6 +48,7 @@ const PG_MATRIX = [
   "test/webhook-fairness.test.ts",
   "test/webhook-signing.test.ts",
   "test/webhook-outbox.test.ts",
+  "test/webhook-test-event.test.ts",
   "test/lifecycle.test.ts",
   "test/key-segments.test.ts",
   "test/client-key-paths.test.ts",
@@ -57,6 +58,9 @@ const PG_MATRIX = [
   // The share pages: their routes in process, and in Chromium against the built server.
   "test/share-routes.test.ts",
   "test/share-page.test.ts",
+  // The console (/ui): sessions in process, and in Chromium against the built server.
+  "test/console-session.test.ts",
+  "test/console.test.ts",
 ];
 
 export default defineConfig({

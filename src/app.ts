@@ -17,9 +17,12 @@ import { orgRouteDecls } from "./routes/org-routes.js";
 import { webhookRouteDecls } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "./config.js";
-import { isSharePagePath, mountSharePages } from "./pages/routes.js";
+import { isSharePagePath, mountAssets, mountSharePages } from "./pages/routes.js";
+import { isConsolePath, mountConsole } from "./pages/console/routes.js";
+import type { ConsoleInfo } from "./pages/console/overview.js";
 import type { ShareSettings } from "./pages/routes.js";
 import { FailedAuthLimiter } from "./failed-auth.js";
+import { FREE_TIER_LIMIT } from "./license.js";
 import type { AuthFailureCoalescer } from "./failed-auth.js";
 import type { AuditLog } from "./domain/audit.js";
 import type { ScopedKeys } from "./domain/keys.js";
@@ -63,6 +66,8 @@ export interface AppDeps {
   authFailures: AuthFailureCoalescer;
   /** The share pages (`/`, `/s/<id>`): VAULT_SHARE_PAGE, VAULT_SHARE_ANONYMOUS; default on, anonymous off. */
   share?: ShareSettings | undefined;
+  /** What the console's overview and audit pages show besides the API's answers (engine, license, the audit chain's check). */
+  console?: Pick<ConsoleInfo, "engine" | "license" | "verifyAudit"> | undefined;
 }
 
 /**
@@ -133,9 +138,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       authFailures: deps.authFailures,
       limiter,
       // The share pages need no token: the 256-bit id is the capability (docs/share.md).
-      isOpenPath: share.page ? isSharePagePath : undefined,
+      // The console authenticates by its session cookie, then calls the API with the session's token (docs/console.md).
+      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || (share.page && isSharePagePath(path)),
     }),
   );
+  mountAssets(app);
   mountSharePages(app, {
     tx: deps.tx,
     secrets: deps.secrets,
@@ -145,6 +152,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     maxValueBytes: deps.maxValueBytes,
     now: deps.now,
     publicUrl,
+  });
+  mountConsole(app, {
+    trustProxy: deps.trustProxy,
+    now: deps.now,
+    publicUrl,
+    info: {
+      version: deps.version,
+      engine: deps.console?.engine ?? "SQLite file",
+      license: deps.console?.license ?? (() => undefined),
+      freeTierLimit: FREE_TIER_LIMIT,
+      freeTierUse: () => deps.tx.run((w) => deps.secrets.countActive(w)),
+      now: deps.now,
+      verifyAudit: deps.console?.verifyAudit,
+    },
   });
   // The 1 MiB body limit (413) applies where a handler reads its body
   // (routes/input.ts readJsonObject), after the route's authorization:

@@ -82,6 +82,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
     processMetrics: options.processMetrics ?? true,
+    license: license.valid ? { holder: license.subject, expiresAt: license.expiresAt } : undefined,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
     webhooks: {

@@ -8,6 +8,9 @@ import { combineSinks } from "./domain/events.js";
 import type { EventSink } from "./domain/events.js";
 import { WalScrubber } from "./wal-scrub.js";
 import { openChain } from "./domain/audit-chain.js";
+import { verifyAuditChain } from "./domain/audit-verify.js";
+import type { ChainState } from "./pages/console/overview.js";
+import type { Pool } from "pg";
 import { VaultMetrics } from "./metrics.js";
 import { metricsTokenResolver } from "./auth.js";
 import { createWebhooks } from "./webhooks/index.js";
@@ -60,6 +63,8 @@ export interface VaultOptions {
   dbFile?: DbFileWatch | undefined;
   /** VAULT_METRICS_TOKEN: a bearer token that may read GET /metrics and nothing else. */
   metricsToken?: string | undefined;
+  /** A valid license's holder and expiry (Unix seconds), for the console's overview; undefined: the free tier. */
+  license?: { holder: string; expiresAt: number | null } | undefined;
   /** Also export the process's own metrics (CPU, memory, event loop, GC); the server turns it on. */
   processMetrics?: boolean | undefined;
 }
@@ -120,7 +125,18 @@ export function createVault(options: VaultOptions): Vault {
     );
   }
   const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
-  const parts = assemble(tx, options, { sinks: [walScrubber], cacheSubscribers: true });
+  const db = options.db;
+  const parts = assemble(tx, options, {
+    sinks: [walScrubber],
+    cacheSubscribers: true,
+    console: {
+      engine: "SQLite file",
+      verifyAudit: async () => {
+        const report = verifyAuditChain(db, chainKeys);
+        return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: String(report.brokenId), reason: report.reason };
+      },
+    },
+  });
   tx.onCommitted((size, ms) => parts.metrics.observeCommit(size, ms));
   // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
   parts.webhooks.outbox.attach(tx);
@@ -139,15 +155,25 @@ export type PgVault = Omit<Vault, "tx" | "walScrubber"> & { tx: UnitOfWork<Work>
  * pooled client. Nothing is cached between requests that another node
  * could change (webhook subscribers are read per event).
  */
-export function createPgVault(engine: { tx: UnitOfWork<Work> }, options: PgVaultOptions): PgVault {
-  return { ...assemble(engine.tx, options, { sinks: [], cacheSubscribers: false }), tx: engine.tx };
+export function createPgVault(engine: { tx: UnitOfWork<Work>; pool?: Pool | undefined }, options: PgVaultOptions): PgVault {
+  const pool = engine.pool;
+  const verifyAudit =
+    pool === undefined
+      ? undefined
+      : async (): Promise<ChainState> => {
+          const { verifyPgAuditChains } = await import("./store/pg/audit-verify.js");
+          const report = await verifyPgAuditChains(pool, options.cipher.auditChainKeys());
+          return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: `${report.chain}#${report.seq}`, reason: report.reason };
+        };
+  const console = { engine: "PostgreSQL", verifyAudit };
+  return { ...assemble(engine.tx, options, { sinks: [], cacheSubscribers: false, console }), tx: engine.tx };
 }
 
 /** The engine-neutral parts of a vault, built over a unit of work. */
 function assemble(
   tx: UnitOfWork<Work>,
   options: PgVaultOptions & { dbFile?: DbFileWatch | undefined },
-  engine: { sinks: EventSink[]; cacheSubscribers: boolean },
+  engine: { sinks: EventSink[]; cacheSubscribers: boolean; console: { engine: string; verifyAudit?: (() => Promise<ChainState>) | undefined } },
 ): Omit<Vault, "tx" | "walScrubber"> {
   const audit = new AuditLog({ now: options.now });
   // The gauges read the lifecycle and the queue at scrape time: both are made below.
@@ -216,6 +242,7 @@ function assemble(
     authFailures,
     dbFile: options.dbFile,
     metrics,
+    console: { ...engine.console, license: () => options.license },
   });
   return { app, secrets, orgs, webhooks, audit, keys, metrics, flushAuthFailures };
 }

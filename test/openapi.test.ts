@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { isSharePagePath } from "../src/pages/routes.js";
+import { isConsolePath } from "../src/pages/console/routes.js";
 import { describe, expect, it } from "vitest";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
@@ -30,9 +31,10 @@ function documented(doc: Doc): string[] {
 
 /** `METHOD /path/{param}` of every handler mounted on the app (405 catch-alls and middleware left out). */
 function mounted(v: TestVault): string[] {
-  // The share pages (/, /s/..., /assets/...) are pages, not API operations: docs/share.md describes them.
+  // The share pages (/, /s/..., /assets/...) and the console (/ui) are pages, not API operations:
+  // docs/share.md and docs/console.md describe them.
   const all = v.app.routes
-    .filter((r) => r.method !== "ALL" && !isSharePagePath(r.path))
+    .filter((r) => r.method !== "ALL" && !isSharePagePath(r.path) && !isConsolePath(r.path))
     .map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")}`);
   return [...new Set(all)];
 }
@@ -191,6 +193,7 @@ describe("the OpenAPI document", () => {
       await call("GET", base);
       await call("GET", `${base}/${hook.id}/deliveries`);
       await call("POST", `${base}/${hook.id}/rotate`);
+      await call("POST", `${base}/${hook.id}/test`);
       await call("DELETE", `${base}/${hook.id}`);
     }
 

@@ -4000,6 +4000,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orgs/{org_id}/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a test event for this webhook only, whatever it subscribes to: {id, type: "webhook.test", timestamp, data: {webhook_id}}, signed and retried like any event; its attempts are listed in .../deliveries. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the webhook's id, wh_... */
+                    id: string;
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {event_id}: queued */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            event_id: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such webhook */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/prune": {
         parameters: {
             query?: never;
@@ -5171,6 +5261,95 @@ export interface paths {
                             secret: string;
                             /** @description https:// URL, normalized */
                             url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such webhook */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a test event for this webhook only, whatever it subscribes to: {id, type: "webhook.test", timestamp, data: {webhook_id}}, signed and retried like any event; its attempts are listed in .../deliveries. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the webhook's id, wh_... */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {event_id}: queued */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            event_id: string;
                         };
                     };
                 };

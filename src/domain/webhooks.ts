@@ -89,7 +89,12 @@ export interface WebhookRegistryDeps {
    * webhooks/signing.ts webhookSigningSecret under VAULT_WEBHOOK_SECRET).
    */
   signingSecret: (webhookId: string, generation: number) => string;
+  /** Called after a test event was queued (inside the transaction): wakes the delivery worker. */
+  onQueued?: (() => void) | undefined;
 }
+
+/** The type of a test event (POST .../webhooks/:id/test): delivered to that one webhook only. */
+export const TEST_EVENT_TYPE = "webhook.test";
 
 /** How long a rotated-out signing secret still signs deliveries: 24 hours, in milliseconds. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -157,6 +162,25 @@ export class WebhookRegistry {
     return { webhook, secret: this.deps.signingSecret(id, generation) };
   }
 
+  /**
+   * Queues a test event for one webhook (docs/webhooks.md "Test events"):
+   * `{id, type: "webhook.test", timestamp, data: {webhook_id}}`, signed and
+   * delivered (with retries) like any event, to this webhook only, whatever
+   * it subscribes to. Audit action `webhook.tested`.
+   * @returns the event id (`evt_...`), or undefined when the viewer sees no such webhook (404).
+   */
+  async sendTest(w: Work, view: WebhookView, id: string, origin: Origin): Promise<string | undefined> {
+    const webhook = await this.get(w, view, id);
+    if (!webhook) return undefined;
+    const now = this.deps.now();
+    const eventId = newId("evt_");
+    const body = JSON.stringify({ id: eventId, type: TEST_EVENT_TYPE, timestamp: Math.floor(now / 1000), data: { webhook_id: id } });
+    await w.outbox.enqueue({ id: eventId, type: TEST_EVENT_TYPE, body }, [id], now);
+    this.deps.onQueued?.();
+    await this.audit(w, "webhook.tested", webhook, origin);
+    return eventId;
+  }
+
   /** One page of a scope's webhooks visible to the viewer, oldest first. */
   async list(w: Work, view: WebhookView, options: { limit: number; afterId?: number | undefined }): Promise<Page<Webhook>> {
     const records = await w.webhooks.list(view, options.afterId ?? 0, options.limit + 1);
@@ -208,7 +232,7 @@ export class WebhookRegistry {
     };
   }
 
-  private audit(w: Work, action: "webhook.created" | "webhook.deleted" | "webhook.rotated", webhook: Webhook, origin: Origin): Awaitable<void> {
+  private audit(w: Work, action: "webhook.created" | "webhook.deleted" | "webhook.rotated" | "webhook.tested", webhook: Webhook, origin: Origin): Awaitable<void> {
     return this.deps.audit?.recordFor(w, origin, webhook.orgId ?? GLOBAL_SCOPE, action, webhook.id);
   }
 }

@@ -9,8 +9,15 @@ export interface Asset {
   type: string;
 }
 
+/**
+ * The pages' icon, so a browser's automatic GET /favicon.ico (outside the
+ * pages, so answered 401 and counted by the brute-force guard) never happens.
+ */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="3" y="7" width="10" height="8" rx="1" fill="#0b57d0"/><path d="M5 7V5a3 3 0 0 1 6 0v2" stroke="#0b57d0" stroke-width="1.6" fill="none"/></svg>';
+
 /** The browser scripts the pages load, built by tsup from src/ui into dist/ui. */
-export const SCRIPT_ASSETS = ["share.js", "create.js"] as const;
+export const SCRIPT_ASSETS = ["share.js", "create.js", "console.js"] as const;
 
 /**
  * The package's root: the first directory above this module holding
@@ -28,12 +35,15 @@ function packageRoot(): string {
 }
 
 /**
- * The pages' assets, by file name: the stylesheet (from src/pages/style.ts)
+ * The pages' assets, by file name: the stylesheet (from src/pages/style.ts), the icon
  * and the browser scripts from dist/ui (built by `npm run build`), read once.
  * @throws Error naming the missing file when the scripts were not built.
  */
 export function loadAssets(): Map<string, Asset> {
-  const assets = new Map<string, Asset>([["vault.css", { body: STYLESHEET, type: "text/css; charset=utf-8" }]]);
+  const assets = new Map<string, Asset>([
+    ["vault.css", { body: STYLESHEET, type: "text/css; charset=utf-8" }],
+    ["favicon.svg", { body: FAVICON, type: "image/svg+xml" }],
+  ]);
   const dir = join(packageRoot(), "dist", "ui");
   for (const name of SCRIPT_ASSETS) {
     const file = join(dir, name);

@@ -30,6 +30,7 @@ export function Layout(props: LayoutProps) {
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · ${s.product}`}</title>
         <link rel="stylesheet" href={`${root}assets/vault.css`} />
+        <link rel="icon" href={`${root}assets/favicon.svg`} type="image/svg+xml" />
       </head>
       <body>
         <header>

@@ -43,6 +43,22 @@ export interface SharePageDeps {
   publicUrl: () => string;
 }
 
+/**
+ * Mounts `/assets/<file>` (the pages' stylesheet and scripts, read once),
+ * for the share pages and the console alike; an unknown file is the API's
+ * JSON 404.
+ */
+export function mountAssets(app: Hono<AppEnv>): void {
+  let assets: Map<string, Asset> | undefined;
+  app.get("/assets/:file", (c) => {
+    assets ??= loadAssets();
+    const asset = assets.get(c.req.param("file"));
+    if (asset === undefined) return c.json({ error: "not found" }, 404);
+    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    return c.body(asset.body, 200, { "Content-Type": asset.type });
+  });
+}
+
 /** True for the paths the share pages answer without a bearer token: `/`, `/s`, `/s/...`, `/assets/...`. */
 export function isSharePagePath(path: string): boolean {
   return path === "/" || path === "/s" || path.startsWith("/s/") || path.startsWith("/assets/");
@@ -81,14 +97,12 @@ function rootOf(path: string): string {
  *   `share-page`, burn at max_reads, events), answered as the API's read;
  * - anything else under `/s/`: the same "not available" page, 404, whatever
  *   exists (a keyed or org secret's name is never reachable here);
- * - `/assets/<file>`: the stylesheet and the pages' scripts.
  *
  * Misses under /s/ count against the brute-force guard (429 once over it).
  * With VAULT_SHARE_PAGE=false every one of these answers the API's JSON 404.
  */
 export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   if (!deps.settings.page) return;
-  let assets: Map<string, Asset> | undefined;
   const anonymousRate = new PerAddressRate(deps.settings.anonymousPerMinute, 60_000, deps.now);
   const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
@@ -106,14 +120,6 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     const s = stringsFor(c.req.header("accept-language"));
     return html(c, 429, undefined, <MessagePage s={s} root={rootOf(c.req.path)} title={s.tooManyTitle} lead={s.tooManyLead} />);
   };
-
-  app.get("/assets/:file", (c) => {
-    assets ??= loadAssets();
-    const asset = assets.get(c.req.param("file"));
-    if (asset === undefined) return c.json({ error: "not found" }, 404);
-    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
-    return c.body(asset.body, 200, { "Content-Type": asset.type });
-  });
 
   app.get("/", (c) => {
     const nonce = newNonce();

@@ -60,4 +60,38 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--card); p
 canvas.qr { display: block; margin: 1rem 0; background: #ffffff; padding: .5rem; border-radius: .5rem; max-width: 100%; height: auto; }
 [hidden] { display: none !important; }
 footer { color: var(--muted); font-size: .85rem; }
+/* The console (/ui): wider, a navigation bar, tables. */
+body.console header, body.console main { max-width: 72rem; }
+body.console header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; border-bottom: 1px solid var(--border); padding-bottom: .75rem; }
+nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: 0; padding: 0; }
+nav a, a { color: var(--accent); }
+nav a[aria-current="page"] { font-weight: 700; color: var(--fg); text-decoration-thickness: 3px; }
+form.signout { margin-left: auto; display: flex; align-items: center; gap: .75rem; }
+form.signout button, button.small { margin: 0; padding: .3rem .7rem; font-size: .9rem; }
+form.inline { display: inline-flex; gap: .5rem; align-items: center; margin: 0 .25rem 0 0; }
+form.inline button { margin: .15rem 0; }
+input.short { width: 10rem; padding: .3rem .5rem; }
+.table-wrap { overflow-x: auto; margin: 1rem 0; }
+table { border-collapse: collapse; width: 100%; font-size: .95rem; }
+th, td { text-align: left; vertical-align: top; padding: .45rem .6rem; border-bottom: 1px solid var(--border); }
+thead th { background: var(--card); }
+td.actions details { display: inline-block; margin-right: .5rem; }
+td.actions a { margin-right: .75rem; }
+summary { cursor: pointer; color: var(--accent); }
+fieldset { border: 1px solid var(--border); border-radius: .5rem; margin: 1rem 0; padding: .5rem 1rem; }
+legend { font-weight: 600; padding: 0 .25rem; }
+label.choice { display: inline-flex; align-items: center; gap: .4rem; font-weight: 400; margin: .35rem 1.25rem .35rem 0; }
+label.choice input { width: auto; }
+dl.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: .75rem; margin: 1rem 0; }
+dl.facts > div { background: var(--card); border-radius: .75rem; padding: .75rem 1rem; }
+dt { color: var(--muted); font-size: .9rem; }
+dd { margin: .2rem 0 0; font-weight: 600; font-size: 1.1rem; }
+ul.plain { list-style: none; margin: 0 0 .5rem; padding: 0; }
+.pager { display: flex; gap: 1.5rem; margin: .5rem 0 1rem; }
+a.button-link { display: inline-block; margin: .75rem .5rem .25rem 0; padding: .65rem 1.1rem; border: 1px solid var(--border); border-radius: .5rem; color: var(--fg); text-decoration: none; font-weight: 600; }
+.filter { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: flex-end; }
+.filter > label { margin: 0; }
+.filter > input { width: auto; flex: 1 1 14rem; }
+.filter .row { width: 100%; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 `;

@@ -220,6 +220,29 @@ export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {
         },
       },
       {
+        method: "post",
+        path: `${base}/:id/test`,
+        summary:
+          'Queue a test event for this webhook only, whatever it subscribes to: {id, type: "webhook.test", timestamp, data: {webhook_id}}, signed and retried like any event; its attempts are listed in .../deliveries.',
+        permission,
+        auditAction,
+        params: { id: "the webhook's id, wh_..." },
+        responses: {
+          202: { description: "{event_id}: queued", schema: v.object({ event_id: v.string() }) },
+          404: { description: "no such webhook" },
+        },
+        handler: async (c) => {
+          const origin = originOf(c);
+          const keyPrefix = viewerPrefix(c);
+          const eventId = await tx.run(async (w) => {
+            const view: WebhookView = { orgId: await orgOf(w, c), viewerPrefix: keyPrefix };
+            return registry.sendTest(w, view, webhookId(c), origin);
+          });
+          if (eventId === undefined) throw new ApiError(404, NOT_FOUND);
+          return c.json({ event_id: eventId }, 202);
+        },
+      },
+      {
         method: "get",
         path: `${base}/:id/deliveries`,
         summary: "Recent delivery attempts of a webhook, newest first (kept 7 days).",

@@ -62,7 +62,7 @@ export interface CreateWebhooksDeps {
   now: () => number;
   version: string;
   settings?: WebhookSettings | undefined;
-  /** Where `webhook.created` / `webhook.deleted` / `webhook.rotated` are recorded (docs/audit.md). */
+  /** Where `webhook.created` / `webhook.deleted` / `webhook.rotated` / `webhook.tested` are recorded (docs/audit.md). */
   audit?: AuditRecorder | undefined;
   /** Told of each recorded delivery attempt's outcome (metrics). */
   onDeliveryOutcome?: ((outcome: "delivered" | "retrying" | "failed") => void) | undefined;
@@ -104,6 +104,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     perScope: settings.perScope ?? 25,
     onChange: () => outbox.invalidate(),
     signingSecret: (webhookId, generation) => webhookSigningSecret(secret, webhookId, generation),
+    onQueued: () => worker.wake(),
   });
   return { registry, outbox, queue, worker, allowPrivate, lookup };
 }

@@ -1,0 +1,249 @@
+import type { Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie, setCookie, deleteCookie } from "hono/cookie";
+import { ApiError } from "../../errors.js";
+import { forwardedIp, socketIp } from "../../auth.js";
+import type { AppEnv } from "../../context.js";
+import { consoleStringsFor } from "../console-strings.js";
+import type { ConsoleStrings } from "../console-strings.js";
+import { newNonce, pageHeaders } from "../security.js";
+import { callApi, PROBE_PATH, probeMiddleware, probeToken } from "./api.js";
+import type { CallerAddress } from "./api.js";
+import { isStatusView } from "./kit.js";
+import type { ConsoleCtx, Out, Registrar, View } from "./kit.js";
+import { auditRoutes } from "./audit.js";
+import { keyRoutes } from "./keys.js";
+import { orgRoutes } from "./orgs.js";
+import { overviewRoutes } from "./overview.js";
+import type { ConsoleInfo } from "./overview.js";
+import { secretRoutes } from "./secrets.js";
+import { csrfMatches, SessionStore } from "./session.js";
+import type { Session } from "./session.js";
+import { MessageView, SignInPage } from "./signin.js";
+import { webhookRoutes } from "./webhooks.js";
+
+/** The session cookie's name. */
+export const SESSION_COOKIE = "vault_console";
+
+/** What the console needs, from createApp. */
+export interface ConsoleDeps {
+  trustProxy: boolean;
+  /** Current time, Unix milliseconds (sessions' idle and absolute limits). */
+  now: () => number;
+  /** VAULT_PUBLIC_URL: the cookie's `Secure` flag (https) and path, and the origin a form must come from. */
+  publicUrl: () => string;
+  /** The facts the overview shows besides what the API answers. */
+  info: ConsoleInfo;
+}
+
+
+/** Thrown by ctx.api when the session's token answers 401: the session ends. */
+class SessionEnded extends Error {}
+
+function rootOf(path: string): string {
+  return "../".repeat(Math.max(0, path.split("/").length - 2));
+}
+
+function callerOf(c: Context<AppEnv>, trustProxy: boolean): CallerAddress {
+  return { socket: socketIp(c), forwarded: trustProxy ? forwardedIp(c) : undefined };
+}
+
+/**
+ * The console (docs/console.md) under /ui: sign-in exchanges a token for a
+ * server-side session (cookie HttpOnly, SameSite=Strict, Secure under an
+ * https public url, Path=/ui); every page and form calls the vault's own
+ * API in process with the session's token, so the API's authentication,
+ * permission checks, audit log and brute-force guard apply unchanged. Every
+ * POST needs the session's CSRF token and, when the browser names one, the
+ * vault's own Origin; otherwise 403.
+ */
+export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
+  const sessions = new SessionStore(deps.now);
+  // Only on the probe path: no extra middleware on the API's hot path.
+  app.use(PROBE_PATH, probeMiddleware);
+  const cookiePath = () => `${new URL(deps.publicUrl()).pathname.replace(/\/+$/, "")}/ui`;
+  const secure = () => deps.publicUrl().startsWith("https:");
+
+  const html = (c: Context<AppEnv>, body: View, status: 200 | 400 | 403 | 404 | 409 | 429 = 200, nonce?: string) => {
+    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    return c.html(body, status);
+  };
+  const redirect = (c: Context<AppEnv>, to: string) => {
+    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    return c.redirect(to, 303);
+  };
+  const strings = (c: Context<AppEnv>): ConsoleStrings => consoleStringsFor(c.req.header("accept-language"));
+  const signInPage = (c: Context<AppEnv>, notice?: { kind: "ok" | "error"; text: string }, status: 200 | 401 | 403 | 429 = 200) => {
+    const s = strings(c);
+    const nonce = newNonce();
+    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    return c.html(<SignInPage s={s} root={rootOf(c.req.path)} notice={notice} />, status);
+  };
+  const sessionOf = (c: Context<AppEnv>): Session | undefined => sessions.touch(getCookie(c, SESSION_COOKIE));
+  const endSession = (c: Context<AppEnv>, session: Session) => {
+    sessions.destroy(session.id);
+    deleteCookie(c, SESSION_COOKIE, { path: cookiePath() });
+    return redirect(c, `${rootOf(c.req.path)}ui/login?ended=1`);
+  };
+  /**
+   * True when the browser says the form came from another origin: its
+   * Sec-Fetch-Site is anything but same-origin (or none: typed by the user),
+   * or its Origin names another origin than the vault's. The pages send no
+   * Referer (no-referrer), so a same-origin form's Origin is "null": the
+   * CSRF token is what decides for a browser without Sec-Fetch-Site.
+   */
+  const foreignOrigin = (c: Context<AppEnv>): boolean => {
+    const site = c.req.header("sec-fetch-site");
+    if (site !== undefined && site !== "same-origin" && site !== "none") return true;
+    const origin = c.req.header("origin");
+    if (origin === undefined || origin === "null") return false;
+    const own = new Set([new URL(deps.publicUrl()).origin, new URL(c.req.url).origin]);
+    return !own.has(origin);
+  };
+  /**
+   * Re-checks the session's token as the API would (a revoked or expired
+   * token ends the session) and refreshes what it may do (a changed role).
+   * @returns false when the session ended.
+   */
+  const recheck = async (c: Context<AppEnv>, session: Session): Promise<boolean> => {
+    const probed = await probeToken(app, session.token, callerOf(c, deps.trustProxy), true);
+    if ("refused" in probed) return false;
+    session.caps = probed.caps;
+    return true;
+  };
+  const ctxFor = (c: Context<AppEnv>, session: Session): ConsoleCtx => {
+    const from = callerOf(c, deps.trustProxy);
+    return {
+      session,
+      s: strings(c),
+      root: rootOf(c.req.path),
+      nonce: newNonce(),
+      query: c.req.query(),
+      api: async (method, path, body) => {
+        const answer = await callApi(app, session.token, from, method, path, body);
+        if (answer.status === 401) throw new SessionEnded();
+        return answer;
+      },
+    };
+  };
+  const finish = (c: Context<AppEnv>, ctx: ConsoleCtx, out: Out): Response | Promise<Response> => {
+    if (out instanceof Response) {
+      for (const [name, value] of Object.entries(pageHeaders(ctx.nonce))) if (!out.headers.has(name)) out.headers.set(name, value);
+      return out;
+    }
+    if (isStatusView(out)) return html(c, out.view, out.status, ctx.nonce);
+    return html(c, out, 200, ctx.nonce);
+  };
+
+  const registrar: Registrar = {
+    page(path, handler) {
+      app.get(`/ui/${path}`, async (c) => {
+        const session = sessionOf(c);
+        if (session === undefined) return redirect(c, `${rootOf(c.req.path)}ui/login`);
+        if (!(await recheck(c, session))) return endSession(c, session);
+        const ctx = ctxFor(c, session);
+        try {
+          return await finish(c, ctx, await handler(ctx, c));
+        } catch (err) {
+          if (err instanceof SessionEnded) return endSession(c, session);
+          throw err;
+        }
+      });
+    },
+    action(path, handler) {
+      app.post(`/ui/${path}`, async (c) => {
+        const s = strings(c);
+        const refuse = () => html(c, <MessageView s={s} root={rootOf(c.req.path)} title={s.refusedTitle} lead={s.crossSite} />, 403);
+        if (foreignOrigin(c)) return refuse();
+        const session = sessionOf(c);
+        const form = await formOf(c);
+        if (session === undefined || !csrfOk(session, form.csrf)) return refuse();
+        if (!(await recheck(c, session))) return endSession(c, session);
+        const ctx = ctxFor(c, session);
+        try {
+          return await finish(c, ctx, await handler(ctx, form, c));
+        } catch (err) {
+          if (err instanceof SessionEnded) return endSession(c, session);
+          throw err;
+        }
+      });
+    },
+  };
+
+  app.get("/ui", (c) => redirect(c, sessionOf(c) === undefined ? "ui/login" : "ui/overview"));
+  app.get("/ui/", (c) => redirect(c, sessionOf(c) === undefined ? "login" : "overview"));
+  app.get("/ui/login", (c) => {
+    if (sessionOf(c) !== undefined) return redirect(c, "overview");
+    const s = strings(c);
+    return signInPage(c, c.req.query("ended") === undefined ? undefined : { kind: "ok", text: s.sessionEnded });
+  });
+  app.post("/ui/login", async (c) => {
+    const s = strings(c);
+    if (foreignOrigin(c)) return html(c, <MessageView s={s} root={rootOf(c.req.path)} title={s.refusedTitle} lead={s.crossSite} />, 403);
+    const form = await formOf(c);
+    const token = (form.token ?? "").trim();
+    // The probe goes through the front middleware: a wrong token counts against the brute-force guard (429 once over it).
+    const probed = await probeToken(app, token, callerOf(c, deps.trustProxy));
+    if ("refused" in probed) {
+      const status = probed.refused.status === 429 ? 429 : probed.refused.status === 401 ? 401 : 403;
+      const error = typeof probed.refused.body.message === "string" ? probed.refused.body.message : String(probed.refused.body.error ?? status);
+      return signInPage(c, { kind: "error", text: s.signInRefused.replace("{error}", error) }, status);
+    }
+    const session = sessions.create(token, probed.caps);
+    setCookie(c, SESSION_COOKIE, session.id, { httpOnly: true, sameSite: "Strict", secure: secure(), path: cookiePath() });
+    return redirect(c, "overview");
+  });
+  app.post("/ui/logout", async (c) => {
+    const session = sessionOf(c);
+    const form = await formOf(c);
+    if (session !== undefined && !foreignOrigin(c) && csrfOk(session, form.csrf)) sessions.destroy(session.id);
+    deleteCookie(c, SESSION_COOKIE, { path: cookiePath() });
+    return redirect(c, "login?out=1");
+  });
+
+  overviewRoutes(registrar, deps.info);
+  secretRoutes(registrar);
+  keyRoutes(registrar);
+  auditRoutes(registrar, deps.info);
+  orgRoutes(registrar);
+  webhookRoutes(registrar);
+
+  app.all("/ui/*", (c) => {
+    const s = strings(c);
+    return html(c, <MessageView s={s} root={rootOf(c.req.path)} title="Not found" lead="There is no console page at this address." />, 404);
+  });
+}
+
+function csrfOk(session: Session, given: string | undefined): boolean {
+  return csrfMatches(session, given);
+}
+
+/**
+ * The largest console form body, bytes: a value of the largest
+ * VAULT_MAX_VALUE_BYTES (1 MiB), percent-encoded (up to 3 bytes a byte),
+ * and the other fields.
+ */
+export const MAX_FORM_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+
+const limitForm = bodyLimit({
+  maxSize: MAX_FORM_BYTES,
+  onError: () => {
+    throw new ApiError(413, "request body too large", { message: `a console form may be at most ${MAX_FORM_BYTES} bytes`, headers: { Connection: "close" } });
+  },
+});
+
+/** The posted form fields (urlencoded or multipart), strings only; {} for another body. @throws ApiError 413 over MAX_FORM_BYTES. */
+async function formOf(c: Context<AppEnv>): Promise<Record<string, string>> {
+  const type = c.req.header("content-type") ?? "";
+  if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return {};
+  await limitForm(c, async () => {});
+  const body = await c.req.parseBody();
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+/** True for the console's paths, which the front middleware lets through: the console authenticates by its cookie, then calls the API with the session's token. */
+export function isConsolePath(path: string): boolean {
+  return path === "/ui" || path.startsWith("/ui/");
+}

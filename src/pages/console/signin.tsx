@@ -1,0 +1,70 @@
+import type { ConsoleStrings } from "../console-strings.js";
+
+function Head(props: { s: ConsoleStrings; root: string; title: string }) {
+  return (
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="robots" content="noindex, nofollow" />
+      <meta name="referrer" content="no-referrer" />
+      <meta name="color-scheme" content="light dark" />
+      <title>{`${props.title} · ${props.s.product}`}</title>
+      <link rel="stylesheet" href={`${props.root}assets/vault.css`} />
+      <link rel="icon" href={`${props.root}assets/favicon.svg`} type="image/svg+xml" />
+    </head>
+  );
+}
+
+/**
+ * The sign-in page (docs/console.md, "Signing in"): one password field for
+ * the token, posted to /ui/login; the token never reaches the browser's
+ * storage (no script, autocomplete off).
+ */
+export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { kind: "ok" | "error"; text: string } | undefined }) {
+  const { s } = props;
+  return (
+    <html lang={s.lang}>
+      <Head s={s} root={props.root} title={s.signInTitle} />
+      <body>
+        <header>
+          <span class="brand">{s.product}</span>
+        </header>
+        <main id="main">
+          <h1>{s.signInTitle}</h1>
+          <p>{s.signInLead}</p>
+          {props.notice === undefined ? null : (
+            <div class={`notice ${props.notice.kind}`} role={props.notice.kind === "error" ? "alert" : "status"}>
+              {props.notice.text}
+            </div>
+          )}
+          <form method="post" action={`${props.root}ui/login`} class="card">
+            <label for="token">{s.tokenLabel}</label>
+            <input id="token" name="token" type="password" autocomplete="off" required spellcheck={false} />
+            <button type="submit">{s.signIn}</button>
+          </form>
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** A console page that says one thing (a refused cross-site request, an unknown page). */
+export function MessageView(props: { s: ConsoleStrings; root: string; title: string; lead: string }) {
+  return (
+    <html lang={props.s.lang}>
+      <Head s={props.s} root={props.root} title={props.title} />
+      <body>
+        <header>
+          <span class="brand">{props.s.product}</span>
+        </header>
+        <main id="main">
+          <h1>{props.title}</h1>
+          <p>{props.lead}</p>
+          <p>
+            <a href={`${props.root}ui/login`}>{props.s.signInTitle}</a>
+          </p>
+        </main>
+      </body>
+    </html>
+  );
+}
