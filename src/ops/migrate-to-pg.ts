@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
 import { latestSchemaVersion, openDatabase } from "../db.js";
 import { migratePg, openPgPool } from "../store/pg/index.js";
+import { analyzeVaultTables } from "../store/pg/migrate.js";
 import { SQLITE_CHAIN } from "../store/pg/audit-verify.js";
 import { redactCredentials, redactUrl } from "../store/pg/redact.js";
 import { lockDataDir } from "./lock.js";
@@ -203,7 +204,7 @@ async function copy(
     }
     await client.query("COMMIT");
     // A bulk load leaves the tables without statistics until autovacuum's first autoanalyze.
-    await client.query("ANALYZE");
+    await analyzeVaultTables(client);
   } catch (err) {
     failed = err instanceof Error ? err : new Error(String(err));
     await client.query("ROLLBACK").catch(() => {});

@@ -67,7 +67,7 @@ export async function migratePg(pool: pg.Pool): Promise<number[]> {
         applied.push(section.version);
       }
       // Statistics from the start: without them the planner guesses (docs/performance.md, "PostgreSQL").
-      if (applied.length > 0) await client.query("ANALYZE");
+      if (applied.length > 0) await analyzeVaultTables(client);
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK.toString()]);
     }
@@ -78,4 +78,14 @@ export async function migratePg(pool: pg.Pool): Promise<number[]> {
     client.release(failed);
   }
   return applied;
+}
+
+/**
+ * ANALYZE of the vault's own tables (those of the current schema), not of
+ * the whole database: a bare ANALYZE also samples every system catalog,
+ * which costs far more than the vault's tables on a fresh database.
+ */
+export async function analyzeVaultTables(client: pg.ClientBase): Promise<void> {
+  const r = await client.query<{ t: string }>("SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = current_schema()");
+  if (r.rows.length > 0) await client.query(`ANALYZE ${r.rows.map((row) => row.t).join(", ")}`);
 }
