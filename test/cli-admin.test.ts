@@ -1,26 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
-import type { VaultProcess } from "./e2e-helpers.js";
+import { cleanupTemp, cliAgainst, killChildren, startVault, tempDir } from "./e2e-helpers.js";
+import type { CliResult, VaultProcess } from "./e2e-helpers.js";
 import { itSqlite } from "./helpers.js";
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(vault: VaultProcess, args: string[], env: Record<string, string | undefined> = {}): CliResult {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY, ...env }),
-    input: "",
-    encoding: "utf8",
-    timeout: 15_000,
-    killSignal: "SIGKILL",
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = cliAgainst;
 
 /** The one JSON line a `--json` command printed. */
 function json<T>(result: CliResult): T {

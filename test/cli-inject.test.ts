@@ -3,28 +3,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "dotenv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
+import { BIN, childEnv, cleanupTemp, cliAgainst, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 
 // run --mask / --no-mask, run --env-file and export, through the built command (docs/cli.md, "run", "export").
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(vault: VaultProcess, args: string[], env: Record<string, string | undefined> = {}): CliResult {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY, ...env }),
-    input: "",
-    encoding: "utf8",
-    timeout: 15_000,
-    killSignal: "SIGKILL",
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = cliAgainst;
 
 async function put(vault: VaultProcess, key: string, value: string, extra: Record<string, unknown> = {}): Promise<void> {
   const res = await vault.request("POST", "/secrets", { key, value, ...extra });

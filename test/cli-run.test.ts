@@ -1,30 +1,13 @@
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
+import { cleanupTemp, cliAgainst, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 
 // `run` as a secret's writer could abuse it: a key that may write only under prod/ must not be
 // able to run code on the operator's machine through the names --prefix derives (docs/cli.md, "run").
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(vault: VaultProcess, args: string[], env: Record<string, string | undefined> = {}): CliResult {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY, ...env }),
-    input: "",
-    encoding: "utf8",
-    timeout: 15_000,
-    killSignal: "SIGKILL",
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = cliAgainst;
 
 /** A child that prints the named variables of its environment as JSON (absent ones as null). */
 const printVars = (...names: string[]) =>

@@ -258,3 +258,27 @@ export function runCommand(args: string[], env: Record<string, string | undefine
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr, ms: performance.now() - started };
 }
+
+/** What a finished command printed, and its exit code. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the built command to completion against `vault` (VAULT_ADDR and the
+ * master key set; `env` adds or, with undefined, removes variables), with
+ * stdin empty and a 15 s limit.
+ */
+export function cliAgainst(vault: VaultProcess, args: string[], env: Record<string, string | undefined> = {}): CliResult {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY, ...env }),
+    input: "",
+    encoding: "utf8",
+    timeout: 15_000,
+    killSignal: "SIGKILL",
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
