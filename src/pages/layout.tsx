@@ -22,16 +22,7 @@ export function Layout(props: LayoutProps) {
   const { s, root } = props;
   return (
     <html lang={s.lang}>
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex, nofollow" />
-        <meta name="referrer" content="no-referrer" />
-        <meta name="color-scheme" content="light dark" />
-        <title>{`${props.title} · ${s.product}`}</title>
-        <link rel="stylesheet" href={`${root}assets/vault.css`} />
-        <link rel="icon" href={`${root}assets/favicon.svg`} type="image/svg+xml" />
-      </head>
+      <PageHead product={s.product} title={props.title} root={root} />
       <body>
         <header>
           <span class="brand">{s.product}</span>
@@ -40,6 +31,27 @@ export function Layout(props: LayoutProps) {
         {props.script === undefined ? null : <script nonce={props.script.nonce} src={`${root}assets/${props.script.name}`} defer />}
       </body>
     </html>
+  );
+}
+
+/**
+ * The <head> of every page, share pages and console alike: language-neutral
+ * metadata (no indexing, no referrer, light and dark), the title (which
+ * names no secret), the one stylesheet and the icon, from `root` (the way
+ * back from the page's path to the vault's root).
+ */
+export function PageHead(props: { product: string; title: string; root: string }) {
+  return (
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <meta name="robots" content="noindex, nofollow" />
+      <meta name="referrer" content="no-referrer" />
+      <meta name="color-scheme" content="light dark" />
+      <title>{`${props.title} · ${props.product}`}</title>
+      <link rel="stylesheet" href={`${props.root}assets/vault.css`} />
+      <link rel="icon" href={`${props.root}assets/favicon.svg`} type="image/svg+xml" />
+    </head>
   );
 }
 

@@ -3,6 +3,7 @@ import type { Child } from "hono/jsx";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AppEnv } from "../../context.js";
 import type { ConsoleStrings } from "../console-strings.js";
+import { PageHead } from "../layout.js";
 import { fill } from "../strings.js";
 import type { ApiAnswer } from "./api.js";
 import type { Caps, Flash, Session } from "./session.js";
@@ -151,16 +152,7 @@ export function Frame(props: { ctx: ConsoleCtx; title: string; section: Section;
         : fill(s.whoPrincipal, { org: text(caps.orgId), role: text(caps.role) });
   return (
     <html lang={s.lang}>
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex, nofollow" />
-        <meta name="referrer" content="no-referrer" />
-        <meta name="color-scheme" content="light dark" />
-        <title>{`${props.title} · ${s.product}`}</title>
-        <link rel="stylesheet" href={`${root}assets/vault.css`} />
-        <link rel="icon" href={`${root}assets/favicon.svg`} type="image/svg+xml" />
-      </head>
+      <PageHead product={s.product} title={props.title} root={root} />
       <body class="console" data-strings={JSON.stringify({ copied: s.copied, copyFailed: s.copyFailed })}>
         <header>
           <span class="brand">{s.product}</span>

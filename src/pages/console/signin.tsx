@@ -1,19 +1,6 @@
 import type { ConsoleStrings } from "../console-strings.js";
+import { PageHead } from "../layout.js";
 
-function Head(props: { s: ConsoleStrings; root: string; title: string }) {
-  return (
-    <head>
-      <meta charset="utf-8" />
-      <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="robots" content="noindex, nofollow" />
-      <meta name="referrer" content="no-referrer" />
-      <meta name="color-scheme" content="light dark" />
-      <title>{`${props.title} · ${props.s.product}`}</title>
-      <link rel="stylesheet" href={`${props.root}assets/vault.css`} />
-      <link rel="icon" href={`${props.root}assets/favicon.svg`} type="image/svg+xml" />
-    </head>
-  );
-}
 
 /**
  * The sign-in page (docs/console.md, "Signing in"): one password field for
@@ -24,7 +11,7 @@ export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { 
   const { s } = props;
   return (
     <html lang={s.lang}>
-      <Head s={s} root={props.root} title={s.signInTitle} />
+      <PageHead product={s.product} root={props.root} title={s.signInTitle} />
       <body>
         <header>
           <span class="brand">{s.product}</span>
@@ -52,7 +39,7 @@ export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { 
 export function MessageView(props: { s: ConsoleStrings; root: string; title: string; lead: string }) {
   return (
     <html lang={props.s.lang}>
-      <Head s={props.s} root={props.root} title={props.title} />
+      <PageHead product={props.s.product} root={props.root} title={props.title} />
       <body>
         <header>
           <span class="brand">{props.s.product}</span>
