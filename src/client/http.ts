@@ -107,10 +107,19 @@ export class Transport {
    * @throws as send(); VaultProtocolError when a success's body is not JSON.
    */
   async json<T>(call: Call): Promise<T> {
+    return (await this.answer<T>(call)).body;
+  }
+
+  /**
+   * As json(), with the success's status too (a PUT answers 201 for a
+   * create, 200 for a replace).
+   * @throws as json().
+   */
+  async answer<T>(call: Call): Promise<{ status: number; body: T }> {
     return this.#exchange(call, async (res) => {
       const text = await res.text();
       try {
-        return JSON.parse(text) as T;
+        return { status: res.status, body: JSON.parse(text) as T };
       } catch {
         throw new VaultProtocolError(this.addr, res.status, res.headers.get("content-type"), describe(call));
       }

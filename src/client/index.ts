@@ -158,9 +158,8 @@ export class VaultClient {
     }
     if (options.seal) body.delete = false;
     if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
-    const res = await this.#t.send({ method: "PUT", path: `${this.#secrets()}/${encodeKey(key)}`, body });
-    const answer = (await res.json()) as { key: string; updated?: boolean };
-    return { key: answer.key, updated: res.status === 200 && answer.updated === true };
+    const res = await this.#t.answer<{ key: string; updated?: boolean }>({ method: "PUT", path: `${this.#secrets()}/${encodeKey(key)}`, body });
+    return { key: res.body.key, updated: res.status === 200 && res.body.updated === true };
   }
 
   /**
