@@ -40,6 +40,7 @@ const PG_MATRIX = [
   "test/replace-e2e.test.ts",
   "test/docker-image.test.ts",
   "test/webhook-delivery.test.ts",
+  "test/webhook-next-retry.test.ts",
   "test/auth-limiter.test.ts",
   "test/auth-failure-coalescing.test.ts",
   "test/audit.test.ts",

@@ -75,6 +75,7 @@ describe("deliveries to a real HTTPS receiver", () => {
       http_status: 200,
       error: null,
       at: START_SECONDS,
+      next_attempt_at: null,
     });
     // Nothing is sent twice.
     expect(await v.webhooks.worker.tick()).toBe(0);
@@ -199,9 +200,9 @@ describe("deliveries to a real HTTPS receiver", () => {
     const list = await expectStatus(v.asMaster("GET", `/webhooks/${hook.id as string}/deliveries`), 200);
     const eventId = JSON.parse(first?.body ?? "{}").id as string;
     expect(list.deliveries).toEqual([
-      { event_id: eventId, type: "secret.created", attempt: 3, status: "delivered", http_status: 200, error: null, at: START_SECONDS + 3 },
-      { event_id: eventId, type: "secret.created", attempt: 2, status: "retrying", http_status: 503, error: "HTTP 503", at: START_SECONDS + 1 },
-      { event_id: eventId, type: "secret.created", attempt: 1, status: "retrying", http_status: 500, error: "HTTP 500", at: START_SECONDS },
+      { event_id: eventId, type: "secret.created", attempt: 3, status: "delivered", http_status: 200, error: null, at: START_SECONDS + 3, next_attempt_at: null },
+      { event_id: eventId, type: "secret.created", attempt: 2, status: "retrying", http_status: 503, error: "HTTP 503", at: START_SECONDS + 1, next_attempt_at: null },
+      { event_id: eventId, type: "secret.created", attempt: 1, status: "retrying", http_status: 500, error: "HTTP 500", at: START_SECONDS, next_attempt_at: null },
     ]);
     const page = await expectStatus(v.asMaster("GET", `/webhooks/${hook.id as string}/deliveries?limit=2`), 200);
     expect((page.deliveries as unknown[]).length).toBe(2);

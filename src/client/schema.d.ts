@@ -3819,6 +3819,8 @@ export interface paths {
                                 event_id: string;
                                 /** @description the receiver's status; null when no response came */
                                 http_status: number | null;
+                                /** @description when the next retry is due, Unix seconds: on the latest attempt of a delivery still pending a retry; null once delivered or failed, and on earlier attempts */
+                                next_attempt_at: number | null;
                                 /**
                                  * @description delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed
                                  * @enum {string}
@@ -5140,6 +5142,8 @@ export interface paths {
                                 event_id: string;
                                 /** @description the receiver's status; null when no response came */
                                 http_status: number | null;
+                                /** @description when the next retry is due, Unix seconds: on the latest attempt of a delivery still pending a retry; null once delivered or failed, and on earlier attempts */
+                                next_attempt_at: number | null;
                                 /**
                                  * @description delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed
                                  * @enum {string}

@@ -34,7 +34,7 @@ export interface Webhook {
   createdAt: number;
 }
 
-/** One delivery attempt, for GET .../deliveries. `at` in milliseconds. */
+/** One delivery attempt, for GET .../deliveries (docs/webhooks.md). Times in milliseconds. */
 export interface DeliveryAttempt {
   eventId: string;
   type: string;
@@ -46,6 +46,12 @@ export interface DeliveryAttempt {
   /** Why it failed, null on success. */
   error: string | null;
   at: number;
+  /**
+   * When the delivery's next attempt is due: set only on the latest attempt
+   * of a delivery still pending a retry; null once it is delivered or
+   * failed, and on its earlier attempts.
+   */
+  nextAttemptAt: number | null;
 }
 
 /** Which webhooks a caller may see: those of one scope, narrowed by a scoped key's prefix. */
@@ -227,6 +233,7 @@ export class WebhookRegistry {
         httpStatus: r.httpStatus,
         error: r.error,
         at: r.at,
+        nextAttemptAt: r.nextAttemptAt,
       })),
       nextAfterId: next,
     };

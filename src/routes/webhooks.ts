@@ -80,6 +80,7 @@ function attemptJson(a: DeliveryAttempt) {
     http_status: a.httpStatus,
     error: a.error,
     at: seconds(a.at),
+    next_attempt_at: seconds(a.nextAttemptAt),
   };
 }
 
@@ -304,7 +305,7 @@ const withSecretSchema = {
 
 const deliveriesSchema = listSchema("deliveries", {
   type: "object",
-  required: ["event_id", "type", "attempt", "status", "http_status", "error", "at"],
+  required: ["event_id", "type", "attempt", "status", "http_status", "error", "at", "next_attempt_at"],
   properties: {
     event_id: { type: "string", description: "evt_...; the X-Vault-Delivery header, the same on every retry" },
     type: { type: "string" },
@@ -317,5 +318,9 @@ const deliveriesSchema = listSchema("deliveries", {
     http_status: { type: ["integer", "null"], description: "the receiver's status; null when no response came" },
     error: { type: ["string", "null"], description: "why the attempt failed; null on success" },
     at: { type: "integer" },
+    next_attempt_at: {
+      type: ["integer", "null"],
+      description: "when the next retry is due, Unix seconds: on the latest attempt of a delivery still pending a retry; null once delivered or failed, and on earlier attempts",
+    },
   },
 });

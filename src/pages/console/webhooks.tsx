@@ -20,6 +20,7 @@ function Deliveries(props: { ctx: ConsoleCtx; list: Record<string, unknown>[] })
           <th scope="col">{s.colType}</th>
           <th scope="col">{s.colStatus}</th>
           <th scope="col">{s.colAttempts}</th>
+          <th scope="col">{s.colNextRetry}</th>
         </tr>
       </thead>
       <tbody>
@@ -29,6 +30,7 @@ function Deliveries(props: { ctx: ConsoleCtx; list: Record<string, unknown>[] })
             <td class="mono">{text(d.type)}</td>
             <td>{`${text(d.status)}${d.http_status === null ? "" : ` (HTTP ${text(d.http_status)})`}${d.error === null ? "" : `: ${text(d.error)}`}`}</td>
             <td>{text(d.attempt)}</td>
+            <td>{typeof d.next_attempt_at === "number" ? when(d.next_attempt_at) : "—"}</td>
           </tr>
         ))}
       </tbody>

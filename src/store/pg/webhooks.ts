@@ -248,9 +248,13 @@ export class PgOutboxStore implements OutboxStore {
       http_status: number | null;
       error: string | null;
       at: number;
+      next_attempt_at: number | null;
     }>(
-      `SELECT id, event_id, type, attempt, status, http_status, error, at FROM webhook_attempts
-       WHERE webhook_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
+      // next_attempt_at: the delivery's, on the latest attempt of a still pending delivery only.
+      `SELECT a.id, a.event_id, a.type, a.attempt, a.status, a.http_status, a.error, a.at,
+              CASE WHEN d.state = 'pending' AND a.attempt = d.attempts THEN d.next_attempt_at END AS next_attempt_at
+       FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id
+       WHERE a.webhook_id = $1 AND a.id < $2 ORDER BY a.id DESC LIMIT $3`,
       [webhookId, beforeId, limit],
     );
     return r.rows.map((row) => ({
@@ -262,6 +266,7 @@ export class PgOutboxStore implements OutboxStore {
       httpStatus: row.http_status,
       error: row.error,
       at: row.at,
+      nextAttemptAt: row.next_attempt_at,
     }));
   }
 }

@@ -14,7 +14,14 @@ interface AttemptRow {
   http_status: number | null;
   error: string | null;
   at: number;
+  next_attempt_at: number | null;
 }
+
+/**
+ * SQL for an attempt `a`'s next retry, ms: its delivery `d`'s next_attempt_at
+ * when `a` is the latest attempt of a still pending delivery, else NULL.
+ */
+const NEXT_ATTEMPT_AT = "CASE WHEN d.state = 'pending' AND a.attempt = d.attempts THEN d.next_attempt_at END AS next_attempt_at";
 
 /** The scope key of a webhook row in SQL: "" for global webhooks, else the org id. */
 const SCOPE = "coalesce(w.org_id, '')";
@@ -89,8 +96,9 @@ export class SqliteOutboxStore implements OutboxStore {
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
       ),
       attempts: db.prepare<{ webhook: string; before: number; limit: number }, AttemptRow>(
-        `SELECT id, event_id, type, attempt, status, http_status, error, at FROM webhook_attempts
-         WHERE webhook_id = @webhook AND id < @before ORDER BY id DESC LIMIT @limit`,
+        `SELECT a.id, a.event_id, a.type, a.attempt, a.status, a.http_status, a.error, a.at, ${NEXT_ATTEMPT_AT}
+         FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id
+         WHERE a.webhook_id = @webhook AND a.id < @before ORDER BY a.id DESC LIMIT @limit`,
       ),
     };
   }
@@ -168,6 +176,7 @@ export class SqliteOutboxStore implements OutboxStore {
       httpStatus: r.http_status,
       error: r.error,
       at: r.at,
+      nextAttemptAt: r.next_attempt_at,
     }));
   }
 }
