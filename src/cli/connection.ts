@@ -151,7 +151,7 @@ function readTokenFile(file: string, source: string): string {
 
 /**
  * The warning for a secret given on the command line (`--token T`, or a
- * VALUE argument): any local user can read a process's arguments
+ * VALUE argument): every local user can read a process's arguments
  * (`ps`, /proc/PID/cmdline) while it runs (docs/cli.md, "Connecting").
  */
 export function argvWarning(what: "--token" | "VALUE"): string {

@@ -11,8 +11,8 @@ const ORG_REFERENCE = /^vault:\/\/org\/([^/]+)\/(.+)$/;
  * (docs/cli.md, "run"), parsed by the `dotenv` package. A value
  * `vault://KEY` names the secret KEY in the connection's scope (global, or
  * the `--org` org); `vault://org/ORG_ID/KEY` names the secret KEY of the
- * organization ORG_ID; any other value passes through as it is. The names
- * are explicit names (like `--env`): any name may be set.
+ * organization ORG_ID; every other value passes through as it is. The names
+ * are explicit names (like `--env`): they may set every name.
  * @returns name -> a secret reference or a plain value, in file order.
  * @throws ConfigError (exit 2) when the file cannot be read, a name is not a
  *   variable name, or a reference names no key.

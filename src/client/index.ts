@@ -115,6 +115,23 @@ export class VaultClient {
   }
 
   /**
+   * The body of a keyed create or replace: `value`, the limits and, for org
+   * secrets, `delete: false` (seal) and `allowed_keys`.
+   * @throws Error when `seal` or `allowedKeys` is used without `org` (global secrets burn).
+   */
+  #secretBody(value: string, options: PutOptions): Record<string, unknown> {
+    if (this.org === undefined && (options.seal || options.allowedKeys !== undefined)) {
+      throw new Error("seal and allowedKeys apply to org secrets only (set org)");
+    }
+    const body: Record<string, unknown> = { value };
+    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
+    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
+    if (options.seal) body.delete = false;
+    if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
+    return body;
+  }
+
+  /**
    * Creates a keyed secret (POST /secrets, or /orgs/{org}/secrets).
    * @param key the key; may contain `/`.
    * @param value the value, any string (sent as is).
@@ -124,14 +141,8 @@ export class VaultClient {
    *   a plain Error when `seal` or `allowedKeys` is used without `org` (global secrets burn).
    */
   async put(key: string, value: string, options: PutOptions = {}): Promise<{ key: string }> {
-    const body: Record<string, unknown> = { key, value };
-    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
-    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
-    if (this.org === undefined && (options.seal || options.allowedKeys !== undefined)) {
-      throw new Error("seal and allowedKeys apply to org secrets only (set org)");
-    }
-    if (options.seal) body.delete = false;
-    if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
+    const body = this.#secretBody(value, options);
+    body.key = key;
     return this.#t.json({ method: "POST", path: this.#secrets(), body });
   }
 
@@ -150,14 +161,7 @@ export class VaultClient {
    *   a plain Error when `seal` or `allowedKeys` is used without `org`.
    */
   async replace(key: string, value: string, options: PutOptions = {}): Promise<{ key: string; updated: boolean }> {
-    const body: Record<string, unknown> = { value };
-    if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
-    if (options.maxReads !== undefined) body.max_reads = options.maxReads;
-    if (this.org === undefined && (options.seal || options.allowedKeys !== undefined)) {
-      throw new Error("seal and allowedKeys apply to org secrets only (set org)");
-    }
-    if (options.seal) body.delete = false;
-    if (options.allowedKeys !== undefined) body.allowed_keys = options.allowedKeys;
+    const body = this.#secretBody(value, options);
     const res = await this.#t.answer<{ key: string; updated?: boolean }>({ method: "PUT", path: `${this.#secrets()}/${encodeKey(key)}`, body });
     return { key: res.body.key, updated: res.status === 200 && res.body.updated === true };
   }

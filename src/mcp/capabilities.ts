@@ -33,7 +33,7 @@ const PROBE_PUBLIC_ID = "0".repeat(64);
  * (the probe key `!probe` is invalid) means it is there. A prefix-scoped key
  * answers 403 "within its prefix" to the probe key, which still means it
  * holds the permission. Sharing is probed by a PATCH of a public id on the
- * global secrets with an empty body: any 403 (no `write`, a prefix, a
+ * global secrets with an empty body: a 403 of whatever kind (no `write`, a prefix, a
  * principal key) means `share_secret` would fail. When a probe cannot tell
  * (401, 5xx, vault not reachable), the capability counts as present, so the
  * tool is offered and reports the problem when called; after a first probe
