@@ -1,9 +1,9 @@
 import { isIP } from "node:net";
 import * as v from "valibot";
-import { LOG_LEVELS } from "./log-levels.js";
-import type { LogLevel } from "./log-levels.js";
-import { parseRootKey } from "./crypto.js";
-import { parseLicensePublicKey } from "./license.js";
+import { LOG_LEVELS } from "./ops/log-levels.js";
+import type { LogLevel } from "./ops/log-levels.js";
+import { parseRootKey } from "./crypto/cipher.js";
+import { parseLicensePublicKey } from "./crypto/license.js";
 
 /** The validated configuration the server is built from (decisions.md section 1). */
 export interface Config {

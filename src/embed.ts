@@ -1,8 +1,8 @@
 import { VaultClient } from "./client/index.js";
 import type { Config } from "./config.js";
 import { ConfigError, SETTINGS, flagName, loadConfig } from "./config.js";
-import { createLogger } from "./log.js";
-import type { Logger } from "./log.js";
+import { createLogger } from "./ops/log.js";
+import type { Logger } from "./ops/log.js";
 import { startServer } from "./server.js";
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, expect, it } from "vitest";
-import { auditCommand } from "../src/audit-cli.js";
-import { ValueCipher } from "../src/crypto.js";
+import { auditCommand } from "../src/cli/audit-commands.js";
+import { ValueCipher } from "../src/crypto/cipher.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";

@@ -3,10 +3,10 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditCommand } from "../src/audit-cli.js";
-import { generateRootKey, ValueCipher } from "../src/crypto.js";
-import { openDatabase } from "../src/db.js";
-import type { Db } from "../src/db.js";
+import { auditCommand } from "../src/cli/audit-commands.js";
+import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import type { Db } from "../src/store/sqlite/db.js";
 import { openChain } from "../src/domain/audit-chain.js";
 import { buildTestVault } from "./helpers.js";
 

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditCommand, EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING } from "../src/audit-cli.js";
-import { rootKeyId, ValueCipher } from "../src/crypto.js";
-import { openDatabase } from "../src/db.js";
-import { createLogger } from "../src/log.js";
+import { auditCommand, EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING } from "../src/cli/audit-commands.js";
+import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import { createLogger } from "../src/ops/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
 import { createVault } from "../src/vault.js";
 

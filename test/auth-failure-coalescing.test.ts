@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AuthFailureCoalescer, INDIVIDUAL_AUTH_FAILURES } from "../src/failed-auth.js";
+import { AuthFailureCoalescer, INDIVIDUAL_AUTH_FAILURES } from "../src/http/failed-auth.js";
 import { verifyAuditChain } from "../src/domain/audit-verify.js";
 import { buildTestVault, itSqlite } from "./helpers.js";
 

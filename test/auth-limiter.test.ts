@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_AUTH_FAIL_LIMIT } from "../src/config.js";
-import { FailedAuthLimiter, limiterKey } from "../src/failed-auth.js";
+import { FailedAuthLimiter, limiterKey } from "../src/http/failed-auth.js";
 import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import { buildTestVault, MASTER_KEY, itSqlite } from "./helpers.js";
 

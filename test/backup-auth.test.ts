@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { generateRootKey, ValueCipher } from "../src/crypto.js";
-import { openDatabase } from "../src/db.js";
+import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
 import { backupCommand } from "../src/ops/backup.js";
 import { restoreCommand } from "../src/ops/restore.js";
-import { hashToken } from "../src/tokens.js";
+import { hashToken } from "../src/crypto/tokens.js";
 import { buildTestVault } from "./helpers.js";
 
 // Backups are authenticated (a MAC under a key derived from the root key), and

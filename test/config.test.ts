@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseServeFlags } from "../src/cli/serve-flags.js";
 import { ConfigError, SETTINGS, flagName, loadConfig } from "../src/config.js";
-import { prepareDataDir } from "../src/keyfiles.js";
-import { generateLicenseKeyPair } from "../src/license.js";
+import { prepareDataDir } from "../src/crypto/keyfiles.js";
+import { generateLicenseKeyPair } from "../src/crypto/license.js";
 
 const HEX_KEY = "11".repeat(32);
 const HEX_KEY_2 = "22".repeat(32);

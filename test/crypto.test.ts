@@ -1,9 +1,9 @@
 import { hkdfSync } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { randomBytesPooled } from "../src/random.js";
-import { DecryptError, ValueCipher, aadFor, envelopeKeyId, generateRootKey, hkdfSha256Block, parseRootKey, rootKeyId } from "../src/crypto.js";
-import { hashToken, newId, newPublicId, newToken } from "../src/tokens.js";
+import { randomBytesPooled } from "../src/crypto/random.js";
+import { DecryptError, ValueCipher, aadFor, envelopeKeyId, generateRootKey, hkdfSha256Block, parseRootKey, rootKeyId } from "../src/crypto/cipher.js";
+import { hashToken, newId, newPublicId, newToken } from "../src/crypto/tokens.js";
 import { buildTestVault } from "./helpers.js";
 
 const AAD = aadFor("global", "db/password");

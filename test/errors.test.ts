@@ -2,9 +2,9 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { VaultError } from "../src/domain/errors.js";
-import { ApiError, errorResponse } from "../src/errors.js";
-import { ClosedError } from "../src/group-commit.js";
-import { createLogger } from "../src/log.js";
+import { ApiError, errorResponse } from "../src/http/errors.js";
+import { ClosedError } from "../src/store/sqlite/group-commit.js";
+import { createLogger } from "../src/ops/log.js";
 
 async function answer(err: unknown) {
   const app = new Hono();

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/db.js";
-import type { Db } from "../src/db.js";
-import { ClosedError, GroupCommit } from "../src/group-commit.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import type { Db } from "../src/store/sqlite/db.js";
+import { ClosedError, GroupCommit } from "../src/store/sqlite/group-commit.js";
 
 /** A :memory: database with a scratch table `t(n)` and a deferred foreign key `child -> parent`. */
 function scratchDb(file = ":memory:"): Db {

@@ -1,8 +1,8 @@
-import { ValueCipher, generateRootKey } from "../src/crypto.js";
-import { openDatabase } from "../src/db.js";
-import type { Db } from "../src/db.js";
-import { GroupCommit } from "../src/group-commit.js";
-import { createLogger } from "../src/log.js";
+import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import type { Db } from "../src/store/sqlite/db.js";
+import { GroupCommit } from "../src/store/sqlite/group-commit.js";
+import { createLogger } from "../src/ops/log.js";
 import { createSqliteWork } from "../src/store/sqlite/index.js";
 import { randomBytes } from "node:crypto";
 import pg from "pg";

@@ -1,8 +1,8 @@
 import { createHmac, hkdfSync } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { HmacSha256, hmacSha256 } from "../src/hmac.js";
-import { hkdfSha256Block } from "../src/crypto.js";
+import { HmacSha256, hmacSha256 } from "../src/crypto/hmac.js";
+import { hkdfSha256Block } from "../src/crypto/cipher.js";
 
 /**
  * hmac.ts: HMAC-SHA256 from two one-shot digests gives the bytes of RFC

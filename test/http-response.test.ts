@@ -2,10 +2,10 @@ import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpServer } from "../src/http-server.js";
-import type { VaultServer } from "../src/http-server.js";
-import { VaultResponse } from "../src/http-response.js";
-import { createLogger } from "../src/log.js";
+import { createHttpServer } from "../src/http/server.js";
+import type { VaultServer } from "../src/http/server.js";
+import { VaultResponse } from "../src/http/response.js";
+import { createLogger } from "../src/ops/log.js";
 
 /**
  * VaultResponse (http-response.ts): every answer of the vault's server

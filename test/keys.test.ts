@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { need } from "../src/auth.js";
-import type { AppEnv } from "../src/context.js";
-import { errorResponse } from "../src/errors.js";
-import { createLogger } from "../src/log.js";
+import { need } from "../src/http/auth.js";
+import type { AppEnv } from "../src/http/context.js";
+import { errorResponse } from "../src/http/errors.js";
+import { createLogger } from "../src/ops/log.js";
 import { buildTestVault, createKey, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 

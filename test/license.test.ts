@@ -8,7 +8,7 @@ import {
   issueLicense,
   parseLicensePublicKey,
   verifyLicense,
-} from "../src/license.js";
+} from "../src/crypto/license.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 import { cleanupTemp, killChildren, runCommand, startVault, tempDir } from "./e2e-helpers.js";

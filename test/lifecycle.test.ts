@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ValueCipher, generateRootKey } from "../src/crypto.js";
+import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { VaultError } from "../src/domain/errors.js";
 import type { EventSink, Origin, SecretEvent } from "../src/domain/events.js";
 import { SecretLifecycle } from "../src/domain/secrets.js";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
-import { createLogger } from "../src/log.js";
-import { SWEEP_BATCH, startSweeper } from "../src/sweeper.js";
+import { createLogger } from "../src/ops/log.js";
+import { SWEEP_BATCH, startSweeper } from "../src/ops/sweeper.js";
 import { buildTestVault, buildTestWork, fakeClock } from "./helpers.js";
 import type { FakeClock, TestVault } from "./helpers.js";
 

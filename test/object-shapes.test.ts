@@ -1,7 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
 import type { SecretMeta } from "../src/domain/secret-model.js";
-import { metaJson, named, orgListEntry, readJson } from "../src/routes/secret-json.js";
+import { metaJson, named, orgListEntry, readJson } from "../src/http/routes/secret-json.js";
 
 /**
  * The response bodies of the secret routes (src/routes/secret-json.ts) share

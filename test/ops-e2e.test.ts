@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { rootKeyId } from "../src/crypto.js";
+import { rootKeyId } from "../src/crypto/cipher.js";
 import { BIN, childEnv, cleanupTemp, killChildren, ROOT, runCommand, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { describe, inject } from "vitest";
-import type { ValueCipher } from "../src/crypto.js";
-import { createLogger } from "../src/log.js";
+import type { ValueCipher } from "../src/crypto/cipher.js";
+import { createLogger } from "../src/ops/log.js";
 import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { createPgVault } from "../src/vault.js";

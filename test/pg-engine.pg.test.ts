@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { generateRootKey, ValueCipher } from "../src/crypto.js";
+import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { migratePg, openPgPool, redactUrl } from "../src/store/pg/index.js";
 import { CLAIM_LEASE_MS } from "../src/store/pg/webhooks.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ValueCipher, generateRootKey } from "../src/crypto.js";
+import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import type { PgVault } from "../src/vault.js";
 import { MASTER_KEY } from "./helpers.js";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { generateLicenseKeyPair, issueLicense } from "../src/license.js";
+import { generateLicenseKeyPair, issueLicense } from "../src/crypto/license.js";
 import { cleanupTemp, killChildren, runCommand, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 import { pgAvailability, startPgCluster } from "./pg-cluster.js";

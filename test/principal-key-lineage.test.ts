@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { openDatabase, schemaSections } from "../src/db.js";
+import { openDatabase, schemaSections } from "../src/store/sqlite/db.js";
 import { buildTestVault, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 import { createOrg, createPrincipal, expectStatus, nowSeconds } from "./org-helpers.js";

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/db.js";
-import type { Db } from "../src/db.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import type { Db } from "../src/store/sqlite/db.js";
 import type { SecretRecord } from "../src/store/secrets.js";
 import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../src/errors.js";
+import { ApiError } from "../src/http/errors.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";

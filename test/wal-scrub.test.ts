@@ -2,12 +2,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ValueCipher, generateRootKey } from "../src/crypto.js";
-import { openDatabase } from "../src/db.js";
-import type { Db } from "../src/db.js";
+import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import type { Db } from "../src/store/sqlite/db.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
-import { createLogger } from "../src/log.js";
+import { createLogger } from "../src/ops/log.js";
 import { createVault } from "../src/vault.js";
 import type { Vault } from "../src/vault.js";
 

@@ -90,7 +90,7 @@ VAULT_PREVIOUS_ENCRYPTION_KEYS or VAULT_ENCRYPTION_KEY, are named).`;
       .helpOption(false)
       .action(async (args: string[]) => {
         if (args.includes("--help") || args.includes("-h")) audit.help();
-        exit.code = await (await import("../audit-cli.js")).auditCommand([name, ...args]);
+        exit.code = await (await import("./audit-commands.js")).auditCommand([name, ...args]);
       });
   }
   registerAuditLs(audit, exit);

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS } from "../client/index.js";
-import { ADDRESS_FILE_NAME } from "../address-file.js";
+import { ADDRESS_FILE_NAME } from "../ops/address-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError } from "../config.js";
 

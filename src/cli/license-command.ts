@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../config.js";
-import { generateLicenseKeyPair, issueLicense } from "../license.js";
+import { generateLicenseKeyPair, issueLicense } from "../crypto/license.js";
 
 /**
  * `ephemeral-vault license keygen [--private-key FILE] [--force]` and

@@ -31,7 +31,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   // Not a setting: how the start is reported, so it is taken out before the settings' flags.
   const printUrlJson = args.includes(PRINT_URL_JSON);
   const config = loadConfig(parseServeFlags(args.filter((a) => a !== PRINT_URL_JSON)), process.env);
-  const [{ createLogger }, { startServer }] = await Promise.all([import("../log.js"), import("../server.js")]);
+  const [{ createLogger }, { startServer }] = await Promise.all([import("../ops/log.js"), import("../server.js")]);
   // With --print-url-json stdout carries that one line only: the log goes to stderr.
   const log = createLogger(config.logLevel, printUrlJson ? { write: (line: string) => void process.stderr.write(line) } : undefined);
   const server = await startServer(config, log, (line) => process.stderr.write(line + "\n"));

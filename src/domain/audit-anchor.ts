@@ -1,4 +1,4 @@
-import type { ValueCipher } from "../crypto.js";
+import type { ValueCipher } from "../crypto/cipher.js";
 import { chainDigest } from "./audit-chain.js";
 import { macEquals } from "./audit-head.js";
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { sha256Hex } from "../tokens.js";
-import { HmacSha256 } from "../hmac.js";
-import type { Db } from "../db.js";
+import { sha256Hex } from "../crypto/tokens.js";
+import { HmacSha256 } from "../crypto/hmac.js";
+import type { Db } from "../store/sqlite/db.js";
 import type { AuditRow } from "../store/audit.js";
 import { HEAD_META, headKeyId, headRecord, parseHead } from "./audit-head.js";
 import type { RecordedHead } from "./audit-head.js";

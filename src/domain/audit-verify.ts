@@ -1,4 +1,4 @@
-import type { Db } from "../db.js";
+import type { Db } from "../store/sqlite/db.js";
 import type { ChainKeys, ChainSegment } from "./audit-chain.js";
 import { GENESIS_HASH, readSegments, rowHash, segmentsAuthentic } from "./audit-chain.js";
 import { HEAD_META, headKeyId, parseHead } from "./audit-head.js";

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from "../cursor.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AuditRow } from "../store/audit.js";
 import type { Awaitable, Work } from "../store/work.js";
 import { VaultError } from "./errors.js";

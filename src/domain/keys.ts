@@ -1,4 +1,4 @@
-import { hashToken, newId, newToken } from "../tokens.js";
+import { hashToken, newId, newToken } from "../crypto/tokens.js";
 import type { ScopedKeyRecord } from "../store/scoped-keys.js";
 import type { Awaitable, Work } from "../store/work.js";
 import { VaultError } from "./errors.js";

@@ -1,4 +1,4 @@
-import { hashToken, newId, newToken } from "../tokens.js";
+import { hashToken, newId, newToken } from "../crypto/tokens.js";
 import { VaultError } from "./errors.js";
 import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";

@@ -1,4 +1,4 @@
-import { newId } from "../tokens.js";
+import { newId } from "../crypto/tokens.js";
 import { VaultError } from "./errors.js";
 import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";

@@ -1,5 +1,5 @@
-import { newPublicId } from "../tokens.js";
-import type { ValueCipher } from "../crypto.js";
+import { newPublicId } from "../crypto/tokens.js";
+import type { ValueCipher } from "../crypto/cipher.js";
 import type { SecretRecord } from "../store/secrets.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";

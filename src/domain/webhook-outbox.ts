@@ -1,5 +1,5 @@
-import { newId } from "../tokens.js";
-import type { GroupCommit } from "../group-commit.js";
+import { newId } from "../crypto/tokens.js";
+import type { GroupCommit } from "../store/sqlite/group-commit.js";
 import type { Subscriber } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";

@@ -1,4 +1,4 @@
-import { newId } from "../tokens.js";
+import { newId } from "../crypto/tokens.js";
 import { VaultError } from "./errors.js";
 import { SECRET_EVENT_TYPES } from "./events.js";
 import type { Origin, SecretEventType } from "./events.js";

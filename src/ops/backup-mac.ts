@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, writeSync } from "node:fs";
-import type { ValueCipher } from "../crypto.js";
+import type { ValueCipher } from "../crypto/cipher.js";
 
 /**
  * Backup authentication (docs/operations.md, "Backups"): `backup FILE`

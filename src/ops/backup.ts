@@ -2,8 +2,8 @@ import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSyn
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
-import type { ValueCipher } from "../crypto.js";
-import { getMeta } from "../db.js";
+import type { ValueCipher } from "../crypto/cipher.js";
+import { getMeta } from "../store/sqlite/db.js";
 import { backupMacLine, macFileOf } from "./backup-mac.js";
 import { countRows, dataDirOf, EXIT_FAILED, EXIT_OK, formatCounts, integrityOf, loadCipher, parseOpsArgs, processOutput } from "./common.js";
 import type { OpsOutput, VaultCounts } from "./common.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type Database from "better-sqlite3";
 import { ConfigError, loadConfig } from "../config.js";
-import { parseRootKey, ValueCipher } from "../crypto.js";
+import { parseRootKey, ValueCipher } from "../crypto/cipher.js";
 
 /** Exit codes of the operator commands: 0 done, 1 runtime failure, 2 usage or setting. */
 export const EXIT_OK = 0;

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { parseRootKey, rootKeyId } from "../crypto.js";
+import { parseRootKey, rootKeyId } from "../crypto/cipher.js";
 import { randomBytes } from "node:crypto";
 
 /** The generated root key file of a data dir (docs/configuration.md, VAULT_ENCRYPTION_KEY). */

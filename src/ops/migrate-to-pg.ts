@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
-import { latestSchemaVersion, openDatabase } from "../db.js";
+import { latestSchemaVersion, openDatabase } from "../store/sqlite/db.js";
 import { migratePg, openPgPool } from "../store/pg/index.js";
 import { analyzeVaultTables } from "../store/pg/migrate.js";
 import { SQLITE_CHAIN } from "../store/pg/audit-verify.js";

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync } from "node:crypto";
 import type { DueDelivery } from "../domain/webhook-outbox.js";
-import { hmacHex } from "../tokens.js";
+import { hmacHex } from "../crypto/tokens.js";
 
 /**
  * Each webhook's own signing secret and the Standard Webhooks signature

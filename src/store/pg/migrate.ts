@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
-import { schemaSections } from "../../db.js";
+import { schemaSections } from "../sqlite/db.js";
 
 /** Where schema-pg.sql sits: the package root, beside both src/ and dist/. */
 const SCHEMA_PATH = fileURLToPath(new URL("../schema-pg.sql", import.meta.url));

@@ -1,5 +1,5 @@
-import type { ValueCipher } from "../../crypto.js";
-import { WrongKeyError } from "../../keyfiles.js";
+import type { ValueCipher } from "../../crypto/cipher.js";
+import { WrongKeyError } from "../../crypto/keyfiles.js";
 import type { Work } from "../work.js";
 import type { PgUnitOfWork } from "./unit-of-work.js";
 

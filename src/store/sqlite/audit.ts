@@ -1,8 +1,8 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
 import { HEAD_META, headRecord } from "../../domain/audit-head.js";
 import { PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
-import type { BatchEvents } from "../../group-commit.js";
+import type { BatchEvents } from "./group-commit.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { globPrefix } from "./glob.js";
 

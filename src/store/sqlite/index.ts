@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import type { Work } from "../work.js";
 import { SqliteAuditStore } from "./audit.js";
 import { SqliteMetaStore } from "./meta.js";

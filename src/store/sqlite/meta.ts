@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import type { MetaStore } from "../meta.js";
 
 /** The SQLite `meta` store: statements prepared once. */

@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import { VaultError } from "../../domain/errors.js";
 import type { Org } from "../../domain/orgs.js";
 import type { Principal } from "../../domain/principals.js";

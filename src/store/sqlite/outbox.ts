@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import type { AttemptRecord, AttemptStatus } from "../../domain/webhook-outbox.js";
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";

@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import type { ScopedKey } from "../../domain/keys.js";
 import type { ScopedKeyRecord, ScopedKeyStore } from "../scoped-keys.js";
 import { toScopedKeyRecord } from "../rows.js";

@@ -1,5 +1,5 @@
 import type { Statement } from "better-sqlite3";
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import { VaultError } from "../../domain/errors.js";
 import { DUPLICATE_KEY } from "../../domain/secret-model.js";
 import type { SecretState } from "../../domain/secret-model.js";

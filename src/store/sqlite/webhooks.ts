@@ -1,4 +1,4 @@
-import type { Db } from "../../db.js";
+import type { Db } from "./db.js";
 import type { Webhook } from "../../domain/webhooks.js";
 import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
 import { toWebhookRecord } from "../rows.js";

@@ -1,0 +1,223 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import { ConfigError } from "../config.js";
+import { verifyAuditChain } from "../domain/audit-verify.js";
+import type { ChainReport, MissingKey } from "../domain/audit-verify.js";
+import type { ChainKeys } from "../domain/audit-chain.js";
+import { loadCipher } from "../ops/common.js";
+import type { ValueCipher } from "../crypto/cipher.js";
+import { anchorPg, anchorSqlite } from "./audit-anchor-commands.js";
+import type { AnchoredPg, AnchoredSqlite } from "./audit-anchor-commands.js";
+import { parseAnchor } from "../domain/audit-anchor.js";
+import type { Anchor } from "../domain/audit-anchor.js";
+import type { PgChainReport } from "../store/pg/audit-verify.js";
+
+/** Exit code of `audit verify` when the chain is broken (docs/audit.md). */
+export const EXIT_CHAIN_BROKEN = 1;
+/**
+ * Exit code of `audit verify` when rows are keyed with a root key that is
+ * not loaded: nothing shows tampering, but those rows are not verified
+ * (docs/audit.md). Not 2, which is a usage or setting error.
+ */
+export const EXIT_KEY_MISSING = 3;
+
+/** Where the command writes: stdout and stderr by default, strings in tests. */
+export interface CommandOutput {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const processOutput: CommandOutput = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/**
+ * Opens `<dir>/vault.db` read-only, without migrating or writing anything.
+ * @throws ConfigError when there is no database or no audit table there.
+ */
+function openDataDir(dataDir: string): Database.Database {
+  const file = join(dataDir, "vault.db");
+  if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new ConfigError(`${file} cannot be opened: ${(err as Error).message}`);
+  }
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
+  if (table === undefined) {
+    db.close();
+    throw new ConfigError(`${file} has no audit log (start ephemeral-vault once to migrate it)`);
+  }
+  return db;
+}
+
+/**
+ * Checks the audit hash chain of a data directory's database, read-only:
+ * opens `<dir>/vault.db` without migrating or writing anything.
+ * @param keys loads the chain keys of the root keys (current and previous),
+ *   once the database is known to be there.
+ * @throws ConfigError when there is no database or no audit table there.
+ */
+export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainReport {
+  const db = openDataDir(dataDir);
+  try {
+    // One read transaction: the rows and the head come from one snapshot, whatever a running vault writes meanwhile.
+    db.exec("BEGIN");
+    return verifyAuditChain(db, keys());
+  } finally {
+    if (db.inTransaction) db.exec("COMMIT");
+    db.close();
+  }
+}
+
+/**
+ * `ephemeral-vault audit verify [--anchor LINE]` and `ephemeral-vault audit
+ * head`, on `--data-dir DIR` (default VAULT_DATA_DIR, then ./.vault) or
+ * `--database-url URL` (or VAULT_DATABASE_URL). `verify` walks the audit
+ * hash chain(s) and reports the first broken row; with `--anchor` the log
+ * must also still hold what the anchor line recorded. `head` verifies the
+ * log and prints its anchor line (domain/audit-anchor.ts, docs/audit.md).
+ * @returns 0 when the chain is intact (and holds the anchor; `head`: the
+ *   line printed), EXIT_CHAIN_BROKEN (1) when it is not, EXIT_KEY_MISSING
+ *   (3) when rows are keyed with a root key that is not loaded (the message
+ *   names its id and the setting that loads it).
+ * @throws ConfigError for usage errors, a missing database, and an anchor
+ *   line that is malformed or not authentic (exit 2).
+ */
+export async function auditCommand(
+  args: string[],
+  env: Record<string, string | undefined> = process.env,
+  output: CommandOutput = processOutput,
+): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== "verify" && sub !== "head") throw new ConfigError('audit needs "verify" or "head"; see ephemeral-vault --help');
+  let values: { "data-dir"?: string | undefined; "database-url"?: string | undefined; anchor?: string | undefined };
+  const options: Record<string, { type: "string" }> = { "data-dir": { type: "string" }, "database-url": { type: "string" } };
+  if (sub === "verify") options.anchor = { type: "string" };
+  try {
+    ({ values } = parseArgs({ args: rest, options, strict: true }));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const databaseUrl = values["database-url"] ?? (values["data-dir"] === undefined ? env.VAULT_DATABASE_URL : undefined);
+  if (databaseUrl !== undefined && databaseUrl !== "") return verifyPostgres(databaseUrl, env, output, sub, values.anchor);
+  const dataDir = values["data-dir"] ?? (env.VAULT_DATA_DIR || "./.vault");
+  if (dataDir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
+  if (sub === "head" || values.anchor !== undefined) {
+    const db = openDataDir(dataDir);
+    try {
+      const cipher = loadCipher(dataDir, {}, env);
+      const anchored = anchorSqlite(db, cipher, anchorOf(values.anchor, cipher));
+      return reportAnchored(anchored, output, anchored.report.ok ? intactLine(anchored.report) : brokenLine(anchored.report));
+    } finally {
+      db.close();
+    }
+  }
+  // The chain is keyed with the root key, never stored in the database (docs/audit.md): load it as the server does.
+  const report = verifyDataDir(dataDir, () => loadCipher(dataDir, {}, env).auditChainKeys());
+  output.out(report.ok ? intactLine(report) : brokenLine(report));
+  return exitOf(report);
+}
+
+/** 0 intact, EXIT_KEY_MISSING when a key is missing, else EXIT_CHAIN_BROKEN. */
+function exitOf(report: { ok: boolean; missingKey?: MissingKey | undefined }): number {
+  if (report.ok) return 0;
+  return report.missingKey === undefined ? EXIT_CHAIN_BROKEN : EXIT_KEY_MISSING;
+}
+
+/** The line of a chain that could not be verified for want of a key: its id and the setting that loads it. */
+function missingKeyLine(missing: MissingKey, where: string, rows: number): string {
+  return (
+    `audit chain not verified: ${where} keyed with root key ${missing.keyId}, which is not loaded; ` +
+    `set ${missing.setting} to that key and run audit verify again (${rows} rows before it verified; nothing found altered)\n`
+  );
+}
+
+function intactLine(report: ChainReport & { ok: true }): string {
+  return `audit chain intact: ${report.rows} rows, head ${report.head}\n`;
+}
+
+function brokenLine(report: ChainReport): string {
+  if (!report.ok && report.missingKey !== undefined) return missingKeyLine(report.missingKey, `rows from ${report.brokenId} are`, report.rows);
+  return report.ok ? intactLine(report) : `audit chain broken at row ${report.brokenId}: ${report.reason} (${report.rows} rows before it verified)\n`;
+}
+
+/**
+ * The anchor given to `verify --anchor`, authenticated.
+ * @throws ConfigError when the line is malformed or its MAC does not match.
+ */
+function anchorOf(line: string | undefined, cipher: ValueCipher): Anchor | undefined {
+  if (line === undefined) return undefined;
+  const anchor = parseAnchor(line, cipher);
+  if (typeof anchor === "string") throw new ConfigError(`--anchor: ${anchor}`);
+  return anchor;
+}
+
+/** Prints a verification with its anchor line or anchor verdict; the exit code. */
+function reportAnchored(anchored: AnchoredSqlite | AnchoredPg, output: CommandOutput, verdict: string): number {
+  if (!anchored.report.ok) {
+    output.out(verdict);
+    return exitOf(anchored.report);
+  }
+  if (anchored.line !== undefined) {
+    output.out(`${anchored.line}\n`);
+    return 0;
+  }
+  if (anchored.anchorProblem !== undefined) {
+    output.out(`audit log does not hold its anchor: ${anchored.anchorProblem}\n`);
+    return EXIT_CHAIN_BROKEN;
+  }
+  output.out(verdict.replace(/\n$/, "; the anchor holds\n"));
+  return 0;
+}
+
+/**
+ * `audit verify|head --database-url URL` (or VAULT_DATABASE_URL): every chain of
+ * a PostgreSQL audit log (store/pg/audit-verify.ts), keyed with the root
+ * keys of VAULT_ENCRYPTION_KEY and VAULT_PREVIOUS_ENCRYPTION_KEYS.
+ * @returns 0 intact, EXIT_CHAIN_BROKEN when a chain is broken, EXIT_KEY_MISSING when a key is not loaded.
+ * @throws ConfigError when the database cannot be reached or no key is given.
+ */
+async function verifyPostgres(
+  url: string,
+  env: Record<string, string | undefined>,
+  output: CommandOutput,
+  sub: "verify" | "head",
+  anchorLine: string | undefined,
+): Promise<number> {
+  const { openPgPool, redactUrl } = await import("../store/pg/index.js");
+  const { verifyPgAuditChains } = await import("../store/pg/audit-verify.js");
+  // The keys are read as the server reads them (no data dir on PostgreSQL).
+  const { VAULT_DATABASE_URL: _url, ...keyEnv } = env;
+  const cipher = loadCipher(":memory:", {}, keyEnv);
+  const keys = cipher.auditChainKeys();
+  const anchor = anchorOf(anchorLine, cipher);
+  let pool: Awaited<ReturnType<typeof openPgPool>>;
+  try {
+    pool = await openPgPool({ url, poolSize: 1 });
+  } catch (err) {
+    throw new ConfigError(`--database-url ${redactUrl(url)}: ${(err as Error).message}`);
+  }
+  try {
+    if (sub === "head" || anchor !== undefined) {
+      const anchored = await anchorPg(pool, cipher, anchor);
+      return reportAnchored(anchored, output, pgLine(anchored.report));
+    }
+    const report = await verifyPgAuditChains(pool, keys);
+    output.out(pgLine(report));
+    return exitOf(report);
+  } finally {
+    await pool.end();
+  }
+}
+
+function pgLine(report: PgChainReport): string {
+  if (!report.ok && report.missingKey !== undefined) return missingKeyLine(report.missingKey, `chain ${report.chain} from seq ${report.seq} is`, report.rows);
+  return report.ok
+    ? `audit chains intact: ${report.chains} chains, ${report.rows} rows\n`
+    : `audit chain ${report.chain} broken at seq ${report.seq}: ${report.reason} (${report.rows} rows before it verified)\n`;
+}

@@ -1,0 +1,180 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./context.js";
+import { errorResponse } from "./errors.js";
+import type { UnitOfWork, Work } from "../store/work.js";
+import type { Logger } from "../ops/log.js";
+import { front } from "./front.js";
+import type { VaultMetrics } from "../ops/metrics.js";
+import { metricsRouteDecl } from "./routes/metrics.js";
+import type { TokenResolver } from "./auth.js";
+import type { SecretLifecycle } from "../domain/secrets.js";
+import { buildOpenApi } from "./openapi.js";
+import { secretRouteDecls } from "./routes/secrets.js";
+import { healthRouteDecls } from "./routes/health.js";
+import type { DbFileWatch } from "../store/sqlite/db-file-watch.js";
+import type { OrgDomain } from "../domain/org-domain.js";
+import { orgRouteDecls } from "./routes/org-routes.js";
+import { webhookRouteDecls } from "./routes/webhooks.js";
+import type { WebhookRouteDeps } from "./routes/webhooks.js";
+import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "../config.js";
+import { isSharePagePath, mountAssets, mountSharePages } from "../pages/routes.js";
+import { isConsolePath, mountConsole } from "../pages/console/routes.js";
+import type { ConsoleInfo } from "../pages/console/overview.js";
+import type { ShareSettings } from "../pages/routes.js";
+import { FailedAuthLimiter } from "./failed-auth.js";
+import { FREE_TIER_LIMIT } from "../crypto/license.js";
+import type { AuthFailureCoalescer } from "./failed-auth.js";
+import type { AuditLog } from "../domain/audit.js";
+import type { ScopedKeys } from "../domain/keys.js";
+import { keyRouteDecls } from "./routes/keys.js";
+import { auditRouteDecls } from "./routes/audit.js";
+import { mount, routeDocs } from "./routes/declare.js";
+import type { RouteDecl } from "./routes/declare.js";
+
+/** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
+export interface AppDeps {
+  tx: UnitOfWork<Work>;
+  secrets: SecretLifecycle;
+  log: Logger;
+  masterKey: string;
+  /** Token lookups besides the master key (scoped keys, principal keys). */
+  resolvers: TokenResolver[];
+  /** Orgs, roles, principals and principal keys (issue 4). */
+  orgs: OrgDomain;
+  /** Webhook registry and URL guard settings (issue 5); without it no /webhooks routes. */
+  webhooks?: Omit<WebhookRouteDeps, "tx"> | undefined;
+  /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
+  publicUrl: string | (() => string);
+  maxValueBytes: number;
+  trustProxy: boolean;
+  version: string;
+  /** The audit log (issue 3): access rows, GET /audit. */
+  audit: AuditLog;
+  /** Scoped API keys (issue 3): /keys. */
+  keys: ScopedKeys;
+  /** Current time, Unix milliseconds (the brute-force guard's window). */
+  now: () => number;
+  /** The database file's identity, for /health; undefined for `:memory:`. */
+  dbFile?: DbFileWatch | undefined;
+  /** Prometheus metrics: every request is counted; GET /metrics serves them. */
+  metrics: VaultMetrics;
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
+  authFailLimit?: number | undefined;
+  /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
+  authFailWindowMs?: number | undefined;
+  /** Coalesces repeated auth.failed rows (built by vault.ts, which drains it). */
+  authFailures: AuthFailureCoalescer;
+  /** The share pages (`/`, `/s/<id>`): VAULT_SHARE_PAGE, VAULT_SHARE_ANONYMOUS; default on, anonymous off. */
+  share?: ShareSettings | undefined;
+  /** What the console's overview and audit pages show besides the API's answers (engine, license, the audit chain's check). */
+  console?: Pick<ConsoleInfo, "engine" | "license" | "verifyAudit"> | undefined;
+}
+
+/**
+ * Builds the Hono app: request id, security headers, authentication (401
+ * before anything else), the resource routes (each authorizes, 403, before
+ * reading its body: the 1 MiB limit, 413, is enforced there), and the one
+ * error handler and 404 (both JSON, decisions.md section 10).
+ */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  let openapi = "";
+  const open: RouteDecl[] = [
+    ...healthRouteDecls({ tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
+    metricsRouteDecl({ metrics: deps.metrics }),
+    {
+      method: "get",
+      path: "/openapi.json",
+      summary: "This OpenAPI 3.1 document. No token.",
+      permission: "none",
+      responses: { 200: { description: "the document", schema: { type: "object" } } },
+      handler: (c) => c.body(openapi, 200, { "Content-Type": "application/json" }),
+    },
+  ];
+  const orgs = orgRouteDecls({ ...deps.orgs, tx: deps.tx });
+  const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
+  const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
+  const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
+  const share: ShareSettings = deps.share ?? { page: true, anonymous: false, anonymousPerMinute: DEFAULT_SHARE_ANONYMOUS_PER_MINUTE };
+  const publicUrl = typeof deps.publicUrl === "function" ? deps.publicUrl : () => deps.publicUrl as string;
+  const secretDeps = {
+    secrets: deps.secrets,
+    keys: deps.orgs.keys,
+    tx: deps.tx,
+    publicUrl: deps.publicUrl,
+    // A public secret's link opens the recipient page; without the pages, the API read.
+    publicPath: share.page ? "/s/" : "/secrets/",
+    maxValueBytes: deps.maxValueBytes,
+  };
+  // One secret router, mounted for the global key space and for every org's.
+  const secrets = [...secretRouteDecls(secretDeps, "global"), ...secretRouteDecls(secretDeps, "org")];
+  // Every route, declared once: the app mounts this list and the document describes it.
+  const routes: RouteDecl[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
+  openapi = JSON.stringify(buildOpenApi(deps.version, routeDocs(routes)));
+
+
+  // One middleware in front of every route: request id and headers, 429,
+  // authentication (401 before anything else), and after the handler the
+  // access record (auth.failed, auth.denied, scoped-key rows).
+  const limiter = new FailedAuthLimiter({
+    limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
+    windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
+    now: deps.now,
+    onSharedAddress: (address) =>
+      deps.log.warn(
+        { address },
+        "an address that presented valid tokens is now blocked for failed authentications: if the vault is behind a proxy, set VAULT_TRUST_PROXY so each client is told apart",
+      ),
+  });
+  app.use(
+    front({
+      masterKey: deps.masterKey,
+      resolvers: deps.resolvers,
+      trustProxy: deps.trustProxy,
+      metrics: deps.metrics,
+      audit: deps.audit,
+      tx: deps.tx,
+      log: deps.log,
+      authFailures: deps.authFailures,
+      limiter,
+      // The share pages need no token: the 256-bit id is the capability (docs/share.md).
+      // The console authenticates by its session cookie, then calls the API with the session's token (docs/console.md).
+      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || (share.page && isSharePagePath(path)),
+    }),
+  );
+  mountAssets(app);
+  mountSharePages(app, {
+    tx: deps.tx,
+    secrets: deps.secrets,
+    settings: share,
+    trustProxy: deps.trustProxy,
+    limiter,
+    maxValueBytes: deps.maxValueBytes,
+    now: deps.now,
+    publicUrl,
+  });
+  mountConsole(app, {
+    trustProxy: deps.trustProxy,
+    now: deps.now,
+    publicUrl,
+    info: {
+      version: deps.version,
+      engine: deps.console?.engine ?? "SQLite file",
+      license: deps.console?.license ?? (() => undefined),
+      freeTierLimit: FREE_TIER_LIMIT,
+      freeTierUse: () => deps.tx.run((w) => deps.secrets.countActive(w)),
+      now: deps.now,
+      verifyAudit: deps.console?.verifyAudit,
+    },
+  });
+  // The 1 MiB body limit (413) applies where a handler reads its body
+  // (routes/input.ts readJsonObject), after the route's authorization:
+  // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
+  // body, so the node adapter never builds a full Request for it.
+
+  mount(app, routes);
+
+  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.onError((err, c) => errorResponse(err, c, deps.log));
+  return app;
+}

@@ -1,0 +1,65 @@
+import * as v from "valibot";
+import type { DbFileWatch } from "../../store/sqlite/db-file-watch.js";
+import type { UnitOfWork, Work } from "../../store/work.js";
+import type { RouteDecl } from "./declare.js";
+
+/** A successful write check is trusted this long before /health writes again, milliseconds. */
+export const HEALTH_WRITE_EVERY_MS = 1000;
+
+/** What GET /health checks: the database, its write path, and that its file is still at its path. */
+export interface HealthDeps {
+  /** The unit of work both checks go through, as every read and write does. */
+  tx: UnitOfWork<Work>;
+  /** Current time, Unix milliseconds. */
+  now: () => number;
+  /** The database file's identity; undefined for `:memory:`. */
+  dbFile?: DbFileWatch | undefined;
+}
+
+/**
+ * GET /health, no authentication (decisions.md section 10): 200
+ * `{status: "ok"}` when the database answers a read, takes a write and is
+ * still the file at its path; else 503 `{status: "unavailable"}`.
+ *
+ * The write check updates the meta row `health_checked_at` through the
+ * group commit (so it shares a batch and its fsync with requests) at most
+ * once per HEALTH_WRITE_EVERY_MS after a success, on every call after a
+ * failure: a full disk or a read-only file system turns /health to 503
+ * within a second.
+ */
+export function healthRouteDecls(deps: HealthDeps): RouteDecl[] {
+  const { tx, now, dbFile } = deps;
+  let lastWriteOk = Number.NEGATIVE_INFINITY;
+  return [
+    {
+      method: "get",
+      path: "/health",
+      summary: "Liveness, database read and write check. No token.",
+      permission: "none",
+      responses: {
+        200: { description: '{status: "ok"}', schema: v.object({ status: v.literal("ok") }) },
+        503: {
+          description:
+            '{status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced',
+          schema: v.object({ status: v.literal("unavailable") }),
+        },
+      },
+      handler: async (c) => {
+        try {
+          if (dbFile !== undefined && !dbFile.present()) throw new Error("database file gone");
+          const at = now();
+          if (at - lastWriteOk >= HEALTH_WRITE_EVERY_MS) {
+            lastWriteOk = Number.NEGATIVE_INFINITY;
+            await tx.run((w) => w.meta.set("health_checked_at", String(at)));
+            lastWriteOk = at;
+          } else {
+            await tx.run((w) => w.meta.get("health_checked_at"));
+          }
+          return c.json({ status: "ok" });
+        } catch {
+          return c.json({ status: "unavailable" }, 503);
+        }
+      },
+    },
+  ];
+}

@@ -1,0 +1,209 @@
+import * as v from "valibot";
+import { originOf } from "../context.js";
+import { keyPrefixOf } from "../auth.js";
+import type { TokenResolver } from "../auth.js";
+import { ApiError } from "../errors.js";
+import { SCOPED_PERMISSIONS } from "../../domain/permissions.js";
+import type { ScopedKey, ScopedKeys } from "../../domain/keys.js";
+import type { UnitOfWork, Work } from "../../store/work.js";
+import type { Logger } from "../../ops/log.js";
+import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
+import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
+import type { RouteDecl } from "./declare.js";
+import { isSafeName, unsafeNameMessage } from "./text-checks.js";
+
+/** POST /keys body (interface section 4 "Scoped API keys", decisions.md sections 2-3 and 5). */
+export const createKeyBody = v.object({
+  name: v.pipe(
+    v.string("name must be a string"),
+    v.trim(),
+    v.minLength(1, "name must not be empty"),
+    v.maxLength(128, "name must be at most 128 characters"),
+    v.check(isSafeName, unsafeNameMessage("name")),
+  ),
+  permissions: v.pipe(
+    v.array(
+      v.picklist(SCOPED_PERMISSIONS, "permissions must each be read, write, delete or admin"),
+      "permissions must be an array of read, write, delete, admin",
+    ),
+    v.minLength(1, "permissions must not be empty"),
+  ),
+  prefix: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string("prefix must be a string"),
+        v.regex(KEY_CHARS, PREFIX_RULE),
+        v.check(isKeyPrefix, PREFIX_RULE),
+        v.description(
+          "keyed secrets whose key starts with it: 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting with /, with no empty, . or .. segment; it may end with / (prod/)",
+        ),
+      ),
+    ),
+  ),
+  expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_UNIX_SECONDS))),
+});
+
+export interface KeyRouteDeps {
+  keys: ScopedKeys;
+  tx: UnitOfWork<Work>;
+}
+
+/** A key as lists show it: never the token. */
+function keyEntry(k: ScopedKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    permissions: k.permissions,
+    prefix: k.prefix,
+    expires_at: seconds(k.expiresAt),
+    created_at: seconds(k.createdAt),
+    last_used_at: seconds(k.lastUsedAt),
+  };
+}
+
+/**
+ * Scoped API keys (interface section 4): create, list, delete; all need the
+ * admin permission (the master key holds it). Creation rules (no broader key
+ * than its creator) are in domain/keys.ts.
+ */
+export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
+  const { keys, tx } = deps;
+  return [
+    {
+      method: "post",
+      path: "/keys",
+      summary:
+        "Create a scoped API key. The token (vsk_...) is in this response only. A scoped admin key may grant only permissions it holds, a prefix starting with its own and an expiry no later than its own; only the master key creates an admin key without a prefix.",
+      permission: "admin",
+      body: createKeyBody,
+      responses: {
+        201: {
+          description: "{id, name, token, permissions, prefix, expires_at, created_at}",
+          schema: createdKeySchema,
+        },
+        400: { description: "invalid input, or expires_at not in the future" },
+        403: { description: "the token may not do this, or the new key would be broader than the creating key" },
+      },
+      handler: async (c) => {
+        const body = await readBody(c, createKeyBody);
+        const actor = c.get("actor");
+        const origin = originOf(c);
+        const { key, token } = await tx.run((w) =>
+          keys.create(
+            w,
+            {
+              name: body.name,
+              permissions: body.permissions,
+              prefix: body.prefix ?? null,
+              expiresAt: body.expires_at == null ? null : body.expires_at * 1000,
+            },
+            actor.kind === "scoped" ? actor.keyId : null,
+            origin,
+          ),
+        );
+        return c.json(
+          {
+            id: key.id,
+            name: key.name,
+            token,
+            permissions: key.permissions,
+            prefix: key.prefix,
+            expires_at: seconds(key.expiresAt),
+            created_at: seconds(key.createdAt),
+          },
+          201,
+        );
+      },
+    },
+    {
+      method: "get",
+      path: "/keys",
+      summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
+      permission: "admin",
+      auditAction: "key.listed",
+      query: pageQueryDocs,
+      responses: {
+        200: { description: "{keys, next_cursor?}", schema: listSchema("keys", keySchema) },
+        400: { description: "invalid limit or cursor" },
+      },
+      handler: async (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const after = decodeCursor(query.cursor);
+        // Read through the group commit, like every other request: the answer
+        // leaves only once what it shows is committed.
+        const page = await tx.run((w) => keys.list(w, keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
+        return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
+      },
+    },
+    {
+      method: "delete",
+      path: "/keys/:id",
+      summary: "Delete (revoke) a scoped key at once: later requests with its token get 401.",
+      permission: "admin",
+      params: { id: "the key's id, sk_..." },
+      responses: {
+        200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
+        403: { description: "the token may not do this, or the key is outside the deleting key's prefix" },
+        404: { description: "no such key" },
+      },
+      handler: async (c) => {
+        const id = c.req.param("id") ?? "";
+        const origin = originOf(c);
+        const outcome = await tx.run((w) => keys.remove(w, id, keyPrefixOf(c) ?? null, origin));
+        if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
+        if (outcome === "not_found") throw new ApiError(404, "key not found");
+        return c.json({ deleted: true });
+      },
+    },
+  ];
+}
+
+/**
+ * The TokenResolver of `vsk_` tokens (interface section 5): looks the token
+ * up by its SHA-256 and answers the scoped actor. Writes last_used_at through
+ * the group commit at most once a minute per key, so a busy key costs no
+ * write per request; a failed write is logged and does not fail the request.
+ * @throws ApiError 401 for a key past its expires_at (decisions.md section 5).
+ */
+export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: Logger): TokenResolver {
+  return async (token) => {
+    if (!token.startsWith("vsk_")) return undefined;
+    const found = await tx.run((w) => keys.lookup(w, token));
+    if (found.kind === "unknown") return undefined;
+    if (found.kind === "expired") throw new ApiError(401, "token expired");
+    const key = found.key;
+    if (keys.touchDue(key)) {
+      tx.run((w) => keys.touch(w, key.id)).catch((err: unknown) => log.warn({ err, key_id: key.id }, "last_used_at not written"));
+    }
+    return { kind: "scoped", keyId: key.id, permissions: key.permissions, prefix: key.prefix };
+  };
+}
+
+const keySchema = {
+  type: "object",
+  required: ["id", "name", "permissions", "prefix", "expires_at", "created_at", "last_used_at"],
+  properties: {
+    id: { type: "string", description: "sk_..." },
+    name: { type: "string" },
+    permissions: { type: "array", items: { enum: [...SCOPED_PERMISSIONS] } },
+    prefix: { type: ["string", "null"] },
+    expires_at: { type: ["integer", "null"] },
+    created_at: { type: "integer" },
+    last_used_at: { type: ["integer", "null"], description: "updated at most once a minute" },
+  },
+};
+
+const createdKeySchema = {
+  type: "object",
+  required: ["id", "name", "token", "permissions", "prefix", "expires_at", "created_at"],
+  properties: {
+    id: { type: "string" },
+    name: { type: "string" },
+    token: { type: "string", description: "vsk_ + 43 base64url characters; shown once" },
+    permissions: keySchema.properties.permissions,
+    prefix: { type: ["string", "null"] },
+    expires_at: { type: ["integer", "null"] },
+    created_at: { type: "integer" },
+  },
+};

@@ -1,0 +1,129 @@
+import * as v from "valibot";
+import type { Actor, AppContext } from "../context.js";
+import { originOf } from "../context.js";
+import type { PrincipalKeys } from "../../domain/principal-keys.js";
+import type { Principal, Principals } from "../../domain/principals.js";
+import type { UnitOfWork, Work } from "../../store/work.js";
+import type { RouteDecl } from "./declare.js";
+import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
+import { pageQueryDocs } from "./lists.js";
+import { deletedSchema, metadataField, pathId, principalJson, principalSchema } from "./org-input.js";
+import {
+  createdKeyJson,
+  createdKeySchema,
+  keyListBody,
+  keyListSchema,
+  keySummaryJson,
+  keySummarySchema,
+  newKeyBody,
+  readNewKey,
+} from "./principal-keys.js";
+
+/** PATCH /me body (interface section 4 "Current principal"): metadata replaces the stored object. */
+export const patchMeBody = v.object({
+  metadata: v.optional(metadataField),
+});
+
+export interface MeRouteDeps {
+  principals: Principals;
+  keys: PrincipalKeys;
+  tx: UnitOfWork<Work>;
+}
+
+type PrincipalActor = Extract<Actor, { kind: "principal" }>;
+
+/** The calling principal key's actor (needPrincipal() ran before). */
+function me(c: AppContext): PrincipalActor {
+  return c.get("actor") as PrincipalActor;
+}
+
+/**
+ * The current principal, principal keys only (interface section 4 "Current
+ * principal", decisions.md section 5: other tokens get 403): its profile and
+ * keys, its metadata, and making or revoking its own keys.
+ */
+export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {
+  const { principals, keys, tx } = deps;
+  const profile = async (w: Work, p: Principal) => Object.assign(principalJson(p), { keys: (await keys.all(w, p.id)).map(keySummaryJson) });
+  return [
+    {
+      method: "get",
+      path: "/me",
+      summary: "The principal behind the presented principal key, with its keys (summaries, never tokens). Other tokens: 403.",
+      permission: "principal",
+      responses: { 200: { description: "{id, name, role, org_id, metadata, created_at, keys}", schema: meSchema } },
+      handler: async (c) => {
+        const actor = me(c);
+        return c.json(await tx.run(async (w) => profile(w, await principals.require(w, actor.orgId, actor.principalId))));
+      },
+    },
+    {
+      method: "patch",
+      path: "/me",
+      summary: "Replace the principal's metadata (a JSON object, at most 16 KiB serialized). Without `metadata` nothing changes.",
+      permission: "principal",
+      body: patchMeBody,
+      responses: { 200: { description: "same shape as GET /me", schema: meSchema }, 400: { description: "invalid input" } },
+      handler: async (c) => {
+        const body = await readBody(c, patchMeBody);
+        const actor = me(c);
+        const origin = originOf(c);
+        const answer = await tx.run(async (w) =>
+          profile(w, await principals.update(w, actor.orgId, actor.principalId, { metadata: body.metadata }, origin)),
+        );
+        return c.json(answer);
+      },
+    },
+    {
+      method: "post",
+      path: "/me/keys",
+      summary:
+        "Make another key for the calling principal (any number). The vpk_ token is in `key`, shown this once. valid_after and valid_before: optional Unix seconds. The new key never outlives the calling key: its valid_before is the earlier of the requested one (none: no end) and the calling key's.",
+      permission: "principal",
+      body: newKeyBody,
+      responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: { description: "invalid input" } },
+      handler: async (c) => {
+        const input = await readNewKey(c);
+        const actor = me(c);
+        const origin = originOf(c);
+        const created = await tx.run((w) => keys.create(w, actor.orgId, actor.principalId, input, origin, actor.keyId));
+        return c.json(createdKeyJson(created.key, created.token), 201);
+      },
+    },
+    {
+      method: "get",
+      path: "/me/keys",
+      summary: "List the calling principal's keys (summaries, never tokens), oldest first; the same as `keys` of GET /me, paged.",
+      permission: "principal",
+      query: pageQueryDocs,
+      responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
+      handler: async (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const afterId = decodeCursor(query.cursor);
+        const principalId = me(c).principalId;
+        const page = await tx.run((w) => keys.list(w, principalId, query.limit ?? 1000, afterId));
+        return c.json(keyListBody(page));
+      },
+    },
+    {
+      method: "delete",
+      path: "/me/keys/:key_id",
+      summary: "Revoke one of the calling principal's own keys (the presented one included): deleted at once, 401 from the next request on.",
+      permission: "principal",
+      responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "the principal has no such key" } },
+      handler: async (c) => {
+        const actor = me(c);
+        const keyId = pathId(c, "key_id", "key not found");
+        const origin = originOf(c);
+        await tx.run((w) => keys.revoke(w, actor.principalId, keyId, origin));
+        return c.json({ deleted: true });
+      },
+    },
+  ];
+}
+
+const meSchema = {
+  ...principalSchema,
+  required: [...principalSchema.required, "keys"],
+  properties: { ...principalSchema.properties, keys: { type: "array", items: keySummarySchema } },
+};

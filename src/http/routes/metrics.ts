@@ -1,0 +1,24 @@
+import type { VaultMetrics } from "../../ops/metrics.js";
+import type { RouteDecl } from "./declare.js";
+
+/**
+ * GET /metrics: the Prometheus text exposition of the vault's metrics
+ * (metrics.ts), for the master key or VAULT_METRICS_TOKEN (a token that may
+ * read this and nothing else). Labels are route templates, never keys, ids
+ * or tokens.
+ */
+export function metricsRouteDecl(deps: { metrics: VaultMetrics }): RouteDecl {
+  return {
+    method: "get",
+    path: "/metrics",
+    summary: "Prometheus metrics (text exposition format). The master key or VAULT_METRICS_TOKEN.",
+    permission: "metrics",
+    responses: {
+      200: { description: "the metrics in the Prometheus text format, version 0.0.4", schema: { type: "string" }, contentType: "text/plain" },
+    },
+    handler: async (c) => {
+      const body = await deps.metrics.registry.metrics();
+      return c.body(body, 200, { "Content-Type": deps.metrics.registry.contentType });
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import * as v from "valibot";
+import type { Principal } from "../../domain/principals.js";
+import type { AppContext } from "../context.js";
+import { ApiError } from "../errors.js";
+import { seconds } from "./input.js";
+import { isSafeName, unsafeNameMessage } from "./text-checks.js";
+
+/** Largest serialized `metadata`, bytes (decisions.md section 2). */
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+/** Most characters of a `name` (decisions.md section 2). */
+export const MAX_NAME_CHARS = 128;
+
+/**
+ * The length of a string in characters (Unicode code points), not UTF-16
+ * units: an emoji is one character, as a client counts it.
+ */
+export function charCount(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/**
+ * A `name` (org, principal, key label, webhook description): 1-128
+ * characters (code points) after trimming, without control, bidi or
+ * zero-width characters (text-checks.ts isSafeName) (decisions.md section 2).
+ */
+export const nameField = (field = "name") =>
+  v.pipe(
+    v.string(`${field} must be a string`),
+    v.trim(),
+    v.minLength(1, `${field} must not be empty`),
+    v.check((text) => charCount(text) <= MAX_NAME_CHARS, `${field} must be at most ${MAX_NAME_CHARS} characters`),
+    v.check(isSafeName, unsafeNameMessage(field)),
+  );
+
+/** `metadata`: a JSON object of at most 16 KiB serialized (decisions.md section 2). */
+export const metadataField = v.pipe(
+  v.custom<Record<string, unknown>>(
+    (m) => typeof m === "object" && m !== null && !Array.isArray(m),
+    "metadata must be a JSON object",
+  ),
+  v.check(
+    (m) => Buffer.byteLength(JSON.stringify(m), "utf8") <= MAX_METADATA_BYTES,
+    `metadata must be at most ${MAX_METADATA_BYTES} bytes serialized`,
+  ),
+);
+
+/** Role names (decisions.md section 2). */
+export const ROLE_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/** A role `name` in a body. */
+export const roleNameField = (field = "role") =>
+  v.pipe(
+    v.string(`${field} must be a string`),
+    v.minLength(1, `${field} must not be empty`),
+    v.regex(ROLE_NAME_PATTERN, `${field} must match ^[a-z][a-z0-9_-]{0,63}$`),
+  );
+
+/**
+ * A role permission string: a string here; its letters are checked by the
+ * roles domain (decisions.md section 5) so the rule lives in one place.
+ */
+export const permissionsField = v.pipe(
+  v.string("permissions must be a string of permission letters"),
+  v.maxLength(14, "permissions may hold only the letters rRlLcCpPaAmMdD, each at most once"),
+);
+
+/** A principal in responses: `{id, name, org_id, role, metadata, created_at}`. */
+export function principalJson(p: Principal) {
+  return { id: p.id, name: p.name, org_id: p.orgId, role: p.role, metadata: p.metadata, created_at: seconds(p.createdAt) };
+}
+
+/** What an id looks like unless its resource says more: a short printable string. */
+const ANY_ID = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * A path parameter that names a resource by id (`:id`, `:key_id`): an id
+ * not of the resource's shape cannot exist, so it is 404.
+ * @param pattern the shape of the resource's ids; default: 1-64 of `A-Za-z0-9_`.
+ * @throws ApiError 404 with `notFound` as the error.
+ */
+export function pathId(c: AppContext, param: string, notFound: string, pattern: RegExp = ANY_ID): string {
+  const id = c.req.param(param) ?? "";
+  if (!pattern.test(id)) throw new ApiError(404, notFound);
+  return id;
+}
+
+/** OpenAPI schema of a principal. */
+export const principalSchema = {
+  type: "object",
+  required: ["id", "name", "org_id", "role", "metadata", "created_at"],
+  properties: {
+    id: { type: "string" },
+    name: { type: "string" },
+    org_id: { type: "string" },
+    role: { type: "string" },
+    metadata: { type: "object" },
+    created_at: { type: "integer" },
+  },
+};
+
+/** OpenAPI schema of `{deleted: true}`. */
+export const deletedSchema = { type: "object", properties: { deleted: { const: true } } };

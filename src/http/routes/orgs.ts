@@ -1,0 +1,113 @@
+import * as v from "valibot";
+import { originOf } from "../context.js";
+import type { Org, Organizations } from "../../domain/orgs.js";
+import type { UnitOfWork, Work } from "../../store/work.js";
+import { orgIdOf } from "../org-auth.js";
+import type { RouteDecl } from "./declare.js";
+import { decodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
+import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
+import { deletedSchema, metadataField, nameField } from "./org-input.js";
+
+/** POST /orgs body (interface section 4 "Organizations", decisions.md section 2). */
+export const createOrgBody = v.object({
+  name: nameField(),
+  metadata: v.optional(metadataField),
+});
+
+export interface OrgRouteDeps {
+  orgs: Organizations;
+  tx: UnitOfWork<Work>;
+}
+
+function orgSummary(o: Org) {
+  return { id: o.id, name: o.name, created_at: seconds(o.createdAt) };
+}
+
+/**
+ * Organizations, master key only (interface section 4, decisions.md sections
+ * 5-6): create, list, get, delete (409 while anything remains).
+ */
+export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
+  const { orgs, tx } = deps;
+  return [
+    {
+      method: "post",
+      path: "/orgs",
+      summary: "Create an organization. Names are unique.",
+      permission: "master",
+      body: createOrgBody,
+      responses: {
+        201: { description: "{id, name, created_at}", schema: orgSchema },
+        400: { description: "invalid input" },
+        409: { description: "an org with this name exists" },
+      },
+      handler: async (c) => {
+        const body = await readBody(c, createOrgBody);
+        const origin = originOf(c);
+        const org = await tx.run((w) => orgs.create(w, body.name, body.metadata, origin));
+        return c.json(orgSummary(org), 201);
+      },
+    },
+    {
+      method: "get",
+      path: "/orgs",
+      summary: "List organizations, oldest first.",
+      permission: "master",
+      query: pageQueryDocs,
+      responses: {
+        200: { description: "{orgs, next_cursor?}", schema: listSchema("orgs", orgSchema) },
+        400: { description: "invalid limit or cursor" },
+      },
+      handler: async (c) => {
+        const query = parse(pageQuery, c.req.query());
+        const afterId = decodeCursor(query.cursor);
+        const page = await tx.run((w) => orgs.list(w, query.limit ?? 1000, afterId));
+        return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
+      },
+    },
+    {
+      method: "get",
+      path: "/orgs/:org_id",
+      summary: "One organization with its metadata.",
+      permission: "master",
+      responses: {
+        200: {
+          description: "{id, name, metadata, created_at}",
+          schema: {
+            ...orgSchema,
+            required: [...orgSchema.required, "metadata"],
+            properties: { ...orgSchema.properties, metadata: { type: "object" } },
+          },
+        },
+        404: { description: "no such organization" },
+      },
+      handler: async (c) => {
+        const org = await tx.run(async (w) => (await orgs.get(w, await orgIdOf(w, c))) as Org);
+        return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
+      },
+    },
+    {
+      method: "delete",
+      path: "/orgs/:org_id",
+      summary:
+        "Delete an empty organization. No cascading deletes: while it has principals, live secrets, custom roles or webhooks the answer is 409 naming them. Expired tombstones are pruned with it.",
+      permission: "master",
+      responses: {
+        200: { description: "{deleted: true}", schema: deletedSchema },
+        404: { description: "no such organization" },
+        409: { description: "the organization is not empty" },
+      },
+      handler: async (c) => {
+        const origin = originOf(c);
+        await tx.run(async (w) => orgs.remove(w, await orgIdOf(w, c), origin));
+        return c.json({ deleted: true });
+      },
+    },
+  ];
+}
+
+const orgSchema = {
+  type: "object",
+  required: ["id", "name", "created_at"],
+  properties: { id: { type: "string" }, name: { type: "string" }, created_at: { type: "integer" } },
+};

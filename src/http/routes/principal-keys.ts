@@ -1,0 +1,93 @@
+import type { Context } from "hono";
+import * as v from "valibot";
+import type { Page } from "../../domain/paging.js";
+import type { PrincipalKey } from "../../domain/principal-keys.js";
+import { intRange, MAX_UNIX_SECONDS, readBody, seconds } from "./input.js";
+import { listSchema, pageBody } from "./lists.js";
+import type { ListBody } from "./lists.js";
+import { nameField } from "./org-input.js";
+
+/**
+ * Principal keys at the edge, shared by the master key's routes
+ * (/orgs/:org_id/principals/:id/keys, routes/principals.ts) and the
+ * principal's own (/me/keys, routes/me.ts): the create body, the JSON of a
+ * key and of a page of keys, and their OpenAPI schemas. Never a token except
+ * in the create response.
+ */
+
+/**
+ * POST /orgs/:org_id/principals/:id/keys and POST /me/keys (decisions.md
+ * section 6): `name`, and optional `valid_after` / `valid_before` in Unix seconds.
+ */
+export const newKeyBody = v.object({
+  name: nameField(),
+  valid_after: v.optional(intRange("valid_after", 0, MAX_UNIX_SECONDS)),
+  valid_before: v.optional(intRange("valid_before", 0, MAX_UNIX_SECONDS)),
+});
+
+/** The domain input of newKeyBody: seconds become milliseconds. */
+export function newKeyInput(body: v.InferOutput<typeof newKeyBody>): {
+  name: string;
+  validAfter: number | undefined;
+  validBefore: number | undefined;
+} {
+  return {
+    name: body.name,
+    validAfter: body.valid_after === undefined ? undefined : body.valid_after * 1000,
+    validBefore: body.valid_before === undefined ? undefined : body.valid_before * 1000,
+  };
+}
+
+/**
+ * Reads the body of a key creation (newKeyBody) and returns its domain
+ * input (newKeyInput: seconds become milliseconds).
+ * @throws ApiError 400 for an invalid body, 413 for one over the body limit.
+ */
+export async function readNewKey(c: Context): Promise<ReturnType<typeof newKeyInput>> {
+  return newKeyInput(await readBody(c, newKeyBody));
+}
+
+/** A principal key summary: `{id, name, valid_after, valid_before, created_at}`; never the token. */
+export function keySummaryJson(k: PrincipalKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    valid_after: seconds(k.validAfter),
+    valid_before: seconds(k.validBefore),
+    created_at: seconds(k.createdAt),
+  };
+}
+
+/** The create response of a principal key: the summary plus `key`, the token, shown this once. */
+export function createdKeyJson(k: PrincipalKey, token: string) {
+  const summary = keySummaryJson(k);
+  return { id: summary.id, name: summary.name, key: token, valid_after: summary.valid_after, valid_before: summary.valid_before, created_at: summary.created_at };
+}
+
+/** A page of a principal's keys: `{keys, next_cursor?}`, summaries only. */
+export function keyListBody(page: Page<PrincipalKey>): ListBody<"keys", ReturnType<typeof keySummaryJson>> {
+  return pageBody("keys", page.items.map(keySummaryJson), page.nextAfterId);
+}
+
+/** OpenAPI schema of a principal key summary. */
+export const keySummarySchema = {
+  type: "object",
+  required: ["id", "name", "valid_after", "valid_before", "created_at"],
+  properties: {
+    id: { type: "string" },
+    name: { type: "string" },
+    valid_after: { type: ["integer", "null"] },
+    valid_before: { type: ["integer", "null"] },
+    created_at: { type: "integer" },
+  },
+};
+
+/** OpenAPI schema of a created principal key (token shown once). */
+export const createdKeySchema = {
+  ...keySummarySchema,
+  required: [...keySummarySchema.required, "key"],
+  properties: { ...keySummarySchema.properties, key: { type: "string", description: "vpk_ token, shown only here" } },
+};
+
+/** OpenAPI schema of a page of principal keys, `{keys, next_cursor?}`. */
+export const keyListSchema = listSchema("keys", keySummarySchema);

@@ -1,0 +1,157 @@
+import * as v from "valibot";
+import { requireInPrefix } from "../auth.js";
+import type { AppContext } from "../context.js";
+import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
+import { parseEnvelope } from "../../client/envelope.js";
+import { ApiError } from "../errors.js";
+import { intRange, requiredString } from "./input.js";
+
+/**
+ * The characters and length of a secret key (docs/api.md "Global secrets"):
+ * 1-256 characters of `A-Z a-z 0-9 . _ - ~ @ : + = /`, not starting with `/`.
+ * The segment rule is DOT_OR_EMPTY_SEGMENT; isSecretKey() and isKeyPrefix()
+ * apply both.
+ */
+export const KEY_CHARS = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
+
+/**
+ * A `/`-separated segment that is empty, `.` or `..` (a trailing `/` makes an
+ * empty last segment): once a client joins the key into a URL path, the
+ * URL parser resolves such a segment (and `%2e` forms of it), so the key
+ * would name another route (docs/api.md "Global secrets").
+ */
+const DOT_OR_EMPTY_SEGMENT = /(?:^|\/)\.{0,2}(?:\/|$)/;
+
+/** The 400 message of a key that breaks the rule; it never repeats the key. */
+export const KEY_RULE =
+  "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, must not start or end with /, and must have no empty, . or .. segment";
+
+/** The 400 message of a scoped key's prefix that breaks the rule; it never repeats the prefix. */
+export const PREFIX_RULE =
+  "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, must not start with /, and must have no empty, . or .. segment";
+
+/** The key rule as the OpenAPI document states it (request bodies and `{key}` path parameters). */
+export const KEY_DOC =
+  "1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /";
+
+/**
+ * Whether `key` is a valid secret key, global or org (docs/api.md "Global
+ * secrets"): KEY_CHARS, no empty, `.` or `..` segment, no trailing `/`. The
+ * one home of the key rule: create bodies, path keys and (through
+ * isKeyPrefix) scoped-key prefixes use it.
+ * @param key the key as given (a path key after percent-decoding).
+ */
+export function isSecretKey(key: string): boolean {
+  return KEY_CHARS.test(key) && !DOT_OR_EMPTY_SEGMENT.test(key);
+}
+
+/**
+ * Whether `prefix` is a valid scoped-key prefix (docs/keys.md): a secret key,
+ * or a secret key followed by one `/` (`prod/`). Its last segment may be a
+ * partial one (`prod/db_`), but never `.` or `..`, and no segment is empty.
+ * @param prefix the prefix as given in POST /keys.
+ */
+export function isKeyPrefix(prefix: string): boolean {
+  return isSecretKey(prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);
+}
+
+/** The fields every create body has (docs/api.md "Global secrets"). */
+const commonFields = {
+  value: requiredString("value"),
+  ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
+  max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
+};
+
+/** POST /secrets body (docs/api.md "Global secrets"): no `key` makes a public secret. */
+export const createSecretBody = v.object({
+  key: v.optional(
+    v.pipe(
+      requiredString("key"),
+      v.regex(KEY_CHARS, KEY_RULE),
+      v.check(isSecretKey, KEY_RULE),
+      v.check((k) => !PUBLIC_ID_PATTERN.test(k), "key must not be 64 lower-case hex characters (reserved for public ids)"),
+      v.description(`${KEY_DOC}; not 64 lower-case hex characters (the shape of public ids). Omitted: a public secret.`),
+    ),
+  ),
+  ...commonFields,
+});
+
+/** Most entries in `allowed_keys`. */
+export const MAX_ALLOWED_KEYS = 100;
+const ALLOWED_KEYS_IDS = "allowed_keys must hold principal key ids";
+
+/**
+ * POST /orgs/:org_id/secrets body (docs/orgs.md "Org-scoped secrets"): the global fields, `key`
+ * required (any key of isSecretKey(): the 64-hex reservation is global only), `delete`
+ * (default true; false seals instead of burning) and `allowed_keys`.
+ */
+export const createOrgSecretBody = v.object({
+  key: v.pipe(requiredString("key"), v.regex(KEY_CHARS, KEY_RULE), v.check(isSecretKey, KEY_RULE), v.description(KEY_DOC)),
+  ...commonFields,
+  delete: v.optional(v.boolean("delete must be true or false")),
+  allowed_keys: v.optional(
+    v.pipe(
+      v.array(
+        v.pipe(v.string(ALLOWED_KEYS_IDS), v.regex(/^pk_[a-z2-7]{1,60}$/, ALLOWED_KEYS_IDS)),
+        "allowed_keys must be an array of principal key ids",
+      ),
+      v.minLength(1, "allowed_keys must not be empty; omit it for org-wide access"),
+      v.maxLength(MAX_ALLOWED_KEYS, `allowed_keys may hold at most ${MAX_ALLOWED_KEYS} ids`),
+    ),
+  ),
+});
+
+/** PUT /secrets/:key body (docs/api.md "Replace a secret"): the key is the path's. */
+export const replaceSecretBody = v.object(commonFields);
+
+/** PUT /orgs/:org_id/secrets/:key body (docs/orgs.md "Org-scoped secrets"): the org create body without `key`. */
+export const replaceOrgSecretBody = v.object({
+  ...commonFields,
+  delete: createOrgSecretBody.entries.delete,
+  allowed_keys: createOrgSecretBody.entries.allowed_keys,
+});
+
+/** PATCH body, both scopes: at least one of the two (docs/api.md "Global secrets"). */
+export const patchSecretBody = v.object({
+  ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
+  max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
+});
+
+/**
+ * Validates a secret key taken from the path (percent-decoded, `%2F` being
+ * `/`): a key of isSecretKey() or a public id. For a prefix-scoped key the
+ * prefix is checked first (docs/keys.md: 403 whether or not the secret
+ * exists, public ids always out of reach), so the order is 403, then 400.
+ * @returns the key.
+ * @throws ApiError 403 outside the caller's prefix; 400 `invalid secret key`
+ *   (the rule as `message`, never the key) for a key that breaks the rule.
+ */
+export function pathKey(c: AppContext): string {
+  const key = c.req.param("key") ?? "";
+  requireInPrefix(c, PUBLIC_ID_PATTERN.test(key) ? null : key);
+  if (!isSecretKey(key) && !PUBLIC_ID_PATTERN.test(key)) throw new ApiError(400, "invalid secret key", { message: KEY_RULE });
+  return key;
+}
+
+/**
+ * Checks a value's size in UTF-8 bytes against VAULT_MAX_VALUE_BYTES; an
+ * end-to-end envelope may be as large as the envelope of a value of that
+ * size (envelopeLimit).
+ * @throws ApiError 413.
+ */
+export function checkValueSize(value: string, maxBytes: number): void {
+  const bytes = Buffer.byteLength(value, "utf8");
+  if (bytes > maxBytes && !(bytes <= envelopeLimit(maxBytes) && parseEnvelope(value) !== undefined)) {
+    throw new ApiError(413, "value too large", { message: `the value may be at most ${maxBytes} bytes (UTF-8)` });
+  }
+}
+
+/**
+ * The largest end-to-end envelope (docs/share.md, "The envelope") of a value
+ * of `maxBytes`: base64url of the ciphertext and its 16-byte tag, and the
+ * JSON around it. An envelope is allowed up to this size, so a value of
+ * VAULT_MAX_VALUE_BYTES can be shared end to end.
+ */
+export function envelopeLimit(maxBytes: number): number {
+  return Math.ceil(((maxBytes + 16) * 4) / 3) + 256;
+}

@@ -1,0 +1,137 @@
+import { createServer, STATUS_CODES } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { getRequestListener } from "@hono/node-server";
+import { capConnectionsPerAddress } from "./connection-cap.js";
+import { STATIC_HEADERS, VaultResponse } from "./response.js";
+import type { Logger } from "../ops/log.js";
+
+/** The limits that keep idle and slow clients from exhausting the process. Times in milliseconds. */
+export interface ConnectionLimits {
+  /** Time to send complete request headers (server.headersTimeout). */
+  headersTimeoutMs: number;
+  /** Time to send a whole request (server.requestTimeout); at least headersTimeoutMs. */
+  requestTimeoutMs: number;
+  /** Idle keep-alive connections are closed after this (server.keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Open client connections at most (server.maxConnections); more are closed at once. */
+  maxConnections: number;
+  /**
+   * Open connections of one client address at most (127.0.0.1 and ::1 not
+   * capped: connection-cap.ts); more are closed at once. 0: no cap.
+   */
+  maxConnectionsPerIp: number;
+}
+
+/** Least time between two warnings about refused connections, milliseconds. */
+const DROP_WARNING_EVERY_MS = 10_000;
+
+/**
+ * A JSON error response written straight to a socket, for requests that
+ * never reach the app (the HTTP parser refused them): `Connection: close`.
+ */
+function rawJsonResponse(status: number, error: string): string {
+  const body = JSON.stringify({ error });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+    STATIC_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join("") +
+    "Content-Type: application/json\r\n" +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    "Connection: close\r\n\r\n" +
+    body
+  );
+}
+
+/** The status and message for an HTTP parser error (Node's clientError codes). */
+function clientErrorAnswer(code: string | undefined): { status: number; error: string } {
+  if (code === "HPE_HEADER_OVERFLOW") return { status: 431, error: "request headers too large" };
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return { status: 408, error: "request timed out" };
+  return { status: 400, error: "malformed HTTP request" };
+}
+
+/** The vault's HTTP server: its responses are VaultResponse. */
+export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
+
+/**
+ * Builds the vault's HTTP/1.1 server around the app's fetch handler (not
+ * listening yet), so that every answer is JSON (interface section 1: bad
+ * input gets `{"error": ...}`) and slow clients are bounded:
+ *
+ * - A request the Node adapter cannot turn into a URL (a backslash in the
+ *   path, `*` as the request target, a malformed Host) gets 400
+ *   `{"error": ...}` instead of the adapter's empty text/plain 400; an error
+ *   escaping the app gets 500 `{"error": "internal error"}`.
+ * - A request the HTTP parser refuses (bad syntax 400, headers too large
+ *   431, headers or body not sent in time 408) gets a JSON body, then the
+ *   connection is closed.
+ * - hostname: the default Host of a request without one (HTTP/1.0).
+ * - headersTimeout, requestTimeout and keepAliveTimeout as configured; the
+ *   timeouts are checked every min(1000, headersTimeout / 2) ms so a
+ *   dribbling client is cut close to its deadline (Node checks every 30 s by
+ *   default). Connections beyond maxConnections, and those of one client
+ *   address beyond maxConnectionsPerIp (connection-cap.ts: 127.0.0.1 and
+ *   ::1 are not capped), are closed at once; a warning for each is logged
+ *   at most every 10 s.
+ */
+export function createHttpServer(
+  fetch: (request: Request) => Response | Promise<Response>,
+  limits: ConnectionLimits,
+  log: Logger,
+  hostname?: string,
+): VaultServer {
+  const listener = getRequestListener(fetch, {
+    hostname,
+    errorHandler: (err: unknown) => {
+      const adapterRefused = err instanceof Error && err.name === "RequestError";
+      return adapterRefused
+        ? Response.json({ error: `bad request: ${err.message}` }, { status: 400 })
+        : Response.json({ error: "internal error" }, { status: 500 });
+    },
+  });
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // X-Request-Id and the security headers go out in the answer's one writeHead.
+      ServerResponse: VaultResponse,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 2))),
+    },
+    (incoming, outgoing) => void listener(incoming, outgoing),
+  );
+  server.maxConnections = limits.maxConnections;
+
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const { status, error } = clientErrorAnswer(err.code);
+    socket.end(rawJsonResponse(status, error));
+    // A client that never reads its answer does not keep the socket.
+    setTimeout(() => socket.destroy(), 1000).unref();
+  });
+
+  let lastPerIpWarning = Number.NEGATIVE_INFINITY;
+  capConnectionsPerAddress(server, limits.maxConnectionsPerIp, (address) => {
+    const now = Date.now();
+    if (now - lastPerIpWarning < DROP_WARNING_EVERY_MS) return;
+    lastPerIpWarning = now;
+    log.warn(
+      { address, max_connections_per_ip: limits.maxConnectionsPerIp },
+      "connection refused: VAULT_MAX_CONNECTIONS_PER_IP reached for this client address",
+    );
+  });
+
+  let lastDropWarning = Number.NEGATIVE_INFINITY;
+  server.on("drop", () => {
+    const now = Date.now();
+    if (now - lastDropWarning < DROP_WARNING_EVERY_MS) return;
+    lastDropWarning = now;
+    log.warn(
+      { max_connections: limits.maxConnections },
+      "connection refused: VAULT_MAX_CONNECTIONS reached (a reverse proxy in front of the vault absorbs idle and slow clients)",
+    );
+  });
+  return server;
+}

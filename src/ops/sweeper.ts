@@ -1,0 +1,64 @@
+import type { SecretLifecycle } from "../domain/secrets.js";
+import { SYSTEM_ORIGIN } from "../domain/events.js";
+import type { UnitOfWork, Work } from "../store/work.js";
+import type { Logger } from "./log.js";
+
+/** Secrets expired per transaction: small enough never to hold requests up for long. */
+export const SWEEP_BATCH = 256;
+
+export interface SweeperDeps {
+  secrets: SecretLifecycle;
+  tx: UnitOfWork<Work>;
+  log: Logger;
+  /** Period, milliseconds; 0 disables the sweeper. */
+  intervalMs: number;
+}
+
+/**
+ * The TTL sweeper (VAULT_SWEEP_INTERVAL_MS): every period, expires the
+ * secrets whose expires_at has passed, in batches of SWEEP_BATCH through the
+ * group commit, yielding to requests between batches.
+ * @returns stop(), which cancels the timer and resolves once no batch runs.
+ */
+export function startSweeper(deps: SweeperDeps): { stop: () => Promise<void>; sweepNow: () => Promise<number> } {
+  let running: Promise<number> | null = null;
+  let stopped = false;
+
+  const sweep = async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      if (stopped) return total;
+      const n = await deps.tx.run((w) => deps.secrets.expireDue(w, SWEEP_BATCH, SYSTEM_ORIGIN));
+      total += n;
+      if (n < SWEEP_BATCH) return total;
+    }
+  };
+
+  const tick = () => {
+    if (running) return;
+    running = sweep()
+      .then((n) => {
+        if (n > 0) deps.log.debug({ expired: n }, "sweeper expired secrets");
+        return n;
+      })
+      .catch((err: unknown) => {
+        if (!stopped) deps.log.error({ err }, "sweeper failed");
+        return 0;
+      })
+      .finally(() => {
+        running = null;
+      });
+  };
+
+  const timer = deps.intervalMs > 0 ? setInterval(tick, deps.intervalMs) : undefined;
+  timer?.unref();
+
+  return {
+    stop: async () => {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      if (running) await running;
+    },
+    sweepNow: () => sweep(),
+  };
+}

@@ -1,0 +1,325 @@
+import type { Db } from "./db.js";
+import type { Awaitable, UnitOfWork } from "../work.js";
+
+/** Thrown by GroupCommit.run once the vault is shutting down. */
+export class ClosedError extends Error {
+  constructor() {
+    super("the vault is shutting down");
+    this.name = "ClosedError";
+  }
+}
+
+/** A unit of work queued for a batch: its function and its run() promise's settlers. */
+interface Queued<W> {
+  fn: (w: W) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A unit whose savepoint is released: settled with `value` once the batch commits. */
+interface Waiter<W> {
+  unit: Queued<W>;
+  value: unknown;
+}
+
+/**
+ * What engine-side buffers (the audit chain's rows) hook into: whether a
+ * batch is open, and its savepoint, pre-commit and rollback moments.
+ */
+export interface BatchEvents {
+  readonly inBatch: boolean;
+  onSavepoint(hook: () => void): void;
+  onBeforeCommit(hook: () => void): void;
+  onRollback(hook: (whole: boolean) => void): void;
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
+
+/**
+ * Group commit, the SQLite engine's unit of work: the writes of all requests
+ * handled in one event-loop turn share one SQLite transaction, so one fsync
+ * (synchronous=FULL) acknowledges many requests.
+ *
+ * - run() queues its function; the first run() of a turn schedules the
+ *   batch with setImmediate, which runs after the poll phase has handed over
+ *   every request that arrived. The batch opens `BEGIN IMMEDIATE`, runs the
+ *   queued units back to back and commits. Running them together, instead of
+ *   each as its request is parsed, keeps SQLite's and the cipher's code and
+ *   data warm across the batch (measured: docs/performance.md, round four).
+ * - Each unit runs its function inside its own SAVEPOINT, handing it the
+ *   work handle `W` (the stores: the only way to the database). If the
+ *   function throws or rejects, only its own changes are rolled back and the
+ *   other requests of the batch are untouched.
+ * - Units of work run one at a time. A synchronous function runs at once; an
+ *   async one (stores are async at their boundary, for the PostgreSQL engine)
+ *   holds its savepoint until its promise settles, and the units queued
+ *   behind it start after it. SQLite's stores answer synchronously, so an
+ *   async unit settles within the same turn's microtasks: a read-modify-write
+ *   inside one unit is atomic, as with a synchronous one. A unit must not
+ *   await I/O (the batch's COMMIT waits for it).
+ * - The promise run() returns settles only after the COMMIT: no response
+ *   leaves before its write is durable, and no answer is built from rows of
+ *   a batch that might not commit. If the COMMIT fails, every request of the
+ *   batch is rejected and nothing of it was acknowledged.
+ *
+ * The function must not call run() itself (it would wait for itself).
+ */
+export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
+  private waiters: Waiter<W>[] = [];
+  private readonly beforeCommitHooks: (() => void)[] = [];
+  private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
+  private readonly savepointHooks: (() => void)[] = [];
+  private readonly committedHooks: ((batchSize: number, ms: number) => void)[] = [];
+  private open = false;
+  private closed = false;
+  /** A setImmediate to run the queued units is pending. */
+  private drainScheduled = false;
+  private readonly drainTurn = (): void => {
+    this.drainScheduled = false;
+    this.flush();
+  };
+  /** An async unit of work holds its savepoint. */
+  private busy = false;
+  private readonly queue: Queued<W>[] = [];
+  private readonly begin;
+  private readonly commit;
+  private readonly rollback;
+  private readonly savepoint;
+  private readonly release;
+  private readonly rollbackTo;
+
+  /**
+   * @param db the connection every unit of work runs on.
+   * @param work the handle given to every unit (the SQLite stores).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly work: W = undefined as W,
+  ) {
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.commit = db.prepare("COMMIT");
+    this.rollback = db.prepare("ROLLBACK");
+    this.savepoint = db.prepare("SAVEPOINT request");
+    this.release = db.prepare("RELEASE request");
+    this.rollbackTo = db.prepare("ROLLBACK TO request");
+  }
+
+  /**
+   * Registers work to do inside the batch's transaction just before its
+   * COMMIT (for example writing a head pointer once per batch instead of once
+   * per row). If it throws, the batch fails like a failed COMMIT.
+   */
+  onBeforeCommit(hook: () => void): void {
+    this.beforeCommitHooks.push(hook);
+  }
+
+  /**
+   * Registers a listener for rollbacks, so in-memory caches of what the
+   * transaction wrote can be dropped. `whole` is true when the whole batch
+   * was rolled back, false when one request's savepoint was.
+   */
+  onRollback(hook: (whole: boolean) => void): void {
+    this.rollbackHooks.push(hook);
+  }
+
+  /**
+   * Registers a listener told of every committed batch: how many run() calls
+   * it carried and how long its pre-commit hooks and COMMIT (the fsync) took,
+   * milliseconds (metrics).
+   */
+  onCommitted(hook: (batchSize: number, ms: number) => void): void {
+    this.committedHooks.push(hook);
+  }
+
+  /** Units of work queued for the next batch, not started yet (tests and diagnostics). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** True while a batch is open (from the turn's first unit of work to its COMMIT). */
+  get inBatch(): boolean {
+    return this.open;
+  }
+
+  /**
+   * Registers a listener called as each request's SAVEPOINT opens, before its
+   * function runs: work buffered in memory for the batch (audit rows) marks
+   * where the request's part starts, so a rollback to the savepoint
+   * (onRollback with whole = false) can drop exactly that part.
+   */
+  onSavepoint(hook: () => void): void {
+    this.savepointHooks.push(hook);
+  }
+
+  /**
+   * Runs `fn` with the work handle in the current batch and resolves with its
+   * result once the batch has committed.
+   * @throws (rejects) whatever `fn` throws or rejects with (its changes
+   *   rolled back), the COMMIT's error, or ClosedError after close().
+   */
+  run<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.drainScheduled) {
+        this.drainScheduled = true;
+        setImmediate(this.drainTurn);
+      }
+    });
+  }
+
+  /**
+   * Opens the batch if needed and the unit's savepoint, and runs it; the unit
+   * is settled through its Queued settlers (no promise of its own here).
+   */
+  private start(unit: Queued<W>): void {
+    try {
+      // No COMMIT to schedule here: units start from flush(), which commits
+      // after them, or behind a unit flush() found in progress, and then
+      // flush() has already put itself on the next turn.
+      if (!this.open) {
+        this.begin.run();
+        this.open = true;
+      }
+      this.savepoint.run();
+    } catch (err) {
+      // The database does not answer (closed, locked by another process): this unit fails, nothing ran.
+      unit.reject(err);
+      return;
+    }
+    for (const hook of this.savepointHooks) hook();
+    let result: unknown;
+    try {
+      result = unit.fn(this.work);
+    } catch (err) {
+      this.abandon(unit, err);
+      return;
+    }
+    if (!isThenable(result)) {
+      this.finish(unit, result);
+      return;
+    }
+    this.busy = true;
+    const settled = result instanceof Promise ? result : Promise.resolve(result);
+    settled.then(
+      (value: unknown) => {
+        this.busy = false;
+        this.finish(unit, value);
+        this.next();
+      },
+      (err: unknown) => {
+        this.busy = false;
+        this.abandon(unit, err);
+        this.next();
+      },
+    );
+  }
+
+  /** Releases the unit's savepoint; the unit settles with the batch's COMMIT. */
+  private finish(unit: Queued<W>, value: unknown): void {
+    try {
+      this.release.run();
+    } catch (err) {
+      this.abandon(unit, err);
+      return;
+    }
+    this.waiters.push({ unit, value });
+  }
+
+  /**
+   * Rejects the unit and rolls its savepoint back (or, when SQLite dropped
+   * the transaction or cannot roll back to the savepoint, fails the batch).
+   */
+  private abandon(unit: Queued<W>, err: unknown): void {
+    unit.reject(err);
+    if (this.db.inTransaction) {
+      try {
+        this.rollbackTo.run();
+        this.release.run();
+        this.rolledBack(false);
+        return;
+      } catch {
+        try {
+          this.rollback.run();
+        } catch {
+          // the connection is unusable; the batch's rejection reports the cause
+        }
+      }
+    }
+    // Nothing of this batch is durable (I/O error, disk full), so nothing of it is acknowledged.
+    this.failBatch(err);
+  }
+
+  /** Starts the queued units of work, in order, until one is in progress (busy) or none is left. */
+  private next(): void {
+    // Every unit that can start now starts: a synchronous one finishes at
+    // once, so the loop goes on until one holds its savepoint or none is left.
+    while (!this.busy) {
+      const queued = this.queue.shift();
+      if (queued === undefined) return;
+      if (this.closed) {
+        queued.reject(new ClosedError());
+        continue;
+      }
+      this.start(queued);
+    }
+  }
+
+  /**
+   * Runs the queued units of work now (one at a time, see the class) and
+   * commits the batch, if one is open, settling its promises; when a unit
+   * still awaits something, the COMMIT follows on a later turn.
+   */
+  flush(): void {
+    this.next();
+    if (!this.open) return;
+    if (this.busy) {
+      // A unit of work awaits something outside SQLite: commit after it.
+      setImmediate(() => this.flush());
+      return;
+    }
+    const waiters = this.waiters;
+    this.waiters = [];
+    this.open = false;
+    const started = this.committedHooks.length > 0 ? performance.now() : 0;
+    try {
+      for (const hook of this.beforeCommitHooks) hook();
+      this.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) {
+        try {
+          this.rollback.run();
+        } catch {
+          // the connection is unusable; the rejection below reports the cause
+        }
+      }
+      this.rolledBack(true);
+      for (const w of waiters) w.unit.reject(err);
+      return;
+    }
+    if (this.committedHooks.length > 0) {
+      const ms = performance.now() - started;
+      for (const hook of this.committedHooks) hook(waiters.length, ms);
+    }
+    for (const w of waiters) w.unit.resolve(w.value);
+  }
+
+  /** Commits what is pending and refuses further work (graceful stop). */
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
+
+  private failBatch(err: unknown): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    this.open = false;
+    this.rolledBack(true);
+    for (const w of waiters) w.unit.reject(err);
+  }
+
+  private rolledBack(whole: boolean): void {
+    for (const hook of this.rollbackHooks) hook(whole);
+  }
+}
