@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Warm latency of the vault's GET /secrets/:key beside the same-stack skeleton (../shared/bench/skeleton.mjs),
-# alternating, so both see the same noise: the p99 target of the performance issue (under 10 ms at 50 connections).
+# alternating, so both see the same noise: the p99 target of docs/performance.md (under 10 ms at 50 connections).
 # Usage, from the project root after `npm run build`: bench/latency.sh  (needs wrk: apt-get install wrk)
 # Env: DUR seconds per measurement (8), WARM warm-up seconds per server (3), ROUNDS (3), CONN connections (50),
 #   MODE get|post (get), SKELETON path to skeleton.mjs.

@@ -2,7 +2,7 @@
 // Lint (npm run lint): no object literal that starts with a spread and has more members after it
 // (`{ ...a, b }`, `{ ...a, ...b }`) in the code a request runs. On Node.js 20 (V8 11.3) each such
 // object gets a new map, which costs microseconds per object and keeps garbage alive into the old
-// generation (docs/performance.md, round seven). Write `Object.assign(fresh, { b })` or a literal.
+// generation (docs/performance-log.md, round seven). Write `Object.assign(fresh, { b })` or a literal.
 // Code that runs once (startup, the CLI, the SDK client, schema constants) may spread freely.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -40,7 +40,7 @@ for (const file of sources(join(root, "src"))) {
 if (found.length > 0) {
   console.error(
     "object literals that start with a spread and add members (a new V8 map per object on Node.js 20;\n" +
-      "use Object.assign onto a fresh object, see docs/performance.md round seven):",
+      "use Object.assign onto a fresh object, see docs/performance-log.md round seven):",
   );
   for (const f of found) console.error(`  ${f}`);
   process.exit(1);

@@ -5,9 +5,9 @@ import { topLevelUsage } from "./cli/usage.js";
 import { version } from "./version.js";
 // The server, the logger, commander, the HTTP client and the MCP SDK are
 // imported only by the command that needs them: a bad setting stops `serve`
-// within a second (decisions.md section 10) and the start stays fast.
+// within a second (docs/contract.md §15) and the start stays fast.
 
-/** Exit code for a bad setting or usage (decisions.md section 10). */
+/** Exit code for a bad setting or usage (docs/contract.md §15). */
 const EXIT_USAGE = 2;
 
 /**

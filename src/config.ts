@@ -5,7 +5,7 @@ import type { LogLevel } from "./ops/log-levels.js";
 import { parseRootKey } from "./crypto/cipher.js";
 import { parseLicensePublicKey } from "./crypto/license.js";
 
-/** The validated configuration the server is built from (decisions.md section 1). */
+/** The validated configuration the server is built from (docs/contract.md §3). */
 export interface Config {
   /** TCP port; 0 picks a free one (tests). */
   port: number;
@@ -215,7 +215,7 @@ function checked<T>(name: string, schema: v.GenericSchema<string, T>, raw: strin
 
 /**
  * Builds the Config from command-line flags and the environment; flags win
- * (decisions.md section 1). Writes nothing and touches no file.
+ * (docs/contract.md §3). Writes nothing and touches no file.
  *
  * @param flags values parsed by util.parseArgs with serveFlagOptions().
  * @param env usually process.env.
@@ -371,8 +371,8 @@ export function loadConfig(
 }
 
 /**
- * The default VAULT_PUBLIC_URL, `http://{host}:{port}` (decisions.md section
- * 1), an IPv6 host in brackets. With port 0 the server replaces it once it
+ * The default VAULT_PUBLIC_URL, `http://{host}:{port}` (docs/contract.md
+ * §3), an IPv6 host in brackets. With port 0 the server replaces it once it
  * knows the port it listens on.
  */
 export function defaultPublicUrl(host: string, port: number): string {

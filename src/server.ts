@@ -27,7 +27,7 @@ export interface RunningServer {
   url: string;
   port: number;
   /**
-   * Graceful stop (decisions.md section 10): stop accepting, let in-flight
+   * Graceful stop (docs/contract.md §15): stop accepting, let in-flight
    * requests finish (at most DRAIN_MS), flush the group commit, stop the
    * sweeper and the webhook worker, close the database.
    */
@@ -299,8 +299,8 @@ async function openPgNode(
 /**
  * A listen failure caused by the settings (port taken or privileged, host
  * unknown or not local) becomes a ConfigError naming VAULT_PORT or
- * VAULT_HOST, so the command exits 2 like any bad setting (decisions.md
- * section 10); anything else is returned unchanged.
+ * VAULT_HOST, so the command exits 2 like any bad setting (docs/contract.md
+ * §15); anything else is returned unchanged.
  */
 function listenError(err: unknown, config: Config): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;

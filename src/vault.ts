@@ -74,11 +74,11 @@ export interface Vault {
   app: Hono<AppEnv>;
   tx: GroupCommit<Work>;
   secrets: SecretLifecycle;
-  /** Orgs, roles, principals and principal keys (issue 4). */
+  /** Orgs, roles, principals and principal keys (docs/orgs.md). */
   orgs: OrgDomain;
-  /** Webhook registry, outbox and delivery worker (issue 5); server.ts starts the worker. */
+  /** Webhook registry, outbox and delivery worker (docs/webhooks.md); server.ts starts the worker. */
   webhooks: Webhooks;
-  /** The append-only audit log, global and org (issue 3). */
+  /** The append-only audit log, global and org (docs/audit.md). */
   audit: AuditLog;
   /** Truncates the WAL after a value is destroyed; server.ts stops it before closing the database. */
   walScrubber: WalScrubber;

@@ -42,7 +42,7 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-describe("what the audit log records (decisions.md section 8)", () => {
+describe("what the audit log records (docs/contract.md §11)", () => {
   itSqlite("records every secret operation with the actor, never a value", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "db", value: "VALUE-ONE", max_reads: 2 });

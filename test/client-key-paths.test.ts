@@ -33,7 +33,6 @@ afterAll(async () => {
   cleanupTemp();
 });
 
-
 /** A scoped key made with the master key, and whether it still authenticates (GET /keys answers, not 401). */
 async function scopedKey(): Promise<{ id: string; works: () => Promise<boolean> }> {
   const created = await master.keys.create({ name: "victim", permissions: ["admin"], prefix: "victim/" });

@@ -22,7 +22,6 @@ afterAll(async () => {
   cleanupTemp();
 });
 
-
 /** A TCP port nothing listens on (bound, then released). */
 async function closedPort(): Promise<number> {
   const server = createServer();

@@ -5,7 +5,7 @@ import type { VaultProcess } from "./e2e-helpers.js";
 
 /**
  * Exactly one of any number of concurrent readers gets the last read
- * (decisions.md section 4), in process and over real sockets.
+ * (docs/contract.md §6), in process and over real sockets.
  */
 
 type Send = (method: string, path: string, body?: unknown) => Promise<Response>;

@@ -27,7 +27,7 @@ function configError(args: string[], env: Record<string, string | undefined>): C
 }
 
 describe("loadConfig defaults", () => {
-  it("has the documented defaults (decisions.md section 1)", () => {
+  it("has the documented defaults (docs/contract.md §3)", () => {
     expect(config()).toMatchObject({
       port: 8484,
       host: "127.0.0.1",

@@ -163,7 +163,7 @@ describe("POST /keys, GET /keys, DELETE /keys/:id", () => {
   });
 });
 
-describe("permissions (decisions.md section 5)", () => {
+describe("permissions (docs/contract.md §8)", () => {
   async function setup() {
     const v = buildTestVault();
     for (const k of ["s1", "s2", "s3", "s4"]) await v.asMaster("POST", "/secrets", { key: k, value: `value-${k}` });
@@ -239,7 +239,7 @@ describe("permissions (decisions.md section 5)", () => {
   });
 });
 
-describe("prefix scoping (decisions.md section 5)", () => {
+describe("prefix scoping (docs/contract.md §8)", () => {
   async function setup() {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "team-a/db", value: "a-secret" });
@@ -305,7 +305,7 @@ describe("prefix scoping (decisions.md section 5)", () => {
   });
 });
 
-describe("creating keys from keys (decisions.md section 5)", () => {
+describe("creating keys from keys (docs/contract.md §8)", () => {
   it("lets an admin key grant only what it holds, within its prefix", async () => {
     const v = buildTestVault();
     const admin = await createKey(v, { permissions: ["admin"], prefix: "a/" });

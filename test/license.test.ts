@@ -23,7 +23,7 @@ function signRawToken(privateKeyPem: string, payloadText: string): string {
   return `${body}.${sign(null, Buffer.from(body, "ascii"), privateKeyPem).toString("base64url")}`;
 }
 
-describe("license tokens (decisions.md section 9)", () => {
+describe("license tokens (docs/contract.md §12)", () => {
   const pair = generateLicenseKeyPair();
   const publicKey = parseLicensePublicKey(pair.publicKeyBase64);
 
@@ -126,7 +126,7 @@ describe("license tokens (decisions.md section 9)", () => {
   });
 });
 
-describe("the free tier in a vault (interface section 8)", () => {
+describe("the free tier in a vault (docs/contract.md §12)", () => {
   async function fill(v: TestVault, n: number, prefix = "s"): Promise<void> {
     for (let i = 0; i < n; i++) {
       const res = await v.asMaster("POST", "/secrets", { key: `${prefix}${i}`, value: "v" });
@@ -257,7 +257,7 @@ describe("license, end to end through the command", () => {
     expect(warnings[0]).toMatch(/expired/);
   });
 
-  it("license keygen without --private-key prints the pair (decisions.md section 9), usable by license issue", () => {
+  it("license keygen without --private-key prints the pair (docs/contract.md §12), usable by license issue", () => {
     const dir = tempDir();
     const keygen = runCommand(["license", "keygen"]);
     expect(keygen.code).toBe(0);

@@ -8,7 +8,7 @@ import { metaJson, named, orgListEntry, readJson } from "../src/http/routes/secr
  * one V8 map per kind of body. A body built by a leading object spread with
  * properties after it (`{ ...nameOf(s), value }`) gets a new map every time
  * on Node.js 20, which cost about 6 us per body and kept garbage alive into
- * the old generation (docs/performance.md, round seven). `%HaveSameMap` is
+ * the old generation (docs/performance-log.md, round seven). `%HaveSameMap` is
  * V8's own test of that, enabled here with --allow-natives-syntax for the
  * functions compiled after the flag is set.
  */

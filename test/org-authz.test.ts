@@ -1,6 +1,6 @@
 /**
- * The permission model of org routes, as one table (interface section 5,
- * decisions.md section 5). Each row is a route; each column a caller; each
+ * The permission model of org routes, as one table (docs/contract.md
+ * §8). Each row is a route; each column a caller; each
  * cell the status that caller gets. Every cell runs against a fresh vault.
  *
  * Callers:

@@ -98,7 +98,7 @@ describe("organizations", () => {
   });
 });
 
-describe("deleting an org: no cascading deletes (decisions.md section 6)", () => {
+describe("deleting an org: no cascading deletes (docs/contract.md §9)", () => {
   it("deletes an empty org, after which it is gone", async () => {
     const v = buildTestVault();
     const orgId = await createOrg(v);

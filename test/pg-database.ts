@@ -61,7 +61,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-
 /**
  * One vault node in this process, as one process of a multi-node deployment would be: its own
  * pool on `url` (migrated), its own engine and audit chains, the master key MASTER_KEY, a silent

@@ -9,7 +9,7 @@ import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
 
 /**
  * The read-count UPDATE is the one guard against a read past max_reads
- * (decisions.md section 4): it must hold on its own, even for a reader whose
+ * (docs/contract.md §6): it must hold on its own, even for a reader whose
  * SELECT saw the row before another connection counted the last read. Two
  * connections on one database file, as a second process (or the PostgreSQL
  * engine's pooled clients) would have. On SQLite it is a compare-and-set on

@@ -1,5 +1,5 @@
 /**
- * The table-driven security suite (issue 3, design.md): every documented
+ * The table-driven security suite (docs/contract.md §8): every documented
  * route of the running app, taken from its own OpenAPI document (the
  * `x-permission` of each operation is the route table), is called with no
  * token, a malformed header, a wrong token, a deleted key and an expired key
@@ -48,7 +48,7 @@ const routes = await documentedRoutes();
 type Scoped = "read" | "write" | "delete" | "admin";
 
 /**
- * The oracle, written from decisions.md section 5 and not from the code
+ * The oracle, written from docs/contract.md §8 and not from the code
  * under test: scoped keys may call only global endpoints (never /orgs* or
  * /me*); `read` GET (and HEAD), `write` POST, PUT (replace) and PATCH, `delete` DELETE;
  * `admin` everything, and alone the list, prune, audit, webhooks and keys.
@@ -63,7 +63,7 @@ function scopedNeed(method: string, path: string): Scoped | "never" {
   return "never";
 }
 
-/** decisions.md section 5: a key holds what it lists, and `admin` holds everything. */
+/** docs/contract.md §8: a key holds what it lists, and `admin` holds everything. */
 function oracleAllows(shape: readonly Scoped[], method: string, path: string): boolean {
   const need = scopedNeed(method, path);
   return need !== "never" && (shape.includes("admin") || shape.includes(need));
@@ -115,7 +115,7 @@ describe("every route refuses a scoped key without its permission (403)", () => 
     for (const shape of KEY_SHAPES) {
       const what = `with ${shape.join("+")}`;
       // Global routes: the oracle above decides. Org, /me and
-      // management routes: no scoped key at all (decisions.md section 5).
+      // management routes: no scoped key at all (docs/contract.md §8).
       const allowed = oracleAllows(shape, route.method, route.path);
       const key = await createKey(v, { permissions: shape });
       const res = await v.request(route.method, route.path, { token: key.token });

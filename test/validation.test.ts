@@ -4,7 +4,7 @@ import { buildTestVault } from "./helpers.js";
 import type { RequestOptions, TestVault } from "./helpers.js";
 
 /**
- * Every input rule of decisions.md sections 2, 3 and 10 that applies to global
+ * Every input rule of docs/contract.md §4, §5 and §14 that applies to global
  * secrets, one row each. Every row also checks that nothing changed (the
  * secrets table is byte for byte the same) and that the error body is JSON
  * {error, message?} that does not echo the input.
@@ -42,7 +42,7 @@ const list = (name: string, query: string): Case => ({ name, method: "GET", path
 const value = `${MARK}-value`;
 
 const CASES: Case[] = [
-  // key: charset, length, leading "/", reserved public-id shape, empty, type (decisions.md section 2)
+  // key: charset, length, leading "/", reserved public-id shape, empty, type (docs/contract.md §4)
   post("key with a space", { key: `a ${MARK}`, value }),
   post("key with *", { key: `a*${MARK}`, value }),
   post("key with ?", { key: `a?${MARK}`, value }),
@@ -62,7 +62,7 @@ const CASES: Case[] = [
   post("key null", { key: null, value }),
   post("key an array", { key: [MARK], value }),
   post("key an object", { key: { k: MARK }, value }),
-  // value (interface section 4; decisions.md section 10)
+  // value (docs/contract.md §6, §14)
   post("value missing", { key: MARK }),
   post("value empty", { key: MARK, value: "" }),
   post("value a number", { key: MARK, value: 12345 }),
@@ -71,7 +71,7 @@ const CASES: Case[] = [
   post("value an object", { key: MARK, value: { v: MARK } }),
   post("value an array", { key: MARK, value: [MARK] }),
   post("value missing, public secret", {}),
-  // ttl_seconds: integer 1..315360000 (decisions.md section 3)
+  // ttl_seconds: integer 1..315360000 (docs/contract.md §5)
   post("ttl_seconds 0", { value, ttl_seconds: 0 }),
   post("ttl_seconds -1", { value, ttl_seconds: -1 }),
   post("ttl_seconds 1.5", { value, ttl_seconds: 1.5 }),
@@ -87,7 +87,7 @@ const CASES: Case[] = [
   post('max_reads "3"', { value, max_reads: "3" }),
   post("max_reads 2147483648", { value, max_reads: 2_147_483_648 }),
   post("max_reads null", { value, max_reads: null }),
-  // sizes (decisions.md section 3)
+  // sizes (docs/contract.md §5)
   post(`value of ${MAX_VALUE_BYTES + 1} ASCII bytes`, { key: "big", value: MARK + "v".repeat(MAX_VALUE_BYTES - 3) }, 413),
   post(
     `value of ${MAX_VALUE_BYTES / 2 + 1} two-byte characters (${MAX_VALUE_BYTES + 2} bytes)`,
@@ -96,7 +96,7 @@ const CASES: Case[] = [
   ),
   post("value of 17 four-byte characters (68 bytes, 34 UTF-16 units)", { key: "big", value: "🔑".repeat(17) }, 413),
   postRaw("body over 1 MiB", JSON.stringify({ key: "huge", value: MARK + "x".repeat(1024 * 1024) }), "application/json", 413),
-  // body format (decisions.md section 10)
+  // body format (docs/contract.md §14)
   postRaw("Content-Type text/plain", JSON.stringify({ key: MARK, value }), "text/plain"),
   postRaw("Content-Type form", `key=${MARK}&value=v`, "application/x-www-form-urlencoded"),
   postRaw("no Content-Type", JSON.stringify({ key: MARK, value }), undefined),
@@ -116,7 +116,7 @@ const CASES: Case[] = [
   postRaw("JSON string body", JSON.stringify(MARK), "application/json"),
   postRaw("JSON number body", "42", "application/json"),
   postRaw("JSON true body", "true", "application/json"),
-  // PATCH (decisions.md section 4) on an existing secret
+  // PATCH (docs/contract.md §6) on an existing secret
   patch("PATCH with neither field", {}),
   patch("PATCH with only unknown fields", { value: MARK, key: MARK }),
   patch("PATCH ttl_seconds 0", { ttl_seconds: 0 }),
@@ -131,7 +131,7 @@ const CASES: Case[] = [
   { name: "PATCH JSON array body", method: "PATCH", path: "/secrets/existing", raw: "[]", contentType: "application/json", status: 400 },
   { name: "PATCH text/plain", method: "PATCH", path: "/secrets/existing", raw: '{"ttl_seconds":5}', contentType: "text/plain", status: 400 },
   { name: "PATCH unparsable", method: "PATCH", path: "/secrets/existing", raw: '{"ttl_seconds":', contentType: "application/json", status: 400 },
-  // input comes before existence (decisions.md section 5): a bad PATCH of a missing key is 400, not 404
+  // input comes before existence (docs/contract.md §8): a bad PATCH of a missing key is 400, not 404
   { name: "PATCH with neither field on a missing key", method: "PATCH", path: "/secrets/missing", body: {}, status: 400 },
   // path keys
   { name: "GET a path key with a space", method: "GET", path: `/secrets/a%20${MARK}`, status: 400 },
@@ -142,7 +142,7 @@ const CASES: Case[] = [
   { name: "GET a path key of 257 characters", method: "GET", path: `/secrets/${MARK}${"k".repeat(253)}`, status: 400 },
   { name: "DELETE a path key with *", method: "DELETE", path: `/secrets/a*${MARK}`, status: 400 },
   { name: "PATCH a path key with a space", method: "PATCH", path: `/secrets/a%20${MARK}`, body: { ttl_seconds: 5 }, status: 400 },
-  // list paging (decisions.md section 3)
+  // list paging (docs/contract.md §5)
   list("limit 0", "limit=0"),
   list("limit 1001", "limit=1001"),
   list("limit abc", `limit=abc${MARK}`),
@@ -171,7 +171,7 @@ function snapshot(v: TestVault): Promise<unknown[]> {
   return v.query("SELECT * FROM secrets ORDER BY id");
 }
 
-describe("input validation (decisions.md sections 2, 3, 10)", () => {
+describe("input validation (docs/contract.md §4, §5, §14)", () => {
   it.each(CASES.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
     const v = buildTestVault({ maxValueBytes: MAX_VALUE_BYTES });
     const setup = await v.asMaster("POST", "/secrets", { key: "existing", value: "kept", ttl_seconds: 60, max_reads: 3 });

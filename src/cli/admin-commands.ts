@@ -27,7 +27,7 @@ function registerPassThrough(
     });
 }
 
-/** `ephemeral-vault license keygen|issue` (decisions.md section 9), via license-command.ts. */
+/** `ephemeral-vault license keygen|issue` (docs/contract.md §12), via license-command.ts. */
 export function registerLicense(program: Command, exit: ExitCode): void {
   registerPassThrough(program, exit, {
     name: "license",

@@ -6,7 +6,7 @@ import { generateLicenseKeyPair, issueLicense } from "../crypto/license.js";
 /**
  * `ephemeral-vault license keygen [--private-key FILE] [--force]` and
  * `license issue --private-key FILE --subject NAME [--expires UNIX]`
- * (decisions.md section 9). `args` are the words after `license`.
+ * (docs/contract.md §12). `args` are the words after `license`.
  * @returns 0 on success.
  * @throws ConfigError for a usage error (exit 2): missing or bad flags, an
  *   existing FILE without --force, an unreadable or invalid private key.
@@ -30,7 +30,7 @@ export function licenseCommand(args: string[]): number {
   }
   const privateKeyFile = values["private-key"];
   if (sub === "keygen" && privateKeyFile === undefined) {
-    // decisions.md section 9: `ephemeral-vault license keygen` with no file prints the pair.
+    // docs/contract.md §12: `ephemeral-vault license keygen` with no file prints the pair.
     const pair = generateLicenseKeyPair();
     process.stderr.write("no --private-key FILE given: the private key is printed below; keep it secret\n");
     process.stdout.write(`VAULT_LICENSE_PUBLIC_KEY=${pair.publicKeyBase64}\n${pair.privateKeyPem.trimEnd()}\n`);

@@ -2,7 +2,7 @@ import { Command, CommanderError } from "commander";
 import { version } from "../version.js";
 import type { CommandEntry, ExitCode } from "./registry.js";
 
-/** Exit codes of the client commands (issue table): usage or connection errors. */
+/** Exit codes of the client commands (docs/cli.md, "Exit codes and errors"): usage or connection errors. */
 export const EXIT_USAGE = 2;
 
 /**

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, SETTINGS, flagName } from "../config.js";
 
 // The serve command's flags: one per setting of config.ts SETTINGS, named
-// after its first variable (decisions.md section 1: flags win over the
+// after its first variable (docs/contract.md §3: flags win over the
 // environment; loadConfig applies them).
 
 /**
@@ -17,8 +17,8 @@ export function serveFlagOptions(): Record<string, { type: "string" }> {
 }
 
 /**
- * A boolean setting's flag takes the values of its variable (decisions.md
- * section 1: a flag of the same name): `--trust-proxy`, `--trust-proxy=false`
+ * A boolean setting's flag takes the values of its variable (docs/contract.md
+ * §3: a flag of the same name): `--trust-proxy`, `--trust-proxy=false`
  * and `--trust-proxy true` all work. Rewrites the bare and the spaced forms to
  * `--flag=value`; other arguments pass unchanged (up to a `--`).
  */

@@ -14,7 +14,7 @@ export const PRINT_URL_JSON = "--print-url-json";
  * `ephemeral-vault [serve] [flags]`: starts the vault. Flags win over the
  * environment (config.ts SETTINGS); a bad setting throws ConfigError before
  * the server modules (hono, better-sqlite3, pino) are imported, so it exits
- * within a second (decisions.md section 10).
+ * within a second (docs/contract.md §15).
  * @returns 0 for --help/--version; undefined once listening (the process then
  *   runs until SIGTERM/SIGINT).
  * @throws ConfigError for a bad flag or setting.

@@ -1,10 +1,10 @@
 /**
  * The errors a VaultClient throws. Neither ever carries a secret value or a
- * token: the API's error bodies never hold one (interface.md section 7).
+ * token: the API's error bodies never hold one (docs/contract.md §13).
  */
 
 /**
- * The API answered with a status of 400 or more (interface.md section 7):
+ * The API answered with a status of 400 or more (docs/contract.md §13):
  * `status` is the HTTP status, `error` the body's `error`, and `message` the
  * body's `message` when it has one (402, 410, some 400s), else its `error`.
  */

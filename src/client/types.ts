@@ -74,7 +74,7 @@ export interface PageOptions {
   cursor?: string | undefined;
 }
 
-/** The audit filters (interface.md section 4 "Audit"): times in Unix seconds. */
+/** The audit filters (docs/audit.md): times in Unix seconds. */
 export interface AuditQuery extends PageOptions {
   since?: number | undefined;
   until?: number | undefined;

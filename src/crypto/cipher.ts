@@ -25,7 +25,7 @@ const RECORD_KEY_CACHE = 4096;
 
 /**
  * Parses a 256-bit root key written as 64 hex characters or as base64 /
- * base64url of exactly 32 bytes (decisions.md section 1).
+ * base64url of exactly 32 bytes (docs/contract.md §3).
  * @returns the 32 bytes, or undefined when the text is neither.
  */
 export function parseRootKey(text: string): Buffer | undefined {
@@ -61,7 +61,7 @@ export class DecryptError extends Error {
 }
 
 /**
- * AES-256-GCM envelope encryption of secret values (decisions.md section 4).
+ * AES-256-GCM envelope encryption of secret values (docs/contract.md §7).
  *
  * Each write draws a fresh 16-byte salt and 96-bit nonce; the record key is
  * HKDF-SHA256(root, salt, "ephemeral-vault/v1/record-key") (RFC 5869), so no

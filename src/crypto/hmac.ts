@@ -8,7 +8,7 @@
  * read's Decipheriv, the weak handles were about a third of each scavenge
  * pause). `crypto.hash` (Node.js 20.12 and 21.7 on) makes no object:
  * measured in the server, scavenge pauses 1.9 against 2.4 ms, and 2 us less
- * CPU per GET, 5 us per POST (docs/performance.md, round seven). On older
+ * CPU per GET, 5 us per POST (docs/performance-log.md, round seven). On older
  * Node.js 20 releases, without `crypto.hash`, createHmac is used, which
  * gives the same bytes; test/hmac.test.ts holds this module to RFC 4231's
  * test vectors and to createHmac.

@@ -61,7 +61,7 @@ function makeDirs(dir: string): void {
 
 /**
  * Resolves the master key, the encryption root key and the webhook secret
- * (decisions.md section 1): a setting wins; else the key file in the data
+ * (docs/contract.md §3): a setting wins; else the key file in the data
  * dir; else a new one is generated, written with mode 0600, and announced
  * once through `notice`. With `:memory:` nothing is written.
  * @throws ConfigError when a key file exists but is malformed, unreadable,
@@ -158,7 +158,7 @@ export class WrongKeyError extends Error {
 }
 
 /**
- * Refuses to serve with a wrong encryption key (decisions.md section 1).
+ * Refuses to serve with a wrong encryption key (docs/contract.md §3).
  *
  * The meta row `root_key_ids` lists the ids (crypto.rootKeyId) of the root
  * keys that may have written records. At start at least one of them must be

@@ -1,10 +1,10 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from "node:crypto";
 import type { KeyObject } from "node:crypto";
 
-/** Active secrets allowed without a valid license (interface section 8). */
+/** Active secrets allowed without a valid license (docs/contract.md §12). */
 export const FREE_TIER_LIMIT = 100;
 
-/** The license payload (decisions.md section 9). `iat`, `exp`: Unix seconds. */
+/** The license payload (docs/contract.md §12). `iat`, `exp`: Unix seconds. */
 export interface LicensePayload {
   sub: string;
   iat: number;
@@ -38,7 +38,7 @@ export function parseLicensePublicKey(text: string): KeyObject | undefined {
 /**
  * Checks a license token `base64url(payload) "." base64url(signature)`:
  * the Ed25519 signature over the ASCII of the first part must verify with
- * `publicKey`, and `exp` must be null or after `nowMs` (decisions.md section 9).
+ * `publicKey`, and `exp` must be null or after `nowMs` (docs/contract.md §12).
  * @param nowMs current time, Unix milliseconds.
  * @returns why it is invalid, or its subject and expiry (seconds).
  */

@@ -1,5 +1,5 @@
 /**
- * Ids, bearer tokens and their hashes (decisions.md section 2): resource ids,
+ * Ids, bearer tokens and their hashes (docs/contract.md §4): resource ids,
  * public secret ids, tokens stored only as their SHA-256, the constant-time
  * master key check, webhook signatures. The envelope encryption of secret
  * values is crypto.ts.
@@ -52,7 +52,7 @@ export function base32(bytes: Uint8Array): string {
 
 /**
  * A new resource id: type prefix and 16 random bytes in base32, e.g.
- * `org_` + 26 characters (decisions.md section 2).
+ * `org_` + 26 characters (docs/contract.md §4).
  */
 export function newId(prefix: "org_" | "prn_" | "pk_" | "sk_" | "wh_" | "evt_"): string {
   return prefix + base32(randomBytes(16));
@@ -60,7 +60,7 @@ export function newId(prefix: "org_" | "prn_" | "pk_" | "sk_" | "wh_" | "evt_"):
 
 /**
  * A new bearer token: prefix and 43 base64url characters of 32 random bytes
- * (decisions.md section 2). Store only hashToken() of it.
+ * (docs/contract.md §4). Store only hashToken() of it.
  */
 export function newToken(prefix: "vsk_" | "vpk_"): string {
   return prefix + randomBytes(32).toString("base64url");

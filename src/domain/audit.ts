@@ -4,11 +4,11 @@ import type { Awaitable, Work } from "../store/work.js";
 import { VaultError } from "./errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 
-/** One audit row to write. Never a secret value (decisions.md section 8). */
+/** One audit row to write. Never a secret value (docs/contract.md §11). */
 export interface AuditRecord {
   /** "global" or an org id: which audit log the row belongs to. */
   scope: string;
-  /** secret.read, secret.pruned, key.created, auth.failed, ... (decisions.md section 8). */
+  /** secret.read, secret.pruned, key.created, auth.failed, ... (docs/contract.md §11). */
   action: string;
   /** The secret key (or public id), the key or webhook id, or null. */
   key: string | null;
@@ -34,7 +34,7 @@ export interface AuditEntry {
 }
 
 /**
- * A query of one scope's audit log (decisions.md sections 3 and 8).
+ * A query of one scope's audit log (docs/contract.md §5 and §11).
  * `since` and `until` are Unix SECONDS: since inclusive, until exclusive.
  */
 export interface AuditFilter {
@@ -67,7 +67,7 @@ export interface AuditDeps {
 }
 
 /**
- * The append-only audit log (decisions.md section 8): global and org entries
+ * The append-only audit log (docs/contract.md §11): global and org entries
  * in one table, hash-chained by the store (store/audit.ts).
  *
  * - record() writes through the caller's unit of work: if the row cannot be
@@ -119,7 +119,7 @@ export class AuditLog implements EventSink {
   }
 
   /**
-   * One page of a scope's entries, newest first (decisions.md sections 3 and 8).
+   * One page of a scope's entries, newest first (docs/contract.md §5 and §11).
    * `since`/`until` are Unix seconds; the cursor is a row id. The store
    * answers without a scan of the table: PostgreSQL by an index seek,
    * SQLite by walking audit spans (O(log n + 64 x limit) at worst). A

@@ -1,5 +1,5 @@
 /**
- * The one codec of page cursors (decisions.md section 3: opaque cursors).
+ * The one codec of page cursors (docs/contract.md §5: opaque cursors).
  * A cursor is base64url of `<tag>:<row id>`: `c1` for lists cut at a row id
  * (secrets, keys, webhooks, orgs, principals, roles), `a1` for the audit log.
  * The tag keeps a cursor of one list from being taken by another.

@@ -1,6 +1,6 @@
 /**
  * What can go wrong in the domain, without HTTP: errors.ts maps each kind to
- * its status in the one error handler (decisions.md sections 5-10).
+ * its status in the one error handler (docs/contract.md §13).
  *
  * invalid 400 · unauthorized 401 · forbidden 403 · not_found 404 ·
  * conflict 409 · gone 410 · too_large 413 · limit 402

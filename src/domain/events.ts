@@ -2,8 +2,8 @@ import type { Awaitable, Work } from "../store/work.js";
 
 /**
  * Secret events: what happened to a secret, recorded in the same transaction
- * as the change (design.md "Events are rows"). The event types are
- * decisions.md section 7's; `secret.pruned` is an audit-only action.
+ * as the change (docs/architecture.md, "Where each rule lives"). The event types are
+ * docs/contract.md §10's; `secret.pruned` is an audit-only action.
  */
 export const SECRET_EVENT_TYPES = [
   "secret.created",

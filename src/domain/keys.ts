@@ -10,7 +10,6 @@ import type { Permission } from "./permissions.js";
 import { SCOPED_PERMISSIONS } from "./permissions.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
 
-
 /** How often last_used_at is written at most, per key: once a minute (ms). */
 export const LAST_USED_DEBOUNCE_MS = 60_000;
 
@@ -39,7 +38,6 @@ export interface CreateKeyInput {
 /** The result of looking a bearer token up. */
 export type ScopedKeyLookup = { kind: "ok"; key: ScopedKey } | { kind: "expired" } | { kind: "unknown" };
 
-
 export interface KeysDeps {
   audit: KeyAudit;
   /** Current time, Unix milliseconds. */
@@ -52,8 +50,8 @@ export interface KeyAudit {
 }
 
 /**
- * Scoped API keys (interface section 4 "Scoped API keys", decisions.md
- * sections 2 and 5). The token (`vsk_` + 43 base64url characters) is
+ * Scoped API keys (docs/keys.md, docs/contract.md
+ * §4 and §8). The token (`vsk_` + 43 base64url characters) is
  * returned once by create(); only its SHA-256 is stored and looked up.
  *
  * Every method takes the unit of work's handle; key.created and key.deleted
@@ -64,7 +62,7 @@ export class ScopedKeys {
 
   /**
    * Creates a key and returns it with its token (the only time the token is
-   * seen). Rules of decisions.md section 5: a scoped creator may grant only
+   * seen). Rules of docs/contract.md §8: a scoped creator may grant only
    * permissions it holds (admin holds all), only a prefix that starts with
    * its own, and only an expiry no later than its own; an unrestricted admin
    * key (admin without prefix) is made only by the master key.
@@ -96,8 +94,8 @@ export class ScopedKeys {
 
   /**
    * One page of keys in creation order, without tokens. A prefix-scoped
-   * viewer sees only keys whose prefix starts with its own (decisions.md
-   * section 5: an admin key with a prefix lists only its prefix).
+   * viewer sees only keys whose prefix starts with its own (docs/contract.md
+   * §8: an admin key with a prefix lists only its prefix).
    * @param viewerPrefix the viewing key's prefix, or null (master, unrestricted admin).
    */
   async list(w: Work, viewerPrefix: string | null, options: { limit: number; after?: number | undefined }): Promise<Page<ScopedKey>> {

@@ -5,7 +5,7 @@ import { Principals } from "./principals.js";
 import { Roles } from "./roles.js";
 import type { SecretLifecycle } from "./secrets.js";
 
-/** The multi-tenancy domain: orgs, their roles, principals and principal keys (issue 4). */
+/** The multi-tenancy domain: orgs, their roles, principals and principal keys (docs/orgs.md). */
 export interface OrgDomain {
   orgs: Organizations;
   roles: Roles;

@@ -15,7 +15,6 @@ export interface Org {
   createdAt: number;
 }
 
-
 export interface OrgsDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
@@ -26,7 +25,7 @@ export interface OrgsDeps {
 }
 
 /**
- * Organizations (interface section 2 "Organization", decisions.md section 6).
+ * Organizations (docs/contract.md §9).
  * Every method takes the unit of work's handle (store/orgs.ts has the SQL).
  */
 export class Organizations {
@@ -66,7 +65,7 @@ export class Organizations {
   }
 
   /**
-   * Deletes an org that holds nothing any more (decisions.md section 6, no
+   * Deletes an org that holds nothing any more (docs/contract.md §9, no
    * cascading deletes). Expired tombstones of its secrets are pruned through
    * the secret lifecycle first (a secret past its TTL is expired there, with
    * its `secret.expired` event). Audit: `org.deleted` with the org id, in the

@@ -1,5 +1,5 @@
 /**
- * Cursor paging of list statements (decisions.md section 3): a list asks
+ * Cursor paging of list statements (docs/contract.md §5): a list asks
  * its statement for `limit + 1` rows; the extra row only tells that more
  * remain, and the last row kept gives the cursor to continue after.
  */

@@ -1,5 +1,5 @@
 /**
- * Who may do what (interface sections 5 and 5.8, decisions.md section 5):
+ * Who may do what (docs/contract.md §8):
  * scoped API key permissions, and role permission letters.
  *
  * A role's permission string is a set of letters. Eight have a meaning; the
@@ -7,15 +7,15 @@
  * nothing yet.
  */
 
-/** Scoped API key permissions (interface section 5), in their canonical order. */
+/** Scoped API key permissions (docs/contract.md §8), in their canonical order. */
 export const SCOPED_PERMISSIONS = ["read", "write", "delete", "admin"] as const;
 
 /** A scoped API key permission, and what a global route needs. */
 export type Permission = (typeof SCOPED_PERMISSIONS)[number];
 
 /**
- * The one table of scoped-key permissions (interface section 5, decisions.md
- * section 5): which held permissions satisfy a need. `admin` includes read,
+ * The one table of scoped-key permissions (docs/contract.md
+ * §8): which held permissions satisfy a need. `admin` includes read,
  * write and delete.
  */
 export const PERMISSION_GRANTED_BY: Readonly<Record<Permission, readonly Permission[]>> = {
@@ -52,7 +52,7 @@ export type OrgLetter = keyof typeof GRANTING_LETTERS;
 /** Every letter a role string may hold, reserved ones included, each at most once. */
 export const ROLE_LETTERS = "rRlLcCpPaAmMdD";
 
-/** The built-in roles of every org (interface section 5.8): immutable. */
+/** The built-in roles of every org (docs/contract.md §8): immutable. */
 export const BUILTIN_ROLES: Readonly<Record<string, string>> = Object.freeze({
   reader: "rRl",
   writer: "rRlLcCpP",
@@ -67,7 +67,7 @@ export function isBuiltinRole(name: string): boolean {
 
 /**
  * Why a role permission string is invalid, or undefined when it is valid
- * (decisions.md section 5): non-empty, only the 14 letters of ROLE_LETTERS,
+ * (docs/contract.md §8): non-empty, only the 14 letters of ROLE_LETTERS,
  * each at most once.
  */
 export function roleStringProblem(permissions: string): string | undefined {

@@ -54,8 +54,8 @@ export interface PrincipalKeysDeps {
 }
 
 /**
- * Principal keys (interface section 2 "Principal key", sections 3 and 5.9,
- * decisions.md sections 2, 5 and 6): `vpk_` tokens shown once and stored as
+ * Principal keys (docs/contract.md
+ * §4, §6, §8 and §9): `vpk_` tokens shown once and stored as
  * their SHA-256; usable within [valid_after, valid_before]; revoking deletes
  * the row, effective on the next request. Every method takes the unit of work's
  * handle (store/orgs.ts has the SQL). The caller checks that the principal exists.
@@ -65,11 +65,11 @@ export class PrincipalKeys {
 
   /**
    * Makes a key for a principal of an org. A principal may have any number
-   * of keys (interface section 8). Audit: `key.created` with the key id, in
-   * the org's log (decisions.md section 8).
+   * of keys (docs/contract.md §5). Audit: `key.created` with the key id, in
+   * the org's log (docs/contract.md §11).
    *
    * A key made by a principal key (POST /me/keys) never outlives the key
-   * that makes it, as scoped keys already do (decisions.md section 5): its
+   * that makes it, as scoped keys already do (docs/contract.md §8): its
    * valid_before is min(the requested one or none, the creator's), so a key
    * valid for one hour cannot make a key that never expires. The creator is
    * recorded as the new key's parent: revoking it revokes the new key too
@@ -160,7 +160,7 @@ export class PrincipalKeys {
   }
 
   /**
-   * Checks an `allowed_keys` list (decisions.md section 5): every id must
+   * Checks an `allowed_keys` list (docs/contract.md §8): every id must
    * name an existing principal key of the org.
    * @throws VaultError "invalid" (400) naming no id (never echoes input).
    */

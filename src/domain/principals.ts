@@ -34,8 +34,8 @@ export interface PrincipalsDeps {
 }
 
 /**
- * Principals of an org (interface section 2 "Principal", decisions.md
- * sections 2 and 6). Every method takes the unit of work's handle. The
+ * Principals of an org (docs/contract.md
+ * §4 and §9). Every method takes the unit of work's handle. The
  * caller checks that the org exists.
  */
 export class Principals {
@@ -105,7 +105,7 @@ export class Principals {
   }
 
   /**
-   * Deletes a principal that has no active key (decisions.md section 6): a
+   * Deletes a principal that has no active key (docs/contract.md §9): a
    * key is active while not revoked and its valid_before has not passed.
    * Its keys that have passed valid_before go with it. Audit:
    * `principal.deleted` with its id, in the org's log.

@@ -10,7 +10,7 @@ import type { Work } from "../store/work.js";
 export interface Role {
   orgId: string;
   name: string;
-  /** Permission letters (decisions.md section 5). */
+  /** Permission letters (docs/contract.md §8). */
   permissions: string;
   builtin: boolean;
 }
@@ -25,8 +25,8 @@ export interface RolesDeps {
 const BUILTIN_NAMES = Object.keys(BUILTIN_ROLES);
 
 /**
- * Roles of an org (interface sections 2 "Role" and 5.8, decisions.md sections
- * 5-6): the four built-in roles, immutable and shared by every org, and the
+ * Roles of an org (docs/contract.md
+ * §8 and §9): the four built-in roles, immutable and shared by every org, and the
  * org's custom roles. Every method takes the unit of work's handle.
  * The caller checks that the org exists.
  */

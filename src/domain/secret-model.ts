@@ -1,6 +1,6 @@
 /**
- * The data of the secret lifecycle (interface section 3, decisions.md
- * sections 3 and 4): its shapes, limits and the pure row helpers. The
+ * The data of the secret lifecycle (docs/contract.md
+ * §5 and §6): its shapes, limits and the pure row helpers. The
  * lifecycle itself is SecretLifecycle in secrets.ts, which re-exports the
  * public names of this module.
  */
@@ -8,17 +8,17 @@
 /** The scope of global secrets; org secrets use their org id. */
 export const GLOBAL_SCOPE = "global";
 
-/** The 409 of a key that names a live secret of its scope (decisions.md section 4). */
+/** The 409 of a key that names a live secret of its scope (docs/contract.md §6). */
 export const DUPLICATE_KEY = "a secret with this key already exists";
 
 /**
- * Public secret ids: 64 lower-case hex characters (decisions.md section 2),
+ * Public secret ids: 64 lower-case hex characters (docs/contract.md §4),
  * reserved in the global key space: no keyed secret takes this shape, so the
  * SQLite audit store can tell a public id's rows by their key.
  */
 export const PUBLIC_ID_PATTERN = /^[0-9a-f]{64}$/;
 
-/** Lifecycle states (interface section 3); burned and deleted rows are removed. */
+/** Lifecycle states (docs/contract.md §6); burned and deleted rows are removed. */
 export type SecretState = "active" | "sealed" | "expired";
 
 /** A secret's metadata, never its value. Times in milliseconds. */
@@ -104,9 +104,9 @@ export interface ListPage {
   nextAfterId: number | null;
 }
 
-/** Largest ttl_seconds (decisions.md section 3): ten years. */
+/** Largest ttl_seconds (docs/contract.md §5): ten years. */
 export const MAX_TTL_SECONDS = 315_360_000;
-/** Largest max_reads (decisions.md section 3). */
+/** Largest max_reads (docs/contract.md §5). */
 export const MAX_READS_LIMIT = 2_147_483_647;
 
 /**

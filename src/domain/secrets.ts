@@ -19,7 +19,7 @@ export interface SecretsDeps {
 }
 
 /**
- * The one secret lifecycle (interface section 3, decisions.md section 4) for
+ * The one secret lifecycle (docs/contract.md §6) for
  * global and org secrets alike: active -> burned | sealed | expired | deleted.
  *
  * Every method takes the work handle of a unit of work (`tx.run((w) =>
@@ -131,7 +131,7 @@ export class SecretLifecycle {
   /**
    * HEAD: whether `reader` could read the secret, without decrypting it or
    * counting a read; the same rules, in the same order, as retrieve():
-   * not_found, then `allowed_keys` (decisions.md section 5: forbidden),
+   * not_found, then `allowed_keys` (docs/contract.md §8: forbidden),
    * then sealed. Expires it first when its TTL has passed.
    */
   async check(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<CheckOutcome> {
@@ -143,7 +143,7 @@ export class SecretLifecycle {
   }
 
   /**
-   * PATCH (decisions.md section 4): `ttlSeconds` sets expires_at = now + ttl;
+   * PATCH (docs/contract.md §6): `ttlSeconds` sets expires_at = now + ttl;
    * `maxReads` sets a new limit and resets read_count to 0, which makes a
    * sealed secret active again. Event `secret.updated`.
    * @throws VaultError "invalid" when neither is given (400), "conflict" for
@@ -220,7 +220,7 @@ export class SecretLifecycle {
 
   /**
    * One page of a scope's live secrets in creation order, without values.
-   * Secrets past expires_at are left out, swept or not (decisions.md section 4).
+   * Secrets past expires_at are left out, swept or not (docs/contract.md §6).
    */
   async list(w: Work, scope: string, options: ListOptions): Promise<ListPage> {
     const rows = await w.secrets.list({

@@ -7,8 +7,8 @@ import { GLOBAL_SCOPE } from "./secret-model.js";
 import type { ScopeLimits } from "./webhook-shares.js";
 
 /**
- * The webhook outbox and delivery queue (design.md "Events are rows",
- * decisions.md section 7): secret events written as rows in the change's
+ * The webhook outbox and delivery queue (docs/contract.md §10,
+ * docs/webhooks.md): secret events written as rows in the change's
  * transaction, and the pending deliveries the worker (webhooks/worker.ts)
  * takes from them. Webhook registrations are WebhookRegistry in webhooks.ts,
  * which re-exports this module's public names.
@@ -25,7 +25,7 @@ export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 export type AttemptStatus = "delivered" | "retrying" | "failed";
 
 /**
- * The signed body of an event (interface section 6, decisions.md section 7):
+ * The signed body of an event (docs/contract.md §10):
  * `{id, type, timestamp, data}`; `data` has `key` (or `id` for a public
  * secret), `read_count`, `max_reads`, `expires_at` (Unix seconds or null) and
  * `org_id` for org events. `timestamp` is Unix seconds. Never the value:
@@ -66,12 +66,12 @@ export interface WebhookOutboxDeps {
 const MAX_CACHED_SCOPES = 10_000;
 
 /**
- * The webhook outbox, an EventSink (design.md "Events are rows"): a secret
+ * The webhook outbox, an EventSink (docs/webhooks.md, "Delivery and retries"): a secret
  * event is written, through the work handle of the change (so in its
  * transaction), as one `webhook_events` row (the exact body every attempt
  * sends) and one pending `webhook_deliveries` row per subscribed webhook:
  * global events to global webhooks, an org's events to that org's webhooks
- * (decisions.md section 7). With no subscriber nothing is written. If the
+ * (docs/contract.md §10). With no subscriber nothing is written. If the
  * write fails the change rolls back with it.
  */
 export class WebhookOutbox implements EventSink {

@@ -9,13 +9,13 @@ import type { AttemptStatus } from "./webhook-outbox.js";
 import type { WebhookRecord } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
 
-/** The event types a webhook may subscribe to (decisions.md section 7); `*` means all. */
+/** The event types a webhook may subscribe to (docs/contract.md §10); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
 
 /** Webhook ids: `wh_` and 26 base32 characters (crypto.newId). */
 export const WEBHOOK_ID_PATTERN = /^wh_[a-z2-7]{26}$/;
 
-/** A webhook (decisions.md section 7). Times in milliseconds. */
+/** A webhook (docs/contract.md §10). Times in milliseconds. */
 export interface Webhook {
   id: string;
   /** null for a global webhook. */
@@ -74,7 +74,7 @@ export interface CreateWebhookInput {
 /**
  * Records audit entries on behalf of a request's origin, in the caller's
  * unit of work; structurally the `recordFor` of domain/audit.ts
- * (decisions.md section 8), so the audit log can be passed as is and knows
+ * (docs/contract.md §11), so the audit log can be passed as is and knows
  * the request has left its row.
  */
 export interface AuditRecorder {
@@ -113,8 +113,7 @@ export interface WebhookWithSecret {
 }
 
 /**
- * Webhook registrations, global and per org (interface section 4 "Global
- * webhooks" / "Org webhooks", decisions.md section 7), through the work
+ * Webhook registrations, global and per org (docs/webhooks.md, docs/contract.md §10), through the work
  * handle's `webhooks` and `outbox` stores; every change is recorded with
  * its audit row in the caller's unit of work.
  */
@@ -123,7 +122,7 @@ export class WebhookRegistry {
 
   /**
    * Registers a webhook; audit action `webhook.created` with the webhook id
-   * as key (decisions.md section 8). A scope (the global one, or an org)
+   * as key (docs/contract.md §11). A scope (the global one, or an org)
    * holds at most `perScope` webhooks, so one tenant cannot multiply every
    * event into thousands of deliveries.
    * @returns the webhook and its signing secret (generation 0), shown only
@@ -202,7 +201,7 @@ export class WebhookRegistry {
 
   /**
    * Deletes a webhook. Its pending deliveries and its attempt log go with it
-   * (ON DELETE CASCADE), so nothing more is sent to it (interface section 4).
+   * (ON DELETE CASCADE), so nothing more is sent to it (docs/contract.md §10).
    * Audit action `webhook.deleted`.
    * @returns false when the viewer sees no such webhook (404).
    */
@@ -217,7 +216,7 @@ export class WebhookRegistry {
 
   /**
    * A page of a webhook's delivery attempts, newest first
-   * (decisions.md section 7, GET .../deliveries). The caller has checked the
+   * (docs/contract.md §10, GET .../deliveries). The caller has checked the
    * webhook is visible (get()).
    * @param beforeId continue below this attempt id (cursor).
    */

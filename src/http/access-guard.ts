@@ -6,8 +6,7 @@ import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../ops/log.js";
 import type { AuthFailureCoalescer, FailedAuthLimiter } from "./failed-auth.js";
 
-
-/** The `auth.failed` row of `count` failed requests from `ip` (decisions.md section 8). */
+/** The `auth.failed` row of `count` failed requests from `ip` (docs/contract.md §11). */
 export function authFailedRecord(ip: string | null, count?: number): AuditRecord {
   return { scope: GLOBAL_SCOPE, action: "auth.failed", key: null, actor: null, principalId: null, ip, count };
 }
@@ -37,7 +36,7 @@ export interface AccessRecordDeps {
 }
 
 /**
- * Completes the request's access record (decisions.md section 8) once its
+ * Completes the request's access record (docs/contract.md §11) once its
  * answer is known, and counts a 401 toward the brute-force guard:
  *
  * - a 401 is recorded as `auth.failed` with the ip and no actor, one row

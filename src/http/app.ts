@@ -39,18 +39,18 @@ export interface AppDeps {
   masterKey: string;
   /** Token lookups besides the master key (scoped keys, principal keys). */
   resolvers: TokenResolver[];
-  /** Orgs, roles, principals and principal keys (issue 4). */
+  /** Orgs, roles, principals and principal keys (docs/orgs.md). */
   orgs: OrgDomain;
-  /** Webhook registry and URL guard settings (issue 5); without it no /webhooks routes. */
+  /** Webhook registry and URL guard settings (docs/webhooks.md); without it no /webhooks routes. */
   webhooks?: Omit<WebhookRouteDeps, "tx"> | undefined;
   /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
   publicUrl: string | (() => string);
   maxValueBytes: number;
   trustProxy: boolean;
   version: string;
-  /** The audit log (issue 3): access rows, GET /audit. */
+  /** The audit log (docs/audit.md): access rows, GET /audit. */
   audit: AuditLog;
-  /** Scoped API keys (issue 3): /keys. */
+  /** Scoped API keys (docs/keys.md): /keys. */
   keys: ScopedKeys;
   /** Current time, Unix milliseconds (the brute-force guard's window). */
   now: () => number;
@@ -74,7 +74,7 @@ export interface AppDeps {
  * Builds the Hono app: request id, security headers, authentication (401
  * before anything else), the resource routes (each authorizes, 403, before
  * reading its body: the 1 MiB limit, 413, is enforced there), and the one
- * error handler and 404 (both JSON, decisions.md section 10).
+ * error handler and 404 (both JSON, docs/contract.md §13).
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -111,7 +111,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Every route, declared once: the app mounts this list and the document describes it.
   const routes: RouteDecl[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
   openapi = JSON.stringify(buildOpenApi(deps.version, routeDocs(routes)));
-
 
   // One middleware in front of every route: request id and headers, 429,
   // authentication (401 before anything else), and after the handler the
@@ -169,7 +168,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
   // The 1 MiB body limit (413) applies where a handler reads its body
   // (routes/input.ts readJsonObject), after the route's authorization:
-  // 401, then 403, then 413 (decisions.md section 5). A GET never touches its
+  // 401, then 403, then 413 (docs/contract.md §8). A GET never touches its
   // body, so the node adapter never builds a full Request for it.
 
   mount(app, routes);

@@ -17,8 +17,7 @@ import type { Permission } from "../domain/permissions.js";
  */
 export type TokenResolver = (token: string) => Awaitable<Actor | undefined>;
 
-
-/** Paths served without a token (interface section 4, decisions.md section 10). */
+/** Paths served without a token (docs/contract.md §2, §14). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health", "/openapi.json"]);
 
 /**
@@ -67,13 +66,13 @@ export function socketIp(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string | 
 }
 
 /**
- * The actor behind an `Authorization: Bearer <token>` header (interface
- * section 5): the master key (compared in constant time by `master`), or
+ * The actor behind an `Authorization: Bearer <token>` header (docs/contract.md
+ * §8): the master key (compared in constant time by `master`), or
  * whatever a resolver (scoped keys, principal keys) makes of the token:
  * synchronous for the master key, a promise when a resolver reads the
  * database.
  * Called before any input is read: 401 comes before 403, 400 and 404
- * (decisions.md section 5).
+ * (docs/contract.md §8).
  * @param header the Authorization header's value, or undefined.
  * @throws ApiError 401 for a missing, malformed, unknown, expired or
  *   not-yet-valid token.
@@ -117,7 +116,7 @@ function resolveToken(token: string, resolvers: readonly TokenResolver[], from: 
  * holds every permission; scoped keys are judged by the one table,
  * PERMISSION_GRANTED_BY (domain/permissions.ts).
  * @param auditAction the audit action of a scoped-key request whose handler
- *   records none (decisions.md section 8), put on the context for the access guard.
+ *   records none (docs/contract.md §11), put on the context for the access guard.
  * @throws ApiError 403 when the actor lacks it.
  */
 export function need(permission: Permission, auditAction?: string): RouteCheck {
@@ -133,13 +132,13 @@ export function need(permission: Permission, auditAction?: string): RouteCheck {
       throw new ApiError(403, `this key lacks the ${permission} permission`);
     }
     if (actor.kind === "metrics") throw new ApiError(403, "the metrics token may read only /metrics");
-    // Principal keys serve only their org's routes and /me (decisions.md section 5).
+    // Principal keys serve only their org's routes and /me (docs/contract.md §8).
     throw new ApiError(403, "principal keys may use only their organization's routes and /me");
   };
 }
 
 /**
- * A route's authorization check (decisions.md section 5), built once per
+ * A route's authorization check (docs/contract.md §8), built once per
  * route by routes/declare.ts and called synchronously before the handler.
  * Returns when the actor may call the route.
  * @throws ApiError 403 when it may not.
@@ -149,7 +148,7 @@ export type RouteCheck = (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => void;
 /**
  * The key prefix the request is restricted to: a prefix-scoped key's
  * prefix, else undefined (master key, unprefixed keys). Lists and prunes
- * pass it on (decisions.md section 5: an admin key with a prefix lists and
+ * pass it on (docs/contract.md §8: an admin key with a prefix lists and
  * prunes only its prefix).
  */
 export function keyPrefixOf(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string | undefined {
@@ -158,8 +157,8 @@ export function keyPrefixOf(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string
 }
 
 /**
- * Prefix scoping, on every request that names a secret (decisions.md
- * section 5): a prefix-scoped key may act only on keyed secrets whose key
+ * Prefix scoping, on every request that names a secret (docs/contract.md
+ * §8): a prefix-scoped key may act only on keyed secrets whose key
  * starts with its prefix. Call it before validating or looking the secret
  * up, so the answer is 403 whether or not the secret exists.
  * @param key the secret's key, or null for a public secret (a public id,

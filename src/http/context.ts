@@ -4,7 +4,7 @@ import type { Permission } from "../domain/permissions.js";
 
 /**
  * Who is calling, decided once per request by auth.ts from the bearer token
- * (interface section 5): the master key, a scoped API key (global routes), or
+ * (docs/contract.md §8): the master key, a scoped API key (global routes), or
  * a principal key (its org's routes and /me).
  */
 export type Actor =

@@ -20,7 +20,7 @@ const STATUS_OF: Record<VaultErrorKind, ContentfulStatusCode> = {
 /**
  * The one error type a handler or domain function throws to answer a request
  * with a 4xx (or a deliberate 5xx). `app.onError` turns it into the JSON
- * envelope `{error, message?}` (decisions.md section 10). Never put a secret
+ * envelope `{error, message?}` (docs/contract.md §13). Never put a secret
  * value or user input into `error` or `message`.
  */
 export class ApiError extends Error {
@@ -72,7 +72,7 @@ function answerOf(err: unknown): Answer | undefined {
 
 /**
  * Maps any thrown value to the response the client sees, by answerOf(), as
- * the JSON envelope `{error, message?}` (decisions.md section 10). Anything
+ * the JSON envelope `{error, message?}` (docs/contract.md §13). Anything
  * else is logged with its stack and answered exactly
  * `500 {"error": "internal server error"}`: no internal detail leaves the server.
  */

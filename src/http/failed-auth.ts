@@ -194,7 +194,7 @@ interface FailureRun {
  * remote address (IPv6 by /64, as the brute-force guard counts) and window,
  * the first `individual` failures are recorded one row each, and the rest
  * become one row with a count, written when the window closes (drain()).
- * Every failure is still accounted for (decisions.md section 8), only
+ * Every failure is still accounted for (docs/contract.md §11), only
  * grouped.
  *
  * Unknown addresses and a direct loopback peer are never coalesced (as the

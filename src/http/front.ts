@@ -43,7 +43,7 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  *    socket's, or the last X-Forwarded-For entry behind a trusted proxy), 429 with
  *    Retry-After (seconds) for an ip over the failed-authentication limit,
  *    then the bearer token to an actor (401 before anything else,
- *    decisions.md section 5) and the request's origin (its audit record);
+ *    docs/contract.md §8) and the request's origin (its audit record);
  * 3. after the handler: the access record (access-guard.ts
  *    completeAccessRecord: auth.failed, auth.denied, scoped-key rows), and
  *    one JSON log line at `info`: request id, method, route template (never

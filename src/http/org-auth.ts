@@ -9,7 +9,7 @@ import type { UnitOfWork, Work } from "../store/work.js";
 /**
  * Authorization of org routes, built from each route's declared permission
  * (`org:l` -> needOrg("l"), routes/declare.ts), per
- * decisions.md section 5:
+ * docs/contract.md §8:
  *
  * - the master key passes for any org id (whether the org exists is checked
  *   later by orgIdOf(), after input validation: 403 before 400 before 404);
@@ -40,7 +40,7 @@ export function needOrg(letter: OrgLetter): RouteCheck {
 
 /**
  * Organization, principal and role management: the master key only
- * (interface section 5.4, decisions.md section 5).
+ * (docs/contract.md §8).
  * @throws ApiError 403 for any other token.
  */
 export function needMaster(): RouteCheck {
@@ -59,7 +59,7 @@ export const needMetricsReader: RouteCheck = (c) => {
 };
 
 /**
- * `/me*`: principal keys only (decisions.md section 5).
+ * `/me*`: principal keys only (docs/contract.md §8).
  * @throws ApiError 403 for the master key or a scoped API key.
  */
 export function needPrincipal(): RouteCheck {
@@ -73,7 +73,7 @@ export function needPrincipal(): RouteCheck {
  * exist. Call it inside the handler's unit of work, with its handle (the
  * org could otherwise go before the work that uses it),
  * after reading and validating the input, so that a bad body gives 400
- * before an unknown org gives 404 (decisions.md section 5). Authorization
+ * before an unknown org gives 404 (docs/contract.md §8). Authorization
  * (needOrg / needMaster) has run before.
  * @returns the org id.
  * @throws ApiError 404 when no such org exists.
@@ -85,14 +85,14 @@ export async function orgIdOf(w: Work, c: AppContext): Promise<string> {
 }
 
 /**
- * The TokenResolver of principal keys (`vpk_` tokens, decisions.md section 2)
+ * The TokenResolver of principal keys (`vpk_` tokens, docs/contract.md §4)
  * for auth.ts: looks the token up by its SHA-256 and resolves its role's
  * letters now, in a unit of work of its own (committed rows only), so a role
  * change or a revocation applies to the next request.
  * @returns the principal actor, or undefined for a token that is not a
  *   known principal key (auth.ts answers 401).
  * @throws ApiError 401 for a key used before valid_after or after
- *   valid_before (decisions.md section 5).
+ *   valid_before (docs/contract.md §8).
  */
 export function principalKeyResolver(keys: PrincipalKeys, tx: UnitOfWork<Work>): TokenResolver {
   return async (token) => {

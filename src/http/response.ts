@@ -1,7 +1,7 @@
 import { ServerResponse } from "node:http";
 import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
 
-/** Headers every answer carries (decisions.md section 10: nothing a cache or a browser may keep or sniff). */
+/** Headers every answer carries (docs/contract.md §14: nothing a cache or a browser may keep or sniff). */
 export const STATIC_HEADERS: readonly (readonly [string, string])[] = [
   ["Cache-Control", "no-store"],
   ["X-Content-Type-Options", "nosniff"],

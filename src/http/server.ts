@@ -54,7 +54,7 @@ export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
 
 /**
  * Builds the vault's HTTP/1.1 server around the app's fetch handler (not
- * listening yet), so that every answer is JSON (interface section 1: bad
+ * listening yet), so that every answer is JSON (docs/contract.md §14: bad
  * input gets `{"error": ...}`) and slow clients are bounded:
  *
  * - A request the Node adapter cannot turn into a URL (a backslash in the

@@ -46,7 +46,7 @@ export function parseOpsArgs(argv: string[], strings: string[], booleans: string
 
 /**
  * The data dir of an operator command: --data-dir, else VAULT_DATA_DIR, else
- * ./.vault (decisions.md section 1).
+ * ./.vault (docs/contract.md §3).
  * @throws ConfigError for `:memory:`, which has nothing to back up or restore.
  */
 export function dataDirOf(values: Record<string, string | boolean | undefined>, env: Record<string, string | undefined>): string {

@@ -14,7 +14,7 @@ export interface RoleRecord {
   permissions: string;
 }
 
-/** What still refers to an org (decisions.md section 6: deletes do not cascade). */
+/** What still refers to an org (docs/contract.md §9: deletes do not cascade). */
 export interface OrgDependents {
   principals: boolean;
   customRoles: boolean;

@@ -25,7 +25,7 @@ export interface NewSecret {
   allowedKeys: string[] | null;
 }
 
-/** What PATCH changes (decisions.md section 4). Times in Unix milliseconds. */
+/** What PATCH changes (docs/contract.md §6). Times in Unix milliseconds. */
 export interface SecretPatch {
   expiresAt: number | null;
   maxReads: number | null;
@@ -86,7 +86,7 @@ export interface SecretStore {
   /**
    * Counts one read of `row` (the secret as this unit of work read it),
    * guarded: only an active secret below its max_reads (the guard that makes
-   * a burn exactly-once, decisions.md section 4).
+   * a burn exactly-once, docs/contract.md §6).
    * - SQLite: a compare-and-set on `row.readCount`, without RETURNING (about
    *   2 us less a read, measured). Inside the batch's write transaction no
    *   other writer runs between the unit's read and this, so it refuses only

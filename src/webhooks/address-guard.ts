@@ -32,7 +32,7 @@ export class AddressRefusedError extends Error {
 
 /**
  * True when `address` (an IPv4 or IPv6 literal, no brackets) is a public
- * unicast address a webhook may reach (decisions.md section 7). Everything
+ * unicast address a webhook may reach (docs/contract.md §10). Everything
  * ipaddr.js classes as anything but `unicast` is refused: loopback, private
  * (10/8, 172.16/12, 192.168/16), link-local (169.254/16 with the cloud
  * metadata address, fe80::/10), unspecified (0.0.0.0, ::), carrier-grade NAT,
@@ -80,7 +80,7 @@ function isLocalhostName(hostname: string): boolean {
 }
 
 /**
- * Checks the syntax of a webhook URL (decisions.md section 7): absolute,
+ * Checks the syntax of a webhook URL (docs/contract.md §10): absolute,
  * `https:`, no user name or password, at most MAX_URL_LENGTH characters.
  * @returns the parsed URL; its `href` is the normalized form that is stored.
  * @throws VaultError "invalid" (400); the message never repeats the input.
@@ -105,7 +105,7 @@ const REFUSED =
   "url must not point at a loopback, private, link-local or otherwise non-public address (VAULT_WEBHOOK_ALLOW_PRIVATE lifts this for development)";
 
 /**
- * The creation-time address guard (decisions.md section 7): the URL's host
+ * The creation-time address guard (docs/contract.md §10): the URL's host
  * must not be, or resolve to, anything but public unicast addresses
  * (isPublicAddress). `localhost` names are refused without a lookup. A name
  * that does not resolve (now, or within CREATE_LOOKUP_TIMEOUT_MS) resolves

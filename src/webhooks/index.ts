@@ -12,7 +12,7 @@ import type { Transport } from "./transport.js";
 import { DeliveryWorker } from "./worker.js";
 
 /**
- * The webhook settings (decisions.md section 1). Every field is optional
+ * The webhook settings (docs/contract.md §3). Every field is optional
  * for tests; server.ts passes the configured values.
  */
 export interface WebhookSettings {

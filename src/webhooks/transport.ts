@@ -11,7 +11,7 @@ export interface DeliveryRequest {
 }
 
 /**
- * What one attempt came to (decisions.md section 7): success is a status in
+ * What one attempt came to (docs/contract.md §10): success is a status in
  * 200-299; anything else (another status, a network or TLS error, the
  * timeout, a refused address) is a failure. `error` is a short reason that
  * never holds the body or a header value. `timedOut` is true when no
@@ -42,7 +42,7 @@ export interface HttpsTransportOptions {
   /**
    * An extra trusted CA certificate (PEM), added to Node's default list. For
    * in-process tests only: a deployment uses NODE_EXTRA_CA_CERTS, which Node
-   * reads at start and applies when this is unset (decisions.md section 7).
+   * reads at start and applies when this is unset (docs/contract.md §10).
    */
   ca?: string | undefined;
 }

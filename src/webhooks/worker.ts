@@ -7,15 +7,15 @@ import type { UnitOfWork, Work } from "../store/work.js";
 import { deliveryHeaders } from "./signing.js";
 import type { DeliveryResult, Transport } from "./transport.js";
 
-/** Longest wait between two attempts (decisions.md section 1): one hour, in milliseconds. */
+/** Longest wait between two attempts (docs/contract.md §3): one hour, in milliseconds. */
 export const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 /** The loop's shortest sleep after a round that found nothing to do, milliseconds. */
 const MIN_IDLE_DELAY_MS = 250;
-/** Jitter of a retry delay: +-20% (decisions.md section 1). */
+/** Jitter of a retry delay: +-20% (docs/contract.md §3). */
 export const RETRY_JITTER = 0.2;
 
 /**
- * The wait before attempt `attempt` (decisions.md section 1): attempt n
+ * The wait before attempt `attempt` (docs/contract.md §3): attempt n
  * (n >= 2) waits `baseMs * 2^(n-2)`, scaled by a uniform jitter in
  * [-20%, +20%], capped at one hour. All in milliseconds.
  *
@@ -62,7 +62,7 @@ export interface DeliveryWorkerDeps {
 }
 
 /**
- * The webhook delivery worker (decisions.md section 7): at-least-once
+ * The webhook delivery worker (docs/contract.md §10): at-least-once
  * delivery of the outbox.
  *
  * Each round claims due deliveries (in a unit of work, so only committed

@@ -11,8 +11,8 @@ import { MAX_UNIX_SECONDS, parse, queryInt } from "./input.js";
 import { listBody } from "./lists.js";
 
 /**
- * The query of `GET /audit` and `GET /orgs/:org_id/audit` (interface section
- * 4, decisions.md sections 3 and 8): since (inclusive) and until (exclusive)
+ * The query of `GET /audit` and `GET /orgs/:org_id/audit` (docs/contract.md
+ * §2, §5 and §11): since (inclusive) and until (exclusive)
  * in Unix seconds, action, key, limit 1-1000 (default 100), cursor.
  */
 export const auditQuery = v.object({
@@ -28,7 +28,7 @@ export const auditQuery = v.object({
   cursor: v.optional(v.string()),
 });
 
-/** Default page size of audit queries (decisions.md section 3). */
+/** Default page size of audit queries (docs/contract.md §5). */
 export const AUDIT_DEFAULT_LIMIT = 100;
 
 /**
@@ -58,7 +58,7 @@ const auditQueryDocs: Record<string, string> = {
 };
 
 /**
- * One audit entry as the API shows it (decisions.md section 8): `{id,
+ * One audit entry as the API shows it (docs/contract.md §11): `{id,
  * timestamp, action, key, ip}` and who acted: `actor` (master, a scoped key
  * id, or null) in the global log, `principal_id` in an org's.
  */
@@ -105,8 +105,8 @@ export interface AuditRouteDeps {
 }
 
 /**
- * The audit routes of both scopes (interface section 4, decisions.md
- * sections 3 and 8), one set of rules over two logs:
+ * The audit routes of both scopes (docs/contract.md
+ * §2, §5 and §11), one set of rules over two logs:
  * - GET /audit: the global log (master key or an admin key). A prefix-scoped
  *   admin key sees only entries whose key lies in its prefix; asking for a
  *   `key` outside it is 403.

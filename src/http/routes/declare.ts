@@ -11,7 +11,7 @@ import { needMaster, needMetricsReader, needOrg, needPrincipal } from "../org-au
 import { methodNotAllowed } from "./method.js";
 
 /**
- * Who may call a route (decisions.md section 5): "none" (no token), a scoped
+ * Who may call a route (docs/contract.md §8): "none" (no token), a scoped
  * key permission (global routes; the master key holds all), "master",
  * "principal" (/me: principal keys only), or "org:<letter>" (the master key,
  * or a principal key of the org whose role grants the letter).
@@ -38,7 +38,7 @@ export interface RouteDecl {
   permission: RoutePermission;
   /**
    * The audit action a scoped-key request records when the handler records
-   * none (decisions.md section 8), e.g. `secret.listed`; default `request`.
+   * none (docs/contract.md §11), e.g. `secret.listed`; default `request`.
    */
   auditAction?: string;
   /** The valibot schema the handler validates its JSON body with. */
@@ -72,8 +72,8 @@ const ALLOW_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
  * Mounts declarations on `app`: each route gets its permission check (with
  * its audit action put on the context, for the access guard) and its
  * handler; each path gets a last handler answering other methods 405 with
- * `Allow` listing the declared methods, GET implying HEAD (decisions.md
- * section 10). Every middleware is built here, once, not per request.
+ * `Allow` listing the declared methods, GET implying HEAD (docs/contract.md
+ * §14). Every middleware is built here, once, not per request.
  */
 export function mount(app: Hono<AppEnv>, decls: readonly RouteDecl[]): void {
   const methods = new Map<string, string[]>();

@@ -17,7 +17,7 @@ export interface HealthDeps {
 }
 
 /**
- * GET /health, no authentication (decisions.md section 10): 200
+ * GET /health, no authentication (docs/contract.md §14): 200
  * `{status: "ok"}` when the database answers a read, takes a write and is
  * still the file at its path; else 503 `{status: "unavailable"}`.
  *

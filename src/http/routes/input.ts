@@ -11,12 +11,12 @@ import { jsonBodyFault, MAX_JSON_DEPTH } from "./text-checks.js";
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Largest request body, bytes (decisions.md section 3): larger gives 413. */
+/** Largest request body, bytes (docs/contract.md §5): larger gives 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * The body limit, applied when a handler reads its body, that is after the
- * route's authorization: 401, then 403, then 413 (decisions.md section 5).
+ * route's authorization: 401, then 403, then 413 (docs/contract.md §8).
  * A declared Content-Length over the limit is refused before reading; a
  * chunked body is counted as it arrives.
  */
@@ -88,7 +88,7 @@ function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * Reads a POST/PATCH body as a JSON object (decisions.md section 10):
+ * Reads a POST/PATCH body as a JSON object (docs/contract.md §14):
  * `Content-Type: application/json` (parameters such as charset allowed),
  * valid UTF-8, parsable, an object, nested at most MAX_JSON_DEPTH (64)
  * levels deep (the body object counting as one: every later walk of the
@@ -147,7 +147,7 @@ export async function readBody<S extends v.GenericSchema>(c: Context, schema: S)
 export const requiredString = (field: string) =>
   v.pipe(v.string(`${field} must be a string`), v.minLength(1, `${field} must not be empty`));
 
-/** An integer in [min, max] given as a JSON number (decisions.md section 3). */
+/** An integer in [min, max] given as a JSON number (docs/contract.md §5). */
 export const intRange = (field: string, min: number, max: number) =>
   v.pipe(
     v.number(`${field} must be an integer from ${min} to ${max}`),
@@ -166,7 +166,7 @@ export const queryInt = (field: string, min: number, max: number) =>
     v.maxValue(max, `${field} must be an integer from ${min} to ${max}`),
   );
 
-/** Pagination of list endpoints (decisions.md section 3): limit 1-1000 (default 1000) and cursor. */
+/** Pagination of list endpoints (docs/contract.md §5): limit 1-1000 (default 1000) and cursor. */
 export const pageQuery = v.object({
   limit: v.optional(queryInt("limit", 1, 1000)),
   cursor: v.optional(v.string()),
@@ -191,7 +191,7 @@ export function decodeCursor(cursor: string | undefined): number | undefined {
 /** Latest time any input may name (expires_at, valid_after, valid_before, since, until): 9999-12-31T23:59:59Z, Unix seconds. */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
 
-/** Seconds from milliseconds, for the API (decisions.md section 3). */
+/** Seconds from milliseconds, for the API (docs/contract.md §5). */
 export function seconds(ms: number): number;
 export function seconds(ms: number | null): number | null;
 export function seconds(ms: number | null): number | null {

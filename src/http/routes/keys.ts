@@ -13,7 +13,7 @@ import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import type { RouteDecl } from "./declare.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
-/** POST /keys body (interface section 4 "Scoped API keys", decisions.md sections 2-3 and 5). */
+/** POST /keys body (docs/keys.md, docs/contract.md §4, §5 and §8). */
 export const createKeyBody = v.object({
   name: v.pipe(
     v.string("name must be a string"),
@@ -63,7 +63,7 @@ function keyEntry(k: ScopedKey) {
 }
 
 /**
- * Scoped API keys (interface section 4): create, list, delete; all need the
+ * Scoped API keys (docs/contract.md §2): create, list, delete; all need the
  * admin permission (the master key holds it). Creation rules (no broader key
  * than its creator) are in domain/keys.ts.
  */
@@ -160,11 +160,11 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
 }
 
 /**
- * The TokenResolver of `vsk_` tokens (interface section 5): looks the token
+ * The TokenResolver of `vsk_` tokens (docs/contract.md §8): looks the token
  * up by its SHA-256 and answers the scoped actor. Writes last_used_at through
  * the group commit at most once a minute per key, so a busy key costs no
  * write per request; a failed write is logged and does not fail the request.
- * @throws ApiError 401 for a key past its expires_at (decisions.md section 5).
+ * @throws ApiError 401 for a key past its expires_at (docs/contract.md §8).
  */
 export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: Logger): TokenResolver {
   return async (token) => {

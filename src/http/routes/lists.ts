@@ -1,7 +1,7 @@
 import { encodeCursor } from "./input.js";
 
 /**
- * Paged lists at the edge (decisions.md section 3): the response
+ * Paged lists at the edge (docs/contract.md §5): the response
  * `{<field>: items, next_cursor?}`, its OpenAPI schema, and the OpenAPI
  * description of the page query (input.ts pageQuery: limit and cursor).
  */

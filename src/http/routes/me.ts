@@ -19,7 +19,7 @@ import {
   readNewKey,
 } from "./principal-keys.js";
 
-/** PATCH /me body (interface section 4 "Current principal"): metadata replaces the stored object. */
+/** PATCH /me body (docs/orgs.md): metadata replaces the stored object. */
 export const patchMeBody = v.object({
   metadata: v.optional(metadataField),
 });
@@ -38,8 +38,8 @@ function me(c: AppContext): PrincipalActor {
 }
 
 /**
- * The current principal, principal keys only (interface section 4 "Current
- * principal", decisions.md section 5: other tokens get 403): its profile and
+ * The current principal, principal keys only (docs/orgs.md,
+ * docs/contract.md §8: other tokens get 403): its profile and
  * keys, its metadata, and making or revoking its own keys.
  */
 export function meRouteDecls(deps: MeRouteDeps): RouteDecl[] {

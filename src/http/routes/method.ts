@@ -3,7 +3,7 @@ import { ApiError } from "../errors.js";
 
 /**
  * The last handler of a path: a method not handled before it gets 405
- * with `Allow` (decisions.md section 10).
+ * with `Allow` (docs/contract.md §14).
  * @throws ApiError 405.
  */
 export function methodNotAllowed(allowed: string[]): MiddlewareHandler {

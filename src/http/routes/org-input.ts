@@ -5,10 +5,10 @@ import { ApiError } from "../errors.js";
 import { seconds } from "./input.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
-/** Largest serialized `metadata`, bytes (decisions.md section 2). */
+/** Largest serialized `metadata`, bytes (docs/contract.md §4). */
 export const MAX_METADATA_BYTES = 16 * 1024;
 
-/** Most characters of a `name` (decisions.md section 2). */
+/** Most characters of a `name` (docs/contract.md §4). */
 export const MAX_NAME_CHARS = 128;
 
 /**
@@ -24,7 +24,7 @@ export function charCount(text: string): number {
 /**
  * A `name` (org, principal, key label, webhook description): 1-128
  * characters (code points) after trimming, without control, bidi or
- * zero-width characters (text-checks.ts isSafeName) (decisions.md section 2).
+ * zero-width characters (text-checks.ts isSafeName) (docs/contract.md §4).
  */
 export const nameField = (field = "name") =>
   v.pipe(
@@ -35,7 +35,7 @@ export const nameField = (field = "name") =>
     v.check(isSafeName, unsafeNameMessage(field)),
   );
 
-/** `metadata`: a JSON object of at most 16 KiB serialized (decisions.md section 2). */
+/** `metadata`: a JSON object of at most 16 KiB serialized (docs/contract.md §4). */
 export const metadataField = v.pipe(
   v.custom<Record<string, unknown>>(
     (m) => typeof m === "object" && m !== null && !Array.isArray(m),
@@ -47,7 +47,7 @@ export const metadataField = v.pipe(
   ),
 );
 
-/** Role names (decisions.md section 2). */
+/** Role names (docs/contract.md §4). */
 export const ROLE_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 
 /** A role `name` in a body. */
@@ -60,7 +60,7 @@ export const roleNameField = (field = "role") =>
 
 /**
  * A role permission string: a string here; its letters are checked by the
- * roles domain (decisions.md section 5) so the rule lives in one place.
+ * roles domain (docs/contract.md §8) so the rule lives in one place.
  */
 export const permissionsField = v.pipe(
   v.string("permissions must be a string of permission letters"),

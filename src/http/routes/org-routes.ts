@@ -11,8 +11,8 @@ export interface OrgRoutesDeps extends OrgDomain {
 }
 
 /**
- * The organization routes (interface sections 2-5, decisions.md sections 2,
- * 4-6): organizations, roles, principals and their keys (master key) and /me
+ * The organization routes (docs/contract.md
+ * §2, §4, §6, §8 and §9): organizations, roles, principals and their keys (master key) and /me
  * (principal keys). Org-scoped secrets, webhooks and the org audit log are
  * declared with their global twins (routes/secrets.ts, webhooks.ts, audit.ts).
  */

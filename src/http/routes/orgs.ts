@@ -8,7 +8,7 @@ import { decodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { deletedSchema, metadataField, nameField } from "./org-input.js";
 
-/** POST /orgs body (interface section 4 "Organizations", decisions.md section 2). */
+/** POST /orgs body (docs/orgs.md, docs/contract.md §4). */
 export const createOrgBody = v.object({
   name: nameField(),
   metadata: v.optional(metadataField),
@@ -24,8 +24,8 @@ function orgSummary(o: Org) {
 }
 
 /**
- * Organizations, master key only (interface section 4, decisions.md sections
- * 5-6): create, list, get, delete (409 while anything remains).
+ * Organizations, master key only (docs/contract.md
+ * §2, §8 and §9): create, list, get, delete (409 while anything remains).
  */
 export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
   const { orgs, tx } = deps;

@@ -16,8 +16,8 @@ import { nameField } from "./org-input.js";
  */
 
 /**
- * POST /orgs/:org_id/principals/:id/keys and POST /me/keys (decisions.md
- * section 6): `name`, and optional `valid_after` / `valid_before` in Unix seconds.
+ * POST /orgs/:org_id/principals/:id/keys and POST /me/keys (docs/contract.md
+ * §9): `name`, and optional `valid_after` / `valid_before` in Unix seconds.
  */
 export const newKeyBody = v.object({
   name: nameField(),

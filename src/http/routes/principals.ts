@@ -10,13 +10,13 @@ import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { deletedSchema, metadataField, nameField, pathId, principalJson, principalSchema, roleNameField } from "./org-input.js";
 import { createdKeyJson, createdKeySchema, keyListBody, keyListSchema, newKeyBody, readNewKey } from "./principal-keys.js";
 
-/** POST /orgs/:org_id/principals body (interface section 4). */
+/** POST /orgs/:org_id/principals body (docs/contract.md §2). */
 export const createPrincipalBody = v.object({
   name: nameField(),
   role: roleNameField("role"),
 });
 
-/** PATCH /orgs/:org_id/principals/:id body (decisions.md section 6); every field optional. */
+/** PATCH /orgs/:org_id/principals/:id body (docs/contract.md §9); every field optional. */
 export const patchPrincipalBody = v.object({
   name: v.optional(nameField()),
   role: v.optional(roleNameField("role")),
@@ -32,8 +32,8 @@ export interface PrincipalRouteDeps {
 const NO_PRINCIPAL = "principal not found";
 
 /**
- * Principals of an org and their keys, master key only (interface section 4,
- * decisions.md section 6). The master key gives a principal its first key;
+ * Principals of an org and their keys, master key only (docs/contract.md
+ * §2 and §9). The master key gives a principal its first key;
  * the principal makes more through /me/keys.
  */
 export function principalRouteDecls(deps: PrincipalRouteDeps): RouteDecl[] {

@@ -10,13 +10,13 @@ import { decodeCursor, pageQuery, parse, readBody } from "./input.js";
 import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
 import { ROLE_NAME_PATTERN, deletedSchema, permissionsField, roleNameField } from "./org-input.js";
 
-/** POST /orgs/:org_id/roles body (interface section 4, decisions.md sections 2 and 5). */
+/** POST /orgs/:org_id/roles body (docs/contract.md §2, §4 and §8). */
 export const createRoleBody = v.object({
   name: roleNameField("name"),
   permissions: permissionsField,
 });
 
-/** PATCH /orgs/:org_id/roles/:name body (decisions.md section 6). */
+/** PATCH /orgs/:org_id/roles/:name body (docs/contract.md §9). */
 export const patchRoleBody = v.object({
   permissions: permissionsField,
 });
@@ -38,8 +38,8 @@ function roleJson(r: Role) {
 }
 
 /**
- * Roles of an org, master key only (interface section 4, decisions.md
- * sections 5-6): the four built-in roles are listed with `builtin: true` and
+ * Roles of an org, master key only (docs/contract.md
+ * §2, §8 and §9): the four built-in roles are listed with `builtin: true` and
  * cannot be changed (403); custom roles are created, patched and deleted
  * (409 while a principal holds one).
  */

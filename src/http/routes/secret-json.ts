@@ -15,7 +15,7 @@ export type SecretName = { key: string } | { id: string };
  * Measured on the GET body: 6.8 against 0.7 us per body in isolation, and in
  * the server about 350 KB per scavenge kept alive into the old generation,
  * which lengthened every scavenge pause and so the p99
- * (docs/performance.md, round seven). Object.assign onto a fresh literal
+ * (docs/performance-log.md, round seven). Object.assign onto a fresh literal
  * follows the cached map transitions: every body of one kind shares a map
  * (test/object-shapes.test.ts).
  * @param s the secret (only `key` and `isPublic` are read).
@@ -27,7 +27,7 @@ export function named<T extends object>(s: SecretMeta, fields: T): SecretName & 
 
 /**
  * The metadata both scopes show, times in Unix seconds; never the value
- * (interface section 4: create, list and PATCH answers).
+ * (docs/contract.md §6: create, list and PATCH answers).
  */
 export function metaJson(s: SecretMeta) {
   return named(s, {
@@ -39,7 +39,7 @@ export function metaJson(s: SecretMeta) {
 }
 
 /**
- * The answer of a read (interface section 4, GET /secrets/:key): the name,
+ * The answer of a read (docs/contract.md §6, GET /secrets/:key): the name,
  * the decrypted value and the metadata, `read_count` after this read.
  */
 export function readJson(s: SecretMeta, value: string) {
@@ -52,7 +52,7 @@ export function readJson(s: SecretMeta, value: string) {
   });
 }
 
-/** An org secret's list entry: the metadata, its owner, state and burn rule (decisions.md section 4). */
+/** An org secret's list entry: the metadata, its owner, state and burn rule (docs/contract.md §6). */
 export function orgListEntry(s: SecretMeta) {
   return Object.assign(metaJson(s), { owner_id: s.ownerId, state: s.state, delete: s.burnOnLimit });
 }

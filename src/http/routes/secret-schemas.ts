@@ -33,7 +33,7 @@ export const orgMeta = v.object({
 export const globalRead = v.object({ ...globalName, value: v.string(), ...metaFields });
 /** An org read: the only answer that carries a value. */
 export const orgRead = v.object({ key: v.string(), value: v.string(), ...metaFields });
-/** A page of secrets, `{secrets, next_cursor?}` (decisions.md section 3). */
+/** A page of secrets, `{secrets, next_cursor?}` (docs/contract.md §5). */
 export const page = <S extends v.GenericSchema>(entry: S) => v.object({ secrets: v.array(entry), next_cursor: v.optional(v.string()) });
 /** `{deleted: true}`. */
 export const deleted = v.object({ deleted: v.literal(true) });

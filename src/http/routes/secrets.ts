@@ -58,8 +58,8 @@ function refuse(outcome: Exclude<RetrieveOutcome | CheckOutcome, { kind: "ok" }>
 export type SecretScope = "global" | "org";
 
 /**
- * The secret routes of one scope (interface section 4 "Global secrets" and
- * "Org-scoped secrets", decisions.md sections 2-5): one SecretLifecycle,
+ * The secret routes of one scope (docs/api.md,
+ * docs/orgs.md, docs/contract.md §4, §5, §6 and §8): one SecretLifecycle,
  * the scope being GLOBAL_SCOPE or the org id. Global routes are guarded by
  * scoped-key permissions and prefixes (public secrets, no sealing); org
  * routes by role letters (allowed_keys, owners, sealing). Thin handlers:
@@ -205,7 +205,7 @@ export function secretRouteDecls(deps: SecretRouteDeps, scope: SecretScope): Rou
         const origin = originOf(c);
         const reader = readerOf(c);
         if (c.req.method === "HEAD") {
-          // Existence only: no decryption, no read counted (interface section 4).
+          // Existence only: no decryption, no read counted (docs/contract.md §6).
           const checked = await inScope(c, (w, scope) => secrets.check(w, scope, key, reader, origin));
           if (checked.kind !== "ok") refuse(checked);
           return c.body(null, 200);

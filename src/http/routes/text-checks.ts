@@ -1,5 +1,5 @@
 /**
- * Characters refused in a `name` (decisions.md section 2): controls (Cc:
+ * Characters refused in a `name` (docs/contract.md §4): controls (Cc:
  * C0, DEL, C1, so no newline or escape sequence reaches a log or a
  * terminal), format characters (Cf: the bidi controls U+200E/F,
  * U+202A-U+202E and U+2066-U+2069 that can reorder what an operator reads,

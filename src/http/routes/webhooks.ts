@@ -16,8 +16,8 @@ import { charCount, MAX_NAME_CHARS, pathId } from "./org-input.js";
 const EVENTS_RULE = `events must be a non-empty array of event types (${WEBHOOK_EVENT_TYPES.join(", ")}) or ["*"]`;
 
 /**
- * POST /webhooks and POST /orgs/:org_id/webhooks body (interface section 4,
- * decisions.md sections 2 and 7): `url` (https), `events` (known types,
+ * POST /webhooks and POST /orgs/:org_id/webhooks body (docs/contract.md
+ * §2, §4 and §10): `url` (https), `events` (known types,
  * without repeats kept, or `["*"]` alone), `description` (optional, 1-128
  * characters after trimming; null or absent: none).
  */
@@ -56,7 +56,7 @@ export interface WebhookRouteDeps {
   lookup: Lookup;
 }
 
-/** The webhook object of responses (decisions.md section 7); `org_id` only for org webhooks. */
+/** The webhook object of responses (docs/contract.md §10); `org_id` only for org webhooks. */
 function webhookJson(w: Webhook) {
   const body: {
     id: string;
@@ -100,8 +100,8 @@ function webhookId(c: AppContext): string {
 /**
  * Global webhooks (`/webhooks*`, master key or a scoped key with `admin`)
  * and org webhooks (`/orgs/:org_id/webhooks*`, the master key or a
- * principal key of the org with `M`), interface section 4 and decisions.md
- * section 7: one family of routes declared for both scopes. Same shapes for
+ * principal key of the org with `M`), docs/contract.md
+ * §2 and §10: one family of routes declared for both scopes. Same shapes for
  * both; org webhooks carry `org_id`.
  */
 export function webhookRouteDecls(deps: WebhookRouteDeps): RouteDecl[] {

@@ -55,8 +55,6 @@ function first<R>(result: { rows: R[] }): R {
   return row;
 }
 
-
-
 /** The PostgreSQL `scoped_keys` store over one unit of work's client. */
 export class PgScopedKeyStore implements ScopedKeyStore {
   constructor(private readonly db: Queryable) {}
@@ -96,8 +94,6 @@ export class PgScopedKeyStore implements ScopedKeyStore {
     await runPrepared(this.db, SCOPED_KEY_TOUCH, [now, id, before]);
   }
 }
-
-
 
 /** The PostgreSQL `orgs` store. */
 export class PgOrgStore implements OrgStore {
@@ -149,8 +145,6 @@ export class PgOrgStore implements OrgStore {
   }
 }
 
-
-
 /** The PostgreSQL `roles` store. */
 export class PgRoleStore implements RoleStore {
   constructor(private readonly db: Queryable) {}
@@ -198,8 +192,6 @@ export class PgRoleStore implements RoleStore {
     return ((await this.db.query("SELECT 1 FROM principals WHERE org_id = $1 AND role = $2 LIMIT 1", [orgId, name])).rowCount ?? 0) > 0;
   }
 }
-
-
 
 const PRINCIPAL_NAME_TAKEN = "a principal with this name exists in the organization";
 
@@ -255,8 +247,6 @@ export class PgPrincipalStore implements PrincipalStore {
     await this.db.query("DELETE FROM principals WHERE id = $1", [id]);
   }
 }
-
-
 
 /** The PostgreSQL `principal_keys` store. */
 export class PgPrincipalKeyStore implements PrincipalKeyStore {

@@ -8,7 +8,7 @@ import type { Queryable } from "./unit-of-work.js";
  * per call (PostgreSQL docs, "PREPARE"; the extended query protocol).
  * Measured on POST /secrets, one node, 2 vCPUs, three alternating pairs:
  * PostgreSQL's CPU per create 919-1,082 against 1,175-1,507 us, creates per
- * second 957/773/718 against 821/631/765 (docs/performance.md, "PostgreSQL").
+ * second 957/773/718 against 821/631/765 (docs/performance-log.md, "Profiled (2026-11-25)").
  *
  * Only statements whose plan does not depend on their values are prepared
  * (equality lookups, inserts, updates by id): after five executions

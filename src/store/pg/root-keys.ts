@@ -4,8 +4,8 @@ import type { Work } from "../work.js";
 import type { PgUnitOfWork } from "./unit-of-work.js";
 
 /**
- * The PostgreSQL counterpart of keyfiles.ts verifyRootKeys (decisions.md
- * section 1), in one unit of work: at least one root key listed in the meta
+ * The PostgreSQL counterpart of keyfiles.ts verifyRootKeys (docs/contract.md
+ * §3), in one unit of work: at least one root key listed in the meta
  * row `root_key_ids` must be loaded (unless the list is empty: a new
  * database); an unloaded id is dropped only when no stored ciphertext uses
  * it; the current key is then added. So a node started with another

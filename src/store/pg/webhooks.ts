@@ -96,7 +96,6 @@ export const CLAIM_LEASE_MS = 60_000;
 const LIMIT_OF = (scope: string, keys: string, counts: string, fallback: string): string =>
   `coalesce((SELECT l.n FROM unnest(${keys}::text[], ${counts}::integer[]) AS l(scope, n) WHERE l.scope = ${scope}), ${fallback}::integer)`;
 
-
 /**
  * The PostgreSQL outbox store (webhook_events, webhook_deliveries,
  * webhook_attempts). claimDue() locks free webhooks (none of their

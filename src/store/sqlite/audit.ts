@@ -90,7 +90,7 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
  *   wrote: the id range holding those rows, at most MAX_SPAN_IDS ids. A
  *   batch of 45 reads of one secret writes three spans where per-row
  *   indexes wrote 135 entries, which cost a COMMIT about 6 WAL frames more
- *   (docs/performance.md, round six). Keys of a public id's shape get no key
+ *   (docs/performance-log.md, round six). Keys of a public id's shape get no key
  *   span (random keys: a span per row).
  * - Page queries walk the narrowest spans that hold every match (a key's,
  *   else an action's, else the scope's) newest first and read their id

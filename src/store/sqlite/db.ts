@@ -56,7 +56,7 @@ export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
  * Opens (or creates) the database and brings its schema up to date.
  *
  * Pragmas: WAL journal; `synchronous=FULL` so an acknowledged commit survives
- * power loss (the issue's durability rule); `secure_delete` so a burned
+ * power loss (docs/operations.md, "Durability"); `secure_delete` so a burned
  * secret's ciphertext is overwritten, not left in free pages; foreign keys on.
  *
  * @param file a path, or ":memory:".

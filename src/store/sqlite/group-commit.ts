@@ -46,7 +46,7 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  *   every request that arrived. The batch opens `BEGIN IMMEDIATE`, runs the
  *   queued units back to back and commits. Running them together, instead of
  *   each as its request is parsed, keeps SQLite's and the cipher's code and
- *   data warm across the batch (measured: docs/performance.md, round four).
+ *   data warm across the batch (measured: docs/performance-log.md, round four).
  * - Each unit runs its function inside its own SAVEPOINT, handing it the
  *   work handle `W` (the stores: the only way to the database). If the
  *   function throws or rejects, only its own changes are rolled back and the

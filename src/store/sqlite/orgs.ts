@@ -16,14 +16,6 @@ import type {
 import { toOrgRecord, toPrincipalKeyRecord, toPrincipalRecord, toRoleRecord } from "../rows.js";
 import type { OrgRow, PrincipalKeyRow, PrincipalRow, RoleRow } from "../rows.js";
 
-
-
-
-
-
-
-
-
 /** Runs an insert or update, turning a unique-constraint failure into a 409 with `message`. */
 function unique<T>(message: string, fn: () => T): T {
   try {

@@ -31,7 +31,6 @@ const scopeName = (key: string): string => (key === "" ? GLOBAL_SCOPE : key);
 /** The domain's scope name as the SQL scope key. */
 const scopeKey = (scope: string): string => (scope === GLOBAL_SCOPE ? "" : scope);
 
-
 /**
  * The SQLite outbox store (`webhook_events`, `webhook_deliveries`,
  * `webhook_attempts`): statements prepared once per database, every method

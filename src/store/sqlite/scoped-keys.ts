@@ -5,8 +5,6 @@ import { toScopedKeyRecord } from "../rows.js";
 import type { ScopedKeyRow as Row } from "../rows.js";
 import { globPrefix } from "./glob.js";
 
-
-
 /** The SQLite `scoped_keys` store: statements prepared once; `seq` is the rowid. */
 export class SqliteScopedKeyStore implements ScopedKeyStore {
   private readonly q;

@@ -8,7 +8,6 @@ import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 
-
 interface ListParams {
   scope: string;
   now: number;
@@ -16,7 +15,6 @@ interface ListParams {
   glob: string | null;
   limit: number;
 }
-
 
 const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toSecretRecord);
 

@@ -10,7 +10,7 @@ export const WAL_SCRUB_DELAY_MS = 500;
 /** When a checkpoint could not finish (a reader such as `backup` holds an old snapshot), the next try, milliseconds. */
 const RETRY_MS = 1000;
 
-/** The events that destroy a stored value (decisions.md section 4). */
+/** The events that destroy a stored value (docs/contract.md §6). */
 const DESTROYING: ReadonlySet<string> = new Set(["secret.burned", "secret.deleted", "secret.expired"]);
 
 interface CheckpointResult {
