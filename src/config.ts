@@ -37,7 +37,7 @@ export interface Config {
   maxValueBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
-  /** Failed authentications from one ip within the window before 429; 0 (the default) turns the guard off. */
+  /** Failed authentications from one ip within the window before 429 (default DEFAULT_AUTH_FAIL_LIMIT, 20); 0 turns the guard off. */
   authFailLimit: number;
   /** The brute-force guard's window, milliseconds. */
   authFailWindowMs: number;

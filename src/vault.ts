@@ -51,7 +51,7 @@ export interface VaultOptions {
   trustProxy: boolean;
   /** Webhook settings (VAULT_WEBHOOK_*); every field defaults (a random signing secret). */
   webhooks?: WebhookSettings | undefined;
-  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0 turns the guard off). */
   authFailLimit?: number | undefined;
   /** The brute-force window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;

@@ -1,8 +1,8 @@
 /**
  * The data of the secret lifecycle (docs/contract.md
  * §5 and §6): its shapes, limits and the pure row helpers. The
- * lifecycle itself is SecretLifecycle in secrets.ts, which re-exports the
- * public names of this module.
+ * lifecycle itself is SecretLifecycle in secrets.ts; callers import these
+ * names from this module.
  */
 
 /** The scope of global secrets; org secrets use their org id. */

@@ -10,8 +10,8 @@ import type { ScopeLimits } from "./webhook-shares.js";
  * The webhook outbox and delivery queue (docs/contract.md §10,
  * docs/webhooks.md): secret events written as rows in the change's
  * transaction, and the pending deliveries the worker (webhooks/worker.ts)
- * takes from them. Webhook registrations are WebhookRegistry in webhooks.ts,
- * which re-exports this module's public names.
+ * takes from them. Webhook registrations are WebhookRegistry in webhooks.ts;
+ * callers import this module's names from here.
  */
 
 /**

@@ -58,7 +58,7 @@ export interface AppDeps {
   dbFile?: DbFileWatch | undefined;
   /** Prometheus metrics: every request is counted; GET /metrics serves them. */
   metrics: VaultMetrics;
-  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 0: off). */
+  /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0 turns the guard off). */
   authFailLimit?: number | undefined;
   /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;

@@ -4,15 +4,12 @@ import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from 
 import { toWebhookRecord } from "../rows.js";
 import type { WebhookRow as Row } from "../rows.js";
 
-/** A `webhooks` row as SQLite returns it (schema.sql section 3): events as JSON text. */
-
+/** A subscriber as SQLite returns it: `events` as JSON text. */
 interface SubscriberRow {
   id: string;
   events: string;
   key_prefix: string | null;
 }
-
-/** A row as the domain sees it. */
 
 /** SQL: the webhook is visible to a viewer with prefix @viewer (or any when null). */
 const VISIBLE = "(@viewer IS NULL OR (key_prefix IS NOT NULL AND substr(key_prefix, 1, length(@viewer)) = @viewer))";
