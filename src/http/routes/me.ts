@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { Actor, AppContext } from "../context.js";
 import { originOf } from "../context.js";
+import { ApiError } from "../errors.js";
 import type { PrincipalKeys } from "../../domain/principal-keys.js";
 import type { Principal, Principals } from "../../domain/principals.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
@@ -36,9 +37,14 @@ export interface MeRouteDeps {
 
 type PrincipalActor = Extract<Actor, { kind: "principal" }>;
 
-/** The calling principal key's actor (needPrincipal() ran before). */
+/**
+ * The calling principal key's actor (needPrincipal() ran before).
+ * @throws ApiError 403 for any other actor.
+ */
 function me(c: AppContext): PrincipalActor {
-  return c.get("actor") as PrincipalActor;
+  const actor = c.get("actor");
+  if (actor.kind !== "principal") throw new ApiError(403, "this endpoint requires a principal key");
+  return actor;
 }
 
 /**

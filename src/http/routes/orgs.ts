@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { originOf } from "../context.js";
+import { ApiError } from "../errors.js";
 import type { Org, Organizations } from "../../domain/orgs.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { orgIdOf } from "../org-auth.js";
@@ -82,7 +83,9 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Route[] {
         404: { description: "no such organization" },
       },
       handler: async (c) => {
-        const org = await tx.run(async (w) => (await orgs.get(w, await orgIdOf(w, c))) as Org);
+        const org = await tx.run(async (w) => orgs.get(w, await orgIdOf(w, c)));
+        // orgIdOf() found it in the same unit of work.
+        if (org === undefined) throw new ApiError(404, "organization not found");
         return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
       },
     }),

@@ -4,7 +4,7 @@ import { originOf } from "../context.js";
 import { ApiError } from "../errors.js";
 import { WEBHOOK_ID_PATTERN } from "../../domain/webhooks.js";
 import type { WebhookRegistry, WebhookView } from "../../domain/webhooks.js";
-import type { UnitOfWork, Work } from "../../store/work.js";
+import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import { checkWebhookTarget, parseWebhookUrl } from "../../webhooks/address-guard.js";
 import type { Lookup } from "../../webhooks/address-guard.js";
 import { deletedSchema } from "./answers.js";
@@ -29,6 +29,24 @@ export interface WebhookRouteDeps {
 
 const NOT_FOUND = "webhook not found";
 const NO_WEBHOOK = { 404: { description: "no such webhook" } };
+
+/**
+ * Runs `act` on the webhook `id` as the request sees it (viewIn: the org's
+ * 404 first), in one unit of work.
+ * @returns what `act` found.
+ * @throws ApiError 404 `webhook not found` when it found nothing, or for an id of the wrong shape.
+ */
+async function onWebhook<T>(
+  tx: UnitOfWork<Work>,
+  c: AppContext,
+  scope: RouteScope,
+  id: string,
+  act: (w: Work, view: WebhookView, id: string) => Awaitable<T | undefined | false>,
+): Promise<T> {
+  const found = await tx.run(async (w) => act(w, await viewIn(w, c, scope), idOrNotFound(id, NOT_FOUND, WEBHOOK_ID_PATTERN)));
+  if (found === undefined || found === false) throw new ApiError(404, NOT_FOUND);
+  return found;
+}
 
 /** The view of a request inside unit `w`: its scope's org (404 for an unknown org) and a scoped key's prefix, which narrows what it sees. */
 async function viewIn(w: Work, c: AppContext, scope: RouteScope): Promise<WebhookView> {
@@ -108,11 +126,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       responses: Object.assign({ 200: { description: "{deleted: true}", schema: deletedSchema } }, NO_WEBHOOK),
       handler: async (c, { params }) => {
         const origin = originOf(c);
-        const removed = await tx.run(async (w) => {
-          const view = await viewIn(w, c, scope);
-          return registry.remove(w, view, idOrNotFound(params.id, NOT_FOUND, WEBHOOK_ID_PATTERN), origin);
-        });
-        if (!removed) throw new ApiError(404, NOT_FOUND);
+        await onWebhook(tx, c, scope, params.id, (w, view, id) => registry.remove(w, view, id, origin));
         return c.json({ deleted: true });
       },
     }),
@@ -127,11 +141,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       responses: Object.assign({ 200: { description: "the webhook and its new signing secret", schema: withSecretSchema } }, NO_WEBHOOK),
       handler: async (c, { params }) => {
         const origin = originOf(c);
-        const rotated = await tx.run(async (w) => {
-          const view = await viewIn(w, c, scope);
-          return registry.rotate(w, view, idOrNotFound(params.id, NOT_FOUND, WEBHOOK_ID_PATTERN), origin);
-        });
-        if (!rotated) throw new ApiError(404, NOT_FOUND);
+        const rotated = await onWebhook(tx, c, scope, params.id, (w, view, id) => registry.rotate(w, view, id, origin));
         return c.json(Object.assign(webhookJson(rotated.webhook), { secret: rotated.secret }));
       },
     }),
@@ -146,11 +156,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       responses: Object.assign({ 202: { description: "{event_id}: queued", schema: v.object({ event_id: v.string() }) } }, NO_WEBHOOK),
       handler: async (c, { params }) => {
         const origin = originOf(c);
-        const eventId = await tx.run(async (w) => {
-          const view = await viewIn(w, c, scope);
-          return registry.sendTest(w, view, idOrNotFound(params.id, NOT_FOUND, WEBHOOK_ID_PATTERN), origin);
-        });
-        if (eventId === undefined) throw new ApiError(404, NOT_FOUND);
+        const eventId = await onWebhook(tx, c, scope, params.id, (w, view, id) => registry.sendTest(w, view, id, origin));
         return c.json({ event_id: eventId }, 202);
       },
     }),
@@ -168,13 +174,9 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       ),
       handler: async (c, { params, query }) => {
         const beforeId = decodeCursor(query.cursor);
-        const page = await tx.run(async (w) => {
-          const view = await viewIn(w, c, scope);
-          const id = idOrNotFound(params.id, NOT_FOUND, WEBHOOK_ID_PATTERN);
-          if (!(await registry.get(w, view, id))) return undefined;
-          return registry.attempts(w, id, { limit: query.limit ?? 1000, beforeId });
-        });
-        if (!page) throw new ApiError(404, NOT_FOUND);
+        const page = await onWebhook(tx, c, scope, params.id, async (w, view, id) =>
+          (await registry.get(w, view, id)) ? registry.attempts(w, id, { limit: query.limit ?? 1000, beforeId }) : undefined,
+        );
         return c.json(pageBody("deliveries", page.items.map(attemptJson), page.nextAfterId));
       },
     }),
