@@ -112,6 +112,20 @@ describe("query parameters", () => {
     expect((await v.asMaster("GET", "/me?limit=0")).status).toBe(403);
   });
 
+  it("every paged list answers a bad limit the same way, org and /me routes included", async () => {
+    const v = buildTestVault({ webhooks: { allowPrivate: true } });
+    const org = (await (await v.asMaster("POST", "/orgs", { name: "Acme" })).json()) as { id: string };
+    const p = (await (await v.asMaster("POST", `/orgs/${org.id}/principals`, { name: "ci", role: "reader" })).json()) as { id: string };
+    const key = (await (await v.asMaster("POST", `/orgs/${org.id}/principals/${p.id}/keys`, { name: "k" })).json()) as { key: string };
+    const hook = (await (await v.asMaster("POST", "/webhooks", { url: "https://127.0.0.1:9/x", events: ["*"] })).json()) as { id: string };
+    const limit = { status: 400, body: { error: "limit must be an integer from 1 to 1000" } };
+    const paths = ["/orgs", "/webhooks", `/webhooks/${hook.id}/deliveries`, `/orgs/${org.id}/secrets`, `/orgs/${org.id}/roles`, `/orgs/${org.id}/principals`];
+    for (const path of [...paths, `/orgs/${org.id}/principals/${p.id}/keys`, `/orgs/${org.id}/webhooks`]) {
+      expect(await answer(await v.asMaster("GET", `${path}?limit=-1`)), path).toEqual(limit);
+    }
+    expect(await answer(await v.request("GET", "/me/keys?limit=1.5", { token: key.key }))).toEqual(limit);
+  });
+
   it("the query of an org route is checked before the org is looked up (400 before 404)", async () => {
     const v = buildTestVault();
     expect(await answer(await v.asMaster("GET", "/orgs/org_none/audit?limit=0"))).toEqual({

@@ -90,6 +90,7 @@ function orgEntry(e: AuditEntry) {
   return { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, principal_id: e.principal_id, ip: e.ip };
 }
 
+/** What the audit routes need, built by app.ts. */
 export interface AuditRouteDeps {
   audit: AuditLog;
   tx: UnitOfWork<Work>;
