@@ -386,7 +386,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -478,7 +478,9 @@ export interface paths {
                                 valid_after: number | null;
                                 valid_before: number | null;
                             }[];
-                            metadata: Record<string, never>;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             name: string;
                             org_id: string;
                             role: string;
@@ -560,7 +562,9 @@ export interface paths {
                                 valid_after: number | null;
                                 valid_before: number | null;
                             }[];
-                            metadata: Record<string, never>;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             name: string;
                             org_id: string;
                             role: string;
@@ -819,7 +823,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -1201,7 +1205,9 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             id: string;
-                            metadata: Record<string, never>;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             name: string;
                         };
                     };
@@ -1278,7 +1284,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -1506,7 +1512,9 @@ export interface paths {
                             principals: {
                                 created_at: number;
                                 id: string;
-                                metadata: Record<string, never>;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
                                 name: string;
                                 org_id: string;
                                 role: string;
@@ -1593,7 +1601,9 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             id: string;
-                            metadata: Record<string, never>;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             name: string;
                             org_id: string;
                             role: string;
@@ -1709,7 +1719,9 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             id: string;
-                            metadata: Record<string, never>;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             name: string;
                             org_id: string;
                             role: string;
@@ -1789,7 +1801,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -1887,7 +1899,9 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             id: string;
-                            metadata: Record<string, never>;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             name: string;
                             org_id: string;
                             role: string;
@@ -2202,7 +2216,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -2595,7 +2609,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -3717,7 +3731,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };
@@ -5041,7 +5055,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @constant */
-                            deleted?: true;
+                            deleted: true;
                         };
                     };
                 };

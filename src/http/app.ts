@@ -5,16 +5,16 @@ import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../ops/log.js";
 import { front } from "./front.js";
 import type { VaultMetrics } from "../ops/metrics.js";
-import { metricsRouteDecl } from "./routes/metrics.js";
+import { metricsRoute } from "./routes/metrics.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "../domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
-import { secretRouteDecls } from "./routes/secrets.js";
-import { healthRouteDecls } from "./routes/health.js";
+import { secretRoutes } from "./routes/secrets/index.js";
+import { healthRoutes } from "./routes/health.js";
 import type { DbFileWatch } from "../store/sqlite/db-file-watch.js";
 import type { OrgDomain } from "../domain/org-domain.js";
-import { orgRouteDecls } from "./routes/org-routes.js";
-import { webhookRouteDecls } from "./routes/webhooks.js";
+import { orgRoutes } from "./routes/org-routes.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "../config.js";
 import { isSharePagePath, mountAssets, mountSharePages } from "../pages/routes.js";
@@ -26,10 +26,10 @@ import { FREE_TIER_LIMIT } from "../crypto/license.js";
 import type { AuthFailureCoalescer } from "./failed-auth.js";
 import type { AuditLog } from "../domain/audit.js";
 import type { ScopedKeys } from "../domain/keys.js";
-import { keyRouteDecls } from "./routes/keys.js";
-import { auditRouteDecls } from "./routes/audit.js";
-import { mount, routeDocs } from "./routes/declare.js";
-import type { RouteDecl } from "./routes/declare.js";
+import { keyRoutes } from "./routes/keys.js";
+import { auditRoutes } from "./routes/audit.js";
+import { mount, route } from "./routes/declare.js";
+import type { Route } from "./routes/declare.js";
 
 /** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
 export interface AppDeps {
@@ -79,22 +79,23 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   let openapi = "";
-  const open: RouteDecl[] = [
-    ...healthRouteDecls({ tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
-    metricsRouteDecl({ metrics: deps.metrics }),
-    {
+  const open: Route[] = [
+    ...healthRoutes({ tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
+    metricsRoute({ metrics: deps.metrics }),
+    route({
       method: "get",
       path: "/openapi.json",
       summary: "This OpenAPI 3.1 document. No token.",
       permission: "none",
-      responses: { 200: { description: "the document", schema: { type: "object" } } },
+      // No schema: any JSON object, the document itself.
+      responses: { 200: { description: "the document" } },
       handler: (c) => c.body(openapi, 200, { "Content-Type": "application/json" }),
-    },
+    }),
   ];
-  const orgs = orgRouteDecls({ ...deps.orgs, tx: deps.tx });
-  const audit = auditRouteDecls({ audit: deps.audit, tx: deps.tx });
-  const keys = keyRouteDecls({ keys: deps.keys, tx: deps.tx });
-  const webhooks = deps.webhooks ? webhookRouteDecls({ ...deps.webhooks, tx: deps.tx }) : [];
+  const orgs = orgRoutes(Object.assign({ tx: deps.tx }, deps.orgs));
+  const audit = auditRoutes({ audit: deps.audit, tx: deps.tx });
+  const keys = keyRoutes({ keys: deps.keys, tx: deps.tx });
+  const webhooks = deps.webhooks ? webhookRoutes(Object.assign({ tx: deps.tx }, deps.webhooks)) : [];
   const share: ShareSettings = deps.share ?? { page: true, anonymous: false, anonymousPerMinute: DEFAULT_SHARE_ANONYMOUS_PER_MINUTE };
   const publicUrl = typeof deps.publicUrl === "function" ? deps.publicUrl : () => deps.publicUrl as string;
   const secretDeps = {
@@ -106,11 +107,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     publicPath: share.page ? "/s/" : "/secrets/",
     maxValueBytes: deps.maxValueBytes,
   };
-  // One secret router, mounted for the global key space and for every org's.
-  const secrets = [...secretRouteDecls(secretDeps, "global"), ...secretRouteDecls(secretDeps, "org")];
+  // One set of secret routes, built for the global key space and for every org's.
+  const secrets = secretRoutes(secretDeps);
   // Every route, declared once: the app mounts this list and the document describes it.
-  const routes: RouteDecl[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
-  openapi = JSON.stringify(buildOpenApi(deps.version, routeDocs(routes)));
+  const routes: Route[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
+  openapi = JSON.stringify(buildOpenApi(deps.version, routes));
 
   // One middleware in front of every route: request id and headers, 429,
   // authentication (401 before anything else), and after the handler the

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { SecretMatcher } from "../crypto/tokens.js";
+import type { SecretMatcher } from "../crypto/tokens.js";
 import { ApiError } from "./errors.js";
 import type { Actor, AppEnv } from "./context.js";
 import { holdsPermission } from "../domain/permissions.js";
@@ -85,15 +85,6 @@ export function bearerActor(header: string | undefined, master: SecretMatcher, r
   // The master key needs no database: answered at once.
   if (master.matches(token)) return { kind: "master" };
   return resolveToken(token, resolvers, 0);
-}
-
-/**
- * The TokenResolver of VAULT_METRICS_TOKEN: the token (compared in constant
- * time) is a `metrics` actor, which may read GET /metrics and nothing else.
- */
-export function metricsTokenResolver(metricsToken: string): TokenResolver {
-  const matcher = new SecretMatcher(metricsToken);
-  return (token) => (matcher.matches(token) ? { kind: "metrics" } : undefined);
 }
 
 /**

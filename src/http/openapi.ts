@@ -1,27 +1,9 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import type { RoutePermission } from "./routes/declare.js";
+import type { ParamsSchema, Route } from "./routes/declare.js";
 
 /** A JSON Schema (2020-12) object. */
 export type JsonSchema = Record<string, unknown>;
-
-/** One route's description, derived from its declaration (routes/declare.ts routeDocs()). */
-export interface RouteDoc {
-  method: "get" | "post" | "put" | "patch" | "delete" | "head";
-  /** OpenAPI path, `{param}` style. */
-  path: string;
-  summary: string;
-  /** Who may call it (routes/declare.ts RoutePermission); the operation's `x-permission`. */
-  permission: RoutePermission;
-  /** The valibot schema the handler validates the body with. */
-  body?: v.GenericSchema;
-  /** Query parameters and their description. */
-  query?: Record<string, string>;
-  /** Path parameters' descriptions. */
-  params?: Record<string, string>;
-  /** Status -> description, or description and body schema. */
-  responses: Record<number, string | { description: string; schema?: JsonSchema; contentType?: string }>;
-}
 
 const errorSchema: JsonSchema = {
   type: "object",
@@ -29,58 +11,89 @@ const errorSchema: JsonSchema = {
   properties: { error: { type: "string" }, message: { type: "string" } },
 };
 
+/** `/orgs/:org_id/secrets/:key{.+}` -> `/orgs/{org_id}/secrets/{key}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}");
+}
+
+/**
+ * A valibot schema as JSON Schema, without the draft-07 `$schema` tag
+ * (OpenAPI 3.1 is 2020-12); checks and transforms have no JSON Schema form
+ * and are left out (the schema's messages state them).
+ */
+export function jsonSchemaOf(schema: v.GenericSchema): JsonSchema {
+  const { $schema: _dialect, ...rest } = toJsonSchema(schema, { errorMode: "ignore" }) as JsonSchema;
+  return rest;
+}
+
+/** One OpenAPI parameter object. */
+interface Parameter {
+  name: string;
+  in: "path" | "query";
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+}
+
+/**
+ * The OpenAPI parameters of a route's path (in the order of the path, every
+ * one required) or query (in the order of its schema): each from its entry
+ * of the route's valibot object, its description lifted onto the parameter.
+ * An undeclared path parameter is a plain string.
+ */
+function parametersOf(where: "path" | "query", schema: ParamsSchema | undefined, pathNames: string[]): Parameter[] {
+  const json = schema === undefined ? {} : jsonSchemaOf(schema);
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const required = (json.required ?? []) as string[];
+  const names = where === "path" ? pathNames : Object.keys(properties);
+  return names.map((name) => {
+    const { description, ...schema } = properties[name] ?? { type: "string" };
+    const isRequired = where === "path" || required.includes(name);
+    return typeof description === "string"
+      ? { name, in: where, required: isRequired, description, schema }
+      : { name, in: where, required: isRequired, schema };
+  });
+}
+
+/** The responses of an operation; 401, 403 and 429 added for routes that need a token. */
+function responsesOf(route: Route): Record<string, unknown> {
+  const all = { ...route.responses };
+  if (route.permission !== "none") {
+    all[401] ??= { description: "missing, invalid, expired or revoked token" };
+    all[403] ??= { description: "the token may not do this" };
+    all[429] ??= { description: "too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After" };
+  }
+  const responses: Record<string, unknown> = {};
+  for (const [status, r] of Object.entries(all)) {
+    const isError = Number(status) >= 400;
+    const schema = r.schema === undefined ? (isError ? errorSchema : { type: "object" }) : jsonSchemaOf(r.schema);
+    responses[status] = { description: r.description, content: { [r.contentType ?? "application/json"]: { schema } } };
+  }
+  return responses;
+}
+
 /**
  * Builds the OpenAPI 3.1 document served at GET /openapi.json from the
- * descriptions of the mounted routes' declarations; request bodies are the
- * routes' own valibot schemas converted to JSON Schema, so the document
- * follows the validation.
+ * mounted routes' declarations (routes/declare.ts): parameters, request
+ * bodies and responses are the routes' own valibot schemas converted to JSON
+ * Schema, so the document follows the validation.
  */
-export function buildOpenApi(version: string, docs: RouteDoc[]): JsonSchema {
+export function buildOpenApi(version: string, routes: readonly Route[]): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const doc of docs) {
-    const params = [...doc.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
-      name: m[1],
-      in: "path",
-      required: true,
-      ...(m[1] !== undefined && doc.params?.[m[1]] !== undefined ? { description: doc.params[m[1]] } : {}),
-      schema: { type: "string" },
-    }));
-    const query = Object.entries(doc.query ?? {}).map(([name, description]) => ({
-      name,
-      in: "query",
-      required: false,
-      description,
-      schema: { type: "string" },
-    }));
-    const responses: Record<string, unknown> = {};
-    const all: Record<number, string | { description: string; schema?: JsonSchema; contentType?: string }> = { ...doc.responses };
-    if (doc.permission !== "none") {
-      all[401] ??= "missing, invalid, expired or revoked token";
-      all[403] ??= "the token may not do this";
-      all[429] ??= "too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After";
-    }
-    for (const [status, r] of Object.entries(all)) {
-      const { description, schema, contentType } = typeof r === "string" ? { description: r, schema: undefined, contentType: undefined } : r;
-      const isError = Number(status) >= 400;
-      responses[status] = {
-        description,
-        content: { [contentType ?? "application/json"]: { schema: schema ?? (isError ? errorSchema : { type: "object" }) } },
-      };
-    }
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    const pathNames = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? "");
     const operation: Record<string, unknown> = {
-      summary: doc.summary,
-      parameters: [...params, ...query],
-      responses,
-      security: doc.permission === "none" ? [] : [{ bearer: [] }],
+      summary: route.summary,
+      parameters: [...parametersOf("path", route.params, pathNames), ...parametersOf("query", route.query, [])],
+      responses: responsesOf(route),
+      security: route.permission === "none" ? [] : [{ bearer: [] }],
     };
-    if (doc.permission !== "none") operation["x-permission"] = doc.permission;
-    if (doc.body) {
-      operation.requestBody = {
-        required: true,
-        content: { "application/json": { schema: toJsonSchema(doc.body, { errorMode: "ignore" }) } },
-      };
+    if (route.permission !== "none") operation["x-permission"] = route.permission;
+    if (route.body !== undefined) {
+      operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchemaOf(route.body) } } };
     }
-    (paths[doc.path] ??= {})[doc.method] = operation;
+    (paths[path] ??= {})[route.method] = operation;
   }
   return {
     openapi: "3.1.0",

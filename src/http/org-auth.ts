@@ -2,9 +2,8 @@ import type { AppContext } from "./context.js";
 import { ApiError } from "./errors.js";
 import { GRANTING_LETTERS, roleGrants } from "../domain/permissions.js";
 import type { OrgLetter } from "../domain/permissions.js";
-import type { PrincipalKeys } from "../domain/principal-keys.js";
-import type { RouteCheck, TokenResolver } from "./auth.js";
-import type { UnitOfWork, Work } from "../store/work.js";
+import type { RouteCheck } from "./auth.js";
+import type { Work } from "../store/work.js";
 
 /**
  * Authorization of org routes, built from each route's declared permission
@@ -82,38 +81,4 @@ export async function orgIdOf(w: Work, c: AppContext): Promise<string> {
   const orgId = c.req.param("org_id") ?? "";
   if ((await w.orgs.byId(orgId)) === undefined) throw new ApiError(404, "organization not found");
   return orgId;
-}
-
-/**
- * The TokenResolver of principal keys (`vpk_` tokens, docs/contract.md §4)
- * for auth.ts: looks the token up by its SHA-256 and resolves its role's
- * letters now, in a unit of work of its own (committed rows only), so a role
- * change or a revocation applies to the next request.
- * @returns the principal actor, or undefined for a token that is not a
- *   known principal key (auth.ts answers 401).
- * @throws ApiError 401 for a key used before valid_after or after
- *   valid_before (docs/contract.md §8).
- */
-export function principalKeyResolver(keys: PrincipalKeys, tx: UnitOfWork<Work>): TokenResolver {
-  return async (token) => {
-    if (!token.startsWith("vpk_")) return undefined;
-    const found = await tx.run((w) => keys.lookup(w, token));
-    switch (found.kind) {
-      case "unknown":
-        return undefined;
-      case "not_yet_valid":
-        throw new ApiError(401, "this key is not valid yet");
-      case "expired":
-        throw new ApiError(401, "this key has expired");
-      case "ok":
-        return {
-          kind: "principal",
-          keyId: found.keyId,
-          principalId: found.principalId,
-          orgId: found.orgId,
-          role: found.role,
-          letters: found.letters,
-        };
-    }
-  };
 }

@@ -3,40 +3,47 @@ import type { AppContext } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
 import type { AuditEntry, AuditFilter, AuditLog } from "../../domain/audit.js";
-import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
-import { orgIdOf } from "../org-auth.js";
-import type { RouteDecl } from "./declare.js";
-import { MAX_UNIX_SECONDS, parse, queryInt } from "./input.js";
-import { listBody } from "./lists.js";
+import type { UnitOfWork, Work } from "../../store/work.js";
+import { int } from "./answers.js";
+import type { Route, RoutePermission } from "./declare.js";
+import { route } from "./declare.js";
+import { cursorParam, MAX_UNIX_SECONDS, queryInt } from "./input.js";
+import { listBody, listSchema } from "./lists.js";
+import type { RouteScope } from "./scope.js";
+import { byScope, inScope, SCOPES } from "./scope.js";
 
 /**
- * The query of `GET /audit` and `GET /orgs/:org_id/audit` (docs/contract.md
- * §2, §5 and §11): since (inclusive) and until (exclusive)
- * in Unix seconds, action, key, limit 1-1000 (default 100), cursor.
+ * The query of `GET /audit` and `GET /orgs/:org_id/audit` (docs/audit.md
+ * "Querying: `GET /audit`"): since (inclusive) and until (exclusive) in Unix
+ * seconds, action, key, limit 1-1000 (default 100), cursor.
  */
 export const auditQuery = v.object({
-  since: v.optional(queryInt("since", 0, MAX_UNIX_SECONDS)),
-  until: v.optional(queryInt("until", 0, MAX_UNIX_SECONDS)),
+  since: v.optional(v.pipe(queryInt("since", 0, MAX_UNIX_SECONDS), v.description("Unix seconds, inclusive"))),
+  until: v.optional(v.pipe(queryInt("until", 0, MAX_UNIX_SECONDS), v.description("Unix seconds, exclusive"))),
   action: v.optional(
-    v.pipe(v.string(), v.regex(/^[a-z][a-z_.]{0,63}$/, "action must be an action name such as secret.read")),
+    v.pipe(
+      v.string(),
+      v.regex(/^[a-z][a-z_.]{0,63}$/, "action must be an action name such as secret.read"),
+      v.description("only this action, e.g. secret.read"),
+    ),
   ),
   key: v.optional(
-    v.pipe(v.string(), v.minLength(1, "key must not be empty"), v.maxLength(256, "key must be at most 256 characters")),
+    v.pipe(
+      v.string(),
+      v.minLength(1, "key must not be empty"),
+      v.maxLength(256, "key must be at most 256 characters"),
+      v.description("only entries whose key field is exactly this"),
+    ),
   ),
-  limit: v.optional(queryInt("limit", 1, 1000)),
-  cursor: v.optional(v.string()),
+  limit: v.optional(v.pipe(queryInt("limit", 1, 1000), v.description("integer 1-1000, default 100"))),
+  cursor: cursorParam,
 });
 
-/** Default page size of audit queries (docs/contract.md §5). */
+/** Default page size of audit queries (docs/audit.md). */
 export const AUDIT_DEFAULT_LIMIT = 100;
 
-/**
- * Validates an audit query string and turns it into an AuditLog filter.
- * @throws ApiError 400 for a bad parameter.
- */
-export function parseAuditQuery(query: Record<string, string>): AuditFilter {
-  const q = parse(auditQuery, query);
+/** An AuditLog filter from a validated audit query. */
+function auditFilter(q: v.InferOutput<typeof auditQuery>): AuditFilter {
   return {
     since: q.since,
     until: q.until,
@@ -47,16 +54,6 @@ export function parseAuditQuery(query: Record<string, string>): AuditFilter {
   };
 }
 
-/** The query parameters of the audit routes, for OpenAPI. */
-const auditQueryDocs: Record<string, string> = {
-  since: "Unix seconds, inclusive",
-  until: "Unix seconds, exclusive",
-  action: "only this action, e.g. secret.read",
-  key: "only entries whose key field is exactly this",
-  limit: "integer 1-1000, default 100",
-  cursor: "next_cursor of the previous page",
-};
-
 /**
  * One audit entry as the API shows it (docs/contract.md §11): `{id,
  * timestamp, action, key, ip}` and who acted: `actor` (master, a scoped key
@@ -64,7 +61,7 @@ const auditQueryDocs: Record<string, string> = {
  */
 const entryFields = {
   id: v.string(),
-  timestamp: v.pipe(v.number(), v.integer()),
+  timestamp: int,
   action: v.string(),
   key: v.nullable(v.string()),
   ip: v.nullable(v.string()),
@@ -74,8 +71,7 @@ const globalEntrySchema = v.object({
   actor: v.pipe(v.nullable(v.string()), v.description("master, a scoped key id, or null")),
   count: v.optional(
     v.pipe(
-      v.number(),
-      v.integer(),
+      int,
       v.description("auth.failed entries only: how many failed requests the entry stands for (repeated failures from one address are coalesced)"),
     ),
   ),
@@ -84,11 +80,6 @@ const orgEntrySchema = v.object({
   ...entryFields,
   principal_id: v.pipe(v.nullable(v.string()), v.description("null for the master key and background work")),
 });
-
-/** An audit page, `{entries, next_cursor?}`. */
-function pageSchema<S extends v.GenericSchema>(entry: S) {
-  return v.object({ entries: v.array(entry), next_cursor: v.optional(v.string()) });
-}
 
 function globalEntry(e: AuditEntry) {
   const entry = { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, actor: e.actor, ip: e.ip };
@@ -99,65 +90,82 @@ function orgEntry(e: AuditEntry) {
   return { id: e.id, timestamp: e.timestamp, action: e.action, key: e.key, principal_id: e.principal_id, ip: e.ip };
 }
 
+/** What the audit routes need, built by app.ts. */
 export interface AuditRouteDeps {
   audit: AuditLog;
   tx: UnitOfWork<Work>;
 }
 
 /**
- * The audit routes of both scopes (docs/contract.md
- * §2, §5 and §11), one set of rules over two logs:
- * - GET /audit: the global log (master key or an admin key). A prefix-scoped
- *   admin key sees only entries whose key lies in its prefix; asking for a
- *   `key` outside it is 403.
- * - GET /orgs/:org_id/audit [a]: the org's log.
- * Newest first; entries leave only once committed (read through the group commit).
+ * The prefix rule of the global log (docs/audit.md): a prefix-scoped admin
+ * key sees only entries whose key lies in its prefix; asking for a `key`
+ * outside it is 403 (after the query is validated).
+ * @throws ApiError 403.
  */
-export function auditRouteDecls(deps: AuditRouteDeps): RouteDecl[] {
-  // The org's existence is checked in the same transaction as the query.
-  const query = (scopeOf: (w: Work, c: AppContext) => Awaitable<string>, c: AppContext, filter: AuditFilter) =>
-    deps.tx.run(async (w) => deps.audit.query(w, await scopeOf(w, c), filter));
-  const errors = { 400: { description: "invalid parameter or cursor" } };
-  return [
-    {
+function narrowToPrefix(c: AppContext, filter: AuditFilter): void {
+  const prefix = keyPrefixOf(c);
+  if (prefix === undefined) return;
+  if (filter.key !== undefined && !filter.key.startsWith(prefix)) {
+    throw new ApiError(403, "this key may read only audit entries within its prefix");
+  }
+  filter.keyPrefix = prefix;
+}
+
+/** What the twin audit routes differ by (docs/audit.md). */
+interface AuditTwin {
+  summary: string;
+  permission: RoutePermission;
+  auditAction: string | undefined;
+  schema: v.GenericSchema;
+  entry: (e: AuditEntry) => object;
+}
+
+const AUDIT_TWINS: Readonly<Record<RouteScope["name"], AuditTwin>> = {
+  global: {
+    summary: "Query the global audit log, newest first. A prefix-scoped admin key sees only entries whose key is in its prefix.",
+    permission: "admin",
+    auditAction: "audit.queried",
+    schema: listSchema("entries", globalEntrySchema),
+    entry: globalEntry,
+  },
+  org: {
+    summary:
+      "Query the org's audit log, newest first: its secret operations, principal key changes and denied requests, with the principal behind each.",
+    permission: "org:a",
+    auditAction: undefined,
+    schema: listSchema("entries", orgEntrySchema),
+    entry: orgEntry,
+  },
+};
+
+/**
+ * The audit routes of both scopes (docs/audit.md "Querying: `GET /audit`"),
+ * one set of rules over two logs: GET /audit, the global log (master key or
+ * an admin key, narrowed to a prefix-scoped key's prefix), and GET
+ * /orgs/:org_id/audit [a], the org's log. Newest first; entries leave only
+ * once committed (read through the unit of work, the org's existence checked
+ * in the same one).
+ */
+export function auditRoutes(deps: AuditRouteDeps): Route[] {
+  return SCOPES.map((scope) => {
+    const twin = byScope(scope, AUDIT_TWINS);
+    return route({
       method: "get",
-      path: "/audit",
-      summary:
-        "Query the global audit log, newest first. A prefix-scoped admin key sees only entries whose key is in its prefix.",
-      permission: "admin",
-      auditAction: "audit.queried",
-      query: auditQueryDocs,
-      responses: { 200: { description: "{entries, next_cursor?}", schema: pageSchema(globalEntrySchema) }, ...errors },
-      handler: async (c: AppContext) => {
-        const filter = parseAuditQuery(c.req.query());
-        const prefix = keyPrefixOf(c);
-        if (prefix !== undefined) {
-          if (filter.key !== undefined && !filter.key.startsWith(prefix)) {
-            throw new ApiError(403, "this key may read only audit entries within its prefix");
-          }
-          filter.keyPrefix = prefix;
-        }
-        const page = await query(() => GLOBAL_SCOPE, c, filter);
-        return c.json(listBody("entries", page.entries.map(globalEntry), page.nextCursor));
+      path: `${scope.base}/audit`,
+      summary: twin.summary,
+      permission: twin.permission,
+      auditAction: twin.auditAction,
+      query: auditQuery,
+      responses: Object.assign(
+        { 200: { description: "{entries, next_cursor?}", schema: twin.schema }, 400: { description: "invalid parameter or cursor" } },
+        scope.missing,
+      ),
+      handler: async (c, { query }) => {
+        const filter = auditFilter(query);
+        narrowToPrefix(c, filter);
+        const page = await inScope(deps.tx, scope, c, (w, scopeId) => deps.audit.query(w, scopeId, filter));
+        return c.json(listBody("entries", page.entries.map(twin.entry), page.nextCursor));
       },
-    },
-    {
-      method: "get",
-      path: "/orgs/:org_id/audit",
-      summary:
-        "Query the org's audit log, newest first: its secret operations, principal key changes and denied requests, with the principal behind each.",
-      permission: "org:a",
-      query: auditQueryDocs,
-      responses: {
-        200: { description: "{entries, next_cursor?}", schema: pageSchema(orgEntrySchema) },
-        ...errors,
-        404: { description: "no such organization" },
-      },
-      handler: async (c: AppContext) => {
-        const filter = parseAuditQuery(c.req.query());
-        const page = await query(orgIdOf, c, filter);
-        return c.json(listBody("entries", page.entries.map(orgEntry), page.nextCursor));
-      },
-    },
-  ];
+    });
+  });
 }

@@ -1,36 +1,65 @@
-import { toJsonSchema } from "@valibot/to-json-schema";
-import type { Handler, Hono } from "hono";
+import type { Hono } from "hono";
 import type * as v from "valibot";
-import { need } from "../auth.js";
+import { need, requireInPrefix } from "../auth.js";
 import type { RouteCheck } from "../auth.js";
-import type { AppEnv } from "../context.js";
+import type { AppContext, AppEnv } from "../context.js";
 import type { Permission } from "../../domain/permissions.js";
 import type { OrgLetter } from "../../domain/permissions.js";
-import type { JsonSchema, RouteDoc } from "../openapi.js";
 import { needMaster, needMetricsReader, needOrg, needPrincipal } from "../org-auth.js";
+import { parse, readJsonObject } from "./input.js";
 import { methodNotAllowed } from "./method.js";
 
 /**
- * Who may call a route (docs/contract.md §8): "none" (no token), a scoped
- * key permission (global routes; the master key holds all), "master",
- * "principal" (/me: principal keys only), or "org:<letter>" (the master key,
- * or a principal key of the org whose role grants the letter).
+ * Who may call a route (docs/architecture.md "Where each rule lives"):
+ * "none" (no token), a scoped key permission (global routes; the master key
+ * holds all), "master", "principal" (/me: principal keys only), "metrics"
+ * (the master key or VAULT_METRICS_TOKEN), or "org:<letter>" (the master
+ * key, or a principal key of the org whose role grants the letter).
  */
 export type RoutePermission = "none" | Permission | "master" | "principal" | "metrics" | `org:${OrgLetter}`;
 
-/** One documented response: a description and its body's schema (valibot, or JSON Schema). */
+/** One documented response: a description and its body's valibot schema (none: any JSON object, or the error shape for 4xx/5xx). */
 export interface ResponseDecl {
   description: string;
-  schema?: v.GenericSchema | JsonSchema;
+  schema?: v.GenericSchema;
   /** The body's media type; default `application/json` (every answer but GET /metrics). */
   contentType?: string;
 }
 
 /**
- * A route, declared once: the chain mounted on the app (permission check,
- * then the handler) and its OpenAPI operation are both derived from it.
+ * The path or query parameters of a route: a valibot object of string
+ * schemas (what a URL carries), each entry's description documenting it.
  */
-export interface RouteDecl {
+export type ParamsSchema = v.ObjectSchema<v.ObjectEntries, undefined>;
+
+/** What a schema gives the handler: its output, or undefined when the route declares none. */
+type Output<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
+
+/** The validated input a handler receives, typed from its declaration's schemas. */
+export interface RouteInput<P, Q, B> {
+  params: Output<P>;
+  query: Output<Q>;
+  body: Output<B>;
+}
+
+/**
+ * Prefix scoping of the secret a route names (auth.ts requireInPrefix, for
+ * prefix-scoped keys), checked on the raw input before it is validated, so
+ * the answer is 403 before 400 (docs/keys.md).
+ */
+export interface PrefixRule {
+  /** Where the route names its secret: the path parameters, or the JSON body (read first: 400/413 for a body that is no JSON object). */
+  from: "params" | "body";
+  /** The key in the raw input; null: a public secret (never within a prefix); undefined: no key to check (left to validation). */
+  key: (raw: Readonly<Record<string, unknown>>) => string | null | undefined;
+}
+
+/**
+ * A route, declared once (docs/architecture.md): the chain mounted on the
+ * app (permission check, prefix rule, input validation, handler) and its
+ * OpenAPI operation (openapi.ts) are both derived from it.
+ */
+export interface RouteDecl<P extends ParamsSchema | undefined = undefined, Q extends ParamsSchema | undefined = undefined, B extends v.GenericSchema | undefined = undefined> {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** Hono path: `/orgs/:org_id/audit`, `/secrets/:key{.+}`. */
   path: string;
@@ -38,18 +67,72 @@ export interface RouteDecl {
   permission: RoutePermission;
   /**
    * The audit action a scoped-key request records when the handler records
-   * none (docs/contract.md §11), e.g. `secret.listed`; default `request`.
+   * none (docs/audit.md), e.g. `secret.listed`; default `request`.
    */
   auditAction?: string;
-  /** The valibot schema the handler validates its JSON body with. */
-  body?: v.GenericSchema;
-  /** Query parameters and their description. */
-  query?: Record<string, string>;
-  /** Path parameters and their description (undescribed ones are documented as plain strings). */
-  params?: Record<string, string>;
+  inPrefix?: PrefixRule;
+  /** Path parameters (percent-decoded); undeclared ones are documented as plain strings and not validated. */
+  params?: P;
+  query?: Q;
+  /** The JSON body: read by input.ts readJsonObject (type, size, depth), then validated. */
+  body?: B;
   /** Status -> response; 401, 403 and 429 are added for routes that need a token. */
   responses: Record<number, ResponseDecl>;
-  handler: Handler<AppEnv>;
+  handler: (c: AppContext, input: RouteInput<P, Q, B>) => Response | Promise<Response>;
+}
+
+/** A declaration made mountable by route(): its schemas, for the document, and `handle`, its input checks and handler. */
+export interface Route extends Omit<RouteDecl, "params" | "query" | "body" | "handler"> {
+  params?: ParamsSchema | undefined;
+  query?: ParamsSchema | undefined;
+  body?: v.GenericSchema | undefined;
+  /** After the permission check: the prefix rule, params, query, then body (400/413), then the handler. */
+  handle: (c: AppContext) => Response | Promise<Response>;
+}
+
+/** Validates `raw` with `schema` when the route declares one (parse(): 400). */
+function parsed<S extends v.GenericSchema | undefined>(schema: S | undefined, raw: () => unknown): Output<S> {
+  // Output<S> of an undeclared schema is undefined: the one place the two meet.
+  return (schema === undefined ? undefined : parse(schema, raw())) as Output<S>;
+}
+
+/**
+ * Makes a declaration mountable: its handler behind the checks of its input,
+ * in the order the API answers them (docs/api.md, its conventions): the prefix rule
+ * on a path key, the path parameters, the query, then the body (read:
+ * 400/413; a prefix rule on the body's key; validated: 400). A route without
+ * a body never reads one.
+ */
+export function route<P extends ParamsSchema | undefined = undefined, Q extends ParamsSchema | undefined = undefined, B extends v.GenericSchema | undefined = undefined>(
+  decl: RouteDecl<P, Q, B>,
+): Route {
+  const { params, query, body, inPrefix, handler } = decl;
+  const head = (c: AppContext): { params: Output<P>; query: Output<Q> } => {
+    if (inPrefix?.from === "params") requireInPrefixOf(c, inPrefix, c.req.param());
+    return { params: parsed(params, () => c.req.param()), query: parsed(query, () => c.req.query()) };
+  };
+  const handle =
+    body === undefined
+      ? (c: AppContext) => {
+          const { params: p, query: q } = head(c);
+          return handler(c, { params: p, query: q, body: parsed(body, () => undefined) });
+        }
+      : async (c: AppContext) => {
+          const { params: p, query: q } = head(c);
+          const raw = await readJsonObject(c);
+          if (inPrefix?.from === "body") requireInPrefixOf(c, inPrefix, raw);
+          return handler(c, { params: p, query: q, body: parsed(body, () => raw) });
+        };
+  return Object.assign(
+    { method: decl.method, path: decl.path, summary: decl.summary, permission: decl.permission, responses: decl.responses },
+    { auditAction: decl.auditAction, inPrefix, params, query, body, handle },
+  );
+}
+
+/** Applies a prefix rule to the raw input. @throws ApiError 403 outside the caller's prefix. */
+function requireInPrefixOf(c: AppContext, rule: PrefixRule, raw: Readonly<Record<string, unknown>>): void {
+  const key = rule.key(raw);
+  if (key !== undefined) requireInPrefix(c, key);
 }
 
 /**
@@ -69,62 +152,33 @@ function checkFor(permission: Exclude<RoutePermission, "none">, auditAction: str
 const ALLOW_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
 /**
- * Mounts declarations on `app`: each route gets its permission check (with
- * its audit action put on the context, for the access guard) and its
- * handler; each path gets a last handler answering other methods 405 with
- * `Allow` listing the declared methods, GET implying HEAD (docs/contract.md
- * §14). Every middleware is built here, once, not per request.
+ * Mounts routes on `app`: each gets its permission check (401 came before,
+ * in front.ts; 403 here, with its audit action put on the context for the
+ * access guard), then `handle` (input checks, 400/413, then the handler);
+ * each path gets a last handler answering other methods 405 with `Allow`
+ * listing the declared methods, GET implying HEAD (docs/api.md, its conventions).
+ * Every middleware is built here, once, not per request.
  */
-export function mount(app: Hono<AppEnv>, decls: readonly RouteDecl[]): void {
+export function mount(app: Hono<AppEnv>, routes: readonly Route[]): void {
   const methods = new Map<string, string[]>();
-  for (const d of decls) {
-    const list = methods.get(d.path) ?? [];
-    list.push(d.method.toUpperCase());
-    if (d.method === "get") list.push("HEAD");
-    methods.set(d.path, list);
-    if (d.permission === "none") {
-      app.on(d.method.toUpperCase(), d.path, d.handler);
+  for (const r of routes) {
+    const list = methods.get(r.path) ?? [];
+    list.push(r.method.toUpperCase());
+    if (r.method === "get") list.push("HEAD");
+    methods.set(r.path, list);
+    const handle = r.handle;
+    if (r.permission === "none") {
+      app.on(r.method.toUpperCase(), r.path, (c) => handle(c));
       continue;
     }
     // The check runs in the handler's own call: no extra middleware layer per request.
-    const check = checkFor(d.permission, d.auditAction);
-    const handler = d.handler;
-    app.on(d.method.toUpperCase(), d.path, (c, next) => {
+    const check = checkFor(r.permission, r.auditAction);
+    app.on(r.method.toUpperCase(), r.path, (c) => {
       check(c);
-      return handler(c, next);
+      return handle(c);
     });
   }
   for (const [path, allowed] of methods) {
     app.all(path, methodNotAllowed(allowed.sort((a, b) => ALLOW_ORDER.indexOf(a) - ALLOW_ORDER.indexOf(b))));
   }
-}
-
-/** `/orgs/:org_id/secrets/:key{.+}` -> `/orgs/{org_id}/secrets/{key}`. */
-export function openApiPath(path: string): string {
-  return path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}");
-}
-
-/** A response schema as JSON Schema, without the draft-07 `$schema` tag (OpenAPI 3.1 is 2020-12). */
-function jsonSchemaOf(schema: v.GenericSchema | JsonSchema): JsonSchema {
-  if (!("~standard" in schema)) return schema;
-  const { $schema: _dialect, ...rest } = toJsonSchema(schema as v.GenericSchema, { errorMode: "ignore" }) as JsonSchema;
-  return rest;
-}
-
-/** The OpenAPI descriptions (openapi.ts RouteDoc) of declarations; valibot schemas become JSON Schema. */
-export function routeDocs(decls: readonly RouteDecl[]): RouteDoc[] {
-  return decls.map((d) => {
-    const responses: RouteDoc["responses"] = {};
-    for (const [status, r] of Object.entries(d.responses)) {
-      responses[Number(status)] =
-        r.schema === undefined
-          ? r.description
-          : { description: r.description, schema: jsonSchemaOf(r.schema), ...(r.contentType === undefined ? {} : { contentType: r.contentType }) };
-    }
-    const doc: RouteDoc = { method: d.method, path: openApiPath(d.path), summary: d.summary, permission: d.permission, responses };
-    if (d.body !== undefined) doc.body = d.body;
-    if (d.query !== undefined) doc.query = d.query;
-    if (d.params !== undefined) doc.params = d.params;
-    return doc;
-  });
 }

@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { DbFileWatch } from "../../store/sqlite/db-file-watch.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import type { RouteDecl } from "./declare.js";
+import type { Route } from "./declare.js";
+import { route } from "./declare.js";
 
 /** A successful write check is trusted this long before /health writes again, milliseconds. */
 export const HEALTH_WRITE_EVERY_MS = 1000;
@@ -27,11 +28,11 @@ export interface HealthDeps {
  * failure: a full disk or a read-only file system turns /health to 503
  * within a second.
  */
-export function healthRouteDecls(deps: HealthDeps): RouteDecl[] {
+export function healthRoutes(deps: HealthDeps): Route[] {
   const { tx, now, dbFile } = deps;
   let lastWriteOk = Number.NEGATIVE_INFINITY;
   return [
-    {
+    route({
       method: "get",
       path: "/health",
       summary: "Liveness, database read and write check. No token.",
@@ -60,6 +61,6 @@ export function healthRouteDecls(deps: HealthDeps): RouteDecl[] {
           return c.json({ status: "unavailable" }, 503);
         }
       },
-    },
+    }),
   ];
 }

@@ -135,7 +135,34 @@ export function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.I
   const issue = result.issues[0];
   const path = issue?.path?.map((p) => String(p.key)).join(".");
   const reason = issue?.message ?? "invalid input";
+  const invalid = invalidErrorOf(schema, issue?.path?.[0]?.key);
+  if (invalid !== undefined) throw new ApiError(400, invalid, { message: reason });
   throw new ApiError(400, path && !reason.startsWith(path) ? `${path}: ${reason}` : reason);
+}
+
+/** A schema made by invalidAs(): its failure answers this `error`, the rule being the `message`. */
+export type InvalidAs<S extends v.GenericSchema> = S & { readonly invalid: string };
+
+/**
+ * Marks a field's schema (an entry of a v.object: a path parameter such as
+ * `{key}`) so that parse() answers its failure 400 `error`, the schema's
+ * own message (the rule, never the input) as `message`: the path key's
+ * `400 invalid secret key` (docs/api.md "Global secrets").
+ * @returns the same schema, marked.
+ */
+export function invalidAs<S extends v.GenericSchema>(error: string, schema: S): InvalidAs<S> {
+  return Object.assign(schema, { invalid: error });
+}
+
+function isObjectSchema(schema: v.GenericSchema): schema is v.ObjectSchema<v.ObjectEntries, undefined> {
+  return schema.type === "object" && "entries" in schema;
+}
+
+/** The invalidAs() error of the object entry `key` of `schema`, if it has one. */
+function invalidErrorOf(schema: v.GenericSchema, key: unknown): string | undefined {
+  if (typeof key !== "string" || !isObjectSchema(schema)) return undefined;
+  const entry = schema.entries[key];
+  return entry !== undefined && "invalid" in entry && typeof entry.invalid === "string" ? entry.invalid : undefined;
 }
 
 /** Reads the JSON body and validates it: readJsonObject() then parse(). */
@@ -166,10 +193,13 @@ export const queryInt = (field: string, min: number, max: number) =>
     v.maxValue(max, `${field} must be an integer from ${min} to ${max}`),
   );
 
+/** The `cursor` query parameter of paged lists: an opaque string, checked by decodeCursor(). */
+export const cursorParam = v.optional(v.pipe(v.string(), v.description("next_cursor of the previous page")));
+
 /** Pagination of list endpoints (docs/contract.md §5): limit 1-1000 (default 1000) and cursor. */
 export const pageQuery = v.object({
-  limit: v.optional(queryInt("limit", 1, 1000)),
-  cursor: v.optional(v.string()),
+  limit: v.optional(v.pipe(queryInt("limit", 1, 1000), v.description("integer 1-1000, default 1000"))),
+  cursor: cursorParam,
 });
 
 /** Encodes a row id as an opaque list cursor (cursor.ts, tag `c1`). */

@@ -1,16 +1,16 @@
 import * as v from "valibot";
 import { originOf } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
-import type { TokenResolver } from "../auth.js";
 import { ApiError } from "../errors.js";
 import { SCOPED_PERMISSIONS } from "../../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../../domain/keys.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import type { Logger } from "../../ops/log.js";
-import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, parse, readBody, seconds } from "./input.js";
+import { deletedSchema, int, nullableInt } from "./answers.js";
+import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, seconds } from "./input.js";
 import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
-import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import type { RouteDecl } from "./declare.js";
+import { listSchema, pageBody } from "./lists.js";
+import type { Route } from "./declare.js";
+import { route } from "./declare.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** POST /keys body (docs/keys.md, docs/contract.md §4, §5 and §8). */
@@ -44,6 +44,26 @@ export const createKeyBody = v.object({
   expires_at: v.optional(v.nullable(intRange("expires_at", 1, MAX_UNIX_SECONDS))),
 });
 
+const keyFields = {
+  id: v.pipe(v.string(), v.description("sk_...")),
+  name: v.string(),
+  permissions: v.array(v.picklist(SCOPED_PERMISSIONS)),
+  prefix: v.nullable(v.string()),
+  expires_at: nullableInt,
+  created_at: int,
+};
+
+/** A scoped key as lists show it: never the token. */
+const keySchema = v.object(Object.assign({}, keyFields, { last_used_at: v.pipe(nullableInt, v.description("updated at most once a minute")) }));
+
+/** A created key: its token, shown this once. */
+const createdKeySchema = v.object(
+  Object.assign({}, keyFields, {
+    id: v.string(),
+    token: v.pipe(v.string(), v.description("vsk_ + 43 base64url characters; shown once")),
+  }),
+);
+
 export interface KeyRouteDeps {
   keys: ScopedKeys;
   tx: UnitOfWork<Work>;
@@ -67,10 +87,10 @@ function keyEntry(k: ScopedKey) {
  * admin permission (the master key holds it). Creation rules (no broader key
  * than its creator) are in domain/keys.ts.
  */
-export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
+export function keyRoutes(deps: KeyRouteDeps): Route[] {
   const { keys, tx } = deps;
   return [
-    {
+    route({
       method: "post",
       path: "/keys",
       summary:
@@ -85,8 +105,7 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
         400: { description: "invalid input, or expires_at not in the future" },
         403: { description: "the token may not do this, or the new key would be broader than the creating key" },
       },
-      handler: async (c) => {
-        const body = await readBody(c, createKeyBody);
+      handler: async (c, { body }) => {
         const actor = c.get("actor");
         const origin = originOf(c);
         const { key, token } = await tx.run((w) =>
@@ -115,95 +134,45 @@ export function keyRouteDecls(deps: KeyRouteDeps): RouteDecl[] {
           201,
         );
       },
-    },
-    {
+    }),
+    route({
       method: "get",
       path: "/keys",
       summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
       permission: "admin",
       auditAction: "key.listed",
-      query: pageQueryDocs,
+      query: pageQuery,
       responses: {
         200: { description: "{keys, next_cursor?}", schema: listSchema("keys", keySchema) },
         400: { description: "invalid limit or cursor" },
       },
-      handler: async (c) => {
-        const query = parse(pageQuery, c.req.query());
+      handler: async (c, { query }) => {
         const after = decodeCursor(query.cursor);
         // Read through the group commit, like every other request: the answer
         // leaves only once what it shows is committed.
         const page = await tx.run((w) => keys.list(w, keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
         return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
       },
-    },
-    {
+    }),
+    route({
       method: "delete",
       path: "/keys/:id",
       summary: "Delete (revoke) a scoped key at once: later requests with its token get 401.",
       permission: "admin",
-      params: { id: "the key's id, sk_..." },
+      params: v.object({ id: v.pipe(v.string(), v.description("the key's id, sk_...")) }),
       responses: {
-        200: { description: "{deleted: true}", schema: { type: "object", properties: { deleted: { const: true } } } },
+        200: { description: "{deleted: true}", schema: deletedSchema },
         403: { description: "the token may not do this, or the key is outside the deleting key's prefix" },
         404: { description: "no such key" },
       },
-      handler: async (c) => {
-        const id = c.req.param("id") ?? "";
+      handler: async (c, { params }) => {
+        const id = params.id;
         const origin = originOf(c);
         const outcome = await tx.run((w) => keys.remove(w, id, keyPrefixOf(c) ?? null, origin));
         if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
         if (outcome === "not_found") throw new ApiError(404, "key not found");
         return c.json({ deleted: true });
       },
-    },
+    }),
   ];
 }
-
-/**
- * The TokenResolver of `vsk_` tokens (docs/contract.md §8): looks the token
- * up by its SHA-256 and answers the scoped actor. Writes last_used_at through
- * the group commit at most once a minute per key, so a busy key costs no
- * write per request; a failed write is logged and does not fail the request.
- * @throws ApiError 401 for a key past its expires_at (docs/contract.md §8).
- */
-export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: Logger): TokenResolver {
-  return async (token) => {
-    if (!token.startsWith("vsk_")) return undefined;
-    const found = await tx.run((w) => keys.lookup(w, token));
-    if (found.kind === "unknown") return undefined;
-    if (found.kind === "expired") throw new ApiError(401, "token expired");
-    const key = found.key;
-    if (keys.touchDue(key)) {
-      tx.run((w) => keys.touch(w, key.id)).catch((err: unknown) => log.warn({ err, key_id: key.id }, "last_used_at not written"));
-    }
-    return { kind: "scoped", keyId: key.id, permissions: key.permissions, prefix: key.prefix };
-  };
-}
-
-const keySchema = {
-  type: "object",
-  required: ["id", "name", "permissions", "prefix", "expires_at", "created_at", "last_used_at"],
-  properties: {
-    id: { type: "string", description: "sk_..." },
-    name: { type: "string" },
-    permissions: { type: "array", items: { enum: [...SCOPED_PERMISSIONS] } },
-    prefix: { type: ["string", "null"] },
-    expires_at: { type: ["integer", "null"] },
-    created_at: { type: "integer" },
-    last_used_at: { type: ["integer", "null"], description: "updated at most once a minute" },
-  },
-};
-
-const createdKeySchema = {
-  type: "object",
-  required: ["id", "name", "token", "permissions", "prefix", "expires_at", "created_at"],
-  properties: {
-    id: { type: "string" },
-    name: { type: "string" },
-    token: { type: "string", description: "vsk_ + 43 base64url characters; shown once" },
-    permissions: keySchema.properties.permissions,
-    prefix: { type: ["string", "null"] },
-    expires_at: { type: ["integer", "null"] },
-    created_at: { type: "integer" },
-  },
-};

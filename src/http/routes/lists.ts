@@ -1,16 +1,11 @@
+import * as v from "valibot";
 import { encodeCursor } from "./input.js";
 
 /**
- * Paged lists at the edge (docs/contract.md §5): the response
- * `{<field>: items, next_cursor?}`, its OpenAPI schema, and the OpenAPI
- * description of the page query (input.ts pageQuery: limit and cursor).
+ * Paged lists at the edge (docs/api.md, its conventions): the response
+ * `{<field>: items, next_cursor?}` and its schema; the query is input.ts
+ * pageQuery (limit and cursor).
  */
-
-/** The query parameters of pageQuery, for OpenAPI. */
-export const pageQueryDocs: Record<string, string> = {
-  limit: "integer 1-1000, default 1000",
-  cursor: "next_cursor of the previous page",
-};
 
 /** A list response: the items under their field, and `next_cursor` while more remain. */
 export type ListBody<K extends string, T> = { [F in K]: T[] } & { next_cursor?: string };
@@ -35,13 +30,9 @@ export function pageBody<K extends string, T>(field: K, items: T[], nextAfterId:
 }
 
 /**
- * The OpenAPI schema of a list response, `{<field>: [item], next_cursor?}`.
+ * The schema of a list response, `{<field>: [item], next_cursor?}`.
  * @param items the schema of one item.
  */
-export function listSchema(field: string, items: Record<string, unknown>) {
-  return {
-    type: "object",
-    required: [field],
-    properties: { [field]: { type: "array", items }, next_cursor: { type: "string" } },
-  };
+export function listSchema(field: string, items: v.GenericSchema) {
+  return v.object({ [field]: v.array(items), next_cursor: v.optional(v.string()) });
 }

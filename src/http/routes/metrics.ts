@@ -1,5 +1,7 @@
 import type { VaultMetrics } from "../../ops/metrics.js";
-import type { RouteDecl } from "./declare.js";
+import * as v from "valibot";
+import type { Route } from "./declare.js";
+import { route } from "./declare.js";
 
 /**
  * GET /metrics: the Prometheus text exposition of the vault's metrics
@@ -7,18 +9,18 @@ import type { RouteDecl } from "./declare.js";
  * read this and nothing else). Labels are route templates, never keys, ids
  * or tokens.
  */
-export function metricsRouteDecl(deps: { metrics: VaultMetrics }): RouteDecl {
-  return {
+export function metricsRoute(deps: { metrics: VaultMetrics }): Route {
+  return route({
     method: "get",
     path: "/metrics",
     summary: "Prometheus metrics (text exposition format). The master key or VAULT_METRICS_TOKEN.",
     permission: "metrics",
     responses: {
-      200: { description: "the metrics in the Prometheus text format, version 0.0.4", schema: { type: "string" }, contentType: "text/plain" },
+      200: { description: "the metrics in the Prometheus text format, version 0.0.4", schema: v.string(), contentType: "text/plain" },
     },
     handler: async (c) => {
       const body = await deps.metrics.registry.metrics();
       return c.body(body, 200, { "Content-Type": deps.metrics.registry.contentType });
     },
-  };
+  });
 }

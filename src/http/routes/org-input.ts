@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Principal } from "../../domain/principals.js";
-import type { AppContext } from "../context.js";
 import { ApiError } from "../errors.js";
+import { int } from "./answers.js";
 import { seconds } from "./input.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
@@ -76,30 +76,27 @@ export function principalJson(p: Principal) {
 const ANY_ID = /^[A-Za-z0-9_]{1,64}$/;
 
 /**
- * A path parameter that names a resource by id (`:id`, `:key_id`): an id
- * not of the resource's shape cannot exist, so it is 404.
+ * The id a path parameter names (`:id`, `:key_id`): an id not of the
+ * resource's shape cannot exist, so it is 404. Called where the resource is
+ * looked up (after its org), not as input validation.
  * @param pattern the shape of the resource's ids; default: 1-64 of `A-Za-z0-9_`.
+ * @returns the id.
  * @throws ApiError 404 with `notFound` as the error.
  */
-export function pathId(c: AppContext, param: string, notFound: string, pattern: RegExp = ANY_ID): string {
-  const id = c.req.param(param) ?? "";
+export function idOrNotFound(id: string, notFound: string, pattern: RegExp = ANY_ID): string {
   if (!pattern.test(id)) throw new ApiError(404, notFound);
   return id;
 }
 
-/** OpenAPI schema of a principal. */
-export const principalSchema = {
-  type: "object",
-  required: ["id", "name", "org_id", "role", "metadata", "created_at"],
-  properties: {
-    id: { type: "string" },
-    name: { type: "string" },
-    org_id: { type: "string" },
-    role: { type: "string" },
-    metadata: { type: "object" },
-    created_at: { type: "integer" },
-  },
+/** The fields of a principal in answers. */
+export const principalFields = {
+  id: v.string(),
+  name: v.string(),
+  org_id: v.string(),
+  role: v.string(),
+  metadata: v.record(v.string(), v.unknown()),
+  created_at: int,
 };
 
-/** OpenAPI schema of `{deleted: true}`. */
-export const deletedSchema = { type: "object", properties: { deleted: { const: true } } };
+/** A principal. */
+export const principalSchema = v.object(principalFields);

@@ -1,10 +1,10 @@
 import type { OrgDomain } from "../../domain/org-domain.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import type { RouteDecl } from "./declare.js";
-import { meRouteDecls } from "./me.js";
-import { orgManagementRouteDecls } from "./orgs.js";
-import { principalRouteDecls } from "./principals.js";
-import { roleRouteDecls } from "./roles.js";
+import type { Route } from "./declare.js";
+import { meRoutes } from "./me.js";
+import { orgManagementRoutes } from "./orgs.js";
+import { principalRoutes } from "./principals.js";
+import { roleRoutes } from "./roles.js";
 
 export interface OrgRoutesDeps extends OrgDomain {
   tx: UnitOfWork<Work>;
@@ -14,13 +14,13 @@ export interface OrgRoutesDeps extends OrgDomain {
  * The organization routes (docs/contract.md
  * §2, §4, §6, §8 and §9): organizations, roles, principals and their keys (master key) and /me
  * (principal keys). Org-scoped secrets, webhooks and the org audit log are
- * declared with their global twins (routes/secrets.ts, webhooks.ts, audit.ts).
+ * declared with their global twins (routes/secrets/, webhooks.ts, audit.ts).
  */
-export function orgRouteDecls(deps: OrgRoutesDeps): RouteDecl[] {
+export function orgRoutes(deps: OrgRoutesDeps): Route[] {
   return [
-    ...orgManagementRouteDecls({ orgs: deps.orgs, tx: deps.tx }),
-    ...roleRouteDecls({ roles: deps.roles, tx: deps.tx }),
-    ...principalRouteDecls({ principals: deps.principals, keys: deps.keys, tx: deps.tx }),
-    ...meRouteDecls({ principals: deps.principals, keys: deps.keys, tx: deps.tx }),
+    ...orgManagementRoutes({ orgs: deps.orgs, tx: deps.tx }),
+    ...roleRoutes({ roles: deps.roles, tx: deps.tx }),
+    ...principalRoutes({ principals: deps.principals, keys: deps.keys, tx: deps.tx }),
+    ...meRoutes({ principals: deps.principals, keys: deps.keys, tx: deps.tx }),
   ];
 }

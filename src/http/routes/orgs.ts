@@ -1,18 +1,25 @@
 import * as v from "valibot";
 import { originOf } from "../context.js";
+import { ApiError } from "../errors.js";
 import type { Org, Organizations } from "../../domain/orgs.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { orgIdOf } from "../org-auth.js";
-import type { RouteDecl } from "./declare.js";
-import { decodeCursor, pageQuery, parse, readBody, seconds } from "./input.js";
-import { listSchema, pageBody, pageQueryDocs } from "./lists.js";
-import { deletedSchema, metadataField, nameField } from "./org-input.js";
+import { deletedSchema, int } from "./answers.js";
+import type { Route } from "./declare.js";
+import { route } from "./declare.js";
+import { decodeCursor, pageQuery, seconds } from "./input.js";
+import { listSchema, pageBody } from "./lists.js";
+import { metadataField, nameField } from "./org-input.js";
 
 /** POST /orgs body (docs/orgs.md, docs/contract.md §4). */
 export const createOrgBody = v.object({
   name: nameField(),
   metadata: v.optional(metadataField),
 });
+
+/** An organization in answers. */
+const orgFields = { id: v.string(), name: v.string(), created_at: int };
+const orgSchema = v.object(orgFields);
 
 export interface OrgRouteDeps {
   orgs: Organizations;
@@ -27,10 +34,10 @@ function orgSummary(o: Org) {
  * Organizations, master key only (docs/contract.md
  * §2, §8 and §9): create, list, get, delete (409 while anything remains).
  */
-export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
+export function orgManagementRoutes(deps: OrgRouteDeps): Route[] {
   const { orgs, tx } = deps;
   return [
-    {
+    route({
       method: "post",
       path: "/orgs",
       summary: "Create an organization. Names are unique.",
@@ -41,31 +48,29 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
         400: { description: "invalid input" },
         409: { description: "an org with this name exists" },
       },
-      handler: async (c) => {
-        const body = await readBody(c, createOrgBody);
+      handler: async (c, { body }) => {
         const origin = originOf(c);
         const org = await tx.run((w) => orgs.create(w, body.name, body.metadata, origin));
         return c.json(orgSummary(org), 201);
       },
-    },
-    {
+    }),
+    route({
       method: "get",
       path: "/orgs",
       summary: "List organizations, oldest first.",
       permission: "master",
-      query: pageQueryDocs,
+      query: pageQuery,
       responses: {
         200: { description: "{orgs, next_cursor?}", schema: listSchema("orgs", orgSchema) },
         400: { description: "invalid limit or cursor" },
       },
-      handler: async (c) => {
-        const query = parse(pageQuery, c.req.query());
+      handler: async (c, { query }) => {
         const afterId = decodeCursor(query.cursor);
         const page = await tx.run((w) => orgs.list(w, query.limit ?? 1000, afterId));
         return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
       },
-    },
-    {
+    }),
+    route({
       method: "get",
       path: "/orgs/:org_id",
       summary: "One organization with its metadata.",
@@ -73,20 +78,18 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
       responses: {
         200: {
           description: "{id, name, metadata, created_at}",
-          schema: {
-            ...orgSchema,
-            required: [...orgSchema.required, "metadata"],
-            properties: { ...orgSchema.properties, metadata: { type: "object" } },
-          },
+          schema: v.object({ ...orgFields, metadata: v.record(v.string(), v.unknown()) }),
         },
         404: { description: "no such organization" },
       },
       handler: async (c) => {
-        const org = await tx.run(async (w) => (await orgs.get(w, await orgIdOf(w, c))) as Org);
+        const org = await tx.run(async (w) => orgs.get(w, await orgIdOf(w, c)));
+        // orgIdOf() found it in the same unit of work.
+        if (org === undefined) throw new ApiError(404, "organization not found");
         return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
       },
-    },
-    {
+    }),
+    route({
       method: "delete",
       path: "/orgs/:org_id",
       summary:
@@ -102,12 +105,6 @@ export function orgManagementRouteDecls(deps: OrgRouteDeps): RouteDecl[] {
         await tx.run(async (w) => orgs.remove(w, await orgIdOf(w, c), origin));
         return c.json({ deleted: true });
       },
-    },
+    }),
   ];
 }
-
-const orgSchema = {
-  type: "object",
-  required: ["id", "name", "created_at"],
-  properties: { id: { type: "string" }, name: { type: "string" }, created_at: { type: "integer" } },
-};

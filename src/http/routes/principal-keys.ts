@@ -1,8 +1,8 @@
-import type { Context } from "hono";
 import * as v from "valibot";
 import type { Page } from "../../domain/paging.js";
 import type { PrincipalKey } from "../../domain/principal-keys.js";
-import { intRange, MAX_UNIX_SECONDS, readBody, seconds } from "./input.js";
+import { int, nullableInt } from "./answers.js";
+import { intRange, MAX_UNIX_SECONDS, seconds } from "./input.js";
 import { listSchema, pageBody } from "./lists.js";
 import type { ListBody } from "./lists.js";
 import { nameField } from "./org-input.js";
@@ -38,15 +38,6 @@ export function newKeyInput(body: v.InferOutput<typeof newKeyBody>): {
   };
 }
 
-/**
- * Reads the body of a key creation (newKeyBody) and returns its domain
- * input (newKeyInput: seconds become milliseconds).
- * @throws ApiError 400 for an invalid body, 413 for one over the body limit.
- */
-export async function readNewKey(c: Context): Promise<ReturnType<typeof newKeyInput>> {
-  return newKeyInput(await readBody(c, newKeyBody));
-}
-
 /** A principal key summary: `{id, name, valid_after, valid_before, created_at}`; never the token. */
 export function keySummaryJson(k: PrincipalKey) {
   return {
@@ -69,25 +60,22 @@ export function keyListBody(page: Page<PrincipalKey>): ListBody<"keys", ReturnTy
   return pageBody("keys", page.items.map(keySummaryJson), page.nextAfterId);
 }
 
-/** OpenAPI schema of a principal key summary. */
-export const keySummarySchema = {
-  type: "object",
-  required: ["id", "name", "valid_after", "valid_before", "created_at"],
-  properties: {
-    id: { type: "string" },
-    name: { type: "string" },
-    valid_after: { type: ["integer", "null"] },
-    valid_before: { type: ["integer", "null"] },
-    created_at: { type: "integer" },
-  },
+const keySummaryFields = {
+  id: v.string(),
+  name: v.string(),
+  valid_after: nullableInt,
+  valid_before: nullableInt,
+  created_at: int,
 };
 
-/** OpenAPI schema of a created principal key (token shown once). */
-export const createdKeySchema = {
-  ...keySummarySchema,
-  required: [...keySummarySchema.required, "key"],
-  properties: { ...keySummarySchema.properties, key: { type: "string", description: "vpk_ token, shown only here" } },
-};
+/** A principal key summary. */
+export const keySummarySchema = v.object(keySummaryFields);
 
-/** OpenAPI schema of a page of principal keys, `{keys, next_cursor?}`. */
+/** A created principal key (its token shown once). */
+export const createdKeySchema = v.object({
+  ...keySummaryFields,
+  key: v.pipe(v.string(), v.description("vpk_ token, shown only here")),
+});
+
+/** A page of principal keys, `{keys, next_cursor?}`. */
 export const keyListSchema = listSchema("keys", keySummarySchema);

@@ -1,10 +1,9 @@
 import * as v from "valibot";
-import { requireInPrefix } from "../auth.js";
-import type { AppContext } from "../context.js";
 import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
 import { parseEnvelope } from "../../client/envelope.js";
 import { ApiError } from "../errors.js";
-import { intRange, requiredString } from "./input.js";
+import type { PrefixRule } from "./declare.js";
+import { intRange, invalidAs, requiredString } from "./input.js";
 
 /**
  * The characters and length of a secret key (docs/api.md "Global secrets"):
@@ -118,20 +117,51 @@ export const patchSecretBody = v.object({
 });
 
 /**
- * Validates a secret key taken from the path (percent-decoded, `%2F` being
- * `/`): a key of isSecretKey() or a public id. For a prefix-scoped key the
- * prefix is checked first (docs/keys.md: 403 whether or not the secret
- * exists, public ids always out of reach), so the order is 403, then 400.
- * @returns the key.
- * @throws ApiError 403 outside the caller's prefix; 400 `invalid secret key`
- *   (the rule as `message`, never the key) for a key that breaks the rule.
+ * The `{key}` path parameter of the secret routes (docs/api.md "Global
+ * secrets"): percent-decoded (`%2F` being `/`), a key of isSecretKey() or a
+ * public id; else 400 `invalid secret key` with the rule as `message`, never
+ * the key.
+ * @param description the parameter's description in the OpenAPI document.
  */
-export function pathKey(c: AppContext): string {
-  const key = c.req.param("key") ?? "";
-  requireInPrefix(c, PUBLIC_ID_PATTERN.test(key) ? null : key);
-  if (!isSecretKey(key) && !PUBLIC_ID_PATTERN.test(key)) throw new ApiError(400, "invalid secret key", { message: KEY_RULE });
-  return key;
+export function keyParams(description: string) {
+  return v.object({
+    key: invalidAs(
+      "invalid secret key",
+      v.pipe(
+        v.string(KEY_RULE),
+        v.check((key) => isSecretKey(key) || PUBLIC_ID_PATTERN.test(key), KEY_RULE),
+        v.description(description),
+      ),
+    ),
+  });
 }
+
+/**
+ * Prefix scoping of a path key (docs/keys.md "Prefix scoping"): checked
+ * before the key is validated or looked up, so a prefix-scoped key gets 403
+ * whether or not the secret exists; a public id is always out of reach.
+ */
+export const pathKeyInPrefix: PrefixRule = {
+  from: "params",
+  key: (params) => {
+    const key = typeof params.key === "string" ? params.key : "";
+    return PUBLIC_ID_PATTERN.test(key) ? null : key;
+  },
+};
+
+/**
+ * Prefix scoping of a create body's `key` (docs/keys.md "Prefix scoping"),
+ * before the body is validated (403 before 400): no key makes a public
+ * secret, out of any prefix's reach; a key that is no string is left to
+ * validation.
+ */
+export const bodyKeyInPrefix: PrefixRule = {
+  from: "body",
+  key: (body) => {
+    if (body.key === undefined) return null;
+    return typeof body.key === "string" ? body.key : undefined;
+  },
+};
 
 /**
  * Checks a value's size in UTF-8 bytes against VAULT_MAX_VALUE_BYTES; an

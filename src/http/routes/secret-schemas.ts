@@ -1,13 +1,14 @@
 import * as v from "valibot";
+import { int } from "./answers.js";
+import { listSchema } from "./lists.js";
 
 /**
- * The response schemas of the secret routes (routes/secrets.ts), one family
+ * The response schemas of the secret routes (routes/secrets/), one family
  * for both scopes: global and org secrets differ only by fields (a global
  * secret is `key` or, public, `id`; an org secret has an owner, a state and
  * its burn rule). Times are Unix seconds.
  */
 
-const int = v.pipe(v.number(), v.integer());
 const metaFields = {
   created_at: int,
   expires_at: v.nullable(int),
@@ -33,9 +34,9 @@ export const orgMeta = v.object({
 export const globalRead = v.object({ ...globalName, value: v.string(), ...metaFields });
 /** An org read: the only answer that carries a value. */
 export const orgRead = v.object({ key: v.string(), value: v.string(), ...metaFields });
-/** A page of secrets, `{secrets, next_cursor?}` (docs/contract.md §5). */
-export const page = <S extends v.GenericSchema>(entry: S) => v.object({ secrets: v.array(entry), next_cursor: v.optional(v.string()) });
-/** `{deleted: true}`. */
-export const deleted = v.object({ deleted: v.literal(true) });
+/** A page of secrets, `{secrets, next_cursor?}`. */
+export const globalPage = listSchema("secrets", globalMeta);
+/** A page of an org's secrets, `{secrets, next_cursor?}`. */
+export const orgPage = listSchema("secrets", orgMeta);
 /** `{pruned}`: how many tombstones were removed. */
 export const pruned = v.object({ pruned: int });

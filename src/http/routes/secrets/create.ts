@@ -1,0 +1,106 @@
+import * as v from "valibot";
+import { originOf } from "../../context.js";
+import { GLOBAL_SCOPE } from "../../../domain/secret-model.js";
+import type { ResponseDecl, Route } from "../declare.js";
+import { route } from "../declare.js";
+import { byScope } from "../scope.js";
+import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody } from "../secret-input.js";
+import type { SecretRouteDeps, SecretScope } from "./rules.js";
+
+/** The responses both scopes' creates share. */
+const COMMON: Record<number, ResponseDecl> = {
+  402: { description: "free tier limit of 100 active secrets reached" },
+  413: { description: "value larger than VAULT_MAX_VALUE_BYTES, or body over 1 MiB" },
+};
+
+/**
+ * POST /secrets (docs/api.md "Global secrets"): a keyed secret answers
+ * 201 `{key}`; without `key` a public secret (a dead drop) answers 201
+ * `{id, url}`. Prefix scoping reads the raw body's key first (403 before 400).
+ */
+function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
+  return route({
+    method: "post",
+    path: "/secrets",
+    summary: "Create a global secret: keyed when `key` is given, else public (a dead drop).",
+    permission: s.permission.create,
+    inPrefix: bodyKeyInPrefix,
+    body: createSecretBody,
+    responses: Object.assign(
+      {
+        201: {
+          description: "Created. Keyed: {key}. Public: {id, url}.",
+          schema: v.union([v.object({ key: v.string() }), v.object({ id: v.string(), url: v.string() })]),
+        },
+        400: { description: "invalid input" },
+      },
+      COMMON,
+      { 409: { description: "a live secret with this key exists" } },
+    ),
+    handler: async (c, { body }) => {
+      checkValueSize(body.value, deps.maxValueBytes);
+      const origin = originOf(c);
+      const created = await deps.tx.run((w) =>
+        deps.secrets.create(w, { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads }, origin),
+      );
+      if (created.isPublic) {
+        const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
+        return c.json({ id: created.key, url: `${url}${deps.publicPath}${created.key}` }, 201);
+      }
+      return c.json({ key: created.key }, 201);
+    },
+  });
+}
+
+/**
+ * POST /orgs/:org_id/secrets (docs/orgs.md "Org-scoped secrets"): the
+ * creating principal owns it; `delete: false` seals it on its last read;
+ * `allowed_keys` (repeats dropped) must be keys of the org (400).
+ */
+function orgCreate(deps: SecretRouteDeps, s: SecretScope): Route {
+  return route({
+    method: "post",
+    path: "/orgs/:org_id/secrets",
+    summary:
+      "Create an org secret. delete=false seals it on its last read instead of burning it. allowed_keys: principal key ids of this org that may read it (and the master key); omitted: org-wide.",
+    permission: s.permission.create,
+    inPrefix: bodyKeyInPrefix,
+    body: createOrgSecretBody,
+    responses: Object.assign(
+      {
+        201: { description: "{key}", schema: v.object({ key: v.string() }) },
+        400: { description: "invalid input, or an allowed_keys id that is not a key of this org" },
+      },
+      COMMON,
+      s.scope.missing,
+      { 409: { description: "a live secret with this key exists in the org" } },
+    ),
+    handler: async (c, { body }) => {
+      checkValueSize(body.value, deps.maxValueBytes);
+      const actor = c.get("actor");
+      const origin = originOf(c);
+      const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
+      const created = await deps.tx.run(async (w) => {
+        const orgId = await s.scope.scopeIn(w, c);
+        if (allowedKeys) await deps.keys.checkAllowedKeys(w, orgId, allowedKeys);
+        const input = {
+          scope: orgId,
+          key: body.key,
+          value: body.value,
+          ttlSeconds: body.ttl_seconds,
+          maxReads: body.max_reads,
+          burnOnLimit: body.delete !== false,
+          ownerId: actor.kind === "principal" ? actor.principalId : null,
+          allowedKeys,
+        };
+        return deps.secrets.create(w, input, origin);
+      });
+      return c.json({ key: created.key }, 201);
+    },
+  });
+}
+
+/** The create route of a scope: a public secret or a keyed one (global), an owned one (org). */
+export function createRoute(deps: SecretRouteDeps, s: SecretScope): Route {
+  return byScope(s.scope, { global: globalCreate, org: orgCreate })(deps, s);
+}

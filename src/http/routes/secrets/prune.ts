@@ -1,0 +1,31 @@
+import { keyPrefixOf } from "../../auth.js";
+import { originOf } from "../../context.js";
+import type { Route } from "../declare.js";
+import { route } from "../declare.js";
+import { byScope, inScope } from "../scope.js";
+import { pruned } from "../secret-schemas.js";
+import type { SecretRouteDeps, SecretScope } from "./rules.js";
+
+/**
+ * POST /prune and POST /orgs/:org_id/prune (docs/api.md "Global secrets"):
+ * removes the tombstones of the scope's expired secrets; a prefix-scoped key
+ * prunes only its prefix.
+ */
+export function pruneRoute(deps: SecretRouteDeps, s: SecretScope): Route {
+  return route({
+    method: "post",
+    path: `${s.scope.base}/prune`,
+    summary: byScope(s.scope, {
+      global: "Remove the tombstones of expired global secrets.",
+      org: "Remove the tombstones of the org's expired secrets.",
+    }),
+    permission: s.permission.prune,
+    responses: Object.assign({ 200: { description: "{pruned}", schema: pruned } }, s.scope.missing),
+    handler: async (c) => {
+      const origin = originOf(c);
+      const keyPrefix = keyPrefixOf(c);
+      const count = await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.prune(w, scope, origin, keyPrefix));
+      return c.json({ pruned: count });
+    },
+  });
+}

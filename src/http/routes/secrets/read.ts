@@ -1,0 +1,56 @@
+import { originOf } from "../../context.js";
+import type { ResponseDecl, Route } from "../declare.js";
+import { route } from "../declare.js";
+import { byScope, inScope } from "../scope.js";
+import { keyParams, pathKeyInPrefix } from "../secret-input.js";
+import { readJson } from "../secret-json.js";
+import { headSecret } from "./head.js";
+import type { SecretRouteDeps, SecretScope } from "./rules.js";
+import { orNoOrg, readerOf, refuse } from "./rules.js";
+
+/** Answers only sealable (org) secrets give: allowed_keys and sealing. */
+const SEALABLE: Record<number, ResponseDecl> = {
+  403: { description: "the token may not do this, or the key is not in the secret's allowed_keys" },
+  410: { description: "sealed: its reads are exhausted" },
+};
+
+/**
+ * GET of a secret (docs/api.md "Global secrets", docs/orgs.md "Org-scoped
+ * secrets"): its value, counting the read; the read that reaches max_reads
+ * burns it, or seals it (org, delete=false). A HEAD is answered by head.ts.
+ */
+export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
+  return route({
+    method: "get",
+    path: `${s.scope.base}/secrets/:key{.+}`,
+    params: keyParams(s.keyDoc),
+    inPrefix: pathKeyInPrefix,
+    summary: byScope(s.scope, {
+      global:
+        "Retrieve a secret's value and count the read. The read that reaches max_reads burns it. HEAD answers existence without counting a read.",
+      org: "Retrieve an org secret's value and count the read; the read that reaches max_reads burns it (delete=true) or seals it (delete=false). HEAD answers existence without decrypting or counting.",
+    }),
+    permission: s.permission.read,
+    // The GET records secret.read itself; a HEAD records this.
+    auditAction: "secret.checked",
+    responses: Object.assign(
+      {
+        200: {
+          description: `{${s.name}, value, created_at, expires_at, max_reads, read_count}; read_count after this read`,
+          schema: s.readSchema,
+        },
+        400: { description: "invalid secret key" },
+        404: { description: `missing, expired or burned${orNoOrg(s)}` },
+      },
+      s.sealable ? SEALABLE : {},
+    ),
+    handler: async (c, { params }) => {
+      if (c.req.method === "HEAD") return headSecret(deps, s, c, params.key);
+      const origin = originOf(c);
+      const reader = readerOf(c);
+      const outcome = await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin));
+      if (outcome.kind !== "ok") refuse(outcome);
+      return c.json(readJson(outcome.secret, outcome.value));
+    },
+  });
+}
