@@ -3,13 +3,20 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseServeFlags } from "../src/cli/serve-flags.js";
+import { parseServeArgs } from "../src/cli/serve-flags.js";
 import { ConfigError, SETTINGS, flagName, loadConfig } from "../src/config.js";
 import { prepareDataDir } from "../src/crypto/keyfiles.js";
 import { generateLicenseKeyPair } from "../src/crypto/license.js";
 
 const HEX_KEY = "11".repeat(32);
 const HEX_KEY_2 = "22".repeat(32);
+
+/** The serve command's flags, parsed by commander as the command does. */
+function parseServeFlags(args: string[]): Record<string, string | boolean | undefined> {
+  const parsed = parseServeArgs(args);
+  if (parsed === undefined) throw new Error("--help or --version printed");
+  return parsed.flags;
+}
 
 /** loadConfig from command-line arguments and an environment, as the command does. */
 function config(args: string[] = [], env: Record<string, string | undefined> = {}) {
