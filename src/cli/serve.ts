@@ -1,6 +1,7 @@
 import { loadConfig } from "../config.js";
 import { parseServeArgs } from "./serve-flags.js";
 import { version } from "../version.js";
+import { EXIT_FAILED, EXIT_OK } from "./exit-codes.js";
 
 /**
  * `ephemeral-vault [serve] [flags]`: starts the vault. Flags win over the
@@ -13,7 +14,7 @@ import { version } from "../version.js";
  */
 export async function serveCommand(args: string[]): Promise<number | undefined> {
   const parsed = parseServeArgs(args);
-  if (parsed === undefined) return 0;
+  if (parsed === undefined) return EXIT_OK;
   const { printUrlJson } = parsed;
   const config = loadConfig(parsed.flags, process.env);
   const [{ createLogger }, { startServer }] = await Promise.all([import("../ops/log.js"), import("../server.js")]);
@@ -23,10 +24,10 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const onSignal = (signal: NodeJS.Signals) => {
     log.info({ signal }, "stopping");
     server.stop().then(
-      () => process.exit(0),
+      () => process.exit(EXIT_OK),
       (err: unknown) => {
         log.error({ err }, "stop failed");
-        process.exit(1);
+        process.exit(EXIT_FAILED);
       },
     );
   };
