@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, loadConfig, SETTINGS } from "../config.js";
 import { parseRootKey, ValueCipher } from "../crypto/cipher.js";
 
 /** Where a command writes: stdout and stderr by default, strings in tests. */
@@ -29,7 +29,7 @@ export interface RootKeyFlags {
  * @throws ConfigError for `:memory:`, which has nothing to back up or restore.
  */
 export function dataDirOf(flag: string | undefined, env: Record<string, string | undefined>): string {
-  const dir = flag ?? (env.VAULT_DATA_DIR || "./.vault");
+  const dir = flag ?? (env.VAULT_DATA_DIR || SETTINGS.dataDir.default);
   if (dir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
   return dir;
 }
