@@ -21,7 +21,8 @@ function defaultText(setting: Setting<unknown>): string | undefined {
 export function settingsHelp(): string {
   return ROWS.map((s) => {
     const shown = s.shown === undefined && s.derive === undefined ? defaultText(s) : undefined;
-    const help = shown === undefined ? s.help : `${s.help} (default ${shown})`;
+    // "bind address (0.0.0.0 to self-host)" -> "... (0.0.0.0 to self-host; default 127.0.0.1)"
+    const help = shown === undefined ? s.help : s.help.endsWith(")") ? `${s.help.slice(0, -1)}; default ${shown})` : `${s.help} (default ${shown})`;
     return `  --${s.flag.padEnd(26)} ${s.env.join(", ").padEnd(32)} ${help}`;
   }).join("\n");
 }
