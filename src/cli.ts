@@ -1,4 +1,5 @@
 import { ConfigError } from "./config.js";
+import { EXIT_OK, EXIT_USAGE } from "./cli/exit-codes.js";
 import { COMMANDS } from "./cli/registry.js";
 import { serveCommand } from "./cli/serve.js";
 import { topLevelUsage } from "./cli/usage.js";
@@ -6,9 +7,6 @@ import { version } from "./version.js";
 // The server, the logger, commander, the HTTP client and the MCP SDK are
 // imported only by the command that needs them: a bad setting stops `serve`
 // within a second (docs/contract.md §15) and the start stays fast.
-
-/** Exit code for a bad setting or usage (docs/contract.md §15). */
-const EXIT_USAGE = 2;
 
 /**
  * The command line: serve (default, also when the first word is a flag),
@@ -21,11 +19,11 @@ export async function main(argv: string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
     process.stdout.write(topLevelUsage());
-    return 0;
+    return EXIT_OK;
   }
   if (first === "--version" || first === "-v") {
     process.stdout.write(`${version}\n`);
-    return 0;
+    return EXIT_OK;
   }
   try {
     if (first === "serve") return await serveCommand(rest);

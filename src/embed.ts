@@ -1,6 +1,6 @@
 import { VaultClient } from "./client/index.js";
 import type { Config } from "./config.js";
-import { ConfigError, SETTINGS, flagName, loadConfig } from "./config.js";
+import { ConfigError, SETTINGS, loadConfig } from "./config.js";
 import { createLogger } from "./ops/log.js";
 import type { Logger } from "./ops/log.js";
 import { startServer } from "./server.js";
@@ -57,7 +57,8 @@ export interface EmbeddedVault {
 
 /**
  * Turns a typed setting into the text its flag takes, so that one validation
- * (config.ts loadConfig) covers flags, the environment and embedding.
+ * (the settings table's, config/settings.ts) covers flags, the environment
+ * and embedding.
  * @throws ConfigError for a value of the wrong type.
  */
 function flagValue(field: string, value: unknown): string {
@@ -69,9 +70,12 @@ function flagValue(field: string, value: unknown): string {
 }
 
 /**
- * The Config of an embedded vault: the settings as flags over an empty
+ * The Config of an embedded vault: each setting mapped through its row of
+ * the settings table (config/settings.ts) to its flag, over an empty
  * environment (process.env is not read: no process-wide state), with the
- * embedding defaults (":memory:", port 0, log level warn) under them.
+ * embedding defaults (":memory:", port 0, log level warn) under them
+ * (docs/embedding.md). A name is a setting only when the table has a row of
+ * its own for it (not `constructor` or `toString`).
  * @throws ConfigError naming the setting (its variable) for a bad value or an unknown name.
  */
 export function embeddedConfig(options: StartVaultOptions = {}): Config {
@@ -81,10 +85,9 @@ export function embeddedConfig(options: StartVaultOptions = {}): Config {
   if (options.masterKey !== undefined) settings.masterKey = options.masterKey;
   const flags: Record<string, string> = {};
   for (const [field, value] of Object.entries(settings)) {
-    const setting = (SETTINGS as Record<string, (typeof SETTINGS)[keyof Config] | undefined>)[field];
-    if (setting === undefined) throw new ConfigError(`unknown setting ${field} (docs/configuration.md lists them)`);
+    if (!Object.hasOwn(SETTINGS, field)) throw new ConfigError(`unknown setting ${field} (docs/configuration.md lists them)`);
     if (value === undefined) continue;
-    flags[flagName(setting)] = flagValue(field, value);
+    flags[SETTINGS[field as keyof Config].flag] = flagValue(field, value);
   }
   return loadConfig(flags, {});
 }

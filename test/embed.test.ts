@@ -82,6 +82,14 @@ describe("startVault (docs/embedding.md)", () => {
     await expect(startVault(unknown)).rejects.toThrow(/unknown setting maxValueByte/);
   });
 
+  it("refuses a setting named like a property every object has (constructor, toString) as unknown", async () => {
+    for (const name of ["constructor", "toString", "hasOwnProperty", "__proto__"]) {
+      const settings = JSON.parse(`{"${name}": 8}`) as Record<string, unknown>;
+      const options = { settings } as unknown as Parameters<typeof startVault>[0];
+      await expect(startVault(options), name).rejects.toThrow(new RegExp(`unknown setting ${name}`));
+    }
+  });
+
   it("does not read the process environment", async () => {
     process.env.VAULT_MAX_VALUE_BYTES = "4";
     try {

@@ -1,27 +1,20 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
+import { Command } from "commander";
 import { ConfigError } from "../config.js";
 import { verifyAuditChain } from "../domain/audit-verify.js";
 import type { ChainReport, MissingKey } from "../domain/audit-verify.js";
 import type { ChainKeys } from "../domain/audit-chain.js";
-import { loadCipher } from "../ops/common.js";
+import { dataDirOf, loadCipher } from "../ops/common.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { anchorPg, anchorSqlite } from "./audit-anchor-commands.js";
 import type { AnchoredPg, AnchoredSqlite } from "./audit-anchor-commands.js";
 import { parseAnchor } from "../domain/audit-anchor.js";
 import type { Anchor } from "../domain/audit-anchor.js";
 import type { PgChainReport } from "../store/pg/audit-verify.js";
-
-/** Exit code of `audit verify` when the chain is broken (docs/audit.md). */
-export const EXIT_CHAIN_BROKEN = 1;
-/**
- * Exit code of `audit verify` when rows are keyed with a root key that is
- * not loaded: nothing shows tampering, but those rows are not verified
- * (docs/audit.md). Not 2, which is a usage or setting error.
- */
-export const EXIT_KEY_MISSING = 3;
+import { EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING, EXIT_OK } from "./exit-codes.js";
+import { parseWords } from "./parse-words.js";
 
 /** Where the command writes: stdout and stderr by default, strings in tests. */
 export interface CommandOutput {
@@ -74,6 +67,42 @@ export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainRepo
   }
 }
 
+/** The flags of `audit verify` and `audit head` (commander's names). */
+export interface AuditCheckFlags {
+  dataDir?: string | undefined;
+  databaseUrl?: string | undefined;
+  anchor?: string | undefined;
+}
+
+/** Declares `audit verify [--data-dir DIR | --database-url URL] [--anchor LINE]` or `audit head [...]`. */
+export function declareAuditCheck(command: Command, sub: "verify" | "head"): Command {
+  command
+    .description(sub === "verify" ? "check the hash chains (read-only)" : "verify, then print one signed anchor line")
+    .option("--data-dir <DIR>", "the vault's data directory (default: VAULT_DATA_DIR, then ./.vault)")
+    .option("--database-url <URL>", "every writer's chain on PostgreSQL (default: VAULT_DATABASE_URL unless --data-dir)");
+  if (sub === "verify") command.option("--anchor <LINE>", "also fail when the log is shorter than, or diverges from, LINE (from audit head)");
+  const example = sub === "verify" ? 'audit verify --anchor "$(tail -n 1 /offsite/vault-anchors.txt)"' : "audit head >> /offsite/vault-anchors.txt";
+  return command.addHelpText("after", `\nExamples:\n  ephemeral-vault ${example}`);
+}
+
+/**
+ * `ephemeral-vault audit verify|head` from its words (`["verify", "--data-dir",
+ * DIR]`), parsed by commander as the command line does: runAuditCheck().
+ * @returns runAuditCheck()'s code; 0 after --help.
+ * @throws ConfigError for a usage error (exit 2) and as runAuditCheck().
+ */
+export async function auditCommand(
+  args: string[],
+  env: Record<string, string | undefined> = process.env,
+  output: CommandOutput = processOutput,
+): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== "verify" && sub !== "head") throw new ConfigError('audit needs "verify" or "head"; see ephemeral-vault --help');
+  const command = declareAuditCheck(new Command(sub), sub);
+  if (parseWords(command, rest) === "shown") return EXIT_OK;
+  return runAuditCheck(sub, command.opts<AuditCheckFlags>(), env, output);
+}
+
 /**
  * `ephemeral-vault audit verify [--anchor LINE]` and `ephemeral-vault audit
  * head`, on `--data-dir DIR` (default VAULT_DATA_DIR, then ./.vault) or
@@ -85,33 +114,23 @@ export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainRepo
  *   line printed), EXIT_CHAIN_BROKEN (1) when it is not, EXIT_KEY_MISSING
  *   (3) when rows are keyed with a root key that is not loaded (the message
  *   names its id and the setting that loads it).
- * @throws ConfigError for usage errors, a missing database, and an anchor
- *   line that is malformed or not authentic (exit 2).
+ * @throws ConfigError for a missing database, and an anchor line that is
+ *   malformed or not authentic (exit 2).
  */
-export async function auditCommand(
-  args: string[],
+export async function runAuditCheck(
+  sub: "verify" | "head",
+  flags: AuditCheckFlags,
   env: Record<string, string | undefined> = process.env,
   output: CommandOutput = processOutput,
 ): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub !== "verify" && sub !== "head") throw new ConfigError('audit needs "verify" or "head"; see ephemeral-vault --help');
-  let values: { "data-dir"?: string | undefined; "database-url"?: string | undefined; anchor?: string | undefined };
-  const options: Record<string, { type: "string" }> = { "data-dir": { type: "string" }, "database-url": { type: "string" } };
-  if (sub === "verify") options.anchor = { type: "string" };
-  try {
-    ({ values } = parseArgs({ args: rest, options, strict: true }));
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
-  const databaseUrl = values["database-url"] ?? (values["data-dir"] === undefined ? env.VAULT_DATABASE_URL : undefined);
-  if (databaseUrl !== undefined && databaseUrl !== "") return verifyPostgres(databaseUrl, env, output, sub, values.anchor);
-  const dataDir = values["data-dir"] ?? (env.VAULT_DATA_DIR || "./.vault");
-  if (dataDir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
-  if (sub === "head" || values.anchor !== undefined) {
+  const databaseUrl = flags.databaseUrl ?? (flags.dataDir === undefined ? env.VAULT_DATABASE_URL : undefined);
+  if (databaseUrl !== undefined && databaseUrl !== "") return verifyPostgres(databaseUrl, env, output, sub, flags.anchor);
+  const dataDir = dataDirOf(flags.dataDir, env);
+  if (sub === "head" || flags.anchor !== undefined) {
     const db = openDataDir(dataDir);
     try {
       const cipher = loadCipher(dataDir, {}, env);
-      const anchored = anchorSqlite(db, cipher, anchorOf(values.anchor, cipher));
+      const anchored = anchorSqlite(db, cipher, anchorOf(flags.anchor, cipher));
       return reportAnchored(anchored, output, anchored.report.ok ? intactLine(anchored.report) : brokenLine(anchored.report));
     } finally {
       db.close();
@@ -125,7 +144,7 @@ export async function auditCommand(
 
 /** 0 intact, EXIT_KEY_MISSING when a key is missing, else EXIT_CHAIN_BROKEN. */
 function exitOf(report: { ok: boolean; missingKey?: MissingKey | undefined }): number {
-  if (report.ok) return 0;
+  if (report.ok) return EXIT_OK;
   return report.missingKey === undefined ? EXIT_CHAIN_BROKEN : EXIT_KEY_MISSING;
 }
 
@@ -165,14 +184,14 @@ function reportAnchored(anchored: AnchoredSqlite | AnchoredPg, output: CommandOu
   }
   if (anchored.line !== undefined) {
     output.out(`${anchored.line}\n`);
-    return 0;
+    return EXIT_OK;
   }
   if (anchored.anchorProblem !== undefined) {
     output.out(`audit log does not hold its anchor: ${anchored.anchorProblem}\n`);
     return EXIT_CHAIN_BROKEN;
   }
   output.out(verdict.replace(/\n$/, "; the anchor holds\n"));
-  return 0;
+  return EXIT_OK;
 }
 
 /**

@@ -1,14 +1,8 @@
 import { VaultApiError, VaultClient, VaultConnectionError, VaultInputError, VaultProtocolError } from "../client/index.js";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
+import { EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./exit-codes.js";
 import type { ExitCode } from "./registry.js";
-
-/** Exit code when the API refused a request (docs/cli.md "Exit codes and errors"). */
-export const EXIT_REFUSED = 1;
-/** Exit code when the vault cannot be reached, or what answers is not a vault (docs/cli.md). */
-export const EXIT_UNREACHABLE = 2;
-/** Exit code of a usage error: a key or id the client refuses to send (docs/cli.md). */
-export const EXIT_USAGE = 2;
 
 /** The typed client for a resolved connection (its address, token, org and time limit). */
 export function clientFor(connection: Connection): VaultClient {

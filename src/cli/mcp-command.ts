@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { VaultClient } from "../client/index.js";
 import { ConfigError } from "../config.js";
 import { clientFor } from "./client-call.js";
+import { EXIT_OK } from "./exit-codes.js";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
@@ -70,7 +71,7 @@ Example MCP client configuration:
         timeoutMs: timeoutSeconds * 1000,
         maxOutputBytes,
       });
-      exit.code = 0;
+      exit.code = EXIT_OK;
     });
 }
 

@@ -1,9 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { version } from "../version.js";
+import { EXIT_OK, EXIT_USAGE } from "./exit-codes.js";
 import type { CommandEntry, ExitCode } from "./registry.js";
-
-/** Exit codes of the client commands (docs/cli.md, "Exit codes and errors"): usage or connection errors. */
-export const EXIT_USAGE = 2;
 
 /**
  * Parses and runs one registered command with commander. Usage errors
@@ -23,7 +21,7 @@ export async function runCommandLine(entry: CommandEntry, args: string[]): Promi
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`ephemeral-vault: ${text.replace(/^error: /, "")}`) })
     .showHelpAfterError(`(see: ephemeral-vault ${entry.name} --help)`);
-  const exit: ExitCode = { code: 0 };
+  const exit: ExitCode = { code: EXIT_OK };
   const { register } = await entry.load();
   register(program, exit);
   try {
@@ -32,7 +30,7 @@ export async function runCommandLine(entry: CommandEntry, args: string[]): Promi
     if (err instanceof CommanderError) {
       // A group without its subcommand (`keys`) shows its help on stderr with exit code 1: a usage error.
       const help = err.code === "commander.helpDisplayed" || err.code === "commander.help" || err.code === "commander.version";
-      return help && err.exitCode === 0 ? 0 : EXIT_USAGE;
+      return help && err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
     throw err;
   }

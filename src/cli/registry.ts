@@ -105,7 +105,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "license",
     usage: "license keygen [--private-key FILE] | license issue --private-key FILE --subject NAME [--expires UNIX]",
     summary: "make an Ed25519 key pair for licenses (private key to FILE, mode 0600, or stdout) / print a signed license key",
-    load: () => import("./admin-commands.js").then((m) => ({ register: m.registerLicense })),
+    load: () => import("./license-command.js").then((m) => ({ register: m.registerLicense })),
   },
   {
     name: "backup",

@@ -8,13 +8,12 @@ import { readEnvFile } from "./env-file.js";
 import { parseEnvMapping } from "./env-names.js";
 import { Masker } from "./mask.js";
 import type { ExitCode } from "./registry.js";
-import { EXIT_CANNOT_START, runInherited } from "./run-child.js";
+import { EXIT_CANNOT_START } from "./exit-codes.js";
+import { runInherited } from "./run-child.js";
 import { planInjection, readSecrets, scopedClients } from "./run-core.js";
 import type { Injection, InjectionRequest, SecretRef } from "./run-core.js";
 import { childEnvironment } from "./run-plan.js";
 import type { RunPlan } from "./run-plan.js";
-
-export { EXIT_CANNOT_START } from "./run-child.js";
 
 interface RunFlags extends InjectionFlags {
   keepVaultEnv?: boolean;

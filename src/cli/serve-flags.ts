@@ -1,68 +1,58 @@
-import { parseArgs } from "node:util";
-import { ConfigError, SETTINGS, flagName } from "../config.js";
+import { Command, Option } from "commander";
+import { SETTINGS } from "../config.js";
+import { version } from "../version.js";
+import { parseWords } from "./parse-words.js";
+import { topLevelUsage } from "./usage.js";
 
-// The serve command's flags: one per setting of config.ts SETTINGS, named
-// after its first variable (docs/contract.md §3: flags win over the
-// environment; loadConfig applies them).
+// The serve command's flags: one per row of the settings table
+// (config/settings.ts), named after its first variable; a flag wins over the
+// environment (docs/configuration.md), which loadConfig applies.
 
 /**
- * The flags of the serve command, for util.parseArgs. Every flag takes a
- * value; a boolean flag given bare is rewritten to `--flag=true` first
- * (booleanFlagsWithValues).
+ * `--print-url-json`: once listening, print `{"url": ..., "token": ...}` (the
+ * master key) as one line on stdout, for a program that starts the vault
+ * and talks to it (docs/embedding.md); the log then goes to stderr.
  */
-export function serveFlagOptions(): Record<string, { type: "string" }> {
-  const options: Record<string, { type: "string" }> = {};
-  for (const setting of Object.values(SETTINGS)) options[flagName(setting)] = { type: "string" };
-  return options;
+export const PRINT_URL_JSON = "--print-url-json";
+
+/** What the serve command was given: the settings' flags by name, and whether to print the url as JSON. */
+export interface ServeArgs {
+  flags: Record<string, string | boolean | undefined>;
+  printUrlJson: boolean;
 }
 
 /**
- * A boolean setting's flag takes the values of its variable (docs/contract.md
- * §3: a flag of the same name): `--trust-proxy`, `--trust-proxy=false`
- * and `--trust-proxy true` all work. Rewrites the bare and the spaced forms to
- * `--flag=value`; other arguments pass unchanged (up to a `--`).
+ * The serve command for commander: an option per setting (a boolean one
+ * bare, `--trust-proxy`, or with the values of its variable, `--trust-proxy
+ * false`), `--print-url-json`, no positionals. Its `--help` is the top-level
+ * usage.
  */
-function booleanFlagsWithValues(argv: string[]): string[] {
-  const booleans = new Set(Object.values(SETTINGS).filter((s) => s.kind === "boolean").map(flagName));
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === "--") {
-      out.push(...argv.slice(i));
-      break;
-    }
-    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
-    if (name === undefined || !booleans.has(name)) {
-      out.push(arg);
-      continue;
-    }
-    const next = argv[i + 1];
-    // The next word is this flag's value unless it is another flag
-    // (`--trust-proxy maybe` is then refused as a bad VAULT_TRUST_PROXY).
-    if (next !== undefined && !next.startsWith("-")) {
-      out.push(`--${name}=${next}`);
-      i++;
-    } else {
-      out.push(`--${name}=true`);
-    }
+export function serveCommandLine(): Command {
+  const command = new Command("serve")
+    .helpOption("-h, --help", "show this help")
+    .version(version, "-v, --version")
+    .configureHelp({ formatHelp: () => topLevelUsage() })
+    .allowExcessArguments(false);
+  for (const setting of Object.values(SETTINGS)) {
+    command.addOption(new Option(setting.kind === "boolean" ? `--${setting.flag} [value]` : `--${setting.flag} <value>`, setting.help));
   }
-  return out;
+  return command.option(PRINT_URL_JSON, "once listening, print {url, token} as one line on stdout");
 }
 
 /**
- * Parses the serve command's arguments.
- * @throws ConfigError for an unknown flag or a flag missing its value.
+ * Parses the serve command's words (commander).
+ * @returns undefined when `--help` or `--version` was printed (exit 0).
+ * @throws ConfigError for an unknown flag, a flag missing its value or a positional (exit 2).
  */
-export function parseServeFlags(argv: string[]): Record<string, string | boolean | undefined> {
-  try {
-    const { values } = parseArgs({
-      args: booleanFlagsWithValues(argv),
-      options: serveFlagOptions(),
-      strict: true,
-      allowPositionals: false,
-    });
-    return values;
-  } catch (err) {
-    throw new ConfigError(err instanceof Error ? err.message : String(err));
+export function parseServeArgs(words: string[]): ServeArgs | undefined {
+  const command = serveCommandLine();
+  if (parseWords(command, words) === "shown") return undefined;
+  const flags: Record<string, string | boolean | undefined> = {};
+  for (const option of command.options) {
+    const given: unknown = command.getOptionValue(option.attributeName());
+    if (typeof given === "string" || typeof given === "boolean") flags[option.long?.slice(2) ?? option.attributeName()] = given;
   }
+  const printUrlJson = flags[PRINT_URL_JSON.slice(2)] === true;
+  delete flags[PRINT_URL_JSON.slice(2)];
+  return { flags, printUrlJson };
 }

@@ -1,36 +1,22 @@
 import { loadConfig } from "../config.js";
-import { parseServeFlags } from "./serve-flags.js";
+import { parseServeArgs } from "./serve-flags.js";
 import { version } from "../version.js";
-import { topLevelUsage } from "./usage.js";
-
-/**
- * `--print-url-json`: once listening, print `{"url": ..., "token": ...}` (the
- * master key) as one line on stdout, for a program that starts the vault
- * and talks to it (docs/embedding.md); the log then goes to stderr.
- */
-export const PRINT_URL_JSON = "--print-url-json";
+import { EXIT_FAILED, EXIT_OK } from "./exit-codes.js";
 
 /**
  * `ephemeral-vault [serve] [flags]`: starts the vault. Flags win over the
- * environment (config.ts SETTINGS); a bad setting throws ConfigError before
+ * environment (config/settings.ts); a bad setting throws ConfigError before
  * the server modules (hono, better-sqlite3, pino) are imported, so it exits
- * within a second (docs/contract.md §15).
+ * within a second (docs/configuration.md).
  * @returns 0 for --help/--version; undefined once listening (the process then
  *   runs until SIGTERM/SIGINT).
  * @throws ConfigError for a bad flag or setting.
  */
 export async function serveCommand(args: string[]): Promise<number | undefined> {
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(topLevelUsage());
-    return 0;
-  }
-  if (args.includes("--version") || args.includes("-v")) {
-    process.stdout.write(`${version}\n`);
-    return 0;
-  }
-  // Not a setting: how the start is reported, so it is taken out before the settings' flags.
-  const printUrlJson = args.includes(PRINT_URL_JSON);
-  const config = loadConfig(parseServeFlags(args.filter((a) => a !== PRINT_URL_JSON)), process.env);
+  const parsed = parseServeArgs(args);
+  if (parsed === undefined) return EXIT_OK;
+  const { printUrlJson } = parsed;
+  const config = loadConfig(parsed.flags, process.env);
   const [{ createLogger }, { startServer }] = await Promise.all([import("../ops/log.js"), import("../server.js")]);
   // With --print-url-json stdout carries that one line only: the log goes to stderr.
   const log = createLogger(config.logLevel, printUrlJson ? { write: (line: string) => void process.stderr.write(line) } : undefined);
@@ -38,10 +24,10 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   const onSignal = (signal: NodeJS.Signals) => {
     log.info({ signal }, "stopping");
     server.stop().then(
-      () => process.exit(0),
+      () => process.exit(EXIT_OK),
       (err: unknown) => {
         log.error({ err }, "stop failed");
-        process.exit(1);
+        process.exit(EXIT_FAILED);
       },
     );
   };

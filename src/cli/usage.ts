@@ -1,11 +1,11 @@
-import { flagName, SETTINGS } from "../config.js";
+import { settingsHelp } from "../config/render.js";
 import { version } from "../version.js";
 import { COMMANDS } from "./registry.js";
 
 /**
  * The top-level usage (`ephemeral-vault --help`, the same as `serve --help`):
  * every command with its synopsis, then the serve flags and their variables.
- * Built without commander so the help and the server start stay fast.
+ * The serve flags come from the settings table (config/settings.ts).
  */
 export function topLevelUsage(): string {
   const commands = COMMANDS.map((c) => `  ephemeral-vault ${c.usage}\n${" ".repeat(8)}${c.summary}`).join("\n");
@@ -26,9 +26,7 @@ to a running vault over HTTP:
   DURATION is seconds or 30s, 15m, 2h, 7d.
 
 Serve flags (each also an environment variable; a flag wins):
-${Object.values(SETTINGS)
-  .map((s) => `  --${flagName(s).padEnd(26)} ${s.env.join(", ").padEnd(32)} ${s.help}`)
-  .join("\n")}
+${settingsHelp()}
   --print-url-json             once listening, print {"url","token"} as one line on stdout (the log goes to stderr)
 
 Examples:

@@ -5,8 +5,8 @@ import { ConfigError } from "../config.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { getMeta } from "../store/sqlite/db.js";
 import { backupMacLine, macFileOf } from "./backup-mac.js";
-import { countRows, dataDirOf, EXIT_FAILED, EXIT_OK, formatCounts, integrityOf, loadCipher, parseOpsArgs, processOutput } from "./common.js";
-import type { OpsOutput, VaultCounts } from "./common.js";
+import { countRows, integrityOf } from "./common.js";
+import type { VaultCounts } from "./common.js";
 
 /**
  * Pages copied per backup step. Each step is a short read of the snapshot on
@@ -138,50 +138,5 @@ export function fsyncFile(path: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * `ephemeral-vault backup FILE [--data-dir DIR] [--force] [--encryption-key
- * KEY]`: an online, consistent copy of the vault's database while it runs
- * (backupDatabase) and its MAC in FILE.mac, then its integrity and row
- * counts on stdout, progress lines on stderr for large databases. The root
- * key is loaded as `restore` loads it (VAULT_ENCRYPTION_KEY or
- * --encryption-key, else the data dir's encryption.key).
- * @returns 0 when the copy is written and intact, 1 when it failed.
- * @throws ConfigError for usage errors (exit 2).
- */
-export async function backupCommand(
-  argv: string[],
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
-  const { positionals, values } = parseOpsArgs(argv, ["data-dir", "encryption-key"], ["force"]);
-  if (positionals.length !== 1 || positionals[0] === "") {
-    throw new ConfigError("usage: ephemeral-vault backup FILE [--data-dir DIR] [--force] [--encryption-key KEY]");
-  }
-  const dest = positionals[0] as string;
-  const dataDir = dataDirOf(values, env);
-  const cipher = loadCipher(dataDir, values, env);
-  let lastTenth = -1;
-  try {
-    const report = await backupDatabase(join(dataDir, "vault.db"), dest, cipher, {
-      force: values.force === true,
-      onProgress: (copied, total) => {
-        const tenth = Math.floor((copied / total) * 10);
-        if (tenth === lastTenth) return;
-        lastTenth = tenth;
-        output.err(`backup: ${copied}/${total} pages (${Math.floor((copied / total) * 100)}%)\n`);
-      },
-    });
-    output.out(
-      `backup written to ${report.file} (mode 0600) with its MAC in ${macFileOf(report.file)}: ${report.pages} pages, ${report.bytes} bytes, schema version ${report.schemaVersion}, integrity ok\n` +
-        formatCounts(report.counts),
-    );
-    return EXIT_OK;
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    output.err(`ephemeral-vault: backup failed: ${(err as Error).message}\n`);
-    return EXIT_FAILED;
   }
 }

@@ -1,14 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type Database from "better-sqlite3";
-import { ConfigError, loadConfig } from "../config.js";
+import { ConfigError, loadConfig, SETTINGS } from "../config.js";
 import { parseRootKey, ValueCipher } from "../crypto/cipher.js";
-
-/** Exit codes of the operator commands: 0 done, 1 runtime failure, 2 usage or setting. */
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
 
 /** Where a command writes: stdout and stderr by default, strings in tests. */
 export interface OpsOutput {
@@ -22,36 +16,20 @@ export const processOutput: OpsOutput = {
   err: (text) => process.stderr.write(text),
 };
 
-/** A command's parsed arguments: positionals and flag values. */
-export interface ParsedOps {
-  positionals: string[];
-  values: Record<string, string | boolean | undefined>;
-}
-
-/**
- * util.parseArgs with the given flags (each a string unless listed in `booleans`).
- * @throws ConfigError for an unknown flag or a flag missing its value.
- */
-export function parseOpsArgs(argv: string[], strings: string[], booleans: string[] = []): ParsedOps {
-  const options: Record<string, { type: "string" | "boolean" }> = {};
-  for (const name of strings) options[name] = { type: "string" };
-  for (const name of booleans) options[name] = { type: "boolean" };
-  try {
-    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
-    return { values, positionals };
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+/** The root-key flags an operator command may take (`--encryption-key`, `--previous-encryption-keys`). */
+export interface RootKeyFlags {
+  encryptionKey?: string | undefined;
+  previousEncryptionKeys?: string | undefined;
 }
 
 /**
  * The data dir of an operator command: --data-dir, else VAULT_DATA_DIR, else
- * ./.vault (docs/contract.md §3).
+ * ./.vault (docs/configuration.md).
+ * @param flag the `--data-dir` value, if given.
  * @throws ConfigError for `:memory:`, which has nothing to back up or restore.
  */
-export function dataDirOf(values: Record<string, string | boolean | undefined>, env: Record<string, string | undefined>): string {
-  const flag = values["data-dir"];
-  const dir = typeof flag === "string" ? flag : env.VAULT_DATA_DIR || "./.vault";
+export function dataDirOf(flag: string | undefined, env: Record<string, string | undefined>): string {
+  const dir = flag ?? (env.VAULT_DATA_DIR || SETTINGS.dataDir.default);
   if (dir === ":memory:") throw new ConfigError("--data-dir must name a directory, not :memory:");
   return dir;
 }
@@ -63,31 +41,22 @@ export function dataDirOf(values: Record<string, string | boolean | undefined>, 
  * --previous-encryption-keys).
  * @throws ConfigError when a key is malformed or none is configured.
  */
-export function loadCipher(
-  dataDir: string,
-  values: Record<string, string | boolean | undefined>,
-  env: Record<string, string | undefined>,
-): ValueCipher {
-  const keys = loadRootKeys(dataDir, values, env);
+export function loadCipher(dataDir: string, flags: RootKeyFlags, env: Record<string, string | undefined>): ValueCipher {
+  const keys = loadRootKeys(dataDir, flags, env);
   return new ValueCipher(keys.root, keys.previous);
 }
 
 /**
  * The root keys of loadCipher(), as bytes: the current one (32 bytes) and
- * the previous ones.
+ * the previous ones. The flags and variables are read by loadConfig, so they
+ * are validated as the server validates them.
  * @throws ConfigError as loadCipher().
  */
-export function loadRootKeys(
-  dataDir: string,
-  values: Record<string, string | boolean | undefined>,
-  env: Record<string, string | undefined>,
-): { root: Buffer; previous: Buffer[] } {
-  const flags: Record<string, string | undefined> = {};
-  for (const name of ["encryption-key", "previous-encryption-keys"]) {
-    const value = values[name];
-    if (typeof value === "string") flags[name] = value;
-  }
-  const config = loadConfig(flags, { ...env, VAULT_DATA_DIR: dataDir });
+export function loadRootKeys(dataDir: string, flags: RootKeyFlags, env: Record<string, string | undefined>): { root: Buffer; previous: Buffer[] } {
+  const config = loadConfig(
+    { "encryption-key": flags.encryptionKey, "previous-encryption-keys": flags.previousEncryptionKeys },
+    { ...env, VAULT_DATA_DIR: dataDir },
+  );
   let root = config.encryptionKey;
   if (root === undefined) {
     const file = join(dataDir, "encryption.key");

@@ -1,15 +1,9 @@
 import { openChain } from "../domain/audit-chain.js";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { ConfigError } from "../config.js";
-import { CURRENT_ENVELOPE_VERSION, ValueCipher } from "../crypto/cipher.js";
-import { openDatabase, setMeta } from "../store/sqlite/db.js";
+import { CURRENT_ENVELOPE_VERSION } from "../crypto/cipher.js";
+import type { ValueCipher } from "../crypto/cipher.js";
+import { setMeta } from "../store/sqlite/db.js";
 import type { Db } from "../store/sqlite/db.js";
-import { verifyRootKeys, WrongKeyError } from "../crypto/keyfiles.js";
-import { dataDirOf, EXIT_FAILED, EXIT_OK, loadRootKeys, parseOpsArgs, processOutput } from "./common.js";
-import { fileRootKey, replaceEncryptionKeyFile } from "./key-file-swap.js";
-import type { OpsOutput } from "./common.js";
-import { lockDataDir } from "./lock.js";
+import { verifyRootKeys } from "../crypto/keyfiles.js";
 
 /** Rows re-encrypted per transaction. */
 export const REKEY_BATCH = 500;
@@ -43,7 +37,7 @@ interface StoredValue {
  * `min_envelope_version` to 2, so v1 envelopes (whose AAD does not bind the
  * row's creation time) no longer open (verifyRootKeys).
  *
- * Runs on a database no server has open (rekeyCommand takes the data-dir
+ * Runs on a database no server has open (runRekey takes the data-dir
  * lock). A value that does not open is counted in `failed` and left alone.
  *
  * @throws WrongKeyError when records need a root key that is not loaded
@@ -97,64 +91,4 @@ export function rekeyDatabase(db: Db, cipher: ValueCipher, batch: number = REKEY
   // The old ciphertexts: out of the WAL now (secure_delete clears the freed pages of the main file).
   db.pragma("wal_checkpoint(TRUNCATE)");
   return report;
-}
-
-/**
- * `ephemeral-vault rekey [--data-dir DIR]`: offline key rotation. With the
- * new root key in VAULT_ENCRYPTION_KEY (or --encryption-key, else the data
- * dir's encryption.key) and the old ones in VAULT_PREVIOUS_ENCRYPTION_KEYS,
- * takes the data-dir lock (refused while the vault runs) and re-encrypts
- * every stored value (rekeyDatabase).
- * @returns 0 when no value remains under an old key, 1 otherwise.
- * @throws ConfigError for usage errors, a bad or missing key, a running vault
- *   or records needing a key that is not loaded (exit 2).
- */
-export async function rekeyCommand(
-  argv: string[],
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
-  const { positionals, values } = parseOpsArgs(argv, ["data-dir", "encryption-key", "previous-encryption-keys"]);
-  if (positionals.length !== 0) {
-    throw new ConfigError("usage: ephemeral-vault rekey [--data-dir DIR] [--encryption-key KEY] [--previous-encryption-keys KEYS]");
-  }
-  const dataDir = dataDirOf(values, env);
-  const file = join(dataDir, "vault.db");
-  if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
-  const keys = loadRootKeys(dataDir, values, env);
-  const cipher = new ValueCipher(keys.root, keys.previous);
-  // A generated encryption.key that is not the new key: replaced once the database is rekeyed.
-  const inFile = fileRootKey(dataDir);
-  const lock = lockDataDir(dataDir, "rekey");
-  try {
-    const db = openDatabase(file);
-    let report: RekeyReport;
-    try {
-      report = rekeyDatabase(db, cipher);
-    } catch (err) {
-      if (err instanceof WrongKeyError) throw new ConfigError(err.message);
-      throw err;
-    } finally {
-      db.close();
-    }
-    output.out(
-      `rekey: ${report.rewrapped} values rewrapped under key ${cipher.currentKeyId}, ${report.alreadyCurrent} already current, ` +
-        `${report.remaining} remaining under old keys` +
-        (report.failed > 0 ? `, ${report.failed} did not open (damaged)` : "") +
-        "\n",
-    );
-    if (inFile !== undefined && !inFile.equals(keys.root)) {
-      const kept = replaceEncryptionKeyFile(dataDir, inFile, keys.root);
-      output.out(
-        `encryption.key now holds the new key, so a start without VAULT_ENCRYPTION_KEY opens the database; the old key is kept in ${kept} (mode 0600) for audit verify of older rows: remove it once you no longer need it\n`,
-      );
-    }
-    if (report.remaining === 0) {
-      output.out("every value is under the current key: VAULT_PREVIOUS_ENCRYPTION_KEYS can be dropped\n");
-      return EXIT_OK;
-    }
-    return EXIT_FAILED;
-  } finally {
-    lock.release();
-  }
 }

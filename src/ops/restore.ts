@@ -1,13 +1,12 @@
 import { chmodSync, existsSync, linkSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { ConfigError } from "../config.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { prepareDataDir } from "../crypto/keyfiles.js";
 import { fsyncFile, removeDatabaseFiles } from "./backup.js";
 import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
-import { dataDirOf, EXIT_FAILED, EXIT_OK, fileStamp, formatCounts, loadCipher, parseOpsArgs, processOutput } from "./common.js";
-import type { OpsOutput, VaultCounts } from "./common.js";
+import { fileStamp } from "./common.js";
+import type { VaultCounts } from "./common.js";
 import { lockDataDir } from "./lock.js";
 import { checkCopy, RestoreRefused } from "./restore-checks.js";
 
@@ -147,52 +146,5 @@ function keepPrevious(target: string, previous: string): void {
 function moveAside(target: string, previous: string): void {
   for (const suffix of ["-wal", "-shm"]) {
     if (existsSync(target + suffix)) renameSync(target + suffix, previous + suffix);
-  }
-}
-
-/** Exit code of `restore` when the file is refused (not authentic, damaged, altered, wrong key): nothing replaced. */
-export const EXIT_REFUSED = EXIT_FAILED;
-
-/**
- * `ephemeral-vault restore FILE [--data-dir DIR] [--encryption-key KEY]
- * [--previous-encryption-keys KEYS] [--unauthenticated]`: replaces the data
- * dir's database with a backup (restoreDatabase), offline.
- * `--unauthenticated` accepts a backup without its MAC file (one made by an
- * ephemeral-vault that did not write one), with a warning on stderr; every
- * other check still runs (docs/operations.md, "Backups").
- * @returns 0 when restored, EXIT_REFUSED (1) when the file was refused or the
- *   restore failed (nothing replaced).
- * @throws ConfigError for usage errors, a bad key setting or a running vault (exit 2).
- */
-export async function restoreCommand(
-  argv: string[],
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
-  const { positionals, values } = parseOpsArgs(argv, ["data-dir", "encryption-key", "previous-encryption-keys"], ["unauthenticated"]);
-  if (positionals.length !== 1 || positionals[0] === "") {
-    throw new ConfigError(
-      "usage: ephemeral-vault restore FILE [--data-dir DIR] [--encryption-key KEY] [--previous-encryption-keys KEYS] [--unauthenticated]",
-    );
-  }
-  const file = positionals[0] as string;
-  const dataDir = dataDirOf(values, env);
-  const cipher = loadCipher(dataDir, values, env);
-  try {
-    const report = await restoreDatabase(file, dataDir, cipher, { unauthenticated: values.unauthenticated === true });
-    if (report.authentication === "unauthenticated") {
-      output.err(`ephemeral-vault: warning: ${file} was not authenticated (no ${file}.mac; --unauthenticated): its schema and audit chain were checked, its data can only be trusted as far as its storage\n`);
-    }
-    output.out(
-      `restored ${file} into ${report.database}` +
-        (report.previous === null ? "" : `; the previous database is kept at ${report.previous}`) +
-        "\n" +
-        formatCounts(report.counts),
-    );
-    return EXIT_OK;
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    output.err(`ephemeral-vault: restore refused: ${(err as Error).message}; nothing was replaced\n`);
-    return EXIT_REFUSED;
   }
 }

@@ -1,3 +1,4 @@
+import { SETTINGS } from "../config.js";
 import { randomSecret } from "../crypto/tokens.js";
 import { WebhookRegistry } from "../domain/webhooks.js";
 import { DeliveryQueue, WebhookOutbox } from "../domain/webhook-outbox.js";
@@ -12,19 +13,20 @@ import type { Transport } from "./transport.js";
 import { DeliveryWorker } from "./worker.js";
 
 /**
- * The webhook settings (docs/contract.md §3). Every field is optional
- * for tests; server.ts passes the configured values.
+ * The webhook settings (docs/configuration.md). server.ts passes every
+ * configured value; a field left out (tests) takes the settings table's
+ * default (WEBHOOK_DEFAULTS).
  */
 export interface WebhookSettings {
   /** VAULT_WEBHOOK_SECRET; default a random one (tests). */
   secret?: string | undefined;
-  /** VAULT_WEBHOOK_ALLOW_PRIVATE; default false. */
+  /** VAULT_WEBHOOK_ALLOW_PRIVATE. */
   allowPrivate?: boolean | undefined;
-  /** VAULT_WEBHOOK_TIMEOUT_MS; default 10000. */
+  /** VAULT_WEBHOOK_TIMEOUT_MS, milliseconds. */
   timeoutMs?: number | undefined;
-  /** VAULT_WEBHOOK_MAX_ATTEMPTS; default 8. */
+  /** VAULT_WEBHOOK_MAX_ATTEMPTS. */
   maxAttempts?: number | undefined;
-  /** VAULT_WEBHOOK_RETRY_BASE_MS; default 1000. */
+  /** VAULT_WEBHOOK_RETRY_BASE_MS, milliseconds. */
   retryBaseMs?: number | undefined;
   /** Extra trusted CA (PEM) for in-process tests; deployments use NODE_EXTRA_CA_CERTS. */
   ca?: string | undefined;
@@ -32,14 +34,35 @@ export interface WebhookSettings {
   lookup?: Lookup | undefined;
   /** Jitter source, uniform [0, 1); default Math.random. */
   random?: (() => number) | undefined;
-  /** VAULT_WEBHOOKS_PER_SCOPE; default 25. */
+  /** VAULT_WEBHOOKS_PER_SCOPE. */
   perScope?: number | undefined;
-  /** VAULT_WEBHOOK_FAILING_AFTER; default 5. */
+  /** VAULT_WEBHOOK_FAILING_AFTER. */
   failingAfter?: number | undefined;
-  /** VAULT_WEBHOOK_SCOPE_CONCURRENCY: delivery slots one scope may hold at once; default 4 (of 8). */
+  /** VAULT_WEBHOOK_SCOPE_CONCURRENCY: delivery slots (of 8) one scope may hold at once. */
   scopeConcurrency?: number | undefined;
   /** Replaces the HTTPS transport (tests). */
   transport?: Transport | undefined;
+}
+
+/** The defaults of the tuned webhook settings: the settings table's (config/settings.ts), their only home. */
+export const WEBHOOK_DEFAULTS = {
+  allowPrivate: SETTINGS.webhookAllowPrivate.default,
+  timeoutMs: SETTINGS.webhookTimeoutMs.default,
+  maxAttempts: SETTINGS.webhookMaxAttempts.default,
+  retryBaseMs: SETTINGS.webhookRetryBaseMs.default,
+  perScope: SETTINGS.webhooksPerScope.default,
+  failingAfter: SETTINGS.webhookFailingAfter.default,
+  scopeConcurrency: SETTINGS.webhookScopeConcurrency.default,
+};
+
+/** The settings given, each tuned one left out (or undefined) replaced by its WEBHOOK_DEFAULTS value. */
+function resolved(given: WebhookSettings): WebhookSettings & typeof WEBHOOK_DEFAULTS {
+  const out = Object.assign({}, given, WEBHOOK_DEFAULTS);
+  for (const key of Object.keys(WEBHOOK_DEFAULTS) as (keyof typeof WEBHOOK_DEFAULTS)[]) {
+    const value = given[key];
+    if (value !== undefined) Object.assign(out, { [key]: value });
+  }
+  return out;
 }
 
 /** The webhook parts of a vault. */
@@ -77,22 +100,22 @@ export interface CreateWebhooksDeps {
  * `outbox.attach(tx)` so a rollback drops the subscriber cache.
  */
 export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
-  const settings = deps.settings ?? {};
-  const allowPrivate = settings.allowPrivate ?? false;
+  const settings = resolved(deps.settings ?? {});
+  const allowPrivate = settings.allowPrivate;
   const lookup = settings.lookup ?? systemLookup;
-  const queue = new DeliveryQueue(settings.failingAfter ?? 5);
+  const queue = new DeliveryQueue(settings.failingAfter);
   const secret = settings.secret ?? randomSecret();
   const worker = new DeliveryWorker({
     queue,
     tx: deps.tx,
     transport:
-      settings.transport ?? createHttpsTransport({ timeoutMs: settings.timeoutMs ?? 10_000, allowPrivate, lookup, ca: settings.ca }),
+      settings.transport ?? createHttpsTransport({ timeoutMs: settings.timeoutMs, allowPrivate, lookup, ca: settings.ca }),
     log: deps.log,
     now: deps.now,
     secret,
     version: deps.version,
-    maxAttempts: settings.maxAttempts ?? 8,
-    retryBaseMs: settings.retryBaseMs ?? 1000,
+    maxAttempts: settings.maxAttempts,
+    retryBaseMs: settings.retryBaseMs,
     scopeConcurrency: settings.scopeConcurrency,
     random: settings.random,
     onOutcome: deps.onDeliveryOutcome,
@@ -101,7 +124,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
   const registry = new WebhookRegistry({
     now: deps.now,
     audit: deps.audit,
-    perScope: settings.perScope ?? 25,
+    perScope: settings.perScope,
     onChange: () => outbox.invalidate(),
     signingSecret: (webhookId, generation) => webhookSigningSecret(secret, webhookId, generation),
     onQueued: () => worker.wake(),

@@ -1,0 +1,60 @@
+import { SETTINGS } from "./settings.js";
+import type { Setting } from "./setting.js";
+import { ConfigError } from "./types.js";
+import type { Config } from "./types.js";
+import type { Raw } from "./values.js";
+
+/**
+ * Builds the Config from command-line flags and the environment, one row of
+ * the settings table (settings.ts) per field: the flag wins, then the first
+ * non-empty variable of the row (an empty variable counts as unset), else
+ * the row's default (docs/configuration.md). Then the rules between
+ * settings: the headers timeout at most the request timeout, and the keys
+ * every node of one PostgreSQL database shares. Writes nothing and touches
+ * no file.
+ *
+ * @param flags the serve command's flags by name without dashes
+ *   (`{"data-dir": "/x", "trust-proxy": true}`); a bare boolean flag is `true`.
+ * @param env usually process.env.
+ * @returns every field resolved: components apply no defaults of their own.
+ * @throws ConfigError with one line naming the bad setting's variable.
+ */
+export function loadConfig(flags: Record<string, string | boolean | undefined>, env: Record<string, string | undefined>): Config {
+  const out: Partial<Config> = {};
+  const rawOf = (setting: Setting<unknown>): Raw | undefined => {
+    const given = flags[setting.flag];
+    if (given !== undefined) return given;
+    for (const name of setting.env) {
+      const text = env[name];
+      if (text !== undefined && text !== "") return text;
+    }
+    return undefined;
+  };
+  const resolve = <K extends keyof Config>(field: K): void => {
+    const setting: Setting<Config[K]> = SETTINGS[field];
+    const raw = rawOf(setting);
+    if (raw !== undefined) out[field] = setting.parse(raw, setting.env[0] ?? field);
+    else if (setting.derive !== undefined) out[field] = setting.derive({ host: out.host ?? "", port: out.port ?? 0 });
+    else out[field] = setting.default;
+  };
+  for (const field of Object.keys(SETTINGS) as (keyof Config)[]) resolve(field);
+  const config = out as Config;
+  checkTogether(config);
+  return config;
+}
+
+/** The rules between settings. @throws ConfigError naming the setting. */
+function checkTogether(config: Config): void {
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError("VAULT_HEADERS_TIMEOUT_MS must not be larger than VAULT_REQUEST_TIMEOUT_MS");
+  }
+  if (config.databaseUrl === undefined) return;
+  // Nodes of one database share these; a node must never generate its own.
+  for (const [value, name] of [
+    [config.encryptionKey, "VAULT_ENCRYPTION_KEY"],
+    [config.masterKey, "VAULT_MASTER_KEY"],
+    [config.webhookSecret, "VAULT_WEBHOOK_SECRET"],
+  ] as const) {
+    if (value === undefined) throw new ConfigError(`${name} must be set with VAULT_DATABASE_URL: every node of one database shares it`);
+  }
+}

@@ -1,0 +1,174 @@
+import { DATABASE_SETTINGS, WEBHOOK_SETTINGS } from "./settings-more.js";
+import { flag, int, row, text } from "./setting.js";
+import type { SettingsTable } from "./setting.js";
+import * as value from "./values.js";
+
+/**
+ * The default VAULT_PUBLIC_URL, `http://{host}:{port}` (docs/configuration.md),
+ * an IPv6 host in brackets. With port 0 the server replaces it once it knows
+ * the port it listens on.
+ */
+export function defaultPublicUrl(host: string, port: number): string {
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return `http://${shownHost}:${port}`;
+}
+
+/**
+ * Every setting of the vault, by its Config field, in the order of `--help`
+ * and docs/configuration.md. The only home of each setting's variable, flag,
+ * default, accepted values and help (docs/configuration.md is generated from
+ * it: `npm run gen:config-docs`).
+ */
+export const SETTINGS: SettingsTable = {
+  port: row(["VAULT_PORT", "PORT"], int(0, 65535, 8484), "TCP port", "TCP port (0 picks a free one)"),
+  host: row(
+    ["VAULT_HOST"],
+    text("an IP address or a host name", value.host, "127.0.0.1"),
+    "bind address (0.0.0.0 to self-host)",
+    "bind address (an IP address or a host name); `0.0.0.0` for self-hosting",
+  ),
+  dataDir: row(
+    ["VAULT_DATA_DIR"],
+    text("a directory, or `:memory:`", value.textOf, "./.vault"),
+    "data directory (:memory: for nothing on disk)",
+    "holds `vault.db` and generated key files; `:memory:` keeps everything in memory and writes nothing",
+  ),
+  masterKey: row(
+    ["VAULT_MASTER_KEY", "VAULT_API_KEY"],
+    text("16+ characters, no white space", value.masterToken, undefined, "generated"),
+    "master bearer token, 16+ chars (unset: generated into <data dir>/master.key)",
+    "master bearer token. Unset: the first start generates one into `<data dir>/master.key` (mode 0600) and prints it once to stderr",
+  ),
+  encryptionKey: row(
+    ["VAULT_ENCRYPTION_KEY"],
+    text("64 hex characters or base64 of 32 bytes", value.rootKey, undefined, "generated"),
+    "256-bit root key, 64 hex chars or base64 (unset: generated into <data dir>/encryption.key)",
+    "256-bit root key. Unset: generated into `<data dir>/encryption.key` (mode 0600) with a warning that the key sits beside the data",
+  ),
+  previousEncryptionKeys: row(
+    ["VAULT_PREVIOUS_ENCRYPTION_KEYS"],
+    Object.assign(text<Buffer[]>("root keys, comma-separated", value.rootKeyList, [], "none"), { derive: () => [] }),
+    "comma-separated older root keys, to read records written before a rotation",
+    "older root keys, to read records written before a rotation",
+  ),
+  publicUrl: Object.assign(
+    row(
+      ["VAULT_PUBLIC_URL"],
+      text("an absolute http(s) URL", value.httpUrl, "", "`http://{host}:{port}`"),
+      "base of the url returned for public secrets (default http://{host}:{port})",
+      "base of the `url` returned for public secrets (`VAULT_PUBLIC_URL/s/<id>`, the recipient page: [share.md](share.md)); with `--port 0` the default names the port actually listened on. " +
+        "When `VAULT_HOST` is not a loopback address and this is unset, the start logs a warning: share links would name the bind address, which people elsewhere may not reach",
+    ),
+    { derive: (at: { host: string; port: number }) => defaultPublicUrl(at.host, at.port) },
+  ),
+  sharePage: row(
+    ["VAULT_SHARE_PAGE"],
+    flag(true),
+    "serve the share pages: / (create) and /s/<id> (reveal); false: 404 there",
+    "serve the share pages: the create page at `/`, the recipient page `/s/<id>` and its reveal ([share.md](share.md)). `false`: all of them answer the API's JSON 404, and a public secret's `url` names the API read (`/secrets/<id>`), for vaults used only by programs",
+  ),
+  shareAnonymous: row(
+    ["VAULT_SHARE_ANONYMOUS"],
+    flag(false),
+    "let the create page at / make public secrets without a token, within caps",
+    "let the create page make public secrets without a token, under caps the server enforces: TTL at most 7 days, at most 10 reads, the usual value size, and `VAULT_SHARE_ANONYMOUS_PER_MINUTE` creates per client address; they count against the free tier like any secret",
+  ),
+  shareAnonymousPerMinute: row(
+    ["VAULT_SHARE_ANONYMOUS_PER_MINUTE"],
+    int(1, 100_000, 10),
+    "anonymous creates per client address per minute",
+    "anonymous creates per client address (IPv6 by its /64) per minute; more get 429 with `Retry-After`",
+  ),
+  licenseKey: row(
+    ["VAULT_LICENSE_KEY"],
+    text("a license token", (raw, name) => value.textOf(raw, name).trim(), undefined, "none"),
+    "license token; without a valid one at most 100 active secrets",
+    "license token (below)",
+  ),
+  licensePublicKey: row(
+    ["VAULT_LICENSE_PUBLIC_KEY"],
+    text("base64 of 32 bytes, or PEM", value.licensePublicKey, undefined, "none"),
+    "Ed25519 public key of the license issuer (base64 of 32 bytes, or PEM)",
+    "Ed25519 public key of the license issuer: base64 of the 32 raw bytes, or PEM (SPKI)",
+  ),
+  ...WEBHOOK_SETTINGS,
+  sweepIntervalMs: row(
+    ["VAULT_SWEEP_INTERVAL_MS"],
+    int(0, 86_400_000, 1000),
+    "TTL sweeper period, ms; 0 turns it off",
+    "period of the TTL sweeper, ms; `0` turns it off (expired secrets are still never served)",
+  ),
+  maxValueBytes: row(
+    ["VAULT_MAX_VALUE_BYTES"],
+    int(1, 1_048_576, 65_536),
+    "largest secret value in UTF-8 bytes",
+    "largest secret value in UTF-8 bytes; larger: 413",
+  ),
+  trustProxy: row(
+    ["VAULT_TRUST_PROXY"],
+    flag(false),
+    "take the client ip from X-Forwarded-For",
+    "take the client ip from `X-Forwarded-For`, its last entry (the address your proxy saw); only behind a proxy you control",
+  ),
+  logLevel: row(
+    ["VAULT_LOG_LEVEL"],
+    text("`debug`, `info`, `warn`, `error`, `silent`", value.logLevel, "info"),
+    "debug, info, warn, error or silent",
+    "`info` logs one line per request ([operations.md](operations.md#logs))",
+  ),
+  metricsToken: row(
+    ["VAULT_METRICS_TOKEN"],
+    text("16+ characters, no white space", value.metricsToken, undefined, "none"),
+    "bearer token for GET /metrics only, 16+ chars (unset: the master key may always read /metrics)",
+    "a bearer token that may read `GET /metrics` and nothing else (403 elsewhere); the master key may always read it ([operations.md](operations.md#metrics))",
+  ),
+  authFailLimit: row(
+    ["VAULT_AUTH_FAIL_LIMIT"],
+    int(0, 1_000_000, 20),
+    "failed authentications per remote ip per window before 429; 0: off",
+    "brute-force guard: failed authentications (401) from one remote ip within the window after which that ip gets 429 with `Retry-After` until the window passes, whatever token it sends. A direct loopback peer is never counted; a loopback address in `X-Forwarded-For` is. `0` turns it off ([audit.md](audit.md))",
+  ),
+  authFailWindowMs: row(
+    ["VAULT_AUTH_FAIL_WINDOW_MS"],
+    int(1000, 86_400_000, 60_000),
+    "window of the failed-authentication limit, ms",
+    "the window of `VAULT_AUTH_FAIL_LIMIT`, ms",
+  ),
+  headersTimeoutMs: row(
+    ["VAULT_HEADERS_TIMEOUT_MS"],
+    int(100, 600_000, 10_000),
+    "time a client has to send a request's headers, ms",
+    "time a client has to send a request's complete headers, ms; then 408 and the connection is closed. A real client sends them at once; a client dribbling them (slowloris) holds its connection at most this long. At most `VAULT_REQUEST_TIMEOUT_MS`",
+  ),
+  requestTimeoutMs: row(
+    ["VAULT_REQUEST_TIMEOUT_MS"],
+    int(100, 3_600_000, 30_000),
+    "time a client has to send a whole request, ms",
+    "time a client has to send a whole request, headers and body, ms; then 408 and close (a 1 MiB body on a slow link fits the default)",
+  ),
+  keepAliveTimeoutMs: row(
+    ["VAULT_KEEP_ALIVE_TIMEOUT_MS"],
+    int(100, 600_000, 5000),
+    "idle keep-alive connections are closed after this, ms",
+    "an idle keep-alive connection is closed after this, ms. Behind a proxy that pools connections, set the proxy's idle timeout for upstream connections below this ([deploy.md](deploy.md))",
+  ),
+  maxConnections: row(
+    ["VAULT_MAX_CONNECTIONS"],
+    int(1, 1_000_000, 512),
+    "open client connections at most; more are closed at once",
+    "open client connections at most; further ones are closed at once (a warning is logged at most every 10 s). 512 stays well below the usual limit of 1024 open files per process, leaving room for the database files, the listening socket and outgoing webhook connections; raise it only with `LimitNOFILE` / `ulimit -n`",
+  ),
+  maxConnectionsPerIp: row(
+    ["VAULT_MAX_CONNECTIONS_PER_IP"],
+    int(0, 1_000_000, 64),
+    "open connections of one client address at most, 127.0.0.1 and ::1 exempt; more are closed at once; 0: no cap",
+    "open connections of one client address at most (IPv6 by its /64); further ones are closed as soon as they are accepted (a warning is logged at most every 10 s). One client holding slow or idle connections then cannot take all of `VAULT_MAX_CONNECTIONS` and keep others, health checks included, out. " +
+      "`127.0.0.1` and `::1` are not capped: the local CLI, a health check on the host and a reverse proxy on the same machine connect from there (other `127.x.y.z` addresses are capped). A proxy on another address carries all clients on its one address: set this above the proxy's upstream connections, or `0` (no cap) and let the proxy limit per client ([deploy.md](deploy.md))",
+  ),
+  ...DATABASE_SETTINGS,
+};
+
+/** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
+export function flagName(setting: { flag: string }): string {
+  return setting.flag;
+}

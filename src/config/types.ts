@@ -1,0 +1,81 @@
+import type { LogLevel } from "../ops/log-levels.js";
+
+/** The validated configuration the server is built from (docs/configuration.md). */
+export interface Config {
+  /** TCP port; 0 picks a free one (tests). */
+  port: number;
+  host: string;
+  /** Directory for vault.db and key files, or ":memory:" (nothing written to disk). */
+  dataDir: string;
+  /** Master bearer token; undefined means "load or generate in the data dir". */
+  masterKey: string | undefined;
+  /** 32-byte root key; undefined means "load or generate in the data dir". */
+  encryptionKey: Buffer | undefined;
+  /** Older 32-byte root keys, for records written before a rotation. */
+  previousEncryptionKeys: Buffer[];
+  /** Base of the `url` of public secrets, without a trailing slash. */
+  publicUrl: string;
+  licenseKey: string | undefined;
+  licensePublicKey: string | undefined;
+  webhookSecret: string | undefined;
+  /** Bearer token that may read GET /metrics and nothing else; undefined: only the master key may. */
+  metricsToken: string | undefined;
+  webhookAllowPrivate: boolean;
+  /** One delivery attempt's limit, milliseconds. */
+  webhookTimeoutMs: number;
+  webhookMaxAttempts: number;
+  /** Backoff base, milliseconds. */
+  webhookRetryBaseMs: number;
+  /** Sweeper period, milliseconds; 0 turns the sweeper off. */
+  sweepIntervalMs: number;
+  /** Largest secret value, UTF-8 bytes. */
+  maxValueBytes: number;
+  trustProxy: boolean;
+  logLevel: LogLevel;
+  /** Failed authentications from one ip within the window before 429 (default 20); 0 turns the guard off. */
+  authFailLimit: number;
+  /** The brute-force guard's window, milliseconds. */
+  authFailWindowMs: number;
+  /** Time a client has to send a request's complete headers, milliseconds (Node's server.headersTimeout). */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request, headers and body, milliseconds (server.requestTimeout). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open, milliseconds (server.keepAliveTimeout). */
+  keepAliveTimeoutMs: number;
+  /** Open client connections at most; further ones are closed at once (server.maxConnections). */
+  maxConnections: number;
+  /** Open connections of one client address at most (127.0.0.1 and ::1 not capped); 0: no cap. */
+  maxConnectionsPerIp: number;
+  /** Webhooks at most per scope (the global scope, or one org). */
+  webhooksPerScope: number;
+  /** Consecutive failed deliveries after which a webhook is marked failing and no longer retried. */
+  webhookFailingAfter: number;
+  /** Delivery slots (of the worker's 8) one scope, global or an org, may hold at once. */
+  webhookScopeConcurrency: number;
+  /** VAULT_DATABASE_URL: a postgres:// URL selects the PostgreSQL engine; undefined: SQLite in dataDir. */
+  databaseUrl: string | undefined;
+  /** Connections of the PostgreSQL pool at most (VAULT_DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
+  /**
+   * VAULT_DATABASE_PREPARED_STATEMENTS: run the hot-path statements as named
+   * prepared statements (store/pg/prepared.ts; default true). False for a
+   * pooler in transaction mode that does not track them (PgBouncer before
+   * 1.21, or with max_prepared_statements = 0).
+   */
+  databasePreparedStatements: boolean;
+  /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
+  sharePage: boolean;
+  /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token, within the caps of docs/share.md. */
+  shareAnonymous: boolean;
+  /** Anonymous creates per client address per minute (VAULT_SHARE_ANONYMOUS_PER_MINUTE). */
+  shareAnonymousPerMinute: number;
+}
+
+/** A bad setting: the message names it. The command prints it and exits 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+

@@ -1,0 +1,142 @@
+import { isIP } from "node:net";
+import { parseRootKey } from "../crypto/cipher.js";
+import { parseLicensePublicKey } from "../crypto/license.js";
+import { LOG_LEVELS } from "../ops/log-levels.js";
+import type { LogLevel } from "../ops/log-levels.js";
+import { ConfigError } from "./types.js";
+
+// The value kinds of the settings table (settings.ts): each turns the text of
+// a variable or flag into its typed value, or throws a one-line ConfigError
+// naming the variable (docs/configuration.md). A boolean flag given bare
+// arrives as `true`; every other kind needs text.
+
+/** Text, or `true` from a bare boolean flag. */
+export type Raw = string | boolean;
+
+/** The text of a setting that takes a value. @throws ConfigError for a bare flag. */
+export function textOf(raw: Raw, name: string): string {
+  if (typeof raw === "boolean") throw new ConfigError(`${name} needs a value`);
+  return raw;
+}
+
+/**
+ * A whole number from `min` to `max` (surrounding white space ignored).
+ * @throws ConfigError `NAME must be a whole number from MIN to MAX`.
+ */
+export function wholeNumber(raw: Raw, name: string, min: number, max: number): number {
+  const text = textOf(raw, name).trim();
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+/**
+ * true/1/yes or false/0/no (any case; empty is false); a bare flag is true.
+ * @throws ConfigError `NAME must be true or false`.
+ */
+export function boolean(raw: Raw, name: string): boolean {
+  if (typeof raw === "boolean") return raw;
+  const s = raw.trim().toLowerCase();
+  if (s === "true" || s === "1" || s === "yes") return true;
+  if (s === "false" || s === "0" || s === "no" || s === "") return false;
+  throw new ConfigError(`${name} must be true or false`);
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/**
+ * An IPv4 or IPv6 address, or a syntactically valid host name (all-digit
+ * dotted names must be IPv4); empty means the default 127.0.0.1.
+ * @throws ConfigError naming the variable.
+ */
+export function host(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim() || "127.0.0.1";
+  const ok = isIP(text) !== 0 || (!/^[\d.]+$/.test(text) && !text.includes(":") && HOST_NAME.test(text));
+  if (!ok) throw new ConfigError(`${name} must be an IP address or a host name`);
+  return text;
+}
+
+/**
+ * The master bearer token: at least 16 characters, no white space; the
+ * message never repeats the value.
+ * @throws ConfigError naming the variable.
+ */
+export function masterToken(raw: Raw, name: string): string {
+  const text = textOf(raw, name);
+  if (text.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
+  if (/\s/.test(text)) throw new ConfigError(`${name} must not contain white space`);
+  return text;
+}
+
+/** The /metrics token: at least 16 characters, no white space. @throws ConfigError naming the variable. */
+export function metricsToken(raw: Raw, name: string): string {
+  const text = textOf(raw, name);
+  if (text.length < 16 || /\s/.test(text)) throw new ConfigError(`${name} must be at least 16 characters, without white space`);
+  return text;
+}
+
+/** A secret of at least 16 characters (webhook HMAC key). @throws ConfigError naming the variable. */
+export function longSecret(raw: Raw, name: string): string {
+  const text = textOf(raw, name);
+  if (text.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
+  return text;
+}
+
+/** A 32-byte root key: 64 hex characters or base64. @throws ConfigError naming the variable, never the value. */
+export function rootKey(raw: Raw, name: string): Buffer {
+  const key = parseRootKey(textOf(raw, name));
+  if (key === undefined) throw new ConfigError(`${name} must be 64 hex characters or base64 of 32 bytes`);
+  return key;
+}
+
+/** Comma-separated root keys (empty items skipped). @throws ConfigError as rootKey(). */
+export function rootKeyList(raw: Raw, name: string): Buffer[] {
+  return textOf(raw, name)
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => rootKey(s, name));
+}
+
+/** An absolute http(s) URL, trailing slashes dropped. @throws ConfigError naming the variable. */
+export function httpUrl(raw: Raw, name: string): string {
+  const text = textOf(raw, name);
+  let protocol = "";
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    // refused below
+  }
+  if (protocol !== "http:" && protocol !== "https:") throw new ConfigError(`${name} must be an absolute http(s) URL`);
+  return text.replace(/\/+$/, "");
+}
+
+/** A postgres:// or postgresql:// URL (trimmed). @throws ConfigError naming the variable, never the URL. */
+export function postgresUrl(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim();
+  let protocol = "";
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    throw new ConfigError(`${name} must be a URL: postgres://user:password@host:5432/database`);
+  }
+  if (protocol !== "postgres:" && protocol !== "postgresql:") throw new ConfigError(`${name} must start with postgres:// or postgresql://`);
+  return text;
+}
+
+/** An Ed25519 public key: base64 of 32 bytes, or PEM (trimmed). @throws ConfigError naming the variable. */
+export function licensePublicKey(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim();
+  if (parseLicensePublicKey(text) === undefined) {
+    throw new ConfigError(`${name} must be base64 of a 32-byte Ed25519 key, or a PEM public key`);
+  }
+  return text;
+}
+
+/** One of LOG_LEVELS (any case). @throws ConfigError listing them. */
+export function logLevel(raw: Raw, name: string): LogLevel {
+  const text = textOf(raw, name).trim().toLowerCase();
+  const level = LOG_LEVELS.find((l) => l === text);
+  if (level === undefined) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(", ")}`);
+  return level;
+}
