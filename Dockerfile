@@ -9,10 +9,12 @@
 # its end of life in April 2026 and Node 22 ends in April 2027 (docs/deploy.md).
 
 # Build stage: builds the package and packs it with `npm pack`, so the image holds
-# exactly the files the npm package ships (package.json "files": bin, dist,
+# exactly the files the npm package ships (package.json "files": bin, client, dist,
 # schema.sql, schema-pg.sql, docs, README.md, LICENSE), never a hand-picked list.
 # The production dependencies are installed apart, from the lock file, with the
-# compiler at hand for better-sqlite3 when no prebuilt binary fits.
+# compiler at hand for better-sqlite3 when no prebuilt binary fits; the client
+# package (the workspace packages/client, a dependency of the server) goes in as
+# its own packed tarball, not as a link into the source tree.
 FROM node:24-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -20,15 +22,21 @@ RUN apt-get update \
 WORKDIR /src
 # The whole context (.dockerignore keeps data, keys and build output out).
 COPY . .
-# `npm ci` runs the `prepare` script (tsup): dist/ is built here.
+# `npm ci` runs the `prepare` script (the client package, then tsup): dist/ is built here.
 RUN npm ci \
  && mkdir /pkg \
  && npm pack --ignore-scripts --pack-destination /pkg \
- && mv /pkg/ephemeral-vault-*.tgz /pkg/ephemeral-vault.tgz
+ && mv /pkg/ephemeral-vault-*.tgz /pkg/ephemeral-vault.tgz \
+ && npm pack -w packages/client --ignore-scripts --pack-destination /pkg \
+ && mv /pkg/ephemeral-vault-client-*.tgz /pkg/client.tgz
 WORKDIR /deps
 RUN cp /src/package.json /src/package-lock.json ./ \
+ && mkdir -p packages/client \
+ && tar -xzf /pkg/client.tgz -C packages/client --strip-components=1 --no-same-owner \
  && npm ci --omit=dev --ignore-scripts \
- && npm rebuild better-sqlite3
+ && npm rebuild better-sqlite3 \
+ && rm node_modules/@ephemeral-vault/client \
+ && mv packages/client node_modules/@ephemeral-vault/client
 
 FROM node:24-slim
 ENV NODE_ENV=production \

@@ -78,8 +78,19 @@ beforeAll(() => {
   const tar = spawnSync("tar", ["-xzf", join(out, filename), "-C", unpacked, "--strip-components=1"], { encoding: "utf8" });
   if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
   files = new Set(listFiles(unpacked).map((f) => relative(unpacked, f)));
-  // The image installs the production dependencies beside it; here, the repo's.
-  symlinkSync(join(ROOT, "node_modules"), join(unpacked, "node_modules"), "dir");
+  // The image installs the production dependencies beside it; here, the repo's, but the client
+  // package as the image has it: its own packed tarball, not the workspace link into packages/client.
+  const modules = join(unpacked, "node_modules");
+  mkdirSync(modules);
+  for (const name of readdirSync(join(ROOT, "node_modules")).filter((n) => n !== "@ephemeral-vault")) {
+    symlinkSync(join(ROOT, "node_modules", name), join(modules, name));
+  }
+  const client = spawnSync("npm", ["pack", "-w", "packages/client", "--ignore-scripts", "--json", "--pack-destination", out], { cwd: ROOT, encoding: "utf8" });
+  if (client.status !== 0) throw new Error(`npm pack -w packages/client failed: ${client.stderr}`);
+  const [{ filename: clientTarball }] = JSON.parse(client.stdout) as [{ filename: string }];
+  mkdirSync(join(modules, "@ephemeral-vault", "client"), { recursive: true });
+  const untar = spawnSync("tar", ["-xzf", join(out, clientTarball), "-C", join(modules, "@ephemeral-vault", "client"), "--strip-components=1"], { encoding: "utf8" });
+  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
 });
 afterAll(async () => {
   await killChildren();
@@ -106,6 +117,16 @@ describe("the Dockerfile", () => {
     expect(sources.sort()).toEqual(["/deps/node_modules", "/pkg/ephemeral-vault.tgz"]);
     expect(final.some((i) => i.op === "RUN" && /tar -xzf \/tmp\/ephemeral-vault\.tgz -C \/app --strip-components=1/.test(i.args))).toBe(true);
     expect(final.find((i) => i.op === "WORKDIR")?.args).toBe("/app");
+  });
+
+  it("installs the client package from its packed tarball, not as a link into the source tree", () => {
+    const build = instructions().filter((i) => i.op === "RUN").map((i) => i.args);
+    expect(build.some((run) => /\bnpm pack -w packages\/client\b.*\/pkg\/client\.tgz/.test(run))).toBe(true);
+    // npm ci links the workspace (node_modules/@ephemeral-vault/client -> ../../packages/client): the link is
+    // replaced by the unpacked tarball, so /deps/node_modules holds the files themselves.
+    const deps = build.find((run) => /npm ci --omit=dev/.test(run)) ?? "";
+    expect(deps).toMatch(/tar -xzf \/pkg\/client\.tgz -C packages\/client --strip-components=1.*npm ci --omit=dev/);
+    expect(deps).toMatch(/npm ci --omit=dev.*rm node_modules\/@ephemeral-vault\/client\s+&&\s+mv packages\/client node_modules\/@ephemeral-vault\/client/);
   });
 
   it("runs on a current LTS Node.js, in every stage", () => {

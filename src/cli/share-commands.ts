@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { EnvelopeError, VaultClient, parseShareLink } from "../client/index.js";
-import type { ShareLink } from "../client/index.js";
+import { describeFailure, EnvelopeError, EXIT_REFUSED, VaultClient, parseShareLink } from "@ephemeral-vault/client";
+import type { ShareLink } from "@ephemeral-vault/client";
 import { ConfigError } from "../config.js";
-import { callVault, describeFailure, EXIT_REFUSED } from "./client-call.js";
+import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { argvWarning, timeoutOf, withConnectionOptions } from "./connection.js";
 import { parseDuration, parseReads } from "./duration.js";

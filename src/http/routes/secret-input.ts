@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { requireInPrefix } from "../auth.js";
 import type { AppContext } from "../context.js";
 import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
-import { parseEnvelope } from "../../client/envelope.js";
+import { parseEnvelope } from "@ephemeral-vault/client";
 import { ApiError } from "../errors.js";
 import { intRange, requiredString } from "./input.js";
 
