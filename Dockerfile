@@ -12,9 +12,10 @@
 # exactly the files the npm package ships (package.json "files": bin, client, dist,
 # schema.sql, schema-pg.sql, docs, README.md, LICENSE), never a hand-picked list.
 # The production dependencies are installed apart, from the lock file, with the
-# compiler at hand for better-sqlite3 when no prebuilt binary fits; the client
-# package (the workspace packages/client, a dependency of the server) goes in as
-# its own packed tarball, not as a link into the source tree.
+# compiler at hand for better-sqlite3 when no prebuilt binary fits. The client
+# package (@ephemeral-vault/client, the workspace packages/client) is bundled in
+# the packed package (package.json "bundleDependencies"): npm ci only links the
+# workspace, and that link, which points into the source tree, is left out.
 FROM node:24-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -26,17 +27,14 @@ COPY . .
 RUN npm ci \
  && mkdir /pkg \
  && npm pack --ignore-scripts --pack-destination /pkg \
- && mv /pkg/ephemeral-vault-*.tgz /pkg/ephemeral-vault.tgz \
- && npm pack -w packages/client --ignore-scripts --pack-destination /pkg \
- && mv /pkg/ephemeral-vault-client-*.tgz /pkg/client.tgz
+ && mv /pkg/ephemeral-vault-*.tgz /pkg/ephemeral-vault.tgz
 WORKDIR /deps
 RUN cp /src/package.json /src/package-lock.json ./ \
  && mkdir -p packages/client \
- && tar -xzf /pkg/client.tgz -C packages/client --strip-components=1 --no-same-owner \
+ && cp /src/packages/client/package.json packages/client/ \
  && npm ci --omit=dev --ignore-scripts \
  && npm rebuild better-sqlite3 \
- && rm node_modules/@ephemeral-vault/client \
- && mv packages/client node_modules/@ephemeral-vault/client
+ && rm -r node_modules/@ephemeral-vault
 
 FROM node:24-slim
 ENV NODE_ENV=production \
@@ -44,7 +42,8 @@ ENV NODE_ENV=production \
     VAULT_PORT=8484 \
     VAULT_DATA_DIR=/data
 WORKDIR /app
-# The packed package, unpacked as npm would install it, and its dependencies.
+# The packed package (the client bundled in its node_modules), unpacked as npm
+# would install it, and its dependencies.
 COPY --from=build /pkg/ephemeral-vault.tgz /tmp/ephemeral-vault.tgz
 RUN tar -xzf /tmp/ephemeral-vault.tgz -C /app --strip-components=1 --no-same-owner \
  && rm /tmp/ephemeral-vault.tgz

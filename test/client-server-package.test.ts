@@ -2,21 +2,37 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cjsScript, esmScript, nodeJson, pack, project, typeCheck, typedConsumer, unpack } from "./client-pack-helpers.js";
-import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "./e2e-helpers.js";
+import { cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 
 /**
  * "ephemeral-vault/client" from the packed server package (docs/client.md
- * "Install"): the server's tarball and the client's tarball laid out in a
- * project's node_modules as npm installs them, then the server's `./client`
- * export used with import and with require against a vault started here,
- * and type-checked as an ESM and a CommonJS consumer.
+ * "Install"): the server's tarball, which carries the client package
+ * (bundled), laid out in a project's node_modules as npm installs it; then
+ * the `./client` export used with import and with require against a vault
+ * started here, and type-checked as an ESM and a CommonJS consumer.
  */
 
 const NAME = "ephemeral-vault/client";
+
+/** Whether "ephemeral-vault/client" is the module the server package's own code gets for @ephemeral-vault/client (its bundled copy). */
+const SAME_MODULE = `import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import * as viaExport from "ephemeral-vault/client";
+const serverRequire = createRequire(import.meta.resolve("ephemeral-vault/package.json"));
+const own = serverRequire.resolve("@ephemeral-vault/client");
+const ownEsm = await import(pathToFileURL(own.replace(/\\.cjs$/, ".js")).href);
+const appRequire = createRequire(import.meta.url);
+console.log(JSON.stringify({
+  esm: viaExport.VaultClient === ownEsm.VaultClient && viaExport.describeFailure === ownEsm.describeFailure,
+  cjs: appRequire("ephemeral-vault/client").VaultClient === serverRequire("@ephemeral-vault/client").VaultClient,
+  names: Object.keys(viaExport).sort().join() === Object.keys(ownEsm).sort().join(),
+}));
+`;
 let vault: VaultProcess;
 let consumer: string;
 let serverFiles: string[];
+let clientFiles: string[];
 let clientVersion: string;
 
 beforeAll(async () => {
@@ -25,18 +41,18 @@ beforeAll(async () => {
   const server = pack(out);
   const client = pack(out, ["-w", "packages/client"]);
   serverFiles = server.files;
+  clientFiles = client.files;
   consumer = project(join(tempDir("ev-server-consumer-"), "app"), {
     "esm.mjs": esmScript(NAME, "srv/esm"),
     "cjs.cjs": cjsScript(NAME, "srv/cjs"),
-    "same.mjs": `import * as a from "ephemeral-vault/client";\nimport * as b from "@ephemeral-vault/client";\nimport { createRequire } from "node:module";\nconst r = createRequire(import.meta.url);\nconsole.log(JSON.stringify({ esm: a.VaultClient === b.VaultClient && a.describeFailure === b.describeFailure, cjs: r("ephemeral-vault/client").VaultClient === r("@ephemeral-vault/client").VaultClient, names: Object.keys(a).sort().join() === Object.keys(b).sort().join() }));\n`,
+    "same.mjs": SAME_MODULE,
     "typed.mts": typedConsumer(NAME),
     "typed.cts": typedConsumer(NAME),
     "root.mts": `import { startVault } from "ephemeral-vault";\nimport type { EmbeddedVault, StartVaultOptions } from "ephemeral-vault";\nexport const options: StartVaultOptions = { port: 0, masterKey: "0123456789abcdef" };\nexport const started: Promise<EmbeddedVault> = startVault(options);\n`,
     "root-misuse.mts": `import { startVault } from "ephemeral-vault";\nexport const started = startVault({ port: "eighty" });\n`,
   });
   unpack(server.tarball, join(consumer, "node_modules", "ephemeral-vault"));
-  unpack(client.tarball, join(consumer, "node_modules", "@ephemeral-vault", "client"));
-  clientVersion = (JSON.parse(readFileSync(join(consumer, "node_modules", "@ephemeral-vault", "client", "package.json"), "utf8")) as { version: string }).version;
+  clientVersion = (JSON.parse(readFileSync(join(ROOT, "packages", "client", "package.json"), "utf8")) as { version: string }).version;
 }, 180_000);
 afterAll(async () => {
   await killChildren();
@@ -44,12 +60,17 @@ afterAll(async () => {
 });
 
 describe("the packed server package's ephemeral-vault/client", () => {
-  it("depends on the client package and ships no copy of it: client/ only re-exports", () => {
+  it("depends on the client package and carries it as packed (bundled); client/ only re-exports it", () => {
     const manifest = JSON.parse(readFileSync(join(consumer, "node_modules", "ephemeral-vault", "package.json"), "utf8")) as {
       dependencies: Record<string, string>;
+      bundleDependencies: string[];
     };
     expect(manifest.dependencies["@ephemeral-vault/client"]).toBe(clientVersion);
+    expect(manifest.bundleDependencies).toEqual(["@ephemeral-vault/client"]);
     for (const file of ["client/index.js", "client/index.cjs", "client/index.d.ts", "client/index.d.cts"]) expect(serverFiles, file).toContain(file);
+    // The bundled copy is the client's own tarball, file for file: no sources, no workspace link.
+    const bundled = serverFiles.filter((f) => f.startsWith("node_modules/")).map((f) => f.replace("node_modules/@ephemeral-vault/client/", ""));
+    expect(bundled.sort()).toEqual([...clientFiles].sort());
     expect(serverFiles.filter((f) => f.startsWith("packages/") || f.startsWith("src/"))).toEqual([]);
     // The server's own code imports the client; only the browser pages (dist/ui) carry the envelope code.
     const serverJs = serverFiles.filter((f) => /^dist\/[^/]+\.js$/.test(f));
@@ -58,7 +79,7 @@ describe("the packed server package's ephemeral-vault/client", () => {
     expect(copies).toEqual([]);
   });
 
-  it("works with import (ESM) against a real vault, the very module of @ephemeral-vault/client", () => {
+  it("works with import (ESM) against a real vault, the very module of the bundled client", () => {
     const out = nodeJson(consumer, "esm.mjs", { url: vault.url, token: E2E_MASTER_KEY });
     expect(out.value).toBe("value of srv/esm");
     expect(out).toMatchObject({ api: true, status: 404, failure: { code: 1 } });
@@ -78,7 +99,7 @@ describe("the packed server package's ephemeral-vault/client", () => {
     expect(res.status, res.output).toBe(0);
     expect(res.output).toContain("node_modules/ephemeral-vault/client/index.d.ts");
     expect(res.output).toContain("node_modules/ephemeral-vault/client/index.d.cts");
-    expect(res.output).toContain("node_modules/@ephemeral-vault/client/dist/index.d.cts");
+    expect(res.output).toContain("node_modules/ephemeral-vault/node_modules/@ephemeral-vault/client/dist/index.d.cts");
   }, 120_000);
 
   it("ships types for the root import too (startVault and its options); a misuse does not compile", () => {

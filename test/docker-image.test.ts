@@ -78,19 +78,13 @@ beforeAll(() => {
   const tar = spawnSync("tar", ["-xzf", join(out, filename), "-C", unpacked, "--strip-components=1"], { encoding: "utf8" });
   if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
   files = new Set(listFiles(unpacked).map((f) => relative(unpacked, f)));
-  // The image installs the production dependencies beside it; here, the repo's, but the client
-  // package as the image has it: its own packed tarball, not the workspace link into packages/client.
+  // The image installs the production dependencies beside it; here, the repo's. The client package is
+  // not among them: the packed package carries it (bundled), and the workspace link is left out, as in the image.
   const modules = join(unpacked, "node_modules");
-  mkdirSync(modules);
+  mkdirSync(modules, { recursive: true });
   for (const name of readdirSync(join(ROOT, "node_modules")).filter((n) => n !== "@ephemeral-vault")) {
     symlinkSync(join(ROOT, "node_modules", name), join(modules, name));
   }
-  const client = spawnSync("npm", ["pack", "-w", "packages/client", "--ignore-scripts", "--json", "--pack-destination", out], { cwd: ROOT, encoding: "utf8" });
-  if (client.status !== 0) throw new Error(`npm pack -w packages/client failed: ${client.stderr}`);
-  const [{ filename: clientTarball }] = JSON.parse(client.stdout) as [{ filename: string }];
-  mkdirSync(join(modules, "@ephemeral-vault", "client"), { recursive: true });
-  const untar = spawnSync("tar", ["-xzf", join(out, clientTarball), "-C", join(modules, "@ephemeral-vault", "client"), "--strip-components=1"], { encoding: "utf8" });
-  if (untar.status !== 0) throw new Error(`tar failed: ${untar.stderr}`);
 });
 afterAll(async () => {
   await killChildren();
@@ -119,14 +113,13 @@ describe("the Dockerfile", () => {
     expect(final.find((i) => i.op === "WORKDIR")?.args).toBe("/app");
   });
 
-  it("installs the client package from its packed tarball, not as a link into the source tree", () => {
-    const build = instructions().filter((i) => i.op === "RUN").map((i) => i.args);
-    expect(build.some((run) => /\bnpm pack -w packages\/client\b.*\/pkg\/client\.tgz/.test(run))).toBe(true);
-    // npm ci links the workspace (node_modules/@ephemeral-vault/client -> ../../packages/client): the link is
-    // replaced by the unpacked tarball, so /deps/node_modules holds the files themselves.
-    const deps = build.find((run) => /npm ci --omit=dev/.test(run)) ?? "";
-    expect(deps).toMatch(/tar -xzf \/pkg\/client\.tgz -C packages\/client --strip-components=1.*npm ci --omit=dev/);
-    expect(deps).toMatch(/npm ci --omit=dev.*rm node_modules\/@ephemeral-vault\/client\s+&&\s+mv packages\/client node_modules\/@ephemeral-vault\/client/);
+  it("takes the client package from the packed package (bundled), never the workspace link into the source tree", () => {
+    const deps = instructions().find((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args))?.args ?? "";
+    // npm ci links the workspace (node_modules/@ephemeral-vault/client -> ../../packages/client): the link goes.
+    expect(deps).toMatch(/npm ci --omit=dev.*&&\s+rm -r node_modules\/@ephemeral-vault$/);
+    expect(files.has("node_modules/@ephemeral-vault/client/package.json")).toBe(true);
+    expect(files.has("node_modules/@ephemeral-vault/client/dist/index.js")).toBe(true);
+    expect([...files].filter((f) => f.startsWith("packages/") || f.startsWith("node_modules/@ephemeral-vault/client/src/"))).toEqual([]);
   });
 
   it("runs on a current LTS Node.js, in every stage", () => {
