@@ -9,10 +9,13 @@
 # its end of life in April 2026 and Node 22 ends in April 2027 (docs/deploy.md).
 
 # Build stage: builds the package and packs it with `npm pack`, so the image holds
-# exactly the files the npm package ships (package.json "files": bin, dist,
+# exactly the files the npm package ships (package.json "files": bin, client, dist,
 # schema.sql, schema-pg.sql, docs, README.md, LICENSE), never a hand-picked list.
 # The production dependencies are installed apart, from the lock file, with the
-# compiler at hand for better-sqlite3 when no prebuilt binary fits.
+# compiler at hand for better-sqlite3 when no prebuilt binary fits. The client
+# package (@ephemeral-vault/client, the workspace packages/client) is bundled in
+# the packed package (package.json "bundleDependencies"): npm ci only links the
+# workspace, and that link, which points into the source tree, is left out.
 FROM node:24-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -20,15 +23,18 @@ RUN apt-get update \
 WORKDIR /src
 # The whole context (.dockerignore keeps data, keys and build output out).
 COPY . .
-# `npm ci` runs the `prepare` script (tsup): dist/ is built here.
+# `npm ci` runs the `prepare` script (the client package, then tsup): dist/ is built here.
 RUN npm ci \
  && mkdir /pkg \
  && npm pack --ignore-scripts --pack-destination /pkg \
  && mv /pkg/ephemeral-vault-*.tgz /pkg/ephemeral-vault.tgz
 WORKDIR /deps
 RUN cp /src/package.json /src/package-lock.json ./ \
+ && mkdir -p packages/client \
+ && cp /src/packages/client/package.json packages/client/ \
  && npm ci --omit=dev --ignore-scripts \
- && npm rebuild better-sqlite3
+ && npm rebuild better-sqlite3 \
+ && rm -r node_modules/@ephemeral-vault
 
 FROM node:24-slim
 ENV NODE_ENV=production \
@@ -36,7 +42,8 @@ ENV NODE_ENV=production \
     VAULT_PORT=8484 \
     VAULT_DATA_DIR=/data
 WORKDIR /app
-# The packed package, unpacked as npm would install it, and its dependencies.
+# The packed package (the client bundled in its node_modules), unpacked as npm
+# would install it, and its dependencies.
 COPY --from=build /pkg/ephemeral-vault.tgz /tmp/ephemeral-vault.tgz
 RUN tar -xzf /tmp/ephemeral-vault.tgz -C /app --strip-components=1 --no-same-owner \
  && rm /tmp/ephemeral-vault.tgz

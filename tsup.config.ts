@@ -1,8 +1,11 @@
 import { defineConfig } from "tsup";
 
+// The client package (packages/client) is built first, by its own tsup config (npm run build); the
+// server imports it as its dependency @ephemeral-vault/client and never bundles it into dist/
+// ("ephemeral-vault/client" is the client/ folder: the package re-exported, docs/client.md).
 export default defineConfig([
   {
-    entry: { cli: "src/cli.ts", index: "src/index.ts", client: "src/client/index.ts" },
+    entry: { cli: "src/cli.ts", index: "src/index.ts" },
     format: ["esm"],
     target: "node20",
     platform: "node",
@@ -12,18 +15,20 @@ export default defineConfig([
     clean: ["!ui/**", "!ephemeral-vault-*", "!sea/**"],
     sourcemap: true,
     splitting: true,
-    // Type declarations for the client ("ephemeral-vault/client") and the root (startVault and the rest).
-    dts: { entry: { client: "src/client/index.ts", index: "src/index.ts" } },
+    // Type declarations for the root (startVault and the rest).
+    dts: { entry: { index: "src/index.ts" } },
   },
   {
     // The pages' browser scripts (src/ui), served by the vault itself from dist/ui
-    // (src/pages/assets.ts): one self-contained file per page, no module loader.
+    // (src/pages/assets.ts): one self-contained file per page, no module loader; the
+    // envelope code of the client package is bundled in.
     entry: { share: "src/ui/share.ts", create: "src/ui/create.ts", console: "src/ui/console.ts" },
     format: ["iife"],
     target: ["chrome111", "firefox111", "safari16"],
     platform: "browser",
     outDir: "dist/ui",
     outExtension: () => ({ js: ".js" }),
+    noExternal: ["@ephemeral-vault/client"],
     clean: false,
     minify: true,
     sourcemap: false,

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
 
 // Two projects: `unit` (everything on SQLite, in-process and end-to-end) and `pg` (tests
@@ -65,6 +66,8 @@ const PG_MATRIX = [
 ];
 
 export default defineConfig({
+  // The client workspace package from its sources, as tsconfig.json's paths do (the built server uses its dist/).
+  resolve: { alias: [{ find: /^@ephemeral-vault\/client$/, replacement: fileURLToPath(new URL("packages/client/src/index.ts", import.meta.url)) }] },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,5 +1,5 @@
-// npm run gen:client: builds the vault in-process from dist/ (run after
-// tsup), reads GET /openapi.json and writes src/client/schema.d.ts.
+// npm run gen:client: builds the vault in-process from dist/ (run after npm
+// run build), reads GET /openapi.json and writes packages/client/src/schema.d.ts.
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-import { VaultClient } from "./client/index.js";
+import { VaultClient } from "@ephemeral-vault/client";
 import type { Config } from "./config.js";
 import { ConfigError, SETTINGS, loadConfig } from "./config.js";
 import { createLogger } from "./ops/log.js";

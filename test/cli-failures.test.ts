@@ -7,7 +7,7 @@ import type { Server as TcpServer, Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { VaultClient, VaultConnectionError, VaultProtocolError } from "../src/client/index.js";
+import { VaultClient, VaultConnectionError, VaultProtocolError } from "@ephemeral-vault/client";
 import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 import { itSqlite } from "./helpers.js";

@@ -6,7 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeKey, VaultApiError, VaultClient, VaultInputError } from "../src/client/index.js";
+import { encodeKey, VaultApiError, VaultClient, VaultInputError } from "@ephemeral-vault/client";
 import { BIN, childEnv, cleanupTemp, databaseUrlOf, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 import { rejection, TEST_ENGINE } from "./helpers.js";

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseShareLink, VaultApiError, VaultClient, VaultConnectionError, VaultProtocolError } from "../src/client/index.js";
+import { parseShareLink, VaultApiError, VaultClient, VaultConnectionError, VaultProtocolError } from "@ephemeral-vault/client";
 import { E2E_MASTER_KEY, cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import { rejection } from "./helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";

@@ -78,8 +78,13 @@ beforeAll(() => {
   const tar = spawnSync("tar", ["-xzf", join(out, filename), "-C", unpacked, "--strip-components=1"], { encoding: "utf8" });
   if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
   files = new Set(listFiles(unpacked).map((f) => relative(unpacked, f)));
-  // The image installs the production dependencies beside it; here, the repo's.
-  symlinkSync(join(ROOT, "node_modules"), join(unpacked, "node_modules"), "dir");
+  // The image installs the production dependencies beside it; here, the repo's. The client package is
+  // not among them: the packed package carries it (bundled), and the workspace link is left out, as in the image.
+  const modules = join(unpacked, "node_modules");
+  mkdirSync(modules, { recursive: true });
+  for (const name of readdirSync(join(ROOT, "node_modules")).filter((n) => n !== "@ephemeral-vault")) {
+    symlinkSync(join(ROOT, "node_modules", name), join(modules, name));
+  }
 });
 afterAll(async () => {
   await killChildren();
@@ -106,6 +111,15 @@ describe("the Dockerfile", () => {
     expect(sources.sort()).toEqual(["/deps/node_modules", "/pkg/ephemeral-vault.tgz"]);
     expect(final.some((i) => i.op === "RUN" && /tar -xzf \/tmp\/ephemeral-vault\.tgz -C \/app --strip-components=1/.test(i.args))).toBe(true);
     expect(final.find((i) => i.op === "WORKDIR")?.args).toBe("/app");
+  });
+
+  it("takes the client package from the packed package (bundled), never the workspace link into the source tree", () => {
+    const deps = instructions().find((i) => i.op === "RUN" && /npm ci --omit=dev/.test(i.args))?.args ?? "";
+    // npm ci links the workspace (node_modules/@ephemeral-vault/client -> ../../packages/client): the link goes.
+    expect(deps).toMatch(/npm ci --omit=dev.*&&\s+rm -r node_modules\/@ephemeral-vault$/);
+    expect(files.has("node_modules/@ephemeral-vault/client/package.json")).toBe(true);
+    expect(files.has("node_modules/@ephemeral-vault/client/dist/index.js")).toBe(true);
+    expect([...files].filter((f) => f.startsWith("packages/") || f.startsWith("node_modules/@ephemeral-vault/client/src/"))).toEqual([]);
   });
 
   it("runs on a current LTS Node.js, in every stage", () => {

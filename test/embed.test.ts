@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
 import { startVault } from "../src/index.js";
 import type { EmbeddedVault } from "../src/index.js";
-import { VaultApiError } from "../src/client/index.js";
+import { VaultApiError } from "@ephemeral-vault/client";
 import { ROOT } from "./e2e-helpers.js";
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { VaultClient } from "../src/client/index.js";
+import { VaultClient } from "@ephemeral-vault/client";
 import { docExamples, exampleDir } from "./doc-examples.js";
 import { BIN, ROOT, childEnv } from "./e2e-helpers.js";
 

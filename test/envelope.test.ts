@@ -2,9 +2,9 @@ import { createCipheriv, hkdfSync, pbkdf2Sync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EnvelopeError, fromBase64Url, openEnvelope, parseEnvelope, sealEnvelope } from "../src/client/envelope.js";
-import type { EnvelopeV1 } from "../src/client/envelope.js";
-import { linkFragment, parseShareLink } from "../src/client/share-link.js";
+import { EnvelopeError, fromBase64Url, openEnvelope, parseEnvelope, sealEnvelope } from "../packages/client/src/envelope.js";
+import type { EnvelopeV1 } from "../packages/client/src/envelope.js";
+import { linkFragment, parseShareLink } from "../packages/client/src/share-link.js";
 
 // The end-to-end envelope (docs/share.md, "The envelope"): the published test vectors, checked
 // against an independent implementation on node:crypto, so a third-party client can rely on them.

@@ -4,7 +4,8 @@ import { join } from "node:path";
 
 /**
  * The end-to-end tests run the built server (dist/). Build it once before
- * the suite when dist/ is missing or older than src/, so `npm test` works
+ * the suite when dist/ is missing or older than src/ (and the client package's
+ * dist/ when older than its src/), so `npm test` works
  * straight after a clone and after an edit.
  */
 export function setup(): void {
@@ -17,6 +18,12 @@ export function setup(): void {
         e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
       ),
     );
+  // The client package first: the built server imports it (packages/client/dist).
+  const client = join(root, "packages", "client");
+  const clientBuilt = join(client, "dist", "index.js");
+  if (!existsSync(clientBuilt) || statSync(clientBuilt).mtimeMs < newest(join(client, "src"))) {
+    execFileSync("npx", ["tsup", "--silent"], { cwd: client, stdio: "inherit" });
+  }
   const sourceTime = Math.max(newest(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs, statSync(join(root, "schema-pg.sql")).mtimeMs);
   if (!existsSync(built) || statSync(built).mtimeMs < sourceTime) {
     execFileSync("npx", ["tsup", "--silent"], { cwd: root, stdio: "inherit" });

@@ -4,8 +4,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
-import { openEnvelope, parseEnvelope } from "../src/client/envelope.js";
-import type { EnvelopeV1 } from "../src/client/envelope.js";
+import { openEnvelope, parseEnvelope } from "@ephemeral-vault/client";
+import type { EnvelopeV1 } from "@ephemeral-vault/client";
 
 /** The MCP server as an agent starts it: `ephemeral-vault mcp` over stdio, driven by the SDK's own client. */
 async function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY): Promise<{ client: Client; stderr: () => string }> {

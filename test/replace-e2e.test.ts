@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VaultApiError, VaultClient } from "../src/client/index.js";
+import { VaultApiError, VaultClient } from "@ephemeral-vault/client";
 import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 

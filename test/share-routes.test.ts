@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { sealEnvelope } from "../src/client/envelope.js";
+import { sealEnvelope } from "@ephemeral-vault/client";
 import { cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

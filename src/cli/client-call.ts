@@ -1,61 +1,11 @@
-import { VaultApiError, VaultClient, VaultConnectionError, VaultInputError, VaultProtocolError } from "../client/index.js";
+import { describeFailure, VaultClient, VaultConnectionError, VaultProtocolError } from "@ephemeral-vault/client";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
-import { EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./exit-codes.js";
 import type { ExitCode } from "./registry.js";
 
 /** The typed client for a resolved connection (its address, token, org and time limit). */
 export function clientFor(connection: Connection): VaultClient {
   return new VaultClient({ addr: connection.addr, token: connection.token, org: connection.org ?? null, timeoutMs: connection.timeoutMs });
-}
-
-/** Who shows the message: the command line, or the MCP server (its hints name tools, not commands). */
-export type FailureAudience = "cli" | "mcp";
-
-/** A request that lists secrets: `GET /secrets` or `GET /orgs/{org}/secrets`, without a key. */
-function isListing(request: string): "global" | "org" | undefined {
-  const path = request.replace(/\?.*$/, "");
-  if (path === "GET /secrets") return "global";
-  if (/^GET \/orgs\/[^/]+\/secrets$/.test(path)) return "org";
-  return undefined;
-}
-
-/** What to say after a 403 on listing: the permission it needs and what to do instead (docs/keys.md, docs/orgs.md). */
-function listingHint(scope: "global" | "org", audience: FailureAudience): string {
-  const needs = scope === "global" ? "listing secrets needs a key with the admin permission" : "listing an org's secrets needs the l letter in the principal's role";
-  const instead = audience === "mcp" ? "read each secret by its key with get_secret" : "name the secrets instead: get KEY, or run --env NAME=KEY";
-  return `; ${needs}: ${instead}`;
-}
-
-/**
- * The one-line message for a failed client call, and its exit code:
- * - a refusal (VaultApiError), exit 1: `<error> (<status>)`, then `: <the
- *   API's message>` when the body has one (the size limit of a 413, how to
- *   lift a 402, how to reactivate a 410), `; retry after N s` with a
- *   Retry-After header (429, 503), and for a 403 on listing the permission it
- *   needs and what to use instead;
- * - not a vault (VaultProtocolError), exit 2: `the server at ADDR is not an
- *   ephemeral-vault (HTTP 404, text/html)`;
- * - unreachable or timed out (VaultConnectionError), exit 2: `vault not
- *   reachable at ADDR (<reason>)`;
- * - a key or id the client refused to send (VaultInputError), exit 2.
- * Shared by the command line and the MCP server (docs/cli.md, docs/mcp.md).
- * @param audience `mcp` makes the hints name MCP tools instead of commands.
- * @returns null for any other error (a bug: the caller rethrows it).
- */
-export function describeFailure(err: unknown, audience: FailureAudience = "cli"): { message: string; code: number } | null {
-  if (err instanceof VaultApiError) {
-    let message = `${err.error} (${err.status})`;
-    if (err.detail !== undefined && err.detail !== err.error) message += `: ${err.detail}`;
-    if (err.retryAfter !== undefined) message += `; retry after ${err.retryAfter} s`;
-    const listing = err.status === 403 ? isListing(err.request) : undefined;
-    if (listing !== undefined) message += listingHint(listing, audience);
-    return { message, code: EXIT_REFUSED };
-  }
-  if (err instanceof VaultProtocolError) return { message: err.message, code: EXIT_UNREACHABLE };
-  if (err instanceof VaultInputError) return { message: err.message, code: EXIT_USAGE };
-  if (err instanceof VaultConnectionError) return { message: err.message, code: EXIT_UNREACHABLE };
-  return null;
 }
 
 /**

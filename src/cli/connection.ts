@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS } from "../client/index.js";
+import { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS } from "@ephemeral-vault/client";
 import { ADDRESS_FILE_NAME } from "../ops/address-file.js";
 import { parseDuration } from "./duration.js";
 import { ConfigError } from "../config.js";

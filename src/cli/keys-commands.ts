@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { BodyOf } from "../client/index.js";
+import type { BodyOf } from "@ephemeral-vault/client";
 import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";

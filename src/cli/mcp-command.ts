@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { VaultClient } from "../client/index.js";
+import { VaultClient } from "@ephemeral-vault/client";
 import { ConfigError } from "../config.js";
 import { clientFor } from "./client-call.js";
 import { EXIT_OK } from "./exit-codes.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../config.js";
-import { VaultClient } from "../client/index.js";
+import { VaultClient } from "@ephemeral-vault/client";
 import { callVault } from "./client-call.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";

@@ -1,5 +1,5 @@
-import { VaultApiError } from "../client/index.js";
-import type { VaultClient } from "../client/index.js";
+import { VaultApiError } from "@ephemeral-vault/client";
+import type { VaultClient } from "@ephemeral-vault/client";
 import { prefixPath } from "./env-names.js";
 import { planRun } from "./run-plan.js";
 import type { RunPlan } from "./run-plan.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../config.js";
-import type { VaultClient } from "../client/index.js";
+import type { VaultClient } from "@ephemeral-vault/client";
 import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { argvWarning, withConnectionOptions } from "./connection.js";

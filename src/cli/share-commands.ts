@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { EnvelopeError, VaultClient, parseShareLink } from "../client/index.js";
-import type { ShareLink } from "../client/index.js";
-import { ConfigError } from "../config.js";
-import { callVault, describeFailure } from "./client-call.js";
+import { describeFailure, EnvelopeError, VaultClient, parseShareLink } from "@ephemeral-vault/client";
 import { EXIT_REFUSED } from "./exit-codes.js";
+import type { ShareLink } from "@ephemeral-vault/client";
+import { ConfigError } from "../config.js";
+import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { argvWarning, timeoutOf, withConnectionOptions } from "./connection.js";
 import { parseDuration, parseReads } from "./duration.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { BodyOf, VaultClient, WebhooksApi } from "../client/index.js";
+import type { BodyOf, VaultClient, WebhooksApi } from "@ephemeral-vault/client";
 import { callVault } from "./client-call.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";

@@ -1,5 +1,5 @@
-import { VaultApiError } from "../client/index.js";
-import type { VaultClient } from "../client/index.js";
+import { VaultApiError } from "@ephemeral-vault/client";
+import type { VaultClient } from "@ephemeral-vault/client";
 
 /** What the server's token may do, as far as the start-up probes could tell (docs/mcp.md, "Which tools are offered"). */
 export interface Capabilities {

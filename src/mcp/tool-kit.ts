@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
-import { describeFailure } from "../cli/client-call.js";
+import { describeFailure } from "@ephemeral-vault/client";
 import { ConfigError } from "../config.js";
 
 /** Input field: seconds until expiry. */

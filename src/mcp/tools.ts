@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import * as z from "zod";
-import type { VaultClient } from "../client/index.js";
+import type { VaultClient } from "@ephemeral-vault/client";
 import { prefixPath } from "../cli/env-names.js";
 import type { Capabilities } from "./capabilities.js";
 import type { CommandPattern } from "./command-allow.js";

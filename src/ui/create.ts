@@ -1,11 +1,10 @@
 import QRCode from "qrcode";
-import { sealEnvelope } from "../client/envelope.js";
-import { linkFragment } from "../client/share-link.js";
+import { linkFragment, sealEnvelope } from "@ephemeral-vault/client";
 import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
 
 /**
  * The create page's script (GET /, docs/share.md): encrypts the value in
- * this browser (the envelope of src/client/envelope.ts), stores the envelope
+ * this browser (the envelope of the client package, docs/share.md), stores the envelope
  * as a public secret (POST secrets with the typed token, or POST s when the
  * vault allows anonymous links), and shows the link with its key in the
  * fragment, a Copy button and a QR code drawn here. The token is kept in

@@ -1,5 +1,5 @@
-import { EnvelopeError, needsPassphrase, openEnvelope, parseEnvelope } from "../client/envelope.js";
-import type { EnvelopeV1 } from "../client/envelope.js";
+import { EnvelopeError, needsPassphrase, openEnvelope, parseEnvelope } from "@ephemeral-vault/client";
+import type { EnvelopeV1 } from "@ephemeral-vault/client";
 import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
 
 /**

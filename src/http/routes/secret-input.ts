@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
-import { parseEnvelope } from "../../client/envelope.js";
+import { parseEnvelope } from "@ephemeral-vault/client";
 import { ApiError } from "../errors.js";
 import type { PrefixRule } from "./declare.js";
 import { intRange, invalidAs, requiredString } from "./input.js";

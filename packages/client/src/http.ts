@@ -102,7 +102,7 @@ export class Transport {
 
   /**
    * Sends `call` and parses the JSON response body as T (the type comes from
-   * the server's OpenAPI document, src/client/schema.d.ts). The time limit
+   * the server's OpenAPI document, schema.d.ts beside this file). The time limit
    * covers the body too.
    * @throws as send(); VaultProtocolError when a success's body is not JSON.
    */

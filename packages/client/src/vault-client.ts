@@ -7,17 +7,6 @@ import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import type { ListOptions, OpenOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
 import type { ResponseOf } from "./types.js";
 
-export { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
-export { EnvelopeError, openEnvelope, parseEnvelope, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
-export type { EnvelopeV1 } from "./envelope.js";
-export { linkFragment, parseShareLink } from "./share-link.js";
-export type { ShareLink } from "./share-link.js";
-export { encodeKey } from "./http.js";
-export type { FetchLike } from "./http.js";
-export { AuditApi, KeysApi, MeApi, OrgApi, OrgsApi, PrincipalsApi, RolesApi, WebhooksApi } from "./resources.js";
-export type * from "./types.js";
-export type { paths } from "./schema.js";
-
 /** The vault address when neither `addr` nor VAULT_ADDR is given. */
 export const DEFAULT_ADDR = "http://127.0.0.1:8484";
 

@@ -1,0 +1,2 @@
+// Declarations of "ephemeral-vault/client" for require(): those of the client package (docs/client.md "Install").
+export * from "@ephemeral-vault/client";
