@@ -7,7 +7,6 @@ import { ConfigError, defaultPublicUrl } from "./config.js";
 import { ValueCipher } from "./crypto/cipher.js";
 import { createHttpServer } from "./http/server.js";
 import { openDatabase } from "./store/sqlite/db.js";
-import { startCheckpointer } from "./store/sqlite/checkpointer.js";
 import { DbFileWatch } from "./store/sqlite/db-file-watch.js";
 import type { Db } from "./store/sqlite/db.js";
 import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./crypto/keyfiles.js";
@@ -244,7 +243,6 @@ function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMateri
     throw err;
   }
   const vault = createVault({ ...common(keys, cipher), db, dbFile });
-  const checkpointer = inMemory ? undefined : startCheckpointer(db, join(config.dataDir, "vault.db"), vault.tx);
   return {
     vault,
     storage: config.dataDir,
@@ -252,7 +250,6 @@ function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMateri
     close: async () => {
       vault.tx.close();
       vault.walScrubber.stop();
-      await checkpointer?.stop();
       db.close();
       lock?.release();
     },
