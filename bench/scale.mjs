@@ -10,15 +10,15 @@
 //      the built vault in process (dist/, the server stopped; HTTP would take an hour for a
 //      million on two busy cores), on PostgreSQL over HTTP;
 //   2. GETs of random keys and of one hot key (wrk -t1 -c50, a Lua script picks the key),
-//      alternating, SCALE_REPEAT times each, the median of each figure reported; then the first
+//      alternating, SCALE_REPEAT times each, the median of each figure reported, with the
+//      server's CPU time per request (steadier than req/s on a shared machine); then the first
 //      page of the list (limit 100) and an audit query by key (limit 100);
 //   3. the server's RSS (VmRSS, after the reads), the data directory's bytes per secret, the
 //      restart time (SIGTERM, then spawn to listening);
 //   4. the p99 of random-key GETs while SCALE_EXPIRING more secrets come due at once: created with
-//      a 1 s TTL while the server is stopped (SQLite: in process as in 1; PostgreSQL: over HTTP with
-//      VAULT_SWEEP_INTERVAL_MS=0), then a start with the sweeper on and
-//      random reads at once, while the sweeper destroys them (the table says how many it expired
-//      during that run).
+//      a 1 s TTL while the server is stopped (SQLite: in process as in 1; PostgreSQL: over HTTP
+//      with VAULT_SWEEP_INTERVAL_MS=0), then a start with the sweeper on and random reads at
+//      once, while it destroys them (the table says how many it expired during that run).
 // Prints one markdown table. Needs `wrk` (Debian's package). Loops are bounded; only 127.0.0.1.
 //
 // SCALE_DATA_DIR keeps the prepared data (SQLite only): `<dir>/n<N>/` holds the data directory and
@@ -249,7 +249,7 @@ async function measure(n) {
     let expiring = { p99: Number.NaN };
     let expired = Number.NaN;
     if (EXPIRING > 0) {
-      // EXPIRING secrets with a 1 s TTL made with the sweeper off, then a start with it on: they
+      // EXPIRING secrets with a 1 s TTL made while no sweeper runs, then a start with it on: they
       // are all due at once, and random reads run while the sweeper destroys them.
       await stopServer(server.child);
       if (DATABASE_URL === undefined) await createInProcess(dataDir, "e", EXPIRING, 1);
