@@ -32,10 +32,11 @@ export function makeLicense(dir) {
 /**
  * Starts the server on a free port; resolves once it prints its url with
  * `{child, url, output(), startMs}` (startMs: spawn to listening, milliseconds).
+ * `nodeArgs` go to node before the script (for example `--cpu-prof`).
  */
-export function startServer(dataDir, env) {
+export function startServer(dataDir, env, nodeArgs = []) {
   const started = performance.now();
-  const child = spawn(process.execPath, [BIN, "--port", "0"], {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, "--port", "0"], {
     cwd: ROOT,
     env: cleanEnv({ VAULT_DATA_DIR: dataDir, ...env }),
     stdio: ["ignore", "pipe", "pipe"],
