@@ -11,6 +11,7 @@ import { PgSecretStore } from "./secrets.js";
 import type { Queryable } from "./unit-of-work.js";
 import { PgUnitOfWork } from "./unit-of-work.js";
 import { PgOutboxStore, PgWebhookStore } from "./webhooks.js";
+import type { WriteBehind } from "./write-behind.js";
 
 /** The PostgreSQL engine of one vault node: its pool and its unit of work. */
 export interface PgEngine {
@@ -30,11 +31,18 @@ export interface PgEngine {
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
  * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
+ * @param behind the unit's write-behind statements (store/pg/write-behind.ts); absent: every statement is awaited.
  */
-export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null, auditChainKeys?: readonly Buffer[]): Work {
+export function createPgWork(
+  client: Queryable,
+  chain: WriterChain,
+  auditChainKey: Buffer | null,
+  auditChainKeys?: readonly Buffer[],
+  behind?: WriteBehind,
+): Work {
   return {
     secrets: new PgSecretStore(client),
-    audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys),
+    audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys, behind),
     meta: new PgMetaStore(client),
     scopedKeys: new PgScopedKeyStore(client),
     orgs: new PgOrgStore(client),
@@ -80,9 +88,9 @@ export function pgEngineOver(
   };
   const tx = new PgUnitOfWork<Work>(
     pool,
-    (client) => {
+    (client, behind) => {
       const state = stateOf(client);
-      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys);
+      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys, behind);
     },
     {
       // A rolled-back unit's rows never happened: read the head back next time.

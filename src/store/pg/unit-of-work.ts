@@ -3,6 +3,7 @@ import { ClosedError } from "../sqlite/group-commit.js";
 import { DatabaseUnavailableError } from "../work.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
+import { WriteBehind } from "./write-behind.js";
 
 /** What a PostgreSQL store runs its statements on: the unit of work's pooled client. */
 export type Queryable = Pick<pg.PoolClient, "query">;
@@ -11,7 +12,11 @@ export type Queryable = Pick<pg.PoolClient, "query">;
  * The PostgreSQL engine's unit of work: one transaction per run() on a
  * client of the pool (`BEGIN` ... `COMMIT`, READ COMMITTED, PostgreSQL's
  * default `synchronous_commit=on`), so the promise settles only after the
- * COMMIT is durable; any error rolls the whole unit back. Units run
+ * COMMIT is durable; any error rolls the whole unit back. BEGIN is sent
+ * with the unit's first statement, and the write-behind statements
+ * (store/pg/write-behind.ts: the audit append) with the next one or the
+ * COMMIT, on the pipelined connection: a read costs three round trips
+ * (docs/performance.md, "PostgreSQL"). Units run
  * concurrently, as many as the pool has clients; the guarded
  * `UPDATE ... RETURNING` statements and row locks keep each rule atomic
  * across units and nodes.
@@ -31,13 +36,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
 
   /**
    * @param pool the node's pool (store/pg/pool.ts).
-   * @param workFor builds the work handle over the unit's client.
+   * @param workFor builds the work handle over the unit's client; `behind`
+   *   takes the statements it sends without waiting (settled before COMMIT
+   *   is confirmed).
    * @param hooks.onRollback told of each rolled-back unit's client, so
    *   engine state about that client (its audit chain's head) is dropped.
    */
   constructor(
     private readonly pool: pg.Pool,
-    private readonly workFor: (client: Queryable) => W,
+    private readonly workFor: (client: Queryable, behind: WriteBehind) => W,
     private readonly hooks: { onRollback?: (client: Queryable) => void } = {},
   ) {}
 
@@ -72,21 +79,29 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
     };
     client.on("error", onError);
     let broken: Error | undefined;
+    const behind = new WriteBehind();
     try {
-      await client.query("BEGIN");
+      // BEGIN rides the unit's first statement (the connection is pipelined).
+      behind.track(client.query("BEGIN"));
       try {
-        const result = await fn(this.workFor(client), client);
-        await client.query("COMMIT");
+        const result = await fn(this.workFor(client, behind), client);
+        // COMMIT rides the write-behind statements still in flight; a failed one made it a ROLLBACK.
+        const commit = client.query("COMMIT");
+        behind.track(commit);
+        await behind.settle();
+        if ((await commit).command !== "COMMIT") throw new Error("the transaction was rolled back at COMMIT");
         return result;
       } catch (err) {
         this.hooks.onRollback?.(client);
+        // A write-behind statement that failed is the cause; what failed after it only saw the aborted transaction.
+        const cause = (await behind.settled())?.error ?? err;
         try {
           await client.query("ROLLBACK");
         } catch (rollbackError) {
           // The connection is gone: do not hand it back to the pool.
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         }
-        throw err;
+        throw cause;
       }
     } catch (err) {
       // Lost mid-unit (a COMMIT sent on it may or may not have landed): never acknowledged, 503.
