@@ -68,6 +68,11 @@ export interface Config {
    * 1.21, or with max_prepared_statements = 0).
    */
   databasePreparedStatements: boolean;
+  /**
+   * VAULT_DATABASE_GROUP_COMMIT: the units of work of one event-loop turn
+   * share one PostgreSQL transaction (store/pg/group-commit.ts; default true).
+   */
+  databaseGroupCommit: boolean;
   /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
   sharePage: boolean;
   /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token, within the caps of docs/share.md. */
@@ -180,6 +185,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   shareAnonymous: { env: ["VAULT_SHARE_ANONYMOUS"], kind: "boolean", help: "let the create page at / make public secrets without a token, within caps (default false)" },
   shareAnonymousPerMinute: { env: ["VAULT_SHARE_ANONYMOUS_PER_MINUTE"], kind: "string", help: "anonymous creates per client address per minute (default 10)" },
   databasePreparedStatements: { env: ["VAULT_DATABASE_PREPARED_STATEMENTS"], kind: "boolean", help: "PostgreSQL: parse the hot-path statements once per connection (default true; false behind a transaction-mode pooler such as PgBouncer < 1.21)" },
+  databaseGroupCommit: { env: ["VAULT_DATABASE_GROUP_COMMIT"], kind: "boolean", help: "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT (default true)" },
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
@@ -334,6 +340,7 @@ export function loadConfig(
     databaseUrl,
     databasePoolSize: int("databasePoolSize", 10, 1, 1000),
     databasePreparedStatements: parseBool("VAULT_DATABASE_PREPARED_STATEMENTS", raw("databasePreparedStatements") ?? true),
+    databaseGroupCommit: parseBool("VAULT_DATABASE_GROUP_COMMIT", raw("databaseGroupCommit") ?? true),
     port,
     host,
     dataDir,

@@ -74,13 +74,14 @@ export async function openTestNode(
   cipher: ValueCipher,
   poolSize: number,
   options: Partial<Parameters<typeof createPgVault>[1]> = {},
-  engineOptions: { preparedStatements?: boolean } = {},
+  engineOptions: { preparedStatements?: boolean; groupCommit?: boolean } = {},
 ): Promise<{ engine: PgEngine; vault: PgVault }> {
   const pool = await openPgPool({ url, poolSize });
   await migratePg(pool);
   const engine = pgEngineOver(pool, {
     auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
     preparedStatements: engineOptions.preparedStatements,
+    groupCommit: engineOptions.groupCommit,
   });
   const vault = createPgVault(
     engine,

@@ -32,6 +32,8 @@ export interface ChainHead {
 export interface WriterChain {
   readonly name: string;
   head: ChainHead | undefined;
+  /** The head being read back, shared by the units of a batch that append at once (store/pg/group-commit.ts). */
+  locking?: Promise<ChainHead> | undefined;
 }
 
 /**
@@ -81,8 +83,13 @@ export class PgAuditStore implements AuditStore {
    */
   append(entry: AuditInsert): Promise<void> | undefined {
     const head = this.chain.head;
-    if (head === undefined) return this.lockHead().then((locked) => this.send(entry, locked));
-    return this.send(entry, head);
+    if (head !== undefined) return this.send(entry, head);
+    // One read of the head for every unit appending meanwhile; each then chains after the one before.
+    const chain = this.chain;
+    chain.locking ??= this.lockHead().finally(() => {
+      chain.locking = undefined;
+    });
+    return chain.locking.then((locked) => this.send(entry, chain.head ?? locked));
   }
 
   private send(entry: AuditInsert, last: ChainHead): Promise<void> | undefined {

@@ -5,6 +5,9 @@ import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
 import { WriteBehind } from "./write-behind.js";
 
+/** What runs a PostgreSQL node's units of work: PgUnitOfWork, or the group commit over it (store/pg/group-commit.ts). */
+export type PgUnits<W> = Pick<PgUnitOfWork<W>, "run" | "runOnClient" | "close">;
+
 /** What a PostgreSQL store runs its statements on: the unit of work's pooled client. */
 export type Queryable = Pick<pg.PoolClient, "query">;
 
@@ -65,6 +68,49 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * code uses run().
    */
   async runOnClient<T>(fn: (w: W, client: Queryable) => Awaitable<T>): Promise<T> {
+    return this.transaction(async (client, behind) => fn(this.workFor(client, behind), client));
+  }
+
+  /**
+   * Runs the `fns` of a batch one after another in one transaction on one
+   * client (the group commit, store/pg/group-commit.ts), each under a
+   * savepoint of its own: a unit that fails is rolled back to its savepoint
+   * and the next one goes on; one COMMIT makes the others durable. A unit's
+   * SAVEPOINT and RELEASE ride its neighbours' statements (pipelined).
+   * @returns each unit's outcome, in order, once the COMMIT is confirmed
+   *   (never before: a failure of the batch answers none of its units).
+   * @throws (rejects) as run(): the batch's COMMIT or connection failed.
+   */
+  async runShared(fns: readonly ((w: W) => Awaitable<unknown>)[]): Promise<PromiseSettledResult<unknown>[]> {
+    return this.transaction(async (client, behind) => {
+      const outcomes: PromiseSettledResult<unknown>[] = [];
+      for (const fn of fns) {
+        behind.track(client.query("SAVEPOINT unit"));
+        const own = new WriteBehind();
+        try {
+          const value = await fn(this.workFor(client, own));
+          await own.settle();
+          behind.track(client.query("RELEASE SAVEPOINT unit"));
+          outcomes.push({ status: "fulfilled", value });
+        } catch (err) {
+          const reason = (await own.settled())?.error ?? err;
+          if (isConnectionError(reason)) throw reason;
+          this.hooks.onRollback?.(client);
+          await client.query("ROLLBACK TO SAVEPOINT unit");
+          behind.track(client.query("RELEASE SAVEPOINT unit"));
+          outcomes.push({ status: "rejected", reason });
+        }
+      }
+      return outcomes;
+    });
+  }
+
+  /**
+   * One transaction on a pooled client: BEGIN, `body`, COMMIT; ROLLBACK when
+   * `body` or a write-behind statement fails; the client released (closed
+   * when its connection broke).
+   */
+  private async transaction<T>(body: (client: pg.PoolClient, behind: WriteBehind) => Promise<T>): Promise<T> {
     if (this.closed) throw new ClosedError();
     let client: pg.PoolClient;
     try {
@@ -84,7 +130,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
       // BEGIN rides the unit's first statement (the connection is pipelined).
       behind.track(client.query("BEGIN"));
       try {
-        const result = await fn(this.workFor(client, behind), client);
+        const result = await body(client, behind);
         // COMMIT rides the write-behind statements still in flight; a failed one made it a ROLLBACK.
         const commit = client.query("COMMIT");
         behind.track(commit);
