@@ -3,8 +3,11 @@ import { DatabaseUnavailableError } from "../work.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import type { PgUnitOfWork, Queryable } from "./unit-of-work.js";
 
-/** The most units one batch takes (VAULT_DATABASE_GROUP_COMMIT_MAX's default). */
+/** The most units one batch takes. */
 export const DEFAULT_MAX_BATCH = 64;
+
+/** The most batches in flight on one node at once (each on a pooled connection of its own). */
+export const DEFAULT_MAX_IN_FLIGHT = 4;
 
 interface Waiting {
   fn: (w: never) => Awaitable<unknown>;
@@ -27,7 +30,9 @@ interface Waiting {
  *   unit resolves with anything a later failure of its batch could undo.
  * - A unit that fails (it throws, or one of its statements fails) is rolled
  *   back to its savepoint and fails alone; the others commit. A deadlock or
- *   serialization failure runs the unit again on its own; a batch that
+ *   serialization failure, or a lock waited for longer than
+ *   BATCH_LOCK_TIMEOUT_MS (another node's batch holding it), runs the unit
+ *   again on its own; a batch that
  *   rolls back whole (its COMMIT refused) runs every unit again on its own
  *   (units are closures over the request, and a rolled-back transaction
  *   changed nothing, so running one again is the same unit of work).
@@ -35,26 +40,28 @@ interface Waiting {
  *   every unit DatabaseUnavailableError (503): none is acknowledged, none is
  *   run again.
  * - Bounds: a batch takes at most `maxBatch` units and forms within one
- *   event-loop turn (no timer); one batch is in flight at a time, so the
- *   node's batches never wait on each other's row locks (no deadlock
- *   between them), and a unit waits for at most the batch in flight and its
- *   own. A lone unit runs as without the group commit.
+ *   event-loop turn (no timer); at most `maxInFlight` batches run at once,
+ *   each on its own connection; a unit waits for at most the batches in
+ *   flight and its own, and a lock wait inside a batch for at most
+ *   BATCH_LOCK_TIMEOUT_MS. A lone unit runs as without the group commit.
  *
  * @typeParam W the work handle (the stores of the batch's transaction).
  */
 export class PgGroupCommit<W> implements UnitOfWork<W> {
   private queue: Waiting[] = [];
   private scheduled = false;
-  private busy = false;
+  private inFlight = 0;
   private closed = false;
 
   /**
    * @param single the engine's unit of work: each batch's transaction, and each unit run alone.
    * @param maxBatch the most units one batch takes (at least 1).
+   * @param maxInFlight the most batches in flight at once (at least 1).
    */
   constructor(
     private readonly single: PgUnitOfWork<W>,
     private readonly maxBatch = DEFAULT_MAX_BATCH,
+    private readonly maxInFlight = DEFAULT_MAX_IN_FLIGHT,
   ) {}
 
   /**
@@ -78,11 +85,11 @@ export class PgGroupCommit<W> implements UnitOfWork<W> {
   /** Refuses further units (graceful stop); queued units and the batch in flight finish. */
   close(): void {
     this.closed = true;
-    if (!this.busy && !this.scheduled && this.queue.length === 0) this.single.close();
+    if (this.inFlight === 0 && !this.scheduled && this.queue.length === 0) this.single.close();
   }
 
   private schedule(): void {
-    if (this.scheduled || this.busy || this.queue.length === 0) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
     this.scheduled = true;
     // The batch forms over the rest of this event-loop turn.
     setImmediate(() => {
@@ -92,15 +99,15 @@ export class PgGroupCommit<W> implements UnitOfWork<W> {
   }
 
   private async flush(): Promise<void> {
-    if (this.busy || this.queue.length === 0) return;
-    this.busy = true;
+    if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    this.inFlight++;
     const batch = this.queue.splice(0, this.maxBatch);
     try {
       await this.runBatch(batch);
     } finally {
-      this.busy = false;
+      this.inFlight--;
       this.schedule();
-      if (this.closed && !this.scheduled && this.queue.length === 0) this.single.close();
+      if (this.closed && this.inFlight === 0 && !this.scheduled && this.queue.length === 0) this.single.close();
     }
   }
 
@@ -135,11 +142,12 @@ export class PgGroupCommit<W> implements UnitOfWork<W> {
 }
 
 /**
- * A deadlock (40P01) or serialization failure (40001) of a unit inside a
- * batch: the batch held more locks than the unit alone would have, so the
- * unit runs again on its own instead of failing.
+ * A lock wait past the batch's lock_timeout (55P03), a deadlock (40P01) or a
+ * serialization failure (40001) of a unit inside a batch: the batch holds
+ * more locks, longer, than the unit alone would, so the unit runs again on
+ * its own instead of failing.
  */
 function mustRunAlone(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "40P01" || code === "40001";
+  return code === "55P03" || code === "40P01" || code === "40001";
 }

@@ -5,6 +5,9 @@ import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
 import { WriteBehind } from "./write-behind.js";
 
+/** How long a unit inside a batch may wait for a lock, milliseconds (PgUnitOfWork.runShared). */
+export const BATCH_LOCK_TIMEOUT_MS = 100;
+
 /** What runs a PostgreSQL node's units of work: PgUnitOfWork, or the group commit over it (store/pg/group-commit.ts). */
 export type PgUnits<W> = Pick<PgUnitOfWork<W>, "run" | "runOnClient" | "close">;
 
@@ -83,6 +86,9 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    */
   async runShared(fns: readonly ((w: W) => Awaitable<unknown>)[]): Promise<PromiseSettledResult<unknown>[]> {
     return this.transaction(async (client, behind) => {
+      // A unit that waits on a lock longer than this fails with 55P03 and runs again on its own: a batch
+      // never stalls long behind another node's (and two nodes' batches never wait out a deadlock's second).
+      behind.track(client.query(`SET LOCAL lock_timeout = ${BATCH_LOCK_TIMEOUT_MS}`));
       const outcomes: PromiseSettledResult<unknown>[] = [];
       for (const fn of fns) {
         behind.track(client.query("SAVEPOINT unit"));
