@@ -70,7 +70,9 @@ export interface Config {
   databasePreparedStatements: boolean;
   /**
    * VAULT_DATABASE_GROUP_COMMIT: the units of work of one event-loop turn
-   * share one PostgreSQL transaction (store/pg/group-commit.ts; default true).
+   * share one PostgreSQL transaction (store/pg/group-commit.ts; default false:
+   * on a shared 2-core host it lost to one pipelined transaction per unit,
+   * docs/performance.md "PostgreSQL").
    */
   databaseGroupCommit: boolean;
   /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
@@ -185,7 +187,7 @@ export const SETTINGS: Record<Exclude<keyof Config, never>, Setting> = {
   shareAnonymous: { env: ["VAULT_SHARE_ANONYMOUS"], kind: "boolean", help: "let the create page at / make public secrets without a token, within caps (default false)" },
   shareAnonymousPerMinute: { env: ["VAULT_SHARE_ANONYMOUS_PER_MINUTE"], kind: "string", help: "anonymous creates per client address per minute (default 10)" },
   databasePreparedStatements: { env: ["VAULT_DATABASE_PREPARED_STATEMENTS"], kind: "boolean", help: "PostgreSQL: parse the hot-path statements once per connection (default true; false behind a transaction-mode pooler such as PgBouncer < 1.21)" },
-  databaseGroupCommit: { env: ["VAULT_DATABASE_GROUP_COMMIT"], kind: "boolean", help: "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT (default true)" },
+  databaseGroupCommit: { env: ["VAULT_DATABASE_GROUP_COMMIT"], kind: "boolean", help: "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT (default false)" },
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */
@@ -340,7 +342,7 @@ export function loadConfig(
     databaseUrl,
     databasePoolSize: int("databasePoolSize", 10, 1, 1000),
     databasePreparedStatements: parseBool("VAULT_DATABASE_PREPARED_STATEMENTS", raw("databasePreparedStatements") ?? true),
-    databaseGroupCommit: parseBool("VAULT_DATABASE_GROUP_COMMIT", raw("databaseGroupCommit") ?? true),
+    databaseGroupCommit: parseBool("VAULT_DATABASE_GROUP_COMMIT", raw("databaseGroupCommit") ?? false),
     port,
     host,
     dataDir,
