@@ -31,6 +31,7 @@ run() { # nodes mode(on|off) round
     BENCH_DATABASE_URL="postgres://bench@127.0.0.1:$PORT/$db" BENCH_NODES=$1 node bench/run.mjs >"$T/$1-$2-$3.log" 2>&1 \
     || { echo "run $1 node(s), group commit $2, round $3 failed:"; tail -5 "$T/$1-$2-$3.log"; }
   kill "$analyzer" 2>/dev/null; wait "$analyzer" 2>/dev/null || true
+  echo "round $3, $1 node(s), group commit $2: $(node -e 'for (const r of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).results) process.stdout.write(`${r.scenario} ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99Ms} ms; `)' "$T/$1-$2-$3.json" 2>/dev/null)"
   psql -d postgres -c "DROP DATABASE $db WITH (FORCE)" >/dev/null
 }
 for r in $(seq "$ROUNDS"); do

@@ -7,6 +7,7 @@ import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { createPgVault } from "../src/vault.js";
 import type { PgVault } from "../src/vault.js";
+import type { NewSecret } from "../src/store/secrets.js";
 import { MASTER_KEY } from "./helpers.js";
 
 /** A database of its own for one test file, on the run's throwaway cluster. */
@@ -100,4 +101,23 @@ export async function openTestNode(
     ),
   );
   return { engine, vault };
+}
+
+/**
+ * A secret row for store-level tests (w.secrets.insert): global scope, key `key`, created at `now`
+ * (Unix ms), no limits, and a ciphertext that is no real envelope (never read back as a value).
+ */
+export function storeSecret(key: string, now: number): NewSecret {
+  return {
+    scope: "global",
+    key,
+    isPublic: false,
+    ciphertext: Buffer.from("not a real envelope"),
+    now,
+    expiresAt: null,
+    maxReads: null,
+    burnOnLimit: true,
+    ownerId: null,
+    allowedKeys: null,
+  };
 }

@@ -2,11 +2,10 @@ import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import type { NewSecret } from "../src/store/secrets.js";
 import { DatabaseUnavailableError } from "../src/store/work.js";
 import type { PgVault } from "../src/vault.js";
 import { MASTER_KEY } from "./helpers.js";
-import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
+import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
 // The PostgreSQL group commit (store/pg/group-commit.ts, docs/performance.md "PostgreSQL"): the
@@ -31,18 +30,7 @@ function countCommits(pool: pg.Pool): () => number {
   return () => commits;
 }
 
-const secret = (key: string): NewSecret => ({
-  scope: "global",
-  key,
-  isPublic: false,
-  ciphertext: Buffer.from("not a real envelope"),
-  now: NOW,
-  expiresAt: null,
-  maxReads: null,
-  burnOnLimit: true,
-  ownerId: null,
-  allowedKeys: null,
-});
+const secret = (key: string) => storeSecret(key, NOW);
 
 describePg("the PostgreSQL group commit", () => {
   let db: TestDatabase;

@@ -3,7 +3,7 @@ import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import type { PgVault } from "../src/vault.js";
 import { MASTER_KEY } from "./helpers.js";
-import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
+import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
 // The PostgreSQL hot path (docs/performance.md, "PostgreSQL"): statements sent without waiting
@@ -39,18 +39,7 @@ describePg("the PostgreSQL hot path", () => {
     await db?.drop();
   });
 
-  const secret = (key: string) => ({
-    scope: "global",
-    key,
-    isPublic: false,
-    ciphertext: Buffer.from("not a real envelope"),
-    now: NOW,
-    expiresAt: null,
-    maxReads: null,
-    burnOnLimit: true,
-    ownerId: null,
-    allowedKeys: null,
-  });
+  const secret = (key: string) => storeSecret(key, NOW);
   // count 0 breaks the audit table's CHECK (count IS NULL OR count >= 1): the append fails at the server.
   const badRow = { scope: "global", at: NOW, action: "test.bad", key: null, actor: "test", principal_id: null, ip: null, count: 0 };
 
