@@ -71,7 +71,7 @@ export interface Config {
   /**
    * VAULT_DATABASE_GROUP_COMMIT: the units of work of one event-loop turn
    * share one PostgreSQL transaction (store/pg/group-commit.ts; default false:
-   * on a shared 2-core host it lost to one pipelined transaction per unit,
+   * measured on two cores it won on a hot key, not on spread reads,
    * docs/performance.md "PostgreSQL").
    */
   databaseGroupCommit: boolean;
