@@ -18,6 +18,7 @@
 //   BENCH_DATABASE_URL run on PostgreSQL (an empty database; bench/pg.sh starts a throwaway cluster)
 //   BENCH_NODES        vault processes on that database (default 1); the connections are split
 //                      between them and their req/s summed, p99 the worst of them
+//   BENCH_PG_GROUP_COMMIT  VAULT_DATABASE_GROUP_COMMIT of those processes (default false)
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -199,6 +200,7 @@ async function main() {
             VAULT_ENCRYPTION_KEY: randomBytes(32).toString("hex"),
             VAULT_WEBHOOK_SECRET: randomBytes(24).toString("base64url"),
             VAULT_DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? "20",
+            VAULT_DATABASE_GROUP_COMMIT: process.env.BENCH_PG_GROUP_COMMIT ?? "false",
           }),
     };
     server = await startServer(join(dir, "data"), env);

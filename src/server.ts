@@ -279,6 +279,7 @@ async function openPgNode(
       url,
       poolSize: config.databasePoolSize,
       preparedStatements: config.databasePreparedStatements,
+      groupCommit: config.databaseGroupCommit,
       auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
       auditChainKeys: [...cipher.auditChainKeys().values()],
     });

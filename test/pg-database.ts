@@ -7,6 +7,7 @@ import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { createPgVault } from "../src/vault.js";
 import type { PgVault } from "../src/vault.js";
+import type { NewSecret } from "../src/store/secrets.js";
 import { MASTER_KEY } from "./helpers.js";
 
 /** A database of its own for one test file, on the run's throwaway cluster. */
@@ -73,13 +74,14 @@ export async function openTestNode(
   cipher: ValueCipher,
   poolSize: number,
   options: Partial<Parameters<typeof createPgVault>[1]> = {},
-  engineOptions: { preparedStatements?: boolean } = {},
+  engineOptions: { preparedStatements?: boolean; groupCommit?: boolean } = {},
 ): Promise<{ engine: PgEngine; vault: PgVault }> {
   const pool = await openPgPool({ url, poolSize });
   await migratePg(pool);
   const engine = pgEngineOver(pool, {
     auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
     preparedStatements: engineOptions.preparedStatements,
+    groupCommit: engineOptions.groupCommit,
   });
   const vault = createPgVault(
     engine,
@@ -98,4 +100,23 @@ export async function openTestNode(
     ),
   );
   return { engine, vault };
+}
+
+/**
+ * A secret row for store-level tests (w.secrets.insert): global scope, key `key`, created at `now`
+ * (Unix ms), no limits, and a ciphertext that is no real envelope (never read back as a value).
+ */
+export function storeSecret(key: string, now: number): NewSecret {
+  return {
+    scope: "global",
+    key,
+    isPublic: false,
+    ciphertext: Buffer.from("not a real envelope"),
+    now,
+    expiresAt: null,
+    maxReads: null,
+    burnOnLimit: true,
+    ownerId: null,
+    allowedKeys: null,
+  };
 }

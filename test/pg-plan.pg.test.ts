@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, expect, it } from "vitest";
 import { migratePg, openPgPool } from "../src/store/pg/index.js";
 import { pgSchemaSections } from "../src/store/pg/migrate.js";
-import { LIVE_LOOKUP_SQL } from "../src/store/pg/secrets.js";
+import { COUNTED_READ_SQL, LIVE_LOOKUP_SQL } from "../src/store/pg/secrets.js";
 import { createTestDatabase, describePg } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
@@ -16,9 +16,10 @@ afterAll(async () => {
   for (const db of databases.splice(0)) await db.drop();
 });
 
-/** The plan of the vault's own key lookup, as text. */
-async function lookupPlan(client: pg.Client): Promise<string> {
-  const r = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (COSTS OFF) ${LIVE_LOOKUP_SQL.replace("$1", "'global'").replace("$2", "'k5'")}`);
+/** The plan of one of the vault's key lookups (default the live lookup), as text. */
+async function lookupPlan(client: pg.Client, sql = LIVE_LOOKUP_SQL): Promise<string> {
+  const literal = sql.replace("$1", "'global'").replace("$2", "'k5'").replace("$3", "0").replace(/\$4/g, "NULL");
+  const r = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (COSTS OFF) ${literal}`);
   return r.rows.map((row) => row["QUERY PLAN"]).join("\n");
 }
 
@@ -42,9 +43,11 @@ describePg("the key lookup's plan", () => {
       await fill(client);
       const never = await client.query<{ n: string | null }>("SELECT last_analyze AS n FROM pg_stat_user_tables WHERE relname = 'secrets'");
       expect(never.rows[0]?.n ?? null).toBeNull();
-      const plan = await lookupPlan(client);
-      expect(plan).toContain("secrets_live_key");
-      expect(plan).not.toContain("secrets_live_list");
+      for (const sql of [LIVE_LOOKUP_SQL, COUNTED_READ_SQL]) {
+        const plan = await lookupPlan(client, sql);
+        expect(plan).toContain("secrets_live_key");
+        expect(plan).not.toContain("secrets_live_list");
+      }
     } finally {
       await client.end();
     }

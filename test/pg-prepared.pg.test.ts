@@ -47,7 +47,7 @@ describePg("prepared statements on the PostgreSQL engine", () => {
     await db?.drop();
   });
 
-  it("prepares the create, read, burn, audit, subscriber and scoped-key statements once on the connection", async () => {
+  it("prepares the create, counted read, burn, audit, subscriber and scoped-key statements once on the connection", async () => {
     expect(await preparedOnConnection()).toEqual([]);
     const key = (await (await call("POST", "/keys", { name: "reader", permissions: ["read"] })).json()) as { token: string };
     for (let i = 0; i < 3; i++) {
@@ -62,7 +62,7 @@ describePg("prepared statements on the PostgreSQL engine", () => {
         "audit.append",
         "scoped_keys.by_token_hash",
         "scoped_keys.touch",
-        "secrets.count_read",
+        "secrets.counted_read",
         "secrets.insert",
         "secrets.live",
         "webhooks.subscribers",

@@ -58,7 +58,7 @@ export const WEBHOOK_SETTINGS: Pick<
 };
 
 /** The PostgreSQL engine's settings (docs/scaling.md). */
-export const DATABASE_SETTINGS: Pick<SettingsTable, "databaseUrl" | "databasePoolSize" | "databasePreparedStatements"> = {
+export const DATABASE_SETTINGS: Pick<SettingsTable, "databaseUrl" | "databasePoolSize" | "databasePreparedStatements" | "databaseGroupCommit"> = {
   databaseUrl: row(
     ["VAULT_DATABASE_URL"],
     text("a `postgres://` or `postgresql://` URL", value.postgresUrl, undefined, "none"),
@@ -71,5 +71,11 @@ export const DATABASE_SETTINGS: Pick<SettingsTable, "databaseUrl" | "databasePoo
     flag(true),
     "PostgreSQL: parse the hot-path statements once per connection (false behind a transaction-mode pooler such as PgBouncer < 1.21)",
     "PostgreSQL: run the hot-path statements as named prepared statements, parsed once per connection. `false` behind a pooler in transaction mode that does not track them (PgBouncer before 1.21, or with `max_prepared_statements = 0`)",
+  ),
+  databaseGroupCommit: row(
+    ["VAULT_DATABASE_GROUP_COMMIT"],
+    flag(false),
+    "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT",
+    "PostgreSQL: the units of work of one event-loop turn run one after another in one transaction, a savepoint each, every answer after the one COMMIT (bounded at 64 units, 4 batches in flight). Off by default: measured on two cores it won on a hot key and lost on reads spread over many keys ([performance.md](performance.md) \"PostgreSQL\")",
   ),
 };

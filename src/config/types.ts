@@ -63,6 +63,12 @@ export interface Config {
    * 1.21, or with max_prepared_statements = 0).
    */
   databasePreparedStatements: boolean;
+  /**
+   * VAULT_DATABASE_GROUP_COMMIT: the units of work of one event-loop turn
+   * share one PostgreSQL transaction (store/pg/group-commit.ts; default false,
+   * docs/performance.md "PostgreSQL").
+   */
+  databaseGroupCommit: boolean;
   /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
   sharePage: boolean;
   /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token, within the caps of docs/share.md. */

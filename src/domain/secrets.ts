@@ -5,6 +5,8 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
+import { retrieveSecret } from "./secret-read.js";
+import type { ReadSteps } from "./secret-read.js";
 import { DUPLICATE_KEY, isDue, limitsOf, mayRead, toMeta } from "./secret-model.js";
 import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
 import type { ReplaceInput, ReplaceOutcome, RetrieveOutcome, SecretMeta } from "./secret-model.js";
@@ -69,53 +71,23 @@ export class SecretLifecycle {
   }
 
   /**
-   * Reads a secret's value and counts the read, atomically: the guarded
-   * UPDATE ... RETURNING admits exactly max_reads readers. The read that
-   * reaches max_reads burns the secret (or seals it when burnOnLimit is
-   * false); events `secret.read` then `secret.burned` / `secret.sealed`.
-   * A secret past its expires_at is expired here (event `secret.expired`)
-   * and reported not_found, even before the sweeper runs.
-   *
-   * @throws DecryptError when the ciphertext does not open (wrong key, row
-   *   moved): the read is not counted; the caller answers 500.
+   * Reads a secret's value and counts the read, atomically (domain/secret-read.ts):
+   * the read that reaches max_reads burns or seals it; a secret past its
+   * TTL is expired here and reported not_found.
+   * @throws DecryptError when the ciphertext does not open: the read is not
+   *   counted; the caller answers 500.
    */
-  async retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
-    // The hot path awaits only what really is a promise (a PostgreSQL store):
-    // on SQLite the whole read runs without a microtask per store call.
-    const now = this.deps.now();
-    const live = w.secrets.liveForChange(scope, key);
-    const row = live instanceof Promise ? await live : live;
-    if (!row) return { kind: "not_found" };
-    if (isDue(row, now)) {
-      await this.expireRow(w, row, now, origin);
-      return { kind: "not_found" };
-    }
-    if (!mayRead(row, reader)) return { kind: "forbidden" };
-    if (row.state === "sealed") return { kind: "sealed" };
-    const count = w.secrets.countRead(row);
-    const counted = count instanceof Promise ? await count : count;
-    if (!counted) return { kind: row.burnOnLimit ? "not_found" : "sealed" };
-    const value = this.deps.cipher.decryptRecord(row.ciphertext as Buffer, {
-      scope: row.scope,
-      key: row.key,
-      createdAt: row.createdAt,
-    });
-    const meta = toMeta(row);
-    meta.readCount = counted.readCount;
-    const read = this.emit(w, "secret.read", meta, origin);
-    if (read instanceof Promise) await read;
-    if (counted.maxReads !== null && counted.readCount >= counted.maxReads) {
-      if (row.burnOnLimit) {
-        await w.secrets.remove(row.id);
-        await this.emit(w, "secret.burned", meta, origin);
-      } else {
-        await w.secrets.seal(row.id, now);
-        meta.state = "sealed";
-        await this.emit(w, "secret.sealed", meta, origin);
-      }
-    }
-    return { kind: "ok", secret: meta, value };
+  retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
+    return retrieveSecret(w, this.readSteps, scope, key, reader, origin);
   }
+
+  /** What a read needs of the lifecycle (domain/secret-read.ts). */
+  private readonly readSteps: ReadSteps = {
+    now: () => this.deps.now(),
+    cipher: () => this.deps.cipher,
+    emit: (w, type, meta, origin) => this.emit(w, type, meta, origin),
+    expire: (w, row, now, origin) => this.expireRow(w, row, now, origin),
+  };
 
   /**
    * Looks a secret up without decrypting it or counting a read (HEAD).

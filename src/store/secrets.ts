@@ -97,6 +97,19 @@ export interface SecretStore {
    * @returns the counts after the read, or undefined when the guard refused.
    */
   countRead(row: Pick<SecretRecord, "id" | "readCount" | "maxReads">): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
+  /**
+   * Optional, for an engine where a round trip costs more than a statement
+   * (PostgreSQL): the read's lookup and its guarded count in one statement.
+   * Counts one read of the live secret of `key` only when every rule of a
+   * read lets it: state active, not past its TTL at `now` (Unix ms),
+   * readable by `principalKeyId` (its `allowed_keys`; null: any reader),
+   * below max_reads. The row returned is the version counted (a replace
+   * committed meanwhile is counted and returned whole, never mixed).
+   * @returns the secret as counted (read_count after this read), or
+   *   undefined when a rule refused or no row matched: the caller then
+   *   looks the row up to tell which.
+   */
+  countReadByKey?(scope: string, key: string, now: number, principalKeyId: string | null): Awaitable<SecretRecord | undefined>;
   /** Deletes the row (burn, delete). */
   remove(id: number): Awaitable<void>;
   /** Sets state sealed. */

@@ -4,6 +4,7 @@ import { recordNewChain } from "./audit-chain-set.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
+import type { WriteBehind } from "./write-behind.js";
 
 // The row and the chain's head in one statement (one round trip): every audited request runs it (prepared.ts).
 const APPEND = prepared(
@@ -31,6 +32,8 @@ export interface ChainHead {
 export interface WriterChain {
   readonly name: string;
   head: ChainHead | undefined;
+  /** The head being read back, shared by the units of a batch that append at once (store/pg/group-commit.ts). */
+  locking?: Promise<ChainHead> | undefined;
 }
 
 /**
@@ -60,20 +63,40 @@ export class PgAuditStore implements AuditStore {
    * @param chainKey the key rows are MACed with; null: plain SHA-256.
    * @param chainKeys every loaded root key's chain key (the set of chains
    *   may have been signed before a rotation); default: `chainKey` alone.
+   * @param behind the unit of work's write-behind statements: the append is
+   *   sent without waiting for its answer (store/pg/write-behind.ts); absent,
+   *   append() waits for it.
    */
   constructor(
     private readonly db: Queryable,
     private readonly chain: WriterChain,
     private readonly chainKey: Buffer | null,
     private readonly chainKeys: readonly Buffer[] = chainKey === null ? [] : [chainKey],
+    private readonly behind?: WriteBehind,
   ) {}
 
-  async append(entry: AuditInsert): Promise<void> {
-    const last = this.chain.head ?? (await this.lockHead());
+  /**
+   * Appends the row and moves the chain's head, in one statement. With the
+   * unit's write-behind set, returns as soon as the statement is sent (no
+   * promise when the chain's head is known): it rides the unit's next round
+   * trip, and a failure fails the unit at COMMIT.
+   */
+  append(entry: AuditInsert): Promise<void> | undefined {
+    const head = this.chain.head;
+    if (head !== undefined) return this.send(entry, head);
+    // One read of the head for every unit appending meanwhile; each then chains after the one before.
+    const chain = this.chain;
+    chain.locking ??= this.lockHead().finally(() => {
+      chain.locking = undefined;
+    });
+    return chain.locking.then((locked) => this.send(entry, chain.head ?? locked));
+  }
+
+  private send(entry: AuditInsert, last: ChainHead): Promise<void> | undefined {
     const seq = last.seq + 1;
     const at = Math.max(entry.at, last.at);
     const hash = rowHash(last.hash, Object.assign({}, entry, { at, id: seq }), this.chainKey);
-    await runPrepared(this.db, APPEND, [
+    const statement = runPrepared(this.db, APPEND, [
       entry.scope,
       at,
       entry.action,
@@ -88,6 +111,9 @@ export class PgAuditStore implements AuditStore {
       this.chainKey === null ? null : headMac(this.chainKey, this.chain.name, seq, hash),
     ]);
     this.chain.head = { seq, hash, at };
+    if (this.behind === undefined) return statement.then(() => undefined);
+    this.behind.track(statement);
+    return undefined;
   }
 
   async page(q: AuditPageQuery): Promise<AuditRow[]> {

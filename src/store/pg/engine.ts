@@ -2,20 +2,23 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Work } from "../work.js";
 import { PgAuditStore } from "./audit.js";
+import { PgGroupCommit } from "./group-commit.js";
 import type { WriterChain } from "./audit.js";
 import { PgMetaStore, PgOrgStore, PgPrincipalKeyStore, PgPrincipalStore, PgRoleStore, PgScopedKeyStore } from "./keys-orgs.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
 import { withoutPreparedStatements } from "./prepared.js";
 import { PgSecretStore } from "./secrets.js";
-import type { Queryable } from "./unit-of-work.js";
+import type { PgUnits, Queryable } from "./unit-of-work.js";
 import { PgUnitOfWork } from "./unit-of-work.js";
 import { PgOutboxStore, PgWebhookStore } from "./webhooks.js";
+import type { WriteBehind } from "./write-behind.js";
 
 /** The PostgreSQL engine of one vault node: its pool and its unit of work. */
 export interface PgEngine {
   pool: pg.Pool;
-  tx: PgUnitOfWork<Work>;
+  /** The node's units of work: batched by the group commit (store/pg/group-commit.ts), or one transaction each. */
+  tx: PgUnits<Work>;
   /** This node's id: the prefix of its audit chains' names. */
   nodeId: string;
   /** Refuses new units of work and closes the pool (graceful stop). */
@@ -30,11 +33,18 @@ export interface PgEngine {
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
  * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
+ * @param behind the unit's write-behind statements (store/pg/write-behind.ts); absent: every statement is awaited.
  */
-export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null, auditChainKeys?: readonly Buffer[]): Work {
+export function createPgWork(
+  client: Queryable,
+  chain: WriterChain,
+  auditChainKey: Buffer | null,
+  auditChainKeys?: readonly Buffer[],
+  behind?: WriteBehind,
+): Work {
   return {
     secrets: new PgSecretStore(client),
-    audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys),
+    audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys, behind),
     meta: new PgMetaStore(client),
     scopedKeys: new PgScopedKeyStore(client),
     orgs: new PgOrgStore(client),
@@ -58,10 +68,12 @@ interface ClientState {
  * requests on different clients and nodes never wait on one chain.
  * @param options.preparedStatements default true; false: the hot-path statements go out
  *   unnamed (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
+ * @param options.groupCommit default false (one transaction per unit); true: the units of
+ *   one event-loop turn share a transaction (VAULT_DATABASE_GROUP_COMMIT, store/pg/group-commit.ts).
  */
 export function pgEngineOver(
   pool: pg.Pool,
-  options: { auditChainKey: Buffer | null; auditChainKeys?: readonly Buffer[]; nodeId?: string; preparedStatements?: boolean },
+  options: { auditChainKey: Buffer | null; auditChainKeys?: readonly Buffer[]; nodeId?: string; preparedStatements?: boolean; groupCommit?: boolean },
 ): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
   const prepared = options.preparedStatements ?? true;
@@ -78,11 +90,11 @@ export function pgEngineOver(
     }
     return state;
   };
-  const tx = new PgUnitOfWork<Work>(
+  const single = new PgUnitOfWork<Work>(
     pool,
-    (client) => {
+    (client, behind) => {
       const state = stateOf(client);
-      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys);
+      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys, behind);
     },
     {
       // A rolled-back unit's rows never happened: read the head back next time.
@@ -92,6 +104,7 @@ export function pgEngineOver(
       },
     },
   );
+  const tx: PgUnits<Work> = options.groupCommit === true ? new PgGroupCommit(single) : single;
   return {
     pool,
     tx,
@@ -110,6 +123,8 @@ export function pgEngineOver(
  * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
  * @param options.preparedStatements default true; false behind a transaction-mode pooler
  *   (VAULT_DATABASE_PREPARED_STATEMENTS).
+ * @param options.groupCommit batch the units of one event-loop turn in one transaction
+ *   (VAULT_DATABASE_GROUP_COMMIT; default false).
  * @throws Error naming the redacted URL when the database cannot be reached,
  *   or the migration's error.
  */
@@ -121,6 +136,7 @@ export async function openPgEngine(options: {
   auditChainKeys?: readonly Buffer[];
   nodeId?: string;
   preparedStatements?: boolean;
+  groupCommit?: boolean;
 }): Promise<PgEngine> {
   const pool = await openPgPool(options);
   try {

@@ -9,3 +9,5 @@ export { openPgPool } from "./pool.js";
 export { redactCredentials, redactUrl } from "./redact.js";
 export { verifyPgRootKeys } from "./root-keys.js";
 export { PgUnitOfWork } from "./unit-of-work.js";
+export type { PgUnits } from "./unit-of-work.js";
+export { PgGroupCommit } from "./group-commit.js";

@@ -45,7 +45,10 @@ export const KEEPALIVE_IDLE_MS = 10_000;
  * Checks one connection (`SELECT 1`) before returning. Every client gets an
  * `'error'` listener, so a connection that dies (a failover, a restarted
  * server, a terminated backend) fails its statements instead of ending the
- * process; connecting gives up after CONNECT_TIMEOUT_MS; TCP keepalive is on.
+ * process; connecting gives up after CONNECT_TIMEOUT_MS; TCP keepalive is on;
+ * each connection is pipelined (node-postgres `pipeline`: statements go out
+ * without waiting for the previous one's answer, each with its own Sync, so
+ * one failing never takes the next one's answer).
  * @param options.url postgres:// or postgresql:// URL (VAULT_DATABASE_URL).
  * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
  * @throws Error naming the redacted URL when the database cannot be reached.
@@ -60,6 +63,9 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
     // TCP keepalive finds an idle connection whose peer vanished without closing it (a failed-over
     // host): first probe after KEEPALIVE_IDLE_MS, then the kernel's interval and count.
     keepAlive: true,
+    // Pipelined: a statement is sent without waiting for the previous one's answer, so BEGIN and the
+    // write-behind statements ride the next statement's round trip (store/pg/write-behind.ts).
+    pipeline: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>

@@ -1,7 +1,7 @@
 import type { ValueCipher } from "../../crypto/cipher.js";
 import { WrongKeyError } from "../../crypto/keyfiles.js";
 import type { Work } from "../work.js";
-import type { PgUnitOfWork } from "./unit-of-work.js";
+import type { PgUnits } from "./unit-of-work.js";
 
 /**
  * The PostgreSQL counterpart of keyfiles.ts verifyRootKeys (docs/contract.md
@@ -12,7 +12,7 @@ import type { PgUnitOfWork } from "./unit-of-work.js";
  * encryption key than the database was written with refuses to start.
  * @throws WrongKeyError naming what to set.
  */
-export async function verifyPgRootKeys(tx: PgUnitOfWork<Work>, cipher: ValueCipher): Promise<void> {
+export async function verifyPgRootKeys(tx: PgUnits<Work>, cipher: ValueCipher): Promise<void> {
   const refuseLegacy = await tx.runOnClient(async (w, client) => {
     // One node at a time: the row lock on meta serializes starting nodes.
     await client.query("INSERT INTO meta (name, value) VALUES ('root_key_ids', '[]') ON CONFLICT (name) DO NOTHING");

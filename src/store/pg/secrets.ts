@@ -29,6 +29,15 @@ const COUNT_READ = prepared(
      WHERE id = $1 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
      RETURNING read_count, max_reads`,
 );
+/**
+ * A read's lookup and guarded count in one statement (SecretStore.countReadByKey): by
+ * secrets_live_key, under every rule of a read; RETURNING the row version it counted.
+ */
+export const COUNTED_READ_SQL = `UPDATE secrets SET read_count = read_count + 1
+     WHERE scope = $1 AND key = $2 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
+       AND (expires_at IS NULL OR expires_at > $3) AND (allowed_keys IS NULL OR $4::text IS NULL OR allowed_keys::jsonb ? $4)
+     RETURNING ${COLUMNS}`;
+const COUNTED_READ = prepared("secrets.counted_read", COUNTED_READ_SQL);
 const REMOVE = prepared("secrets.remove", "DELETE FROM secrets WHERE id = $1");
 const SEAL = prepared("secrets.seal", "UPDATE secrets SET state = 'sealed', updated_at = $2 WHERE id = $1");
 const EXPIRE = prepared("secrets.expire", "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = $2 WHERE id = $1");
@@ -92,6 +101,12 @@ export class PgSecretStore implements SecretStore {
     const r = await runPrepared<{ read_count: number; max_reads: number | null }>(this.db, COUNT_READ, [secret.id]);
     const row = r.rows[0];
     return row === undefined ? undefined : { readCount: row.read_count, maxReads: row.max_reads };
+  }
+
+  async countReadByKey(scope: string, key: string, now: number, principalKeyId: string | null): Promise<SecretRecord | undefined> {
+    const r = await runPrepared<Row>(this.db, COUNTED_READ, [scope, key, now, principalKeyId]);
+    const row = r.rows[0];
+    return row === undefined ? undefined : toSecretRecord(row);
   }
 
   async remove(id: number): Promise<void> {

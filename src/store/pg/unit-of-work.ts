@@ -3,6 +3,13 @@ import { ClosedError } from "../sqlite/group-commit.js";
 import { DatabaseUnavailableError } from "../work.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
+import { WriteBehind } from "./write-behind.js";
+
+/** How long a unit inside a batch may wait for a lock, milliseconds (PgUnitOfWork.runShared). */
+export const BATCH_LOCK_TIMEOUT_MS = 100;
+
+/** What runs a PostgreSQL node's units of work: PgUnitOfWork, or the group commit over it (store/pg/group-commit.ts). */
+export type PgUnits<W> = Pick<PgUnitOfWork<W>, "run" | "runOnClient" | "close">;
 
 /** What a PostgreSQL store runs its statements on: the unit of work's pooled client. */
 export type Queryable = Pick<pg.PoolClient, "query">;
@@ -11,7 +18,11 @@ export type Queryable = Pick<pg.PoolClient, "query">;
  * The PostgreSQL engine's unit of work: one transaction per run() on a
  * client of the pool (`BEGIN` ... `COMMIT`, READ COMMITTED, PostgreSQL's
  * default `synchronous_commit=on`), so the promise settles only after the
- * COMMIT is durable; any error rolls the whole unit back. Units run
+ * COMMIT is durable; any error rolls the whole unit back. BEGIN is sent
+ * with the unit's first statement, and the write-behind statements
+ * (store/pg/write-behind.ts: the audit append) with the next one or the
+ * COMMIT, on the pipelined connection: a read costs three round trips
+ * (docs/performance.md, "PostgreSQL"). Units run
  * concurrently, as many as the pool has clients; the guarded
  * `UPDATE ... RETURNING` statements and row locks keep each rule atomic
  * across units and nodes.
@@ -31,13 +42,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
 
   /**
    * @param pool the node's pool (store/pg/pool.ts).
-   * @param workFor builds the work handle over the unit's client.
+   * @param workFor builds the work handle over the unit's client; `behind`
+   *   takes the statements it sends without waiting (settled before COMMIT
+   *   is confirmed).
    * @param hooks.onRollback told of each rolled-back unit's client, so
    *   engine state about that client (its audit chain's head) is dropped.
    */
   constructor(
     private readonly pool: pg.Pool,
-    private readonly workFor: (client: Queryable) => W,
+    private readonly workFor: (client: Queryable, behind: WriteBehind) => W,
     private readonly hooks: { onRollback?: (client: Queryable) => void } = {},
   ) {}
 
@@ -58,6 +71,52 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * code uses run().
    */
   async runOnClient<T>(fn: (w: W, client: Queryable) => Awaitable<T>): Promise<T> {
+    return this.transaction(async (client, behind) => fn(this.workFor(client, behind), client));
+  }
+
+  /**
+   * Runs the `fns` of a batch one after another in one transaction on one
+   * client (the group commit, store/pg/group-commit.ts), each under a
+   * savepoint of its own: a unit that fails is rolled back to its savepoint
+   * and the next one goes on; one COMMIT makes the others durable. A unit's
+   * SAVEPOINT and RELEASE ride its neighbours' statements (pipelined).
+   * @returns each unit's outcome, in order, once the COMMIT is confirmed
+   *   (never before: a failure of the batch answers none of its units).
+   * @throws (rejects) as run(): the batch's COMMIT or connection failed.
+   */
+  async runShared(fns: readonly ((w: W) => Awaitable<unknown>)[]): Promise<PromiseSettledResult<unknown>[]> {
+    return this.transaction(async (client, behind) => {
+      // A unit that waits on a lock longer than this fails with 55P03 and runs again on its own: a batch
+      // never stalls long behind another node's (and two nodes' batches never wait out a deadlock's second).
+      behind.track(client.query(`SET LOCAL lock_timeout = ${BATCH_LOCK_TIMEOUT_MS}`));
+      const outcomes: PromiseSettledResult<unknown>[] = [];
+      for (const fn of fns) {
+        behind.track(client.query("SAVEPOINT unit"));
+        const own = new WriteBehind();
+        try {
+          const value = await fn(this.workFor(client, own));
+          await own.settle();
+          behind.track(client.query("RELEASE SAVEPOINT unit"));
+          outcomes.push({ status: "fulfilled", value });
+        } catch (err) {
+          const reason = (await own.settled())?.error ?? err;
+          if (isConnectionError(reason)) throw reason;
+          this.hooks.onRollback?.(client);
+          await client.query("ROLLBACK TO SAVEPOINT unit");
+          behind.track(client.query("RELEASE SAVEPOINT unit"));
+          outcomes.push({ status: "rejected", reason });
+        }
+      }
+      return outcomes;
+    });
+  }
+
+  /**
+   * One transaction on a pooled client: BEGIN, `body`, COMMIT; ROLLBACK when
+   * `body` or a write-behind statement fails; the client released (closed
+   * when its connection broke).
+   */
+  private async transaction<T>(body: (client: pg.PoolClient, behind: WriteBehind) => Promise<T>): Promise<T> {
     if (this.closed) throw new ClosedError();
     let client: pg.PoolClient;
     try {
@@ -72,21 +131,29 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
     };
     client.on("error", onError);
     let broken: Error | undefined;
+    const behind = new WriteBehind();
     try {
-      await client.query("BEGIN");
+      // BEGIN rides the unit's first statement (the connection is pipelined).
+      behind.track(client.query("BEGIN"));
       try {
-        const result = await fn(this.workFor(client), client);
-        await client.query("COMMIT");
+        const result = await body(client, behind);
+        // COMMIT rides the write-behind statements still in flight; a failed one made it a ROLLBACK.
+        const commit = client.query("COMMIT");
+        behind.track(commit);
+        await behind.settle();
+        if ((await commit).command !== "COMMIT") throw new Error("the transaction was rolled back at COMMIT");
         return result;
       } catch (err) {
         this.hooks.onRollback?.(client);
+        // A write-behind statement that failed is the cause; what failed after it only saw the aborted transaction.
+        const cause = (await behind.settled())?.error ?? err;
         try {
           await client.query("ROLLBACK");
         } catch (rollbackError) {
           // The connection is gone: do not hand it back to the pool.
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         }
-        throw err;
+        throw cause;
       }
     } catch (err) {
       // Lost mid-unit (a COMMIT sent on it may or may not have landed): never acknowledged, 503.
