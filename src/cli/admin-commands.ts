@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { registerAuditLs } from "./keys-commands.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-code.js";
 
 /**
  * Registers a command whose words are handed, untouched, to an existing

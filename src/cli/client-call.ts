@@ -1,7 +1,7 @@
 import { VaultApiError, VaultClient, VaultConnectionError, VaultInputError, VaultProtocolError } from "../client/index.js";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-code.js";
 
 /** Exit code when the API refused a request (docs/cli.md "Exit codes and errors"). */
 export const EXIT_REFUSED = 1;

@@ -5,7 +5,7 @@ import { clientFor } from "./client-call.js";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-code.js";
 
 interface McpFlags extends ConnectionFlags {
   allowCommand: string[];

@@ -8,7 +8,7 @@ import { orgIdOf } from "../org-auth.js";
 import type { RouteDecl } from "./declare.js";
 import { readBody } from "./input.js";
 import { checkValueSize, KEY_DOC, pathKey, replaceOrgSecretBody, replaceSecretBody } from "./secret-input.js";
-import type { SecretRouteDeps, SecretScope } from "./secrets.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-deps.js";
 
 /**
  * PUT of one scope (docs/api.md "Replace a secret", docs/orgs.md): creates

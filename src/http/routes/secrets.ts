@@ -4,30 +4,17 @@ import { originOf } from "../context.js";
 import { keyPrefixOf, requireInPrefix } from "../auth.js";
 import { ApiError } from "../errors.js";
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { SecretLifecycle } from "../../domain/secrets.js";
 import type { CheckOutcome, Reader, RetrieveOutcome } from "../../domain/secret-model.js";
-import type { PrincipalKeys } from "../../domain/principal-keys.js";
-import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
+import type { Awaitable, Work } from "../../store/work.js";
 import { orgIdOf } from "../org-auth.js";
 import type { ResponseDecl, RouteDecl } from "./declare.js";
 import { decodeCursor, pageQuery, parse, readBody, readJsonObject } from "./input.js";
 import { pageBody, pageQueryDocs } from "./lists.js";
 import { metaJson, named, orgListEntry, readJson } from "./secret-json.js";
 import { checkValueSize, createOrgSecretBody, createSecretBody, KEY_DOC, patchSecretBody, pathKey } from "./secret-input.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-deps.js";
 import { replaceRouteDecl } from "./secret-replace.js";
 import { deleted, globalMeta, globalName, globalRead, orgMeta, orgRead, page, pruned } from "./secret-schemas.js";
-
-export interface SecretRouteDeps {
-  secrets: SecretLifecycle;
-  /** Principal keys, to check an org secret's `allowed_keys` at creation. */
-  keys: PrincipalKeys;
-  tx: UnitOfWork<Work>;
-  /** Base of public secrets' `url`, without a trailing slash; a function when known only once listening. */
-  publicUrl: string | (() => string);
-  /** The path under it that names a public secret: `/s/` (the recipient page) or `/secrets/` (the API, without the pages). */
-  publicPath: string;
-  maxValueBytes: number;
-}
 
 const NOT_FOUND = "secret not found";
 const SEALED = { error: "secret sealed", message: "its reads are exhausted; PATCH max_reads to reactivate it" };
@@ -53,9 +40,6 @@ function refuse(outcome: Exclude<RetrieveOutcome | CheckOutcome, { kind: "ok" }>
       throw new ApiError(410, SEALED.error, { message: SEALED.message });
   }
 }
-
-/** Where a set of secret routes lives: the global key space or an org's. */
-export type SecretScope = "global" | "org";
 
 /**
  * The secret routes of one scope (interface section 4 "Global secrets" and
