@@ -52,8 +52,8 @@ export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buff
 }
 
 /**
- * The hash of one row: over the previous row's hash and the row's content,
- * JSON-encoded so no two different rows encode alike; HMAC-SHthen on: the
+ * The record's MAC: over the segments alone (records written before heads
+ * were signed), or over the segments and `signedHeads` (from then on: the
  * flag cannot be removed without the key, so an unsigned head is never
  * accepted again).
  */
