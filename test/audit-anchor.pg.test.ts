@@ -7,7 +7,7 @@ import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
 // Authenticated chain heads, the authenticated set of chains, and audit
-// anchors on PostgreSQL (docs/audit.md); the SQLite side is test/audit-anchor.test.ts.
+// anchors on PostgreSQL (docs/audit.md); the SQLite side is test/audit-anchor.sqlite.test.ts.
 
 const ROOT_KEY = Buffer.alloc(32, 5);
 const databases: TestDatabase[] = [];

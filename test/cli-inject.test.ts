@@ -16,7 +16,14 @@ async function put(vault: VaultProcess, key: string, value: string, extra: Recor
 }
 
 async function readCount(vault: VaultProcess, key: string): Promise<number | undefined> {
-  const res = await vault.request("GET", "/secrets");
+  // The synchronous CLI runs before this block the event loop: the server may have closed the
+  // pooled keep-alive connection meanwhile (VAULT_KEEP_ALIVE_TIMEOUT_MS idle) and fetch reuse it
+  // before its close is read ("other side closed"). As HTTP clients do for an idempotent request
+  // on a stale connection, the GET is sent once more, on a new one.
+  const res = await vault.request("GET", "/secrets").catch((err: unknown) => {
+    if ((err as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw err;
+    return vault.request("GET", "/secrets");
+  });
   const body = (await res.json()) as { secrets: Array<{ key?: string; read_count: number }> };
   return body.secrets.find((s) => s.key === key)?.read_count;
 }

@@ -10,7 +10,7 @@ import type { RestoreFlags } from "../ops/restore-command.js";
 import { declareAuditCheck, runAuditCheck } from "./audit-commands.js";
 import type { AuditCheckFlags } from "./audit-commands.js";
 import { registerAuditLs } from "./keys-commands.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 
 // The operator commands on the program (cli/program.ts): each declared, with
 // its flags and help, next to what it runs (ops/*-command.ts,

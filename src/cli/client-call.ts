@@ -1,7 +1,7 @@
 import { describeFailure, VaultClient, VaultConnectionError, VaultProtocolError } from "@ephemeral-vault/client";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 
 /** The typed client for a resolved connection (its address, token, org and time limit). */
 export function clientFor(connection: Connection): VaultClient {

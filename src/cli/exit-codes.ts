@@ -19,3 +19,12 @@ export const EXIT_CHAIN_BROKEN = 1;
 export const EXIT_KEY_MISSING = 3;
 /** `run`: COMMAND could not be started (as a shell says). */
 export const EXIT_CANNOT_START = 127;
+
+/**
+ * Where a command's action leaves its exit code (one of the codes above).
+ * Here, not in registry.ts: the command modules need it, and the registry
+ * loads them.
+ */
+export interface ExitCode {
+  code: number;
+}

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError } from "../config.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 import { withConnectionOptions } from "./connection.js";
 import { injectionRequest, resolveInjection } from "./run-command.js";
 import type { InjectionFlags } from "./run-command.js";

@@ -5,7 +5,7 @@ import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import { allPages, formatFields, formatRows, parseLimit, parseList, parseTime, printJson } from "./output.js";
 import type { Column } from "./output.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 
 /** Exit codes of the administration commands (docs/cli.md "Exit codes and errors"). */
 export const ADMIN_EXIT_HELP = `

@@ -6,7 +6,7 @@ import { EXIT_OK } from "./exit-codes.js";
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 
 interface McpFlags extends ConnectionFlags {
   allowCommand: string[];

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { ExitCode } from "./exit-codes.js";
 
 /**
  * A command of the command line besides `serve`. The module behind `load` is
@@ -16,10 +17,7 @@ export interface CommandEntry {
   load: () => Promise<{ register: (program: Command, exit: ExitCode) => void }>;
 }
 
-/** Where an action leaves its exit code (0 ok, 1 API refused, 2 usage or connection). */
-export interface ExitCode {
-  code: number;
-}
+export type { ExitCode } from "./exit-codes.js";
 
 /** Every command but `serve`, in the order the top-level help lists them. */
 export const COMMANDS: readonly CommandEntry[] = [

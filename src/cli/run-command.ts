@@ -7,7 +7,7 @@ import { withConnectionOptions } from "./connection.js";
 import { readEnvFile } from "./env-file.js";
 import { parseEnvMapping } from "./env-names.js";
 import { Masker } from "./mask.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 import { EXIT_CANNOT_START } from "./exit-codes.js";
 import { runInherited } from "./run-child.js";
 import { planInjection, readSecrets, scopedClients } from "./run-core.js";

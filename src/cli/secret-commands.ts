@@ -6,7 +6,7 @@ import type { ConnectionFlags } from "./connection.js";
 import { argvWarning, withConnectionOptions } from "./connection.js";
 import { parseDuration, parseReads } from "./duration.js";
 import { formatTable } from "./table.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 import { readStdin } from "./stdin.js";
 import { getLink, shareLinkArgument } from "./share-commands.js";
 import type { PassphraseFlags } from "./share-commands.js";

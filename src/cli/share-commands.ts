@@ -9,7 +9,7 @@ import type { ConnectionFlags } from "./connection.js";
 import { argvWarning, timeoutOf, withConnectionOptions } from "./connection.js";
 import { parseDuration, parseReads } from "./duration.js";
 import { promptHidden } from "./prompt.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 import { readStdin } from "./stdin.js";
 
 /** The passphrase flags of `share` and `get <url>`. */

@@ -6,7 +6,7 @@ import { withConnectionOptions } from "./connection.js";
 import { ADMIN_EXIT_HELP } from "./keys-commands.js";
 import { allPages, formatFields, formatRows, parseLimit, parseList, printJson } from "./output.js";
 import type { Column } from "./output.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 
 interface JsonFlags extends ConnectionFlags {
   json?: boolean;

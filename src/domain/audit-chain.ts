@@ -1,10 +1,15 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { sha256Hex } from "../crypto/tokens.js";
-import { HmacSha256 } from "../crypto/hmac.js";
 import type { Db } from "../store/sqlite/db.js";
 import type { AuditRow } from "../store/audit.js";
 import { HEAD_META, headKeyId, headRecord, parseHead } from "./audit-head.js";
 import type { RecordedHead } from "./audit-head.js";
+import { chainDigest } from "./chain-digest.js";
+import type { ChainKeys } from "./chain-digest.js";
+
+// Re-exported: the chain's digest and key map live in chain-digest.ts, which audit-head.ts
+// builds on too (no import cycle between the chain and its heads).
+export { chainDigest } from "./chain-digest.js";
+export type { ChainKeys } from "./chain-digest.js";
 
 /**
  * The keyed audit chain. Each row's hash is HMAC-SHA256 under a chain key
@@ -27,9 +32,6 @@ export interface ChainSegment {
   key: string | null;
 }
 
-/** Root key id -> chain key, for every root key loaded (ValueCipher.auditChainKeys). */
-export type ChainKeys = ReadonlyMap<string, Buffer>;
-
 const CHAIN_META = "audit_chain";
 
 /** The hash the first row chains to. */
@@ -48,25 +50,6 @@ export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buff
   if (row.count !== null && row.count !== undefined) fields.push(row.count);
   return chainDigest(key, JSON.stringify(fields));
 }
-
-/**
- * The hash of one row: over the previous row's hash and the row's content,
- * JSON-encoded so no two different rows encode alike; HMAC-SHA256 under
- * `key`, or plain SHA-256 when `key` is null (legacy rows).
- * @returns 64 hex characters.
- */
-export function chainDigest(key: Buffer | null, content: string): string {
-  if (key === null) return sha256Hex(content);
-  let mac = chainMacs.get(key);
-  if (mac === undefined) {
-    mac = new HmacSha256(key);
-    chainMacs.set(key, mac);
-  }
-  return mac.hex(content);
-}
-
-/** The HMAC of each chain key in use, its pads computed once (hmac.ts: no Hmac object per row). */
-const chainMacs = new WeakMap<Buffer, HmacSha256>();
 
 /**
  * The record's MAC: over the segments alone (records written before heads

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
-import { chainDigest } from "./audit-chain.js";
-import type { ChainKeys } from "./audit-chain.js";
+import { chainDigest } from "./chain-digest.js";
+import type { ChainKeys } from "./chain-digest.js";
 
 /**
  * Authenticated chain heads (docs/audit.md, "Tamper evidence"). A hash chain

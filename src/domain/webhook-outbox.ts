@@ -1,5 +1,4 @@
 import { newId } from "../crypto/tokens.js";
-import type { GroupCommit } from "../store/sqlite/group-commit.js";
 import type { Subscriber } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
@@ -98,7 +97,7 @@ export class WebhookOutbox implements EventSink {
    * commit rolls back a request's savepoint or a whole batch, so a
    * rolled-back create or delete does not stay cached.
    */
-  attach(tx: GroupCommit<Work>): void {
+  attach(tx: { onRollback(hook: () => void): void }): void {
     tx.onRollback(() => this.invalidate());
   }
 

@@ -6,7 +6,7 @@ import { runCaptured } from "../cli/run-child.js";
 import { planInjection, readSecrets } from "../cli/run-core.js";
 import { childEnvironment } from "../cli/run-plan.js";
 import { commandAllowed } from "./command-allow.js";
-import type { McpOptions } from "./tools.js";
+import type { McpOptions } from "./options.js";
 import { failure, guarded, result } from "./tool-kit.js";
 
 /**

@@ -3,25 +3,12 @@ import * as z from "zod";
 import type { VaultClient } from "@ephemeral-vault/client";
 import { prefixPath } from "../cli/env-names.js";
 import type { Capabilities } from "./capabilities.js";
-import type { CommandPattern } from "./command-allow.js";
+import type { McpOptions } from "./options.js";
 import { registerRunCommand } from "./run-tool.js";
 import { failure, guarded, key, limits, maxReads, result, secretMeta, ttlSeconds } from "./tool-kit.js";
 
-/** How `ephemeral-vault mcp` was started (docs/mcp.md). */
-export interface McpOptions {
-  /** The client of the server's scope: global secrets, or the `--org` org's. */
-  client: VaultClient;
-  /** The same address and token on the global secrets (share_secret's dead drops). */
-  globalClient: VaultClient;
-  /** `--allow-reveal [PREFIX]`: get_secret is offered, for keys under PREFIX/ when given. */
-  reveal?: { prefix?: string | undefined } | undefined;
-  /** `--allow-command PATTERN ...`: the commands run_command may start (none: the tool is not offered). */
-  commands: CommandPattern[];
-  /** run_command's timeout, milliseconds. */
-  timeoutMs: number;
-  /** run_command's output cap per stream, bytes. */
-  maxOutputBytes: number;
-}
+// Re-exported for server.ts: the options live in options.ts (run-tool.ts needs them too).
+export type { McpOptions } from "./options.js";
 
 /**
  * Registers the vault's tools (docs/mcp.md, "Tools"): by default none

@@ -3,7 +3,7 @@ import { CURRENT_ENVELOPE_VERSION } from "../crypto/cipher.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { setMeta } from "../store/sqlite/db.js";
 import type { Db } from "../store/sqlite/db.js";
-import { verifyRootKeys } from "../crypto/keyfiles.js";
+import { verifyRootKeys } from "../store/sqlite/root-keys.js";
 
 /** Rows re-encrypted per transaction. */
 export const REKEY_BATCH = 500;

@@ -4,7 +4,7 @@ import type { Work } from "../work.js";
 import type { PgUnits } from "./unit-of-work.js";
 
 /**
- * The PostgreSQL counterpart of keyfiles.ts verifyRootKeys (docs/contract.md
+ * The PostgreSQL counterpart of store/sqlite/root-keys.ts verifyRootKeys (docs/contract.md
  * §3), in one unit of work: at least one root key listed in the meta
  * row `root_key_ids` must be loaded (unless the list is empty: a new
  * database); an unloaded id is dropped only when no stored ciphertext uses

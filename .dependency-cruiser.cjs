@@ -1,0 +1,71 @@
+// The layer check (`npm run lint:layers`, docs/testing.md "The layer check"): the import
+// rules of src/, in the order of docs/architecture.md's picture (http → domain → store →
+// engines). Type-only imports count: a layer that needs another's type depends on it.
+// There is no exception list: a violation is fixed in the code, never allowed here.
+
+/** Engine-specific store code, HTTP edge and the outer front ends. */
+const OUTER = "^src/(store/(sqlite|pg)|http|cli|mcp|pages)/";
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "No import cycle in src/: each layer builds on the ones below it only.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "domain-stays-inner",
+      severity: "error",
+      comment:
+        "src/domain holds the decisions; it reaches storage through the engine-neutral " +
+        "interfaces of src/store/*.ts only, and knows nothing of HTTP, the CLI, MCP or the pages.",
+      from: { path: "^src/domain/" },
+      to: { path: OUTER },
+    },
+    {
+      name: "store-below-domain",
+      severity: "error",
+      comment: "src/store (interfaces and both engines) sits below src/domain and src/http: it imports neither.",
+      from: { path: "^src/store/" },
+      to: { path: "^src/(domain|http)/" },
+    },
+    {
+      name: "edges-not-cli",
+      severity: "error",
+      comment: "The HTTP edge and the MCP server are not built on the CLI (the CLI is one more front end).",
+      from: { path: "^src/(http|mcp)/" },
+      to: { path: "^src/cli/" },
+    },
+    {
+      name: "client-standalone",
+      severity: "error",
+      comment: "src/client is the published client (ephemeral-vault/client): it imports nothing of the server.",
+      from: { path: "^src/client/" },
+      to: { path: "^src/", pathNot: "^src/client/" },
+    },
+    {
+      name: "crypto-is-a-leaf",
+      severity: "error",
+      comment: "src/crypto (cipher, HMAC, tokens, key files, license) imports no store, HTTP or domain code.",
+      from: { path: "^src/crypto/" },
+      to: { path: "^src/(store|http|domain)/" },
+    },
+  ],
+  options: {
+    includeOnly: "^src/",
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".d.ts", ".js", ".mjs"],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};
