@@ -42,9 +42,18 @@ module.exports = {
     {
       name: "client-standalone",
       severity: "error",
-      comment: "src/client is the published client (ephemeral-vault/client): it imports nothing of the server.",
-      from: { path: "^src/client/" },
-      to: { path: "^src/", pathNot: "^src/client/" },
+      comment: "packages/client is the published client (@ephemeral-vault/client): it imports nothing of the server.",
+      from: { path: "^packages/client/src/" },
+      to: { path: "^src/" },
+    },
+    {
+      name: "inject-below-front-ends",
+      severity: "error",
+      comment:
+        "src/inject (secrets into a child's environment: names, planning, reading, masking, the child) " +
+        "serves both the CLI (run, export) and the MCP server (run_command); it imports neither.",
+      from: { path: "^src/inject/" },
+      to: { path: "^src/(cli|mcp|http)/" },
     },
     {
       name: "crypto-is-a-leaf",
@@ -55,7 +64,7 @@ module.exports = {
     },
   ],
   options: {
-    includeOnly: "^src/",
+    includeOnly: "^(src|packages/client/src)/",
     doNotFollow: { path: "node_modules" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },

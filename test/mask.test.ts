@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Masker, maskForms } from "../src/cli/mask.js";
+import { Masker, maskForms } from "../src/inject/mask.js";
 
 /** Runs `chunks` through the masker's stream and returns what comes out. */
 async function throughStream(masker: Masker, chunks: Buffer[]): Promise<string> {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse } from "dotenv";
 import { ConfigError } from "../config.js";
-import type { SecretRef } from "./run-core.js";
+import type { SecretRef } from "../inject/run-core.js";
 
 const REFERENCE = "vault://";
 const ORG_REFERENCE = /^vault:\/\/org\/([^/]+)\/(.+)$/;

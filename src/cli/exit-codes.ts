@@ -8,6 +8,8 @@
 import { EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "@ephemeral-vault/client";
 
 export { EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE };
+/** `run`: COMMAND could not be started (as a shell says); defined beside the child process it concerns. */
+export { EXIT_CANNOT_START } from "../inject/run-child.js";
 
 /** Done (and for `serve`: stopped cleanly). */
 export const EXIT_OK = 0;
@@ -17,8 +19,6 @@ export const EXIT_FAILED = 1;
 export const EXIT_CHAIN_BROKEN = 1;
 /** `audit verify`: rows are keyed with a root key that is not loaded (not verified; nothing shows tampering). */
 export const EXIT_KEY_MISSING = 3;
-/** `run`: COMMAND could not be started (as a shell says). */
-export const EXIT_CANNOT_START = 127;
 
 /**
  * Where a command's action leaves its exit code (one of the codes above).

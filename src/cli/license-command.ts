@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { ConfigError } from "../config.js";
 import { generateLicenseKeyPair, issueLicense } from "../crypto/license.js";
 import { EXIT_OK } from "./exit-codes.js";
-import type { ExitCode } from "./registry.js";
+import type { ExitCode } from "./exit-codes.js";
 
 /** The flags of `license keygen` and `license issue` (commander's names). */
 export interface LicenseFlags {

@@ -5,15 +5,15 @@ import { callVault } from "./client-call.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import { readEnvFile } from "./env-file.js";
-import { parseEnvMapping } from "./env-names.js";
-import { Masker } from "./mask.js";
+import { parseEnvMapping } from "../inject/env-names.js";
+import { Masker } from "../inject/mask.js";
 import type { ExitCode } from "./exit-codes.js";
 import { EXIT_CANNOT_START } from "./exit-codes.js";
-import { runInherited } from "./run-child.js";
-import { planInjection, readSecrets, scopedClients } from "./run-core.js";
-import type { Injection, InjectionRequest, SecretRef } from "./run-core.js";
-import { childEnvironment } from "./run-plan.js";
-import type { RunPlan } from "./run-plan.js";
+import { runInherited } from "../inject/run-child.js";
+import { planInjection, readSecrets, scopedClients } from "../inject/run-core.js";
+import type { Injection, InjectionRequest, SecretRef } from "../inject/run-core.js";
+import { childEnvironment } from "../inject/run-plan.js";
+import type { RunPlan } from "../inject/run-plan.js";
 
 interface RunFlags extends InjectionFlags {
   keepVaultEnv?: boolean;

@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import * as z from "zod";
-import { isDeniedEnvName, isEnvName, parseEnvMapping } from "../cli/env-names.js";
-import { Masker, MIN_MASKED_LENGTH } from "../cli/mask.js";
-import { runCaptured } from "../cli/run-child.js";
-import { planInjection, readSecrets } from "../cli/run-core.js";
-import { childEnvironment } from "../cli/run-plan.js";
+import { isDeniedEnvName, isEnvName, parseEnvMapping } from "../inject/env-names.js";
+import { Masker, MIN_MASKED_LENGTH } from "../inject/mask.js";
+import { runCaptured } from "../inject/run-child.js";
+import { planInjection, readSecrets } from "../inject/run-core.js";
+import { childEnvironment } from "../inject/run-plan.js";
 import { commandAllowed } from "./command-allow.js";
 import type { McpOptions } from "./options.js";
 import { failure, guarded, result } from "./tool-kit.js";

@@ -1,7 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import * as z from "zod";
 import type { VaultClient } from "@ephemeral-vault/client";
-import { prefixPath } from "../cli/env-names.js";
+import { prefixPath } from "../inject/env-names.js";
 import type { Capabilities } from "./capabilities.js";
 import type { McpOptions } from "./options.js";
 import { registerRunCommand } from "./run-tool.js";

@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import type { Readable } from "node:stream";
-import { EXIT_CANNOT_START } from "./exit-codes.js";
 import type { Masker } from "./mask.js";
+
+/** The exit code when COMMAND could not be started, as a shell gives it (docs/cli.md "Exit codes and errors"). */
+export const EXIT_CANNOT_START = 127;
 
 /** The exit code of a child: its own, or 128 + the signal's number (as a shell reports it). */
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
