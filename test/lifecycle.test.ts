@@ -3,6 +3,7 @@ import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { VaultError } from "../src/domain/errors.js";
 import type { EventSink, Origin, SecretEvent } from "../src/domain/events.js";
 import { SecretLifecycle } from "../src/domain/secrets.js";
+import { afterRefusal } from "../src/http/routes/secrets/rules.js";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
 import { createLogger } from "../src/ops/log.js";
@@ -70,6 +71,22 @@ async function countOf(v: { query: TestVault["query"] }, sql: string): Promise<n
   return (await v.query(sql))[0]?.n as number;
 }
 
+/**
+ * A lifecycle call as the routes make it: "ok", or the kind of its refusal
+ * (VaultError), after afterRefusal (a secret refused past its TTL is
+ * expired in a unit of its own, http/routes/secrets/rules.ts).
+ */
+async function outcomeOf<T>(v: { tx: UnitOfWork<Work>; secrets: SecretLifecycle }, fn: (w: Work) => Awaitable<T>): Promise<string> {
+  try {
+    await v.tx.run(fn);
+    return "ok";
+  } catch (err) {
+    await afterRefusal(v, err, ORIGIN);
+    if (!(err instanceof VaultError)) throw err;
+    return err.kind;
+  }
+}
+
 async function expectVaultError(p: Promise<unknown>, kind: string): Promise<VaultError> {
   const err = await p.then(
     () => undefined,
@@ -107,7 +124,7 @@ describe("SecretLifecycle: create and read", () => {
     expect(s.expiresAt).toBeNull();
     expect(s.maxReads).toBeNull();
     const read = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, s.key, READER, ORIGIN));
-    expect(read).toMatchObject({ kind: "ok", value: "drop" });
+    expect(read).toMatchObject({ value: "drop" });
   });
 
   it("counts each read and returns the count after it", async () => {
@@ -115,8 +132,7 @@ describe("SecretLifecycle: create and read", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v" }, ORIGIN));
     for (let i = 1; i <= 3; i++) {
       const r = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
-      expect(r.kind).toBe("ok");
-      if (r.kind === "ok") expect(r.secret.readCount).toBe(i);
+      expect(r.secret.readCount).toBe(i);
     }
     expect((await rawRow(v, GLOBAL_SCOPE, "k"))?.read_count).toBe(3);
   });
@@ -131,7 +147,7 @@ describe("SecretLifecycle: create and read", () => {
 
   it("answers not_found for a key that does not exist", async () => {
     const v = buildTestVault();
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "nope", READER, ORIGIN))).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "nope", READER, ORIGIN))).toBe("not_found");
   });
 
   it("keeps scopes apart: the same key in two scopes is two secrets", async () => {
@@ -140,8 +156,8 @@ describe("SecretLifecycle: create and read", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "org" }, ORIGIN));
     const g = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     const o = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
-    expect(g).toMatchObject({ kind: "ok", value: "global" });
-    expect(o).toMatchObject({ kind: "ok", value: "org" });
+    expect(g).toMatchObject({ value: "global" });
+    expect(o).toMatchObject({ value: "org" });
   });
 });
 
@@ -150,21 +166,21 @@ describe("SecretLifecycle: read limits", () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", maxReads: 2 }, ORIGIN));
     const first = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
-    expect(first).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 1, state: "active" } });
+    expect(first).toMatchObject({ value: "v", secret: { readCount: 1, state: "active" } });
     expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeDefined();
     const last = await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
-    expect(last).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 2, maxReads: 2 } });
+    expect(last).toMatchObject({ value: "v", secret: { readCount: 2, maxReads: 2 } });
     expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeUndefined();
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toBe("not_found");
   });
 
   it("seals instead of burning when burnOnLimit is false, and later reads answer sealed", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
     const last = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
-    expect(last).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 1, state: "sealed" } });
+    expect(last).toMatchObject({ value: "v", secret: { readCount: 1, state: "sealed" } });
     expect((await rawRow(v, ORG, "k"))?.state).toBe("sealed");
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toEqual({ kind: "sealed" });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toBe("gone");
     expect((await rawRow(v, ORG, "k"))?.read_count).toBe(1);
     // a sealed secret still exists for HEAD and for org lists
     expect(await inTx(v.tx, (w) => v.secrets.peek(w, ORG, "k", ORIGIN))).toMatchObject({ state: "sealed" });
@@ -179,15 +195,13 @@ describe("SecretLifecycle: read limits", () => {
     await inTx(v.tx, (w) =>
       v.secrets.create(w, { scope: ORG, key: "k", value: "v", allowedKeys: ["pk_allowed"], ownerId: "prn_owner" }, ORIGIN),
     );
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", { principalKeyId: "pk_other" }, ORIGIN))).toEqual({
-      kind: "forbidden",
-    });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, ORG, "k", { principalKeyId: "pk_other" }, ORIGIN))).toBe("forbidden");
     // the refused read did not count
     expect((await rawRow(v, ORG, "k"))?.read_count).toBe(0);
     const allowed = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", { principalKeyId: "pk_allowed" }, ORIGIN));
-    expect(allowed).toMatchObject({ kind: "ok", value: "v", secret: { allowedKeys: ["pk_allowed"], ownerId: "prn_owner" } });
+    expect(allowed).toMatchObject({ value: "v", secret: { allowedKeys: ["pk_allowed"], ownerId: "prn_owner" } });
     const master = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
-    expect(master).toMatchObject({ kind: "ok", value: "v", secret: { readCount: 2 } });
+    expect(master).toMatchObject({ value: "v", secret: { readCount: 2 } });
   });
 });
 
@@ -196,13 +210,13 @@ describe("SecretLifecycle: TTL", () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", ttlSeconds: 10 }, ORIGIN));
     v.clock.advance(9_999);
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toMatchObject({ kind: "ok" });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toBe("ok");
     v.clock.advance(1);
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toBe("not_found");
     const row = await rawRow(v, GLOBAL_SCOPE, "k");
     expect(row?.state).toBe("expired");
     expect(row?.ciphertext).toBeNull();
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toBe("not_found");
   });
 
   it("leaves a tombstone that is not listed and not counted active; prune removes and counts it", async () => {
@@ -318,9 +332,9 @@ describe("SecretLifecycle: PATCH", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", ttlSeconds: 10 }, ORIGIN));
     v.clock.advance(8_000);
     const out = await inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", { ttlSeconds: 100 }, ORIGIN, { sealable: false }));
-    expect(out).toMatchObject({ kind: "ok", secret: { expiresAt: v.clock.now() + 100_000, readCount: 0 } });
+    expect(out).toMatchObject({ expiresAt: v.clock.now() + 100_000, readCount: 0 });
     v.clock.advance(50_000);
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toMatchObject({ kind: "ok", value: "v" });
+    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toMatchObject({ value: "v" });
   });
 
   it("sets a new read limit counted from now: read_count resets to 0", async () => {
@@ -329,10 +343,9 @@ describe("SecretLifecycle: PATCH", () => {
     await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     const out = await inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", { maxReads: 2 }, ORIGIN, { sealable: false }));
-    expect(out).toMatchObject({ kind: "ok", secret: { maxReads: 2, readCount: 0, expiresAt: null } });
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toMatchObject({ kind: "ok" });
+    expect(out).toMatchObject({ maxReads: 2, readCount: 0, expiresAt: null });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toBe("ok");
     expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toMatchObject({
-      kind: "ok",
       secret: { readCount: 2 },
     });
     expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeUndefined();
@@ -343,7 +356,7 @@ describe("SecretLifecycle: PATCH", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", maxReads: 3 }, ORIGIN));
     await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     const out = await inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", { ttlSeconds: 5 }, ORIGIN, { sealable: false }));
-    expect(out).toMatchObject({ kind: "ok", secret: { maxReads: 3, readCount: 1 } });
+    expect(out).toMatchObject({ maxReads: 3, readCount: 1 });
   });
 
   it("refuses a PATCH with neither field (invalid) and changes nothing", async () => {
@@ -355,14 +368,10 @@ describe("SecretLifecycle: PATCH", () => {
 
   it("answers not_found for a missing or expired secret", async () => {
     const v = buildTestVault();
-    expect(
-      await inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "nope", { ttlSeconds: 5 }, ORIGIN, { sealable: false })),
-    ).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.update(w, GLOBAL_SCOPE, "nope", { ttlSeconds: 5 }, ORIGIN, { sealable: false }))).toBe("not_found");
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", ttlSeconds: 1 }, ORIGIN));
     v.clock.advance(1_000);
-    expect(
-      await inTx(v.tx, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", { ttlSeconds: 500 }, ORIGIN, { sealable: false })),
-    ).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.update(w, GLOBAL_SCOPE, "k", { ttlSeconds: 500 }, ORIGIN, { sealable: false }))).toBe("not_found");
     expect((await rawRow(v, GLOBAL_SCOPE, "k"))?.state).toBe("expired");
   });
 
@@ -372,8 +381,8 @@ describe("SecretLifecycle: PATCH", () => {
     await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
     expect((await rawRow(v, ORG, "k"))?.state).toBe("sealed");
     const out = await inTx(v.tx, (w) => v.secrets.update(w, ORG, "k", { maxReads: 2 }, ORIGIN, { sealable: true }));
-    expect(out).toMatchObject({ kind: "ok", secret: { state: "active", readCount: 0, maxReads: 2 } });
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toMatchObject({ kind: "ok", value: "v" });
+    expect(out).toMatchObject({ state: "active", readCount: 0, maxReads: 2 });
+    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toMatchObject({ value: "v" });
   });
 
   it("keeps a sealed secret sealed when only the TTL changes", async () => {
@@ -381,8 +390,8 @@ describe("SecretLifecycle: PATCH", () => {
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
     await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
     const out = await inTx(v.tx, (w) => v.secrets.update(w, ORG, "k", { ttlSeconds: 60 }, ORIGIN, { sealable: true }));
-    expect(out).toMatchObject({ kind: "ok", secret: { state: "sealed", readCount: 1, expiresAt: v.clock.now() + 60_000 } });
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toEqual({ kind: "sealed" });
+    expect(out).toMatchObject({ state: "sealed", readCount: 1, expiresAt: v.clock.now() + 60_000 });
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN))).toBe("gone");
   });
 
   it("refuses (conflict) to patch a sealable-route secret that burns on its limit, and changes nothing", async () => {
@@ -400,17 +409,17 @@ describe("SecretLifecycle: delete and key reuse", () => {
   it("deletes an active secret", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v" }, ORIGIN));
-    expect(await inTx(v.tx, (w) => v.secrets.remove(w, GLOBAL_SCOPE, "k", ORIGIN))).toMatchObject({ kind: "ok" });
+    expect(await outcomeOf(v, (w) => v.secrets.remove(w, GLOBAL_SCOPE, "k", ORIGIN))).toBe("ok");
     expect(await rawRow(v, GLOBAL_SCOPE, "k")).toBeUndefined();
-    expect(await inTx(v.tx, (w) => v.secrets.remove(w, GLOBAL_SCOPE, "k", ORIGIN))).toEqual({ kind: "not_found" });
-    expect(await inTx(v.tx, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toEqual({ kind: "not_found" });
+    expect(await outcomeOf(v, (w) => v.secrets.remove(w, GLOBAL_SCOPE, "k", ORIGIN))).toBe("not_found");
+    expect(await outcomeOf(v, (w) => v.secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN))).toBe("not_found");
   });
 
   it("deletes a sealed secret", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
     await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", READER, ORIGIN));
-    expect(await inTx(v.tx, (w) => v.secrets.remove(w, ORG, "k", ORIGIN))).toMatchObject({ kind: "ok", secret: { state: "sealed" } });
+    expect(await inTx(v.tx, (w) => v.secrets.remove(w, ORG, "k", ORIGIN))).toMatchObject({ state: "sealed" });
     expect(await rawRow(v, ORG, "k")).toBeUndefined();
   });
 
@@ -545,9 +554,9 @@ describe("SecretLifecycle: events", () => {
   it("emits secret.created, then secret.read, then secret.read + secret.burned on the last read", async () => {
     const { secrets, tx, recorded } = recordingLifecycle();
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "the-value", maxReads: 2, ttlSeconds: 60 }, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     expect(types(recorded)).toEqual(["secret.created", "secret.read", "secret.read", "secret.burned"]);
     expect(recorded.events[1]).toMatchObject({ scope: GLOBAL_SCOPE, key: "k", isPublic: false, readCount: 1, maxReads: 2 });
     expect(recorded.events[3]).toMatchObject({ readCount: 2, maxReads: 2 });
@@ -557,8 +566,8 @@ describe("SecretLifecycle: events", () => {
   it("emits secret.read then secret.sealed for a secret that seals", async () => {
     const { secrets, tx, recorded } = recordingLifecycle();
     await inTx(tx, (w) => secrets.create(w, { scope: ORG, key: "k", value: "v", maxReads: 1, burnOnLimit: false }, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, ORG, "k", READER, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, ORG, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, ORG, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, ORG, "k", READER, ORIGIN));
     expect(types(recorded)).toEqual(["secret.created", "secret.read", "secret.sealed"]);
     expect(recorded.events[2]).toMatchObject({ scope: ORG, readCount: 1 });
   });
@@ -567,8 +576,8 @@ describe("SecretLifecycle: events", () => {
     const { secrets, tx, recorded, clock } = recordingLifecycle();
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v", ttlSeconds: 1 }, ORIGIN));
     clock.advance(1_000);
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     expect(types(recorded)).toEqual(["secret.created", "secret.expired"]);
   });
 
@@ -578,7 +587,7 @@ describe("SecretLifecycle: events", () => {
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, value: "public" }, ORIGIN));
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "b", value: "v" }, ORIGIN));
     await inTx(tx, (w) => secrets.update(w, GLOBAL_SCOPE, "b", { maxReads: 4 }, ORIGIN, { sealable: false }));
-    await inTx(tx, (w) => secrets.remove(w, GLOBAL_SCOPE, "b", ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.remove(w, GLOBAL_SCOPE, "b", ORIGIN));
     clock.advance(1_000);
     await inTx(tx, (w) => secrets.expireDue(w, 10, ORIGIN));
     await inTx(tx, (w) => secrets.prune(w, GLOBAL_SCOPE, ORIGIN));
@@ -602,8 +611,8 @@ describe("SecretLifecycle: events", () => {
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value: "v" }, ORIGIN)).catch(() => undefined);
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "other", value: "v" }, ORIGIN)).catch(() => undefined);
     await inTx(tx, (w) => secrets.update(w, GLOBAL_SCOPE, "k", {}, ORIGIN, { sealable: false })).catch(() => undefined);
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "missing", READER, ORIGIN));
-    await inTx(tx, (w) => secrets.remove(w, GLOBAL_SCOPE, "missing", ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "missing", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.remove(w, GLOBAL_SCOPE, "missing", ORIGIN));
     expect(recorded.events).toEqual([]);
   });
 
@@ -611,12 +620,12 @@ describe("SecretLifecycle: events", () => {
     const { secrets, tx, recorded, clock } = recordingLifecycle();
     const value = "very-secret-value-7f3a";
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "k", value, maxReads: 2 }, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     await inTx(tx, (w) => secrets.update(w, GLOBAL_SCOPE, "k", { ttlSeconds: 1 }, ORIGIN, { sealable: false }));
     await inTx(tx, (w) => secrets.create(w, { scope: GLOBAL_SCOPE, key: "b", value, maxReads: 1 }, ORIGIN));
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "b", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "b", READER, ORIGIN));
     clock.advance(1_000);
-    await inTx(tx, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
+    await outcomeOf({ tx, secrets }, (w) => secrets.retrieve(w, GLOBAL_SCOPE, "k", READER, ORIGIN));
     expect(recorded.events.length).toBeGreaterThanOrEqual(6);
     const text = JSON.stringify(recorded.events);
     expect(text).not.toContain(value);

@@ -5,9 +5,9 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
-import { DUPLICATE_KEY, isDue, limitsOf, mayRead, toMeta } from "./secret-model.js";
-import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
-import type { ReplaceInput, ReplaceOutcome, RetrieveOutcome, SecretMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, isDue, limitsOf, PastTtl, refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
+import type { CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
+import type { ReplaceInput, ReplaceOutcome, SecretMeta, SecretRead } from "./secret-model.js";
 
 export interface SecretsDeps {
   cipher: ValueCipher;
@@ -26,6 +26,10 @@ export interface SecretsDeps {
  * ...)`): each change, its audit rows and its outbox rows commit together or
  * not at all. The SQL is the store's (store/secrets.ts); the decisions are
  * here. Time comes from deps.now(), in milliseconds.
+ *
+ * A refusal is a thrown VaultError (domain/errors.ts) and changes nothing;
+ * a secret found past its TTL is refused with PastTtl (404), which the
+ * caller follows with expireKey() in a unit of its own.
  */
 export class SecretLifecycle {
   constructor(private readonly deps: SecretsDeps) {}
@@ -73,28 +77,25 @@ export class SecretLifecycle {
    * UPDATE ... RETURNING admits exactly max_reads readers. The read that
    * reaches max_reads burns the secret (or seals it when burnOnLimit is
    * false); events `secret.read` then `secret.burned` / `secret.sealed`.
-   * A secret past its expires_at is expired here (event `secret.expired`)
-   * and reported not_found, even before the sweeper runs.
-   *
+   * Refusals, in this order (nothing counted or changed):
+   * @throws VaultError "not_found" (404) for no live secret, or one that
+   *   burned while this read waited; PastTtl (404) for one past its
+   *   expires_at (the caller expires it: expireKey); "forbidden" (403) for
+   *   a reader not in `allowed_keys`; "gone" (410) for a sealed secret.
    * @throws DecryptError when the ciphertext does not open (wrong key, row
    *   moved): the read is not counted; the caller answers 500.
    */
-  async retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
+  async retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<SecretRead> {
     // The hot path awaits only what really is a promise (a PostgreSQL store):
     // on SQLite the whole read runs without a microtask per store call.
     const now = this.deps.now();
     const live = w.secrets.liveForChange(scope, key);
     const row = live instanceof Promise ? await live : live;
-    if (!row) return { kind: "not_found" };
-    if (isDue(row, now)) {
-      await this.expireRow(w, row, now, origin);
-      return { kind: "not_found" };
-    }
-    if (!mayRead(row, reader)) return { kind: "forbidden" };
-    if (row.state === "sealed") return { kind: "sealed" };
+    if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+    refuseUnreadable(row, now, reader);
     const count = w.secrets.countRead(row);
     const counted = count instanceof Promise ? await count : count;
-    if (!counted) return { kind: row.burnOnLimit ? "not_found" : "sealed" };
+    if (!counted) throw row.burnOnLimit ? new VaultError("not_found", SECRET_NOT_FOUND) : sealed();
     const value = this.deps.cipher.decryptRecord(row.ciphertext as Buffer, {
       scope: row.scope,
       key: row.key,
@@ -114,7 +115,7 @@ export class SecretLifecycle {
         await this.emit(w, "secret.sealed", meta, origin);
       }
     }
-    return { kind: "ok", secret: meta, value };
+    return { secret: meta, value };
   }
 
   /**
@@ -130,32 +131,33 @@ export class SecretLifecycle {
 
   /**
    * HEAD: whether `reader` could read the secret, without decrypting it or
-   * counting a read; the same rules, in the same order, as retrieve():
-   * not_found, then `allowed_keys` (docs/contract.md §8: forbidden),
-   * then sealed. Expires it first when its TTL has passed.
+   * counting a read; the same refusals, in the same order, as retrieve().
+   * @returns the metadata.
+   * @throws VaultError "not_found", PastTtl, "forbidden" or "gone", as retrieve().
    */
-  async check(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<CheckOutcome> {
-    const row = await this.liveRow(w, scope, key, this.deps.now(), origin);
-    if (!row) return { kind: "not_found" };
-    if (!mayRead(row, reader)) return { kind: "forbidden" };
-    if (row.state === "sealed") return { kind: "sealed" };
-    return { kind: "ok", secret: toMeta(row) };
+  async check(w: Work, scope: string, key: string, reader: Reader): Promise<SecretMeta> {
+    const row = await w.secrets.live(scope, key);
+    if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+    refuseUnreadable(row, this.deps.now(), reader);
+    return toMeta(row);
   }
 
   /**
    * PATCH (docs/contract.md §6): `ttlSeconds` sets expires_at = now + ttl;
    * `maxReads` sets a new limit and resets read_count to 0, which makes a
    * sealed secret active again. Event `secret.updated`.
-   * @throws VaultError "invalid" when neither is given (400), "conflict" for
-   *   an org secret that burns on its limit (created with delete=true) (409).
+   * @returns the metadata after the change.
+   * @throws VaultError "invalid" when neither is given (400); "not_found"
+   *   (404) for no live secret, PastTtl (404) for one past its TTL;
+   *   "conflict" for an org secret that burns on its limit (created with
+   *   delete=true) (409).
    */
-  async update(w: Work, scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): Promise<ChangeOutcome> {
+  async update(w: Work, scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): Promise<SecretMeta> {
     if (patch.ttlSeconds === undefined && patch.maxReads === undefined) {
       throw new VaultError("invalid", "give ttl_seconds or max_reads");
     }
     const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
-    if (!row) return { kind: "not_found" };
+    const row = await this.unexpired(w, scope, key, now);
     if (opts.sealable && row.burnOnLimit) {
       throw new VaultError("conflict", "only secrets created with delete: false can be patched");
     }
@@ -172,7 +174,7 @@ export class SecretLifecycle {
     );
     const meta = toMeta(updated);
     await this.emit(w, "secret.updated", meta, origin);
-    return { kind: "ok", secret: meta };
+    return meta;
   }
 
   /**
@@ -206,16 +208,28 @@ export class SecretLifecycle {
 
   /**
    * Deletes a live (active or sealed) secret outright; event `secret.deleted`.
-   * A secret past its TTL is expired instead and reported not_found.
+   * @returns the deleted secret's metadata.
+   * @throws VaultError "not_found" (404) for no live secret; PastTtl (404)
+   *   for one past its TTL (the caller expires it: expireKey).
    */
-  async remove(w: Work, scope: string, key: string, origin: Origin): Promise<ChangeOutcome> {
-    const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
-    if (!row) return { kind: "not_found" };
+  async remove(w: Work, scope: string, key: string, origin: Origin): Promise<SecretMeta> {
+    const row = await this.unexpired(w, scope, key, this.deps.now());
     await w.secrets.remove(row.id);
     const meta = toMeta(row);
     await this.emit(w, "secret.deleted", meta, origin);
-    return { kind: "ok", secret: meta };
+    return meta;
+  }
+
+  /**
+   * Expires one secret when it is live and past its expires_at (value
+   * destroyed, `secret.expired`): what follows a PastTtl refusal, in a unit
+   * of its own. Does nothing when the key is gone, replaced by a secret not
+   * yet due, or already expired.
+   */
+  async expireKey(w: Work, scope: string, key: string, origin: Origin): Promise<void> {
+    const now = this.deps.now();
+    const row = await w.secrets.live(scope, key);
+    if (row && isDue(row, now)) await this.expireRow(w, row, now, origin);
   }
 
   /**
@@ -281,6 +295,17 @@ export class SecretLifecycle {
       await this.expireRow(w, row, now, origin);
       return undefined;
     }
+    return row;
+  }
+
+  /**
+   * The live (active or sealed) row of a key that is not past its TTL.
+   * @throws VaultError "not_found" for no live row; PastTtl for one past its expires_at.
+   */
+  private async unexpired(w: Work, scope: string, key: string, now: number): Promise<SecretRecord> {
+    const row = await w.secrets.live(scope, key);
+    if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+    if (isDue(row, now)) throw new PastTtl(row.scope, row.key);
     return row;
   }
 
