@@ -51,6 +51,7 @@ const PG_MATRIX = [
   "test/webhook-outbox.test.ts",
   "test/webhook-test-event.test.ts",
   "test/lifecycle.test.ts",
+  "test/domain-refusals.test.ts",
   "test/key-segments.test.ts",
   "test/client-key-paths.test.ts",
   // End to end: the built command on PostgreSQL (test/e2e-helpers.ts startVault).

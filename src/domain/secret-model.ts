@@ -6,6 +6,7 @@
  */
 
 import { VaultError } from "./errors.js";
+import type { SecretEvent, SecretEventType } from "./events.js";
 
 /** The scope of global secrets; org secrets use their org id. */
 export const GLOBAL_SCOPE = "global";
@@ -186,4 +187,17 @@ export function refuseUnreadable(row: Pick<SecretMeta, "expiresAt" | "allowedKey
   if (isDue(row, now)) throw new PastTtl(row.scope, row.key);
   if (!mayRead(row, reader)) throw new VaultError("forbidden", NOT_ALLOWED);
   if (row.state === "sealed") throw sealed();
+}
+
+/** The event of a change to a secret (docs/webhooks.md): its metadata, never its value. */
+export function eventOf(type: SecretEventType, meta: SecretMeta): SecretEvent {
+  return {
+    type,
+    scope: meta.scope,
+    key: meta.key,
+    isPublic: meta.isPublic,
+    readCount: meta.readCount,
+    maxReads: meta.maxReads,
+    expiresAt: meta.expiresAt,
+  };
 }

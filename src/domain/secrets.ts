@@ -5,7 +5,7 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
 import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
-import { DUPLICATE_KEY, isDue, limitsOf, PastTtl, refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, eventOf, isDue, limitsOf, PastTtl, refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
 import type { CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
 import type { ReplaceInput, ReplaceOutcome, SecretMeta, SecretRead } from "./secret-model.js";
 
@@ -55,18 +55,10 @@ export class SecretLifecycle {
         message: `Without a valid license key this vault holds at most ${limit} active secrets. Set VAULT_LICENSE_KEY to lift the limit.`,
       });
     }
-    const record = await w.secrets.insert({
-      scope: input.scope,
-      key,
-      isPublic,
-      ciphertext: this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now }),
-      now,
-      expiresAt: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
-      maxReads: input.maxReads ?? null,
-      burnOnLimit: input.burnOnLimit !== false,
-      ownerId: input.ownerId ?? null,
-      allowedKeys: input.allowedKeys ?? null,
-    });
+    const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now });
+    const record = await w.secrets.insert(
+      Object.assign(limitsOf(input, now), { scope: input.scope, key, isPublic, ciphertext, now, ownerId: input.ownerId ?? null }),
+    );
     const meta = toMeta(record);
     await this.emit(w, "secret.created", meta, origin);
     return meta;
@@ -119,14 +111,19 @@ export class SecretLifecycle {
   }
 
   /**
-   * Looks a secret up without decrypting it or counting a read (HEAD).
-   * Expires it first when its TTL has passed.
+   * Looks a secret up without decrypting it or counting a read (the share
+   * page). A query, not a refusal: absence is its answer. A secret past
+   * its TTL is expired here (value destroyed, `secret.expired`) and
+   * reported missing, and the unit commits that.
    * @returns the metadata, or undefined when there is no live secret.
    */
   async peek(w: Work, scope: string, key: string, origin: Origin): Promise<SecretMeta | undefined> {
     const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
-    return row ? toMeta(row) : undefined;
+    const row = await w.secrets.live(scope, key);
+    if (!row) return undefined;
+    if (!isDue(row, now)) return toMeta(row);
+    await this.expireRow(w, row, now, origin);
+    return undefined;
   }
 
   /**
@@ -227,9 +224,7 @@ export class SecretLifecycle {
    * yet due, or already expired.
    */
   async expireKey(w: Work, scope: string, key: string, origin: Origin): Promise<void> {
-    const now = this.deps.now();
-    const row = await w.secrets.live(scope, key);
-    if (row && isDue(row, now)) await this.expireRow(w, row, now, origin);
+    await this.peek(w, scope, key, origin);
   }
 
   /**
@@ -284,21 +279,6 @@ export class SecretLifecycle {
   }
 
   /**
-   * The live (active or sealed) row of a key, or undefined. A row past its
-   * expires_at is expired here (value destroyed, `secret.expired`) and
-   * reported missing: nothing past its TTL is ever served.
-   */
-  private async liveRow(w: Work, scope: string, key: string, now: number, origin: Origin): Promise<SecretRecord | undefined> {
-    const row = await w.secrets.live(scope, key);
-    if (!row) return undefined;
-    if (isDue(row, now)) {
-      await this.expireRow(w, row, now, origin);
-      return undefined;
-    }
-    return row;
-  }
-
-  /**
    * The live (active or sealed) row of a key that is not past its TTL.
    * @throws VaultError "not_found" for no live row; PastTtl for one past its expires_at.
    */
@@ -315,18 +295,6 @@ export class SecretLifecycle {
   }
 
   private emit(w: Work, type: SecretEventType, meta: SecretMeta, origin: Origin): Awaitable<void> {
-    return this.deps.events.secretEvent(
-      w,
-      {
-        type,
-        scope: meta.scope,
-        key: meta.key,
-        isPublic: meta.isPublic,
-        readCount: meta.readCount,
-        maxReads: meta.maxReads,
-        expiresAt: meta.expiresAt,
-      },
-      origin,
-    );
+    return this.deps.events.secretEvent(w, eventOf(type, meta), origin);
   }
 }
