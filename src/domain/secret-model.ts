@@ -56,8 +56,8 @@ export interface CreateInput {
 /** PUT (docs/api.md "Replace a secret"): a create's input with its key required. */
 export type ReplaceInput = CreateInput & { key: string };
 
-/** The answer of a replace: a secret created (201) or a live one replaced (200); both are successes. */
-export type ReplaceOutcome = { kind: "created" | "replaced"; secret: SecretMeta };
+/** The answer of a replace, a success either way: a secret created (201) or a live one replaced (200). */
+export type ReplaceOutcome = { created: boolean; secret: SecretMeta };
 
 export interface PatchInput {
   ttlSeconds?: number | undefined;

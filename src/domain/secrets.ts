@@ -197,10 +197,10 @@ export class SecretLifecycle {
       if (replaced) {
         const meta = toMeta(replaced);
         await this.emit(w, "secret.updated", meta, origin);
-        return { kind: "replaced", secret: meta };
+        return { created: false, secret: meta };
       }
     }
-    return { kind: "created", secret: await this.create(w, input, origin) };
+    return { created: true, secret: await this.create(w, input, origin) };
   }
 
   /**

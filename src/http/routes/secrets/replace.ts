@@ -103,7 +103,7 @@ function replaceRouteOf<B extends typeof replaceSecretBody | typeof replaceOrgSe
           return deps.secrets.replace(w, input, origin);
         });
       const outcome = await retryOnceOnConflict(run);
-      return outcome.kind === "created" ? c.json({ key }, 201) : c.json({ key, updated: true as const }, 200);
+      return outcome.created ? c.json({ key }, 201) : c.json({ key, updated: true as const }, 200);
     },
   });
 }
