@@ -88,10 +88,11 @@ export function readerOf(c: AppContext): Reader {
 }
 
 /**
- * What a secret route (or the share page's reveal) does with a refusal of its unit of work (VaultError,
- * docs/architecture.md "How the domain fails"): a secret refused because it
- * is past its TTL (PastTtl) is expired in a unit of its own first, so the
- * expiry is recorded before the 404 is answered.
+ * What a secret route (or the share page's reveal) does with a refusal of
+ * its unit of work (VaultError, docs/architecture.md "How the domain
+ * fails"): a secret refused because it is past its TTL (PastTtl) is expired
+ * in a unit of its own first, so the expiry is recorded before the 404 is
+ * answered. Any other error is handed back as it is.
  * @returns `err`, for the caller to throw.
  */
 export async function afterRefusal(deps: Pick<SecretRouteDeps, "tx" | "secrets">, err: unknown, origin: Origin): Promise<unknown> {
