@@ -91,6 +91,22 @@ describe("secrets: refusals are VaultErrors", () => {
     const actions = (await v.query("SELECT action FROM audit WHERE key = ? ORDER BY id", "ttl")).map((r) => r.action);
     expect(actions).toContain("secret.expired");
   });
+
+  it("HEAD, PATCH and DELETE of a secret past its TTL answer 404 and expire it too", async () => {
+    const v = buildTestVault();
+    const calls: [string, unknown][] = [
+      ["HEAD", undefined],
+      ["PATCH", { ttl_seconds: 60 }],
+      ["DELETE", undefined],
+    ];
+    for (const [method, body] of calls) {
+      const key = `ttl-${method.toLowerCase()}`;
+      expect((await v.asMaster("POST", "/secrets", { key, value: "v", ttl_seconds: 1 })).status).toBe(201);
+      v.clock.advance(1_000);
+      expect((await v.asMaster(method, `/secrets/${key}`, body)).status).toBe(404);
+      expect(await stateOf(v, key)).toBe("expired");
+    }
+  });
 });
 
 describe("scoped keys: refusals are VaultErrors", () => {

@@ -26,9 +26,11 @@ export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     },
     handler: async (c, { params }) => {
       const origin = originOf(c);
-      await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.remove(w, scope, params.key, origin)).catch(async (err: unknown) => {
+      try {
+        await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.remove(w, scope, params.key, origin));
+      } catch (err) {
         throw await afterRefusal(deps, err, origin);
-      });
+      }
       return c.json({ deleted: true });
     },
   });

@@ -6,6 +6,7 @@ import { byScope, inScope } from "../scope.js";
 import { keyParams, pathKeyInPrefix, patchSecretBody } from "../secret-input.js";
 import { named } from "../secret-json.js";
 import { globalName } from "../secret-schemas.js";
+import type { SecretMeta } from "../../../domain/secret-model.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
 import { afterRefusal, orNoOrg } from "./rules.js";
 
@@ -47,11 +48,14 @@ export function patchRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     handler: async (c, { params, body }) => {
       const origin = originOf(c);
       const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-      const updated = await inScope(deps.tx, s.scope, c, (w, scope) =>
-        deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
-      ).catch(async (err: unknown) => {
+      let updated: SecretMeta;
+      try {
+        updated = await inScope(deps.tx, s.scope, c, (w, scope) =>
+          deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
+        );
+      } catch (err) {
         throw await afterRefusal(deps, err, origin);
-      });
+      }
       return c.json(named(updated, { updated: true }));
     },
   });
