@@ -83,7 +83,7 @@ export interface Vault {
   /** Prometheus metrics served at GET /metrics. */
   metrics: VaultMetrics;
   /** Scoped API keys. */
-  keys: ScopedKeys;
+  scopedKeys: ScopedKeys;
   /**
    * Writes the summary rows of coalesced failed authentications whose window
    * has closed (every window with `all`, at a stop). server.ts calls it once
@@ -202,7 +202,7 @@ function assemble(
   sources.secrets = secrets;
   sources.webhooks = webhooks;
   const orgs = createOrgDomain({ now: options.now, secrets, audit });
-  const keys = new ScopedKeys({ now: options.now, audit });
+  const scopedKeys = new ScopedKeys({ now: options.now, audit });
   const authFailures = new AuthFailureCoalescer({
     windowMs: options.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
     now: options.now,
@@ -222,8 +222,8 @@ function assemble(
     masterKey: options.masterKey,
     resolvers: [
       ...(options.metricsToken === undefined ? [] : [metricsTokenResolver(options.metricsToken)]),
-      scopedKeyResolver(keys, tx, options.log),
-      principalKeyResolver(orgs.keys, tx),
+      scopedKeyResolver(scopedKeys, tx, options.log),
+      principalKeyResolver(orgs.principalKeys, tx),
     ],
     orgs,
     webhooks: { registry: webhooks.registry, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
@@ -233,7 +233,7 @@ function assemble(
     trustProxy: options.trustProxy,
     version,
     audit,
-    keys,
+    scopedKeys,
     now: options.now,
     authFailLimit: options.authFailLimit,
     authFailWindowMs: options.authFailWindowMs,
@@ -242,7 +242,7 @@ function assemble(
     metrics,
     console: { ...engine.console, license: () => options.license },
   });
-  return { app, secrets, orgs, webhooks, audit, keys, metrics, flushAuthFailures };
+  return { app, secrets, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
 }
 
 export { version };

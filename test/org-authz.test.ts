@@ -114,7 +114,7 @@ interface World {
  */
 async function buildWorld(): Promise<World> {
   const v = buildTestVault({ webhooks: { allowPrivate: true } });
-  const { orgs, roles, principals, keys } = v.orgs;
+  const { orgs, roles, principals, principalKeys } = v.orgs;
   // One unit of work per step, as the routes do.
   const run = <T>(fn: (w: Work) => Awaitable<T>) => v.tx.run(fn);
   const org = (await run((w) => orgs.create(w, "acme", undefined, BY_MASTER))).id;
@@ -124,7 +124,7 @@ async function buildWorld(): Promise<World> {
   await run((w) => roles.create(w, org, "spare", "r", BY_MASTER));
   const member = async (orgId: string, role: string, name = role) => {
     const p = await run((w) => principals.create(w, orgId, name, role, BY_MASTER));
-    const k = await run((w) => keys.create(w, orgId, p.id, { name: "key" }, BY_MASTER));
+    const k = await run((w) => principalKeys.create(w, orgId, p.id, { name: "key" }, BY_MASTER));
     return { id: p.id, keyId: k.key.id, token: k.token };
   };
   const reader = await member(org, "reader");
@@ -134,12 +134,12 @@ async function buildWorld(): Promise<World> {
   const custom = await member(org, "janitor");
   const stranger = await member(other, "owner");
   const target = (await run((w) => principals.create(w, org, "target", "reader", BY_MASTER))).id;
-  const spareKey = (await run((w) => keys.create(w, org, owner.id, { name: "spare" }, BY_MASTER))).key.id;
+  const spareKey = (await run((w) => principalKeys.create(w, org, owner.id, { name: "spare" }, BY_MASTER))).key.id;
   const now = v.clock.now();
-  const expired = (await run((w) => keys.create(w, org, owner.id, { name: "expiring", validBefore: now + 60_000 }, BY_MASTER))).token;
-  const early = (await run((w) => keys.create(w, org, owner.id, { name: "later", validAfter: now + 86_400_000 }, BY_MASTER))).token;
-  const revoked = await run((w) => keys.create(w, org, owner.id, { name: "revoked" }, BY_MASTER));
-  await run((w) => keys.revoke(w, owner.id, revoked.key.id, BY_MASTER));
+  const expired = (await run((w) => principalKeys.create(w, org, owner.id, { name: "expiring", validBefore: now + 60_000 }, BY_MASTER))).token;
+  const early = (await run((w) => principalKeys.create(w, org, owner.id, { name: "later", validAfter: now + 86_400_000 }, BY_MASTER))).token;
+  const revoked = await run((w) => principalKeys.create(w, org, owner.id, { name: "revoked" }, BY_MASTER));
+  await run((w) => principalKeys.revoke(w, owner.id, revoked.key.id, BY_MASTER));
   v.clock.advance(120_000);
   await run((w) => v.secrets.create(w, { scope: org, key: "s", value: "v", burnOnLimit: false }, BY_MASTER));
   await run((w) => v.secrets.create(w, { scope: "global", key: "g", value: "v" }, BY_MASTER));
@@ -148,7 +148,7 @@ async function buildWorld(): Promise<World> {
       v.webhooks.registry.create(w, { orgId: org, url: "https://127.0.0.1/hook", events: ["*"], description: null, keyPrefix: null }, BY_MASTER),
     )
   ).webhook.id;
-  const scoped = (await run((w) => v.keys.create(w, { name: "ci", permissions: ["admin"], prefix: null, expiresAt: null }, null, BY_MASTER))).token;
+  const scoped = (await run((w) => v.scopedKeys.create(w, { name: "ci", permissions: ["admin"], prefix: null, expiresAt: null }, null, BY_MASTER))).token;
   const selfKeys: Record<ActorName, string> = {
     none: spareKey, master: spareKey, scoped: spareKey, expired: spareKey, early: spareKey, revoked: spareKey,
     reader: reader.keyId, writer: writer.keyId, admin: admin.keyId, owner: owner.keyId, custom: custom.keyId, other: stranger.keyId,

@@ -104,7 +104,7 @@ describe("reads never answer with rows of a batch that has not committed", () =>
   it("a scoped key or a principal key whose create failed to commit authenticates nothing, not even in its own batch", async () => {
     const v = buildTestVault();
     failNextCommit(v);
-    const scoped = readWhileUncommitted(v.keys, "create", (created) =>
+    const scoped = readWhileUncommitted(v.scopedKeys, "create", (created) =>
       v.request("GET", "/secrets", { token: (created as { token: string }).token }),
     );
     await expectStatus(v.asMaster("POST", "/keys", { name: "ghost", permissions: ["read"] }), 503);
@@ -113,7 +113,7 @@ describe("reads never answer with rows of a batch that has not committed", () =>
     const orgId = await createOrg(v);
     const p = await createPrincipal(v, orgId, "reader");
     failNextCommit(v);
-    const principal = readWhileUncommitted(v.orgs.keys, "create", (created) =>
+    const principal = readWhileUncommitted(v.orgs.principalKeys, "create", (created) =>
       v.request("GET", "/me", { token: (created as { token: string }).token }),
     );
     await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals/${p.id}/keys`, { name: "ghost" }), 503);

@@ -1,14 +1,27 @@
 /**
  * SecretLifecycle.check() (HEAD): the existence check decides `allowed_keys`
- * and sealing in the domain, in the same order as a read, and counts nothing.
+ * and sealing in the domain, in the same order as a read, and counts nothing;
+ * its refusals are VaultErrors (not_found, forbidden, gone).
  */
 import { describe, expect, it } from "vitest";
+import { VaultError } from "../src/domain/errors.js";
+import type { VaultErrorKind } from "../src/domain/errors.js";
 import type { Origin } from "../src/domain/events.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
 import { buildTestVault } from "./helpers.js";
 
 const ORIGIN: Origin = { actor: "master", principalId: null, ip: null };
 const ORG = "org_checktest";
+
+/** The kind of the VaultError `p` rejects with (a check's refusal). */
+async function refusalOf(p: Promise<unknown>): Promise<VaultErrorKind> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(VaultError);
+  return (err as VaultError).kind;
+}
 
 function inTx<T>(tx: UnitOfWork<Work>, fn: (w: Work) => Awaitable<T>): Promise<T> {
   return tx.run(fn);
@@ -20,33 +33,22 @@ describe("SecretLifecycle.check", () => {
     await inTx(v.tx, (w) =>
       v.secrets.create(w, { scope: ORG, key: "k", value: "v", allowedKeys: ["pk_listed"] }, ORIGIN),
     );
-    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "k", { principalKeyId: "pk_other" }, ORIGIN))).toEqual({
-      kind: "forbidden",
-    });
-    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "k", { principalKeyId: "pk_listed" }, ORIGIN))).toMatchObject({
-      kind: "ok",
-      secret: { key: "k", readCount: 0 },
-    });
-    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "k", { principalKeyId: null }, ORIGIN))).toMatchObject({ kind: "ok" });
+    expect(await refusalOf(inTx(v.tx, (w) => v.secrets.check(w, ORG, "k", { principalKeyId: "pk_other" })))).toBe("forbidden");
+    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "k", { principalKeyId: "pk_listed" }))).toMatchObject({ key: "k", readCount: 0 });
+    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "k", { principalKeyId: null }))).toMatchObject({ key: "k" });
     // No read was counted by any check.
     const read = await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "k", { principalKeyId: null }, ORIGIN));
-    expect(read).toMatchObject({ kind: "ok", secret: { readCount: 1 } });
+    expect(read).toMatchObject({ secret: { readCount: 1 } });
   });
 
   it("answers not_found before forbidden, and forbidden before sealed", async () => {
     const v = buildTestVault();
-    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "nope", { principalKeyId: "pk_other" }, ORIGIN))).toEqual({
-      kind: "not_found",
-    });
+    expect(await refusalOf(inTx(v.tx, (w) => v.secrets.check(w, ORG, "nope", { principalKeyId: "pk_other" })))).toBe("not_found");
     await inTx(v.tx, (w) =>
       v.secrets.create(w, { scope: ORG, key: "s", value: "v", maxReads: 1, burnOnLimit: false, allowedKeys: ["pk_listed"] }, ORIGIN),
     );
     await inTx(v.tx, (w) => v.secrets.retrieve(w, ORG, "s", { principalKeyId: "pk_listed" }, ORIGIN));
-    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "s", { principalKeyId: "pk_other" }, ORIGIN))).toEqual({
-      kind: "forbidden",
-    });
-    expect(await inTx(v.tx, (w) => v.secrets.check(w, ORG, "s", { principalKeyId: "pk_listed" }, ORIGIN))).toEqual({
-      kind: "sealed",
-    });
+    expect(await refusalOf(inTx(v.tx, (w) => v.secrets.check(w, ORG, "s", { principalKeyId: "pk_other" })))).toBe("forbidden");
+    expect(await refusalOf(inTx(v.tx, (w) => v.secrets.check(w, ORG, "s", { principalKeyId: "pk_listed" })))).toBe("gone");
   });
 });

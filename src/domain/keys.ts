@@ -35,9 +35,6 @@ export interface CreateKeyInput {
   expiresAt: number | null;
 }
 
-/** The result of looking a bearer token up. */
-export type ScopedKeyLookup = { kind: "ok"; key: ScopedKey } | { kind: "expired" } | { kind: "unknown" };
-
 export interface KeysDeps {
   audit: KeyAudit;
   /** Current time, Unix milliseconds. */
@@ -109,28 +106,32 @@ export class ScopedKeys {
    * token get 401. Audited as key.deleted.
    * @param viewerPrefix the deleting key's prefix, or null; a prefixed key
    *   may delete only keys within its prefix.
-   * @returns "not_found" for an unknown id, "forbidden" for a key outside
-   *   the viewer's prefix.
+   * @throws VaultError "not_found" (404) for an unknown id; "forbidden"
+   *   (403) for a key outside the viewer's prefix.
    */
-  async remove(w: Work, id: string, viewerPrefix: string | null, origin: Origin): Promise<"ok" | "not_found" | "forbidden"> {
+  async remove(w: Work, id: string, viewerPrefix: string | null, origin: Origin): Promise<void> {
     const row = await w.scopedKeys.byId(id);
-    if (!row) return "not_found";
-    if (viewerPrefix !== null && (row.prefix === null || !row.prefix.startsWith(viewerPrefix))) return "forbidden";
+    if (!row) throw new VaultError("not_found", "key not found");
+    if (viewerPrefix !== null && (row.prefix === null || !row.prefix.startsWith(viewerPrefix))) {
+      throw new VaultError("forbidden", "this key is outside your key's prefix");
+    }
     await w.scopedKeys.remove(id);
     await this.deps.audit.recordFor(w, origin, GLOBAL_SCOPE, "key.deleted", id);
-    return "ok";
   }
 
   /**
-   * Looks a bearer token up by its SHA-256. Reads only.
-   * @returns "unknown" for a token no key has (deleted keys included),
-   *   "expired" once now >= expires_at, else the key.
+   * Looks a bearer token up by its SHA-256 (docs/keys.md "Expiry and
+   * revocation"). Reads only. A token no key has is not a refusal here:
+   * the next token resolver may know it, and auth.ts answers 401 `invalid
+   * token` when none does.
+   * @returns the key, or undefined for a token no key has (deleted keys included).
+   * @throws VaultError "unauthorized" (401 `token expired`) once now >= expires_at.
    */
-  async lookup(w: Work, token: string): Promise<ScopedKeyLookup> {
+  async lookup(w: Work, token: string): Promise<ScopedKey | undefined> {
     const row = await w.scopedKeys.byTokenHash(hashToken(token));
-    if (!row) return { kind: "unknown" };
-    if (row.expiresAt !== null && row.expiresAt <= this.deps.now()) return { kind: "expired" };
-    return { kind: "ok", key: withoutSeq(row) };
+    if (!row) return undefined;
+    if (row.expiresAt !== null && row.expiresAt <= this.deps.now()) throw new VaultError("unauthorized", "token expired");
+    return withoutSeq(row);
   }
 
   /** True when last_used_at is due a write: never written, or a minute old. */

@@ -10,7 +10,7 @@ export interface OrgDomain {
   orgs: Organizations;
   roles: Roles;
   principals: Principals;
-  keys: PrincipalKeys;
+  principalKeys: PrincipalKeys;
 }
 
 /**
@@ -30,6 +30,6 @@ export function createOrgDomain(deps: {
     orgs: new Organizations({ now: deps.now, secrets: deps.secrets, audit: deps.audit }),
     roles,
     principals: new Principals({ now: deps.now, roles, audit: deps.audit }),
-    keys: new PrincipalKeys({ now: deps.now, roles, audit: deps.audit }),
+    principalKeys: new PrincipalKeys({ now: deps.now, roles, audit: deps.audit }),
   };
 }

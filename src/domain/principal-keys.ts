@@ -27,20 +27,15 @@ export interface NewKeyInput {
   validBefore?: number | undefined;
 }
 
-/** The result of looking a `vpk_` token up. */
-export type PrincipalKeyLookup =
-  | { kind: "unknown" }
-  | { kind: "not_yet_valid" }
-  | { kind: "expired" }
-  | {
-      kind: "ok";
-      keyId: string;
-      principalId: string;
-      orgId: string;
-      role: string;
-      /** The role's permission letters now ("" if the role vanished). */
-      letters: string;
-    };
+/** A `vpk_` token that is valid now: its key, principal, org and role. */
+export interface ValidPrincipalKey {
+  keyId: string;
+  principalId: string;
+  orgId: string;
+  role: string;
+  /** The role's permission letters now ("" if the role vanished). */
+  letters: string;
+}
 
 /** Where key changes are recorded: the audit log (domain/audit.ts AuditLog.recordFor). */
 export type KeyAudit = ChangeAudit;
@@ -174,17 +169,20 @@ export class PrincipalKeys {
 
   /**
    * Looks a token up by its SHA-256 and checks its validity window against
-   * now: before valid_after is not_yet_valid, after valid_before expired.
-   * The role's letters are read now, so role changes apply at once.
+   * now (docs/orgs.md "Principal keys"). The role's letters are read now,
+   * so role changes apply at once. A token no key has is not a refusal
+   * here: auth.ts answers 401 `invalid token` when no resolver knows it.
+   * @returns the key's principal and role, or undefined for an unknown token.
+   * @throws VaultError "unauthorized" (401): `this key is not valid yet`
+   *   before valid_after, `this key has expired` after valid_before.
    */
-  async lookup(w: Work, token: string): Promise<PrincipalKeyLookup> {
+  async lookup(w: Work, token: string): Promise<ValidPrincipalKey | undefined> {
     const row = await w.principalKeys.byTokenHash(hashToken(token));
-    if (!row) return { kind: "unknown" };
+    if (!row) return undefined;
     const now = this.deps.now();
-    if (row.validAfter !== null && now < row.validAfter) return { kind: "not_yet_valid" };
-    if (row.validBefore !== null && now > row.validBefore) return { kind: "expired" };
+    if (row.validAfter !== null && now < row.validAfter) throw new VaultError("unauthorized", "this key is not valid yet");
+    if (row.validBefore !== null && now > row.validBefore) throw new VaultError("unauthorized", "this key has expired");
     return {
-      kind: "ok",
       keyId: row.id,
       principalId: row.principalId,
       orgId: row.orgId,

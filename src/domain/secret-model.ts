@@ -5,6 +5,9 @@
  * names from this module.
  */
 
+import { VaultError } from "./errors.js";
+import type { SecretEvent, SecretEventType } from "./events.js";
+
 /** The scope of global secrets; org secrets use their org id. */
 export const GLOBAL_SCOPE = "global";
 
@@ -53,8 +56,8 @@ export interface CreateInput {
 /** PUT (docs/api.md "Replace a secret"): a create's input with its key required. */
 export type ReplaceInput = CreateInput & { key: string };
 
-/** The outcome of a replace: a secret created (201) or a live one replaced (200). */
-export type ReplaceOutcome = { kind: "created" | "replaced"; secret: SecretMeta };
+/** The answer of a replace, a success either way: a secret created (201) or a live one replaced (200). */
+export type ReplaceOutcome = { created: boolean; secret: SecretMeta };
 
 export interface PatchInput {
   ttlSeconds?: number | undefined;
@@ -67,25 +70,37 @@ export interface Reader {
   principalKeyId: string | null;
 }
 
+/** A read's answer: the metadata after this read (read_count counted) and the value. */
+export interface SecretRead {
+  secret: SecretMeta;
+  value: string;
+}
+
+/** The 404 of a secret that is missing, past its TTL, burned or deleted. */
+export const SECRET_NOT_FOUND = "secret not found";
+
+/** The 403 of a reader not in a secret's `allowed_keys` (docs/orgs.md). */
+export const NOT_ALLOWED = "this key is not in the secret's allowed_keys";
+
+/** The 410 of a sealed secret, and its message. */
+export const SEALED = { error: "secret sealed", message: "its reads are exhausted; PATCH max_reads to reactivate it" } as const;
+
 /**
- * The outcome of a read. Not-found and sealed are results, not exceptions,
- * because a read that finds an expired secret destroys it and that change
- * must commit even though the answer is 404.
+ * The refusal (404, kind not_found) of a secret found past its TTL but not
+ * yet expired. Like every refusal its unit of work changes nothing: the
+ * caller expires the secret in a unit of its own
+ * (SecretLifecycle.expireKey) before answering, so nothing past its TTL is
+ * served and the expiry is recorded at once (docs/architecture.md "How the
+ * domain fails"). `scope` and `key` name the secret (never its value).
  */
-export type RetrieveOutcome =
-  | { kind: "ok"; secret: SecretMeta; value: string }
-  | { kind: "not_found" }
-  | { kind: "sealed" }
-  | { kind: "forbidden" };
-
-/** The outcome of an existence check (HEAD): a read's outcome without the value. */
-export type CheckOutcome =
-  | { kind: "ok"; secret: SecretMeta }
-  | { kind: "not_found" }
-  | { kind: "sealed" }
-  | { kind: "forbidden" };
-
-export type ChangeOutcome = { kind: "ok"; secret: SecretMeta } | { kind: "not_found" };
+export class PastTtl extends VaultError {
+  constructor(
+    readonly scope: string,
+    readonly key: string,
+  ) {
+    super("not_found", SECRET_NOT_FOUND);
+  }
+}
 
 export interface ListOptions {
   /** Page size, 1 to 1000. */
@@ -154,5 +169,35 @@ export function limitsOf(input: CreateInput, now: number): { expiresAt: number |
     maxReads: input.maxReads ?? null,
     burnOnLimit: input.burnOnLimit !== false,
     allowedKeys: input.allowedKeys ?? null,
+  };
+}
+
+/** The 410 of a sealed secret. */
+export function sealed(): VaultError {
+  return new VaultError("gone", SEALED.error, { message: SEALED.message });
+}
+
+/**
+ * The refusals of a live row to a reader, in the read's order: past its TTL
+ * (PastTtl), not in `allowed_keys` ("forbidden"), sealed ("gone").
+ * `now` in Unix milliseconds.
+ * @throws PastTtl (404), VaultError "forbidden" (403) or "gone" (410).
+ */
+export function refuseUnreadable(row: Pick<SecretMeta, "expiresAt" | "allowedKeys" | "state" | "scope" | "key">, now: number, reader: Reader): void {
+  if (isDue(row, now)) throw new PastTtl(row.scope, row.key);
+  if (!mayRead(row, reader)) throw new VaultError("forbidden", NOT_ALLOWED);
+  if (row.state === "sealed") throw sealed();
+}
+
+/** The event of a change to a secret (docs/webhooks.md): its metadata, never its value. */
+export function eventOf(type: SecretEventType, meta: SecretMeta): SecretEvent {
+  return {
+    type,
+    scope: meta.scope,
+    key: meta.key,
+    isPublic: meta.isPublic,
+    readCount: meta.readCount,
+    maxReads: meta.maxReads,
+    expiresAt: meta.expiresAt,
   };
 }

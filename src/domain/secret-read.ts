@@ -2,16 +2,15 @@ import type { ValueCipher } from "../crypto/cipher.js";
 import type { SecretRecord } from "../store/secrets.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { Origin, SecretEventType } from "./events.js";
-import { isDue, mayRead, toMeta } from "./secret-model.js";
-import type { Reader, RetrieveOutcome, SecretMeta } from "./secret-model.js";
+import { VaultError } from "./errors.js";
+import { refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
+import type { Reader, SecretMeta, SecretRead } from "./secret-model.js";
 
-/** What a read needs of the secret lifecycle (domain/secrets.ts): its clock (ms), cipher, events and expiry. */
+/** What a read needs of the secret lifecycle (domain/secrets.ts): its clock (ms), cipher and events. */
 export interface ReadSteps {
   now(): number;
   cipher(): ValueCipher;
   emit(w: Work, type: SecretEventType, meta: SecretMeta, origin: Origin): Awaitable<void>;
-  /** Expires a row past its TTL (value destroyed, `secret.expired`). */
-  expire(w: Work, row: SecretRecord, now: number, origin: Origin): Promise<void>;
 }
 
 /**
@@ -19,9 +18,10 @@ export interface ReadSteps {
  * secret lifecycle): the guarded UPDATE ... RETURNING admits exactly
  * max_reads readers. The read that reaches max_reads burns the secret (or
  * seals it when burnOnLimit is false); events `secret.read` then
- * `secret.burned` / `secret.sealed`. A secret past its expires_at is
- * expired here (event `secret.expired`) and reported not_found, even before
- * the sweeper runs.
+ * `secret.burned` / `secret.sealed`. Refusals are thrown and change
+ * nothing (docs/architecture.md "How the domain fails"); a secret past its
+ * expires_at is refused with PastTtl, and the caller expires it in its own
+ * unit of work (SecretLifecycle.expireKey), even before the sweeper runs.
  *
  * An engine that folds the lookup into the guarded count
  * (store/secrets.ts countReadByKey: PostgreSQL) serves the common read with
@@ -30,10 +30,12 @@ export interface ReadSteps {
  * awaits only what really is a promise: on SQLite the whole read runs
  * without a microtask per store call.
  *
+ * @throws VaultError "not_found" (404), PastTtl (404), "forbidden" (403)
+ *   or "gone" (410), in that order of checks.
  * @throws DecryptError when the ciphertext does not open (wrong key, row
  *   moved): the unit rolls back, so the read is not counted.
  */
-export async function retrieveSecret(w: Work, steps: ReadSteps, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
+export async function retrieveSecret(w: Work, steps: ReadSteps, scope: string, key: string, reader: Reader, origin: Origin): Promise<SecretRead> {
   const now = steps.now();
   const folded = w.secrets.countReadByKey?.(scope, key, now, reader.principalKeyId);
   if (folded !== undefined) {
@@ -42,16 +44,11 @@ export async function retrieveSecret(w: Work, steps: ReadSteps, scope: string, k
   }
   const live = w.secrets.liveForChange(scope, key);
   const row = live instanceof Promise ? await live : live;
-  if (!row) return { kind: "not_found" };
-  if (isDue(row, now)) {
-    await steps.expire(w, row, now, origin);
-    return { kind: "not_found" };
-  }
-  if (!mayRead(row, reader)) return { kind: "forbidden" };
-  if (row.state === "sealed") return { kind: "sealed" };
+  if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+  refuseUnreadable(row, now, reader);
   const count = w.secrets.countRead(row);
   const counted = count instanceof Promise ? await count : count;
-  if (!counted) return { kind: row.burnOnLimit ? "not_found" : "sealed" };
+  if (!counted) throw row.burnOnLimit ? new VaultError("not_found", SECRET_NOT_FOUND) : sealed();
   return served(w, steps, row, counted, now, origin);
 }
 
@@ -67,7 +64,7 @@ async function served(
   counted: { readCount: number; maxReads: number | null },
   now: number,
   origin: Origin,
-): Promise<RetrieveOutcome> {
+): Promise<SecretRead> {
   const value = steps.cipher().decryptRecord(row.ciphertext as Buffer, { scope: row.scope, key: row.key, createdAt: row.createdAt });
   const meta = toMeta(row);
   meta.readCount = counted.readCount;
@@ -83,5 +80,5 @@ async function served(
       await steps.emit(w, "secret.sealed", meta, origin);
     }
   }
-  return { kind: "ok", secret: meta, value };
+  return { secret: meta, value };
 }

@@ -7,9 +7,9 @@ import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
 import { retrieveSecret } from "./secret-read.js";
 import type { ReadSteps } from "./secret-read.js";
-import { DUPLICATE_KEY, isDue, limitsOf, mayRead, toMeta } from "./secret-model.js";
-import type { ChangeOutcome, CheckOutcome, CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
-import type { ReplaceInput, ReplaceOutcome, RetrieveOutcome, SecretMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, eventOf, isDue, limitsOf, PastTtl, refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
+import type { CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
+import type { ReplaceInput, ReplaceOutcome, SecretMeta, SecretRead } from "./secret-model.js";
 
 export interface SecretsDeps {
   cipher: ValueCipher;
@@ -28,6 +28,10 @@ export interface SecretsDeps {
  * ...)`): each change, its audit rows and its outbox rows commit together or
  * not at all. The SQL is the store's (store/secrets.ts); the decisions are
  * here. Time comes from deps.now(), in milliseconds.
+ *
+ * A refusal is a thrown VaultError (domain/errors.ts) and changes nothing;
+ * a secret found past its TTL is refused with PastTtl (404), which the
+ * caller follows with expireKey() in a unit of its own.
  */
 export class SecretLifecycle {
   constructor(private readonly deps: SecretsDeps) {}
@@ -53,31 +57,28 @@ export class SecretLifecycle {
         message: `Without a valid license key this vault holds at most ${limit} active secrets. Set VAULT_LICENSE_KEY to lift the limit.`,
       });
     }
-    const record = await w.secrets.insert({
-      scope: input.scope,
-      key,
-      isPublic,
-      ciphertext: this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now }),
-      now,
-      expiresAt: input.ttlSeconds === undefined ? null : now + input.ttlSeconds * 1000,
-      maxReads: input.maxReads ?? null,
-      burnOnLimit: input.burnOnLimit !== false,
-      ownerId: input.ownerId ?? null,
-      allowedKeys: input.allowedKeys ?? null,
-    });
+    const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now });
+    const record = await w.secrets.insert(
+      Object.assign(limitsOf(input, now), { scope: input.scope, key, isPublic, ciphertext, now, ownerId: input.ownerId ?? null }),
+    );
     const meta = toMeta(record);
     await this.emit(w, "secret.created", meta, origin);
     return meta;
   }
 
   /**
-   * Reads a secret's value and counts the read, atomically (domain/secret-read.ts):
-   * the read that reaches max_reads burns or seals it; a secret past its
-   * TTL is expired here and reported not_found.
+   * Reads a secret's value and counts the read, atomically
+   * (domain/secret-read.ts): the guarded UPDATE ... RETURNING admits exactly
+   * max_reads readers; the read that reaches max_reads burns the secret (or
+   * seals it when burnOnLimit is false).
+   * @throws VaultError "not_found" (404) for no live secret, or one that
+   *   burned while this read waited; PastTtl (404) for one past its
+   *   expires_at (the caller expires it: expireKey); "forbidden" (403) for
+   *   a reader not in `allowed_keys`; "gone" (410) for a sealed secret.
    * @throws DecryptError when the ciphertext does not open: the read is not
    *   counted; the caller answers 500.
    */
-  retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<RetrieveOutcome> {
+  retrieve(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<SecretRead> {
     return retrieveSecret(w, this.readSteps, scope, key, reader, origin);
   }
 
@@ -86,48 +87,53 @@ export class SecretLifecycle {
     now: () => this.deps.now(),
     cipher: () => this.deps.cipher,
     emit: (w, type, meta, origin) => this.emit(w, type, meta, origin),
-    expire: (w, row, now, origin) => this.expireRow(w, row, now, origin),
   };
 
   /**
-   * Looks a secret up without decrypting it or counting a read (HEAD).
-   * Expires it first when its TTL has passed.
+   * Looks a secret up without decrypting it or counting a read (the share
+   * page). A query, not a refusal: absence is its answer. A secret past
+   * its TTL is expired here (value destroyed, `secret.expired`) and
+   * reported missing, and the unit commits that.
    * @returns the metadata, or undefined when there is no live secret.
    */
   async peek(w: Work, scope: string, key: string, origin: Origin): Promise<SecretMeta | undefined> {
     const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
-    return row ? toMeta(row) : undefined;
+    const row = await w.secrets.live(scope, key);
+    if (!row) return undefined;
+    if (!isDue(row, now)) return toMeta(row);
+    await this.expireRow(w, row, now, origin);
+    return undefined;
   }
 
   /**
    * HEAD: whether `reader` could read the secret, without decrypting it or
-   * counting a read; the same rules, in the same order, as retrieve():
-   * not_found, then `allowed_keys` (docs/contract.md §8: forbidden),
-   * then sealed. Expires it first when its TTL has passed.
+   * counting a read; the same refusals, in the same order, as retrieve().
+   * @returns the metadata.
+   * @throws VaultError "not_found", PastTtl, "forbidden" or "gone", as retrieve().
    */
-  async check(w: Work, scope: string, key: string, reader: Reader, origin: Origin): Promise<CheckOutcome> {
-    const row = await this.liveRow(w, scope, key, this.deps.now(), origin);
-    if (!row) return { kind: "not_found" };
-    if (!mayRead(row, reader)) return { kind: "forbidden" };
-    if (row.state === "sealed") return { kind: "sealed" };
-    return { kind: "ok", secret: toMeta(row) };
+  async check(w: Work, scope: string, key: string, reader: Reader): Promise<SecretMeta> {
+    const row = await w.secrets.live(scope, key);
+    if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+    refuseUnreadable(row, this.deps.now(), reader);
+    return toMeta(row);
   }
 
   /**
    * PATCH (docs/contract.md §6): `ttlSeconds` sets expires_at = now + ttl;
    * `maxReads` sets a new limit and resets read_count to 0, which makes a
    * sealed secret active again. Event `secret.updated`.
-   * @throws VaultError "invalid" when neither is given (400), "conflict" for
-   *   an org secret that burns on its limit (created with delete=true) (409).
+   * @returns the metadata after the change.
+   * @throws VaultError "invalid" when neither is given (400); "not_found"
+   *   (404) for no live secret, PastTtl (404) for one past its TTL;
+   *   "conflict" for an org secret that burns on its limit (created with
+   *   delete=true) (409).
    */
-  async update(w: Work, scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): Promise<ChangeOutcome> {
+  async update(w: Work, scope: string, key: string, patch: PatchInput, origin: Origin, opts: { sealable: boolean }): Promise<SecretMeta> {
     if (patch.ttlSeconds === undefined && patch.maxReads === undefined) {
       throw new VaultError("invalid", "give ttl_seconds or max_reads");
     }
     const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
-    if (!row) return { kind: "not_found" };
+    const row = await this.unexpired(w, scope, key, now);
     if (opts.sealable && row.burnOnLimit) {
       throw new VaultError("conflict", "only secrets created with delete: false can be patched");
     }
@@ -144,7 +150,7 @@ export class SecretLifecycle {
     );
     const meta = toMeta(updated);
     await this.emit(w, "secret.updated", meta, origin);
-    return { kind: "ok", secret: meta };
+    return meta;
   }
 
   /**
@@ -170,24 +176,34 @@ export class SecretLifecycle {
       if (replaced) {
         const meta = toMeta(replaced);
         await this.emit(w, "secret.updated", meta, origin);
-        return { kind: "replaced", secret: meta };
+        return { created: false, secret: meta };
       }
     }
-    return { kind: "created", secret: await this.create(w, input, origin) };
+    return { created: true, secret: await this.create(w, input, origin) };
   }
 
   /**
    * Deletes a live (active or sealed) secret outright; event `secret.deleted`.
-   * A secret past its TTL is expired instead and reported not_found.
+   * @returns the deleted secret's metadata.
+   * @throws VaultError "not_found" (404) for no live secret; PastTtl (404)
+   *   for one past its TTL (the caller expires it: expireKey).
    */
-  async remove(w: Work, scope: string, key: string, origin: Origin): Promise<ChangeOutcome> {
-    const now = this.deps.now();
-    const row = await this.liveRow(w, scope, key, now, origin);
-    if (!row) return { kind: "not_found" };
+  async remove(w: Work, scope: string, key: string, origin: Origin): Promise<SecretMeta> {
+    const row = await this.unexpired(w, scope, key, this.deps.now());
     await w.secrets.remove(row.id);
     const meta = toMeta(row);
     await this.emit(w, "secret.deleted", meta, origin);
-    return { kind: "ok", secret: meta };
+    return meta;
+  }
+
+  /**
+   * Expires one secret when it is live and past its expires_at (value
+   * destroyed, `secret.expired`): what follows a PastTtl refusal, in a unit
+   * of its own. Does nothing when the key is gone, replaced by a secret not
+   * yet due, or already expired.
+   */
+  async expireKey(w: Work, scope: string, key: string, origin: Origin): Promise<void> {
+    await this.peek(w, scope, key, origin);
   }
 
   /**
@@ -242,17 +258,13 @@ export class SecretLifecycle {
   }
 
   /**
-   * The live (active or sealed) row of a key, or undefined. A row past its
-   * expires_at is expired here (value destroyed, `secret.expired`) and
-   * reported missing: nothing past its TTL is ever served.
+   * The live (active or sealed) row of a key that is not past its TTL.
+   * @throws VaultError "not_found" for no live row; PastTtl for one past its expires_at.
    */
-  private async liveRow(w: Work, scope: string, key: string, now: number, origin: Origin): Promise<SecretRecord | undefined> {
+  private async unexpired(w: Work, scope: string, key: string, now: number): Promise<SecretRecord> {
     const row = await w.secrets.live(scope, key);
-    if (!row) return undefined;
-    if (isDue(row, now)) {
-      await this.expireRow(w, row, now, origin);
-      return undefined;
-    }
+    if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+    if (isDue(row, now)) throw new PastTtl(row.scope, row.key);
     return row;
   }
 
@@ -262,18 +274,6 @@ export class SecretLifecycle {
   }
 
   private emit(w: Work, type: SecretEventType, meta: SecretMeta, origin: Origin): Awaitable<void> {
-    return this.deps.events.secretEvent(
-      w,
-      {
-        type,
-        scope: meta.scope,
-        key: meta.key,
-        isPublic: meta.isPublic,
-        readCount: meta.readCount,
-        maxReads: meta.maxReads,
-        expiresAt: meta.expiresAt,
-      },
-      origin,
-    );
+    return this.deps.events.secretEvent(w, eventOf(type, meta), origin);
   }
 }

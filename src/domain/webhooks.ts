@@ -12,6 +12,9 @@ import type { Awaitable, Work } from "../store/work.js";
 /** The event types a webhook may subscribe to (docs/contract.md §10); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
 
+/** The 404 of a webhook the viewer does not see. */
+export const WEBHOOK_NOT_FOUND = "webhook not found";
+
 /** Webhook ids: `wh_` and 26 base32 characters (crypto.newId). */
 export const WEBHOOK_ID_PATTERN = /^wh_[a-z2-7]{26}$/;
 
@@ -155,14 +158,13 @@ export class WebhookRegistry {
    * and the one it replaces also signs them for PREVIOUS_SECRET_GRACE_MS
    * (24 hours; a generation older than that no longer does). Audit action
    * `webhook.rotated` with the webhook id as key; the secret is in no row.
-   * @returns the webhook and its new secret, or undefined when the viewer
-   *   sees no such webhook (404).
+   * @returns the webhook and its new secret.
+   * @throws VaultError "not_found" (404) when the viewer sees no such webhook.
    */
-  async rotate(w: Work, view: WebhookView, id: string, origin: Origin): Promise<WebhookWithSecret | undefined> {
-    const webhook = await this.get(w, view, id);
-    if (!webhook) return undefined;
+  async rotate(w: Work, view: WebhookView, id: string, origin: Origin): Promise<WebhookWithSecret> {
+    const webhook = await this.require(w, view, id);
     const generation = await w.webhooks.rotateSigning(id, this.deps.now() + PREVIOUS_SECRET_GRACE_MS);
-    if (generation === undefined) return undefined;
+    if (generation === undefined) throw new VaultError("not_found", WEBHOOK_NOT_FOUND);
     await this.audit(w, "webhook.rotated", webhook, origin);
     return { webhook, secret: this.deps.signingSecret(id, generation) };
   }
@@ -172,11 +174,11 @@ export class WebhookRegistry {
    * `{id, type: "webhook.test", timestamp, data: {webhook_id}}`, signed and
    * delivered (with retries) like any event, to this webhook only, whatever
    * it subscribes to. Audit action `webhook.tested`.
-   * @returns the event id (`evt_...`), or undefined when the viewer sees no such webhook (404).
+   * @returns the event id (`evt_...`).
+   * @throws VaultError "not_found" (404) when the viewer sees no such webhook.
    */
-  async sendTest(w: Work, view: WebhookView, id: string, origin: Origin): Promise<string | undefined> {
-    const webhook = await this.get(w, view, id);
-    if (!webhook) return undefined;
+  async sendTest(w: Work, view: WebhookView, id: string, origin: Origin): Promise<string> {
+    const webhook = await this.require(w, view, id);
     const now = this.deps.now();
     const eventId = newId("evt_");
     const body = JSON.stringify({ id: eventId, type: TEST_EVENT_TYPE, timestamp: Math.floor(now / 1000), data: { webhook_id: id } });
@@ -193,34 +195,44 @@ export class WebhookRegistry {
     return { items: page.map(toWebhook), nextAfterId: next };
   }
 
-  /** The webhook with this id in the scope, when the viewer may see it; else undefined. */
+  /** The webhook with this id in the scope, when the viewer may see it; else undefined (a query: absence is an answer). */
   async get(w: Work, view: WebhookView, id: string): Promise<Webhook | undefined> {
     const record = await w.webhooks.get(view, id);
     return record === undefined ? undefined : toWebhook(record);
   }
 
   /**
+   * The webhook with this id in the scope, when the viewer may see it.
+   * @throws VaultError "not_found" (404) otherwise.
+   */
+  async require(w: Work, view: WebhookView, id: string): Promise<Webhook> {
+    const webhook = await this.get(w, view, id);
+    if (!webhook) throw new VaultError("not_found", WEBHOOK_NOT_FOUND);
+    return webhook;
+  }
+
+  /**
    * Deletes a webhook. Its pending deliveries and its attempt log go with it
    * (ON DELETE CASCADE), so nothing more is sent to it (docs/contract.md §10).
    * Audit action `webhook.deleted`.
-   * @returns false when the viewer sees no such webhook (404).
+   * @throws VaultError "not_found" (404) when the viewer sees no such webhook.
    */
-  async remove(w: Work, view: WebhookView, id: string, origin: Origin): Promise<boolean> {
-    const webhook = await this.get(w, view, id);
-    if (!webhook) return false;
+  async remove(w: Work, view: WebhookView, id: string, origin: Origin): Promise<void> {
+    const webhook = await this.require(w, view, id);
     await w.webhooks.remove(id);
     this.deps.onChange?.();
     await this.audit(w, "webhook.deleted", webhook, origin);
-    return true;
   }
 
   /**
    * A page of a webhook's delivery attempts, newest first
-   * (docs/contract.md §10, GET .../deliveries). The caller has checked the
-   * webhook is visible (get()).
-   * @param beforeId continue below this attempt id (cursor).
+   * (docs/contract.md §10, GET .../deliveries), when the viewer sees the
+   * webhook.
+   * @param options.beforeId continue below this attempt id (cursor).
+   * @throws VaultError "not_found" (404) when the viewer sees no such webhook.
    */
-  async attempts(w: Work, webhookId: string, options: { limit: number; beforeId?: number | undefined }): Promise<Page<DeliveryAttempt>> {
+  async attempts(w: Work, view: WebhookView, webhookId: string, options: { limit: number; beforeId?: number | undefined }): Promise<Page<DeliveryAttempt>> {
+    await this.require(w, view, webhookId);
     const rows = await w.outbox.attempts(webhookId, options.beforeId ?? Number.MAX_SAFE_INTEGER, options.limit + 1);
     const { rows: page, next } = cutPage(rows, options.limit, (row) => row.id);
     return {

@@ -51,7 +51,7 @@ export interface AppDeps {
   /** The audit log (docs/audit.md): access rows, GET /audit. */
   audit: AuditLog;
   /** Scoped API keys (docs/keys.md): /keys. */
-  keys: ScopedKeys;
+  scopedKeys: ScopedKeys;
   /** Current time, Unix milliseconds (the brute-force guard's window). */
   now: () => number;
   /** The database file's identity, for /health; undefined for `:memory:`. */
@@ -94,13 +94,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   ];
   const orgs = orgRoutes(Object.assign({ tx: deps.tx }, deps.orgs));
   const audit = auditRoutes({ audit: deps.audit, tx: deps.tx });
-  const keys = keyRoutes({ keys: deps.keys, tx: deps.tx });
+  const keys = keyRoutes({ scopedKeys: deps.scopedKeys, tx: deps.tx });
   const webhooks = deps.webhooks ? webhookRoutes(Object.assign({ tx: deps.tx }, deps.webhooks)) : [];
   const share: ShareSettings = deps.share ?? { page: true, anonymous: false, anonymousPerMinute: DEFAULT_SHARE_ANONYMOUS_PER_MINUTE };
   const publicUrl = typeof deps.publicUrl === "function" ? deps.publicUrl : () => deps.publicUrl as string;
   const secretDeps = {
     secrets: deps.secrets,
-    keys: deps.orgs.keys,
+    principalKeys: deps.orgs.principalKeys,
     tx: deps.tx,
     publicUrl: deps.publicUrl,
     // A public secret's link opens the recipient page; without the pages, the API read.

@@ -12,8 +12,9 @@ import type { Permission } from "../domain/permissions.js";
 /**
  * Looks a non-master token up (by its SHA-256, in a unit of work of its own,
  * so only committed keys are seen) and returns its actor, or undefined when
- * the token is not of its kind or unknown. Throws (rejects with) ApiError
- * 401 for a known but expired or not-yet-valid key.
+ * the token is not of its kind or unknown. Throws (rejects with) VaultError
+ * "unauthorized" (401, the domain's lookup) for a known but expired or
+ * not-yet-valid key; front.ts counts that 401 like any other.
  */
 export type TokenResolver = (token: string) => Awaitable<Actor | undefined>;
 

@@ -4,7 +4,6 @@ import type { Logger } from "../ops/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { SecretMatcher } from "../crypto/tokens.js";
 import type { TokenResolver } from "./auth.js";
-import { ApiError } from "./errors.js";
 
 /**
  * The token resolvers besides the master key, tried in order by auth.ts
@@ -27,15 +26,14 @@ export function metricsTokenResolver(metricsToken: string): TokenResolver {
  * its SHA-256 and answers the scoped actor. Writes last_used_at through the
  * unit of work at most once a minute per key, so a busy key costs no write
  * per request; a failed write is logged and does not fail the request.
- * @throws ApiError 401 for a key past its expires_at (docs/keys.md "Expiry and revocation").
+ * @throws VaultError "unauthorized" (401 `token expired`) for a key past its
+ *   expires_at (ScopedKeys.lookup; docs/keys.md "Expiry and revocation").
  */
 export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: Logger): TokenResolver {
   return async (token) => {
     if (!token.startsWith("vsk_")) return undefined;
-    const found = await tx.run((w) => keys.lookup(w, token));
-    if (found.kind === "unknown") return undefined;
-    if (found.kind === "expired") throw new ApiError(401, "token expired");
-    const key = found.key;
+    const key = await tx.run((w) => keys.lookup(w, token));
+    if (key === undefined) return undefined;
     if (keys.touchDue(key)) {
       tx.run((w) => keys.touch(w, key.id)).catch((err: unknown) => log.warn({ err, key_id: key.id }, "last_used_at not written"));
     }
@@ -50,28 +48,21 @@ export function scopedKeyResolver(keys: ScopedKeys, tx: UnitOfWork<Work>, log: L
  * a role change or a revocation applies to the next request.
  * @returns the principal actor, or undefined for a token that is not a
  *   known principal key (auth.ts answers 401).
- * @throws ApiError 401 for a key used before valid_after or after valid_before.
+ * @throws VaultError "unauthorized" (401) for a key used before valid_after
+ *   or after valid_before (PrincipalKeys.lookup).
  */
 export function principalKeyResolver(keys: PrincipalKeys, tx: UnitOfWork<Work>): TokenResolver {
   return async (token) => {
     if (!token.startsWith("vpk_")) return undefined;
     const found = await tx.run((w) => keys.lookup(w, token));
-    switch (found.kind) {
-      case "unknown":
-        return undefined;
-      case "not_yet_valid":
-        throw new ApiError(401, "this key is not valid yet");
-      case "expired":
-        throw new ApiError(401, "this key has expired");
-      case "ok":
-        return {
-          kind: "principal",
-          keyId: found.keyId,
-          principalId: found.principalId,
-          orgId: found.orgId,
-          role: found.role,
-          letters: found.letters,
-        };
-    }
+    if (found === undefined) return undefined;
+    return {
+      kind: "principal",
+      keyId: found.keyId,
+      principalId: found.principalId,
+      orgId: found.orgId,
+      role: found.role,
+      letters: found.letters,
+    };
   };
 }

@@ -2,12 +2,15 @@ import type { Context, Hono } from "hono";
 import { forwardedIp, socketIp } from "../http/auth.js";
 import type { AppEnv } from "../http/context.js";
 import type { Origin } from "../domain/events.js";
+import { VaultError } from "../domain/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../domain/secret-model.js";
+import type { SecretRead } from "../domain/secret-model.js";
 import type { SecretLifecycle } from "../domain/secrets.js";
 import { ApiError } from "../http/errors.js";
 import type { FailedAuthLimiter } from "../http/failed-auth.js";
 import { readJsonObject } from "../http/routes/input.js";
 import { readJson } from "../http/routes/secret-json.js";
+import { afterRefusal } from "../http/routes/secrets/rules.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { anonymousCreate, PerAddressRate } from "./anonymous.js";
 import { loadAssets } from "./assets.js";
@@ -162,18 +165,25 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     const id = c.req.param("id");
     const origin = shareOrigin(client.ip);
     // Only a public secret is read here: looked at first, in the same unit of work, so no other kind is ever counted.
-    const outcome = PUBLIC_ID_PATTERN.test(id)
-      ? await deps.tx.run(async (w) => {
-          const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, origin);
-          return meta?.isPublic === true ? deps.secrets.retrieve(w, GLOBAL_SCOPE, id, { principalKeyId: null }, origin) : undefined;
-        })
-      : undefined;
-    if (outcome === undefined || outcome.kind !== "ok") {
+    let read: SecretRead | undefined;
+    try {
+      read = PUBLIC_ID_PATTERN.test(id)
+        ? await deps.tx.run(async (w) => {
+            const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, origin);
+            return meta?.isPublic === true ? deps.secrets.retrieve(w, GLOBAL_SCOPE, id, { principalKeyId: null }, origin) : undefined;
+          })
+        : undefined;
+    } catch (err) {
+      // A refusal (VaultError) is this page's 404; a secret found past its TTL is expired first.
+      if (!(err instanceof VaultError)) throw err;
+      await afterRefusal(deps, err, origin);
+    }
+    if (read === undefined) {
       deps.limiter.fail(client.ip, client.forwarded);
       throw new ApiError(404, "not available");
     }
     for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
-    return c.json(readJson(outcome.secret, outcome.value), 200);
+    return c.json(readJson(read.secret, read.value), 200);
   });
 
   app.all("/s", (c) => notAvailable(c, clientOf(c, deps.trustProxy)));

@@ -1,7 +1,6 @@
 import * as v from "valibot";
 import { originOf } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
-import { ApiError } from "../errors.js";
 import { SCOPED_PERMISSIONS } from "../../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../../domain/keys.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
@@ -65,7 +64,7 @@ const createdKeySchema = v.object(
 );
 
 export interface KeyRouteDeps {
-  keys: ScopedKeys;
+  scopedKeys: ScopedKeys;
   tx: UnitOfWork<Work>;
 }
 
@@ -88,7 +87,7 @@ function keyEntry(k: ScopedKey) {
  * than its creator) are in domain/keys.ts.
  */
 export function keyRoutes(deps: KeyRouteDeps): Route[] {
-  const { keys, tx } = deps;
+  const { scopedKeys, tx } = deps;
   return [
     route({
       method: "post",
@@ -109,7 +108,7 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
         const actor = c.get("actor");
         const origin = originOf(c);
         const { key, token } = await tx.run((w) =>
-          keys.create(
+          scopedKeys.create(
             w,
             {
               name: body.name,
@@ -150,7 +149,7 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
         const after = decodeCursor(query.cursor);
         // Read through the group commit, like every other request: the answer
         // leaves only once what it shows is committed.
-        const page = await tx.run((w) => keys.list(w, keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
+        const page = await tx.run((w) => scopedKeys.list(w, keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
         return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
       },
     }),
@@ -168,9 +167,7 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
       handler: async (c, { params }) => {
         const id = params.id;
         const origin = originOf(c);
-        const outcome = await tx.run((w) => keys.remove(w, id, keyPrefixOf(c) ?? null, origin));
-        if (outcome === "forbidden") throw new ApiError(403, "this key is outside your key's prefix");
-        if (outcome === "not_found") throw new ApiError(404, "key not found");
+        await tx.run((w) => scopedKeys.remove(w, id, keyPrefixOf(c) ?? null, origin));
         return c.json({ deleted: true });
       },
     }),

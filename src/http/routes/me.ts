@@ -31,7 +31,7 @@ const meSchema = v.object({ ...principalFields, keys: v.array(keySummarySchema) 
 
 export interface MeRouteDeps {
   principals: Principals;
-  keys: PrincipalKeys;
+  principalKeys: PrincipalKeys;
   tx: UnitOfWork<Work>;
 }
 
@@ -53,8 +53,8 @@ function me(c: AppContext): PrincipalActor {
  * keys, its metadata, and making or revoking its own keys.
  */
 export function meRoutes(deps: MeRouteDeps): Route[] {
-  const { principals, keys, tx } = deps;
-  const profile = async (w: Work, p: Principal) => Object.assign(principalJson(p), { keys: (await keys.all(w, p.id)).map(keySummaryJson) });
+  const { principals, principalKeys, tx } = deps;
+  const profile = async (w: Work, p: Principal) => Object.assign(principalJson(p), { keys: (await principalKeys.all(w, p.id)).map(keySummaryJson) });
   return [
     route({
       method: "get",
@@ -95,7 +95,7 @@ export function meRoutes(deps: MeRouteDeps): Route[] {
         const input = newKeyInput(body);
         const actor = me(c);
         const origin = originOf(c);
-        const created = await tx.run((w) => keys.create(w, actor.orgId, actor.principalId, input, origin, actor.keyId));
+        const created = await tx.run((w) => principalKeys.create(w, actor.orgId, actor.principalId, input, origin, actor.keyId));
         return c.json(createdKeyJson(created.key, created.token), 201);
       },
     }),
@@ -109,7 +109,7 @@ export function meRoutes(deps: MeRouteDeps): Route[] {
       handler: async (c, { query }) => {
         const afterId = decodeCursor(query.cursor);
         const principalId = me(c).principalId;
-        const page = await tx.run((w) => keys.list(w, principalId, query.limit ?? 1000, afterId));
+        const page = await tx.run((w) => principalKeys.list(w, principalId, query.limit ?? 1000, afterId));
         return c.json(keyListBody(page));
       },
     }),
@@ -124,7 +124,7 @@ export function meRoutes(deps: MeRouteDeps): Route[] {
         const actor = me(c);
         const keyId = idOrNotFound(params.key_id, "key not found");
         const origin = originOf(c);
-        await tx.run((w) => keys.revoke(w, actor.principalId, keyId, origin));
+        await tx.run((w) => principalKeys.revoke(w, actor.principalId, keyId, origin));
         return c.json({ deleted: true });
       },
     }),

@@ -20,7 +20,7 @@ export function orgRoutes(deps: OrgRoutesDeps): Route[] {
   return [
     ...orgManagementRoutes({ orgs: deps.orgs, tx: deps.tx }),
     ...roleRoutes({ roles: deps.roles, tx: deps.tx }),
-    ...principalRoutes({ principals: deps.principals, keys: deps.keys, tx: deps.tx }),
-    ...meRoutes({ principals: deps.principals, keys: deps.keys, tx: deps.tx }),
+    ...principalRoutes({ principals: deps.principals, principalKeys: deps.principalKeys, tx: deps.tx }),
+    ...meRoutes({ principals: deps.principals, principalKeys: deps.principalKeys, tx: deps.tx }),
   ];
 }

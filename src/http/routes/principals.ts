@@ -27,7 +27,7 @@ export const patchPrincipalBody = v.object({
 
 export interface PrincipalRouteDeps {
   principals: Principals;
-  keys: PrincipalKeys;
+  principalKeys: PrincipalKeys;
   tx: UnitOfWork<Work>;
 }
 
@@ -44,7 +44,7 @@ const principalKeyParams = v.object({ id: v.string(), key_id: v.string() });
  * the principal makes more through /me/keys.
  */
 export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
-  const { principals, keys, tx } = deps;
+  const { principals, principalKeys, tx } = deps;
   return [
     route({
       method: "post",
@@ -151,7 +151,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
         const created = await tx.run(async (w) => {
           const orgId = await orgIdOf(w, c);
           const id = (await principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL))).id;
-          return keys.create(w, orgId, id, input, origin);
+          return principalKeys.create(w, orgId, id, input, origin);
         });
         return c.json(createdKeyJson(created.key, created.token), 201);
       },
@@ -169,7 +169,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
         const page = await tx.run(async (w) => {
           const orgId = await orgIdOf(w, c);
           const id = (await principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL))).id;
-          return keys.list(w, id, query.limit ?? 1000, afterId);
+          return principalKeys.list(w, id, query.limit ?? 1000, afterId);
         });
         return c.json(keyListBody(page));
       },
@@ -187,7 +187,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
           const orgId = await orgIdOf(w, c);
           const id = (await principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL))).id;
           const keyId = idOrNotFound(params.key_id, "key not found");
-          await keys.revoke(w, id, keyId, origin);
+          await principalKeys.revoke(w, id, keyId, origin);
         });
         return c.json({ deleted: true });
       },

@@ -1,8 +1,7 @@
 import * as v from "valibot";
 import type { AppContext } from "../context.js";
 import { originOf } from "../context.js";
-import { ApiError } from "../errors.js";
-import { WEBHOOK_ID_PATTERN } from "../../domain/webhooks.js";
+import { WEBHOOK_ID_PATTERN, WEBHOOK_NOT_FOUND } from "../../domain/webhooks.js";
 import type { WebhookRegistry, WebhookView } from "../../domain/webhooks.js";
 import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import { checkWebhookTarget, parseWebhookUrl } from "../../webhooks/address-guard.js";
@@ -27,25 +26,24 @@ export interface WebhookRouteDeps {
   lookup: Lookup;
 }
 
-const NOT_FOUND = "webhook not found";
 const NO_WEBHOOK = { 404: { description: "no such webhook" } };
 
 /**
  * Runs `act` on the webhook `id` as the request sees it (viewIn: the org's
  * 404 first), in one unit of work.
- * @returns what `act` found.
- * @throws ApiError 404 `webhook not found` when it found nothing, or for an id of the wrong shape.
+ * @returns what `act` returns.
+ * @throws ApiError 404 `webhook not found` for an id of the wrong shape;
+ *   whatever `act` throws (the registry's VaultError "not_found" when the
+ *   viewer sees no such webhook).
  */
-async function onWebhook<T>(
+function onWebhook<T>(
   tx: UnitOfWork<Work>,
   c: AppContext,
   scope: RouteScope,
   id: string,
-  act: (w: Work, view: WebhookView, id: string) => Awaitable<T | undefined | false>,
+  act: (w: Work, view: WebhookView, id: string) => Awaitable<T>,
 ): Promise<T> {
-  const found = await tx.run(async (w) => act(w, await viewIn(w, c, scope), idOrNotFound(id, NOT_FOUND, WEBHOOK_ID_PATTERN)));
-  if (found === undefined || found === false) throw new ApiError(404, NOT_FOUND);
-  return found;
+  return tx.run(async (w) => act(w, await viewIn(w, c, scope), idOrNotFound(id, WEBHOOK_NOT_FOUND, WEBHOOK_ID_PATTERN)));
 }
 
 /** The view of a request inside unit `w`: its scope's org (404 for an unknown org) and a scoped key's prefix, which narrows what it sees. */
@@ -174,9 +172,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       ),
       handler: async (c, { params, query }) => {
         const beforeId = decodeCursor(query.cursor);
-        const page = await onWebhook(tx, c, scope, params.id, async (w, view, id) =>
-          (await registry.get(w, view, id)) ? registry.attempts(w, id, { limit: query.limit ?? 1000, beforeId }) : undefined,
-        );
+        const page = await onWebhook(tx, c, scope, params.id, (w, view, id) => registry.attempts(w, view, id, { limit: query.limit ?? 1000, beforeId }));
         return c.json(pageBody("deliveries", page.items.map(attemptJson), page.nextAfterId));
       },
     }),

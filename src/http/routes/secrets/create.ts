@@ -82,7 +82,7 @@ function orgCreate(deps: SecretRouteDeps, s: SecretScope): Route {
       const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
       const created = await deps.tx.run(async (w) => {
         const orgId = await s.scope.scopeIn(w, c);
-        if (allowedKeys) await deps.keys.checkAllowedKeys(w, orgId, allowedKeys);
+        if (allowedKeys) await deps.principalKeys.checkAllowedKeys(w, orgId, allowedKeys);
         const input = {
           scope: orgId,
           key: body.key,

@@ -1,12 +1,11 @@
 import { originOf } from "../../context.js";
-import { ApiError } from "../../errors.js";
 import type { Route } from "../declare.js";
 import { route } from "../declare.js";
 import { byScope, inScope } from "../scope.js";
 import { keyParams, pathKeyInPrefix } from "../secret-input.js";
 import { deletedSchema } from "../answers.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { NOT_FOUND, orNoOrg } from "./rules.js";
+import { afterRefusal, orNoOrg } from "./rules.js";
 
 /** DELETE of a secret (docs/api.md "Global secrets", docs/orgs.md "Org-scoped secrets"): at once, whatever its TTL, reads or state. */
 export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {
@@ -27,8 +26,11 @@ export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     },
     handler: async (c, { params }) => {
       const origin = originOf(c);
-      const outcome = await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.remove(w, scope, params.key, origin));
-      if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
+      try {
+        await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.remove(w, scope, params.key, origin));
+      } catch (err) {
+        throw await afterRefusal(deps, err, origin);
+      }
       return c.json({ deleted: true });
     },
   });

@@ -1,14 +1,14 @@
 import * as v from "valibot";
 import { originOf } from "../../context.js";
-import { ApiError } from "../../errors.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { route } from "../declare.js";
 import { byScope, inScope } from "../scope.js";
 import { keyParams, pathKeyInPrefix, patchSecretBody } from "../secret-input.js";
 import { named } from "../secret-json.js";
 import { globalName } from "../secret-schemas.js";
+import type { SecretMeta } from "../../../domain/secret-model.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { NOT_FOUND, orNoOrg } from "./rules.js";
+import { afterRefusal, orNoOrg } from "./rules.js";
 
 /** PATCH applies only to secrets that seal (delete=false). */
 const ONLY_SEALABLE: Record<number, ResponseDecl> = { 409: { description: "the secret was created with delete=true" } };
@@ -48,11 +48,15 @@ export function patchRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     handler: async (c, { params, body }) => {
       const origin = originOf(c);
       const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-      const outcome = await inScope(deps.tx, s.scope, c, (w, scope) =>
-        deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
-      );
-      if (outcome.kind !== "ok") throw new ApiError(404, NOT_FOUND);
-      return c.json(named(outcome.secret, { updated: true }));
+      let updated: SecretMeta;
+      try {
+        updated = await inScope(deps.tx, s.scope, c, (w, scope) =>
+          deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
+        );
+      } catch (err) {
+        throw await afterRefusal(deps, err, origin);
+      }
+      return c.json(named(updated, { updated: true }));
     },
   });
 }

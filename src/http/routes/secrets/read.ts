@@ -6,7 +6,8 @@ import { keyParams, pathKeyInPrefix } from "../secret-input.js";
 import { readJson } from "../secret-json.js";
 import { headSecret } from "./head.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { orNoOrg, readerOf, refuse } from "./rules.js";
+import { afterRefusal, orNoOrg, readerOf } from "./rules.js";
+import type { SecretRead } from "../../../domain/secret-model.js";
 
 /** Answers only sealable (org) secrets give: allowed_keys and sealing. */
 const SEALABLE: Record<number, ResponseDecl> = {
@@ -48,9 +49,14 @@ export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
       if (c.req.method === "HEAD") return headSecret(deps, s, c, params.key);
       const origin = originOf(c);
       const reader = readerOf(c);
-      const outcome = await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin));
-      if (outcome.kind !== "ok") refuse(outcome);
-      return c.json(readJson(outcome.secret, outcome.value));
+      let read: SecretRead;
+      try {
+        // A try block costs the successful read nothing; only a refusal takes the catch.
+        read = await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin));
+      } catch (err) {
+        throw await afterRefusal(deps, err, origin);
+      }
+      return c.json(readJson(read.secret, read.value));
     },
   });
 }

@@ -95,7 +95,7 @@ function replaceRouteOf<B extends typeof replaceSecretBody | typeof replaceOrgSe
       const run = (): Promise<ReplaceOutcome> =>
         deps.tx.run(async (w) => {
           const scope = await s.scope.scopeIn(w, c);
-          if (extras.allowedKeys) await deps.keys.checkAllowedKeys(w, scope, extras.allowedKeys);
+          if (extras.allowedKeys) await deps.principalKeys.checkAllowedKeys(w, scope, extras.allowedKeys);
           const input: ReplaceInput = Object.assign(
             { scope, key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads },
             extras,
@@ -103,7 +103,7 @@ function replaceRouteOf<B extends typeof replaceSecretBody | typeof replaceOrgSe
           return deps.secrets.replace(w, input, origin);
         });
       const outcome = await retryOnceOnConflict(run);
-      return outcome.kind === "created" ? c.json({ key }, 201) : c.json({ key, updated: true as const }, 200);
+      return outcome.created ? c.json({ key }, 201) : c.json({ key, updated: true as const }, 200);
     },
   });
 }

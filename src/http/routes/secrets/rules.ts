@@ -1,8 +1,9 @@
 import type * as v from "valibot";
 import type { AppContext } from "../../context.js";
-import { ApiError } from "../../errors.js";
 import type { SecretLifecycle } from "../../../domain/secrets.js";
-import type { CheckOutcome, Reader, RetrieveOutcome, SecretMeta } from "../../../domain/secret-model.js";
+import type { Origin } from "../../../domain/events.js";
+import { PastTtl } from "../../../domain/secret-model.js";
+import type { Reader, SecretMeta } from "../../../domain/secret-model.js";
 import type { PrincipalKeys } from "../../../domain/principal-keys.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import type { RoutePermission } from "../declare.js";
@@ -16,7 +17,7 @@ import { globalPage, globalRead, orgPage, orgRead } from "../secret-schemas.js";
 export interface SecretRouteDeps {
   secrets: SecretLifecycle;
   /** Principal keys, to check an org secret's `allowed_keys` at creation. */
-  keys: PrincipalKeys;
+  principalKeys: PrincipalKeys;
   tx: UnitOfWork<Work>;
   /** Base of public secrets' `url`, without a trailing slash; a function when known only once listening. */
   publicUrl: string | (() => string);
@@ -86,20 +87,15 @@ export function readerOf(c: AppContext): Reader {
   return { principalKeyId: actor.kind === "principal" ? actor.keyId : null };
 }
 
-/** The 404 of a secret that is missing, expired or burned. */
-export const NOT_FOUND = "secret not found";
-
 /**
- * The answer of a read or check that did not find a readable secret.
- * @throws ApiError 404, 403 (allowed_keys) or 410 (sealed).
+ * What a secret route (or the share page's reveal) does with a refusal of
+ * its unit of work (VaultError, docs/architecture.md "How the domain
+ * fails"): a secret refused because it is past its TTL (PastTtl) is expired
+ * in a unit of its own first, so the expiry is recorded before the 404 is
+ * answered. Any other error is handed back as it is.
+ * @returns `err`, for the caller to throw.
  */
-export function refuse(outcome: Exclude<RetrieveOutcome | CheckOutcome, { kind: "ok" }>): never {
-  switch (outcome.kind) {
-    case "not_found":
-      throw new ApiError(404, NOT_FOUND);
-    case "forbidden":
-      throw new ApiError(403, "this key is not in the secret's allowed_keys");
-    case "sealed":
-      throw new ApiError(410, "secret sealed", { message: "its reads are exhausted; PATCH max_reads to reactivate it" });
-  }
+export async function afterRefusal(deps: Pick<SecretRouteDeps, "tx" | "secrets">, err: unknown, origin: Origin): Promise<unknown> {
+  if (err instanceof PastTtl) await deps.tx.run((w) => deps.secrets.expireKey(w, err.scope, err.key, origin));
+  return err;
 }
