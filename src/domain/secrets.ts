@@ -7,7 +7,7 @@ import { VaultError } from "./errors.js";
 import { cutPage } from "./paging.js";
 import { retrieveSecret } from "./secret-read.js";
 import type { ReadSteps } from "./secret-read.js";
-import { DUPLICATE_KEY, eventOf, isDue, limitsOf, PastTtl, refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, eventOf, isDue, limitsOf, PastTtl, refuseUnreadable, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
 import type { CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
 import type { ReplaceInput, ReplaceOutcome, SecretMeta, SecretRead } from "./secret-model.js";
 
