@@ -9,15 +9,16 @@ import { createHttpServer } from "./http/server.js";
 import { openDatabase } from "./store/sqlite/db.js";
 import { DbFileWatch } from "./store/sqlite/db-file-watch.js";
 import type { Db } from "./store/sqlite/db.js";
-import { loadKeyMaterial, prepareDataDir, verifyRootKeys, WrongKeyError } from "./crypto/keyfiles.js";
+import { loadKeyMaterial, prepareDataDir, WrongKeyError } from "./crypto/keyfiles.js";
 import type { KeyMaterial, Notice } from "./crypto/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./crypto/license.js";
 import type { Logger } from "./ops/log.js";
 import { lockDataDir } from "./ops/lock.js";
 import type { DataDirLock } from "./ops/lock.js";
 import { startSweeper } from "./ops/sweeper.js";
-import { createPgVault, createVault } from "./vault.js";
-import type { PgVault, PgVaultOptions } from "./vault.js";
+import { createVault } from "./vault.js";
+import type { Vault, VaultOptions } from "./vault.js";
+import { SqliteEngine } from "./store/sqlite/engine.js";
 
 /** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */
 const DRAIN_MS = 4000;
@@ -69,7 +70,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
   let publicUrl = config.publicUrl;
-  const common = (keys: KeyMaterial, cipher: ValueCipher): PgVaultOptions => ({
+  const common = (keys: KeyMaterial, cipher: ValueCipher): VaultOptions => ({
     cipher,
     log,
     masterKey: keys.masterKey,
@@ -96,7 +97,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       scopeConcurrency: config.webhookScopeConcurrency,
     },
   });
-  const node = config.databaseUrl === undefined ? openSqliteNode(config, notice, common) : await openPgNode(config, notice, common);
+  const node = config.databaseUrl === undefined ? await openSqliteNode(config, notice, common, log) : await openPgNode(config, notice, common);
   const masterKey = node.masterKey;
   if (license.valid) {
     log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
@@ -196,7 +197,7 @@ function recordAddress(config: Config, port: number, log: Logger): () => void {
 
 /** A vault over its storage engine, and how to close that engine. */
 interface VaultNode {
-  vault: PgVault;
+  vault: Vault;
   /** Where the data lives, for the start log line (the data dir, or the redacted database URL). */
   storage: string;
   /** Commits what is pending and closes the engine (and releases the data-dir lock). */
@@ -211,7 +212,12 @@ interface VaultNode {
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
  *   or a database that cannot be opened.
  */
-function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMaterial, cipher: ValueCipher) => PgVaultOptions): VaultNode {
+async function openSqliteNode(
+  config: Config,
+  notice: Notice,
+  common: (keys: KeyMaterial, cipher: ValueCipher) => VaultOptions,
+  log: Logger,
+): Promise<VaultNode> {
   const inMemory = config.dataDir === ":memory:";
   if (!inMemory) prepareDataDir(config.dataDir);
   // One process per data dir: taken before any key file or the database is
@@ -234,23 +240,22 @@ function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMateri
     throw err;
   }
   const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
+  const engine = new SqliteEngine(db, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null, log, file: dbFile });
   try {
-    verifyRootKeys(db, cipher);
+    await engine.verifyRootKeys(cipher);
   } catch (err) {
-    db.close();
+    await engine.close();
     lock?.release();
     if (err instanceof WrongKeyError) throw new ConfigError(err.message);
     throw err;
   }
-  const vault = createVault({ ...common(keys, cipher), db, dbFile });
+  const vault = createVault(engine, common(keys, cipher));
   return {
     vault,
     storage: config.dataDir,
     masterKey: keys.masterKey,
     close: async () => {
-      vault.tx.close();
-      vault.walScrubber.stop();
-      db.close();
+      await engine.close();
       lock?.release();
     },
   };
@@ -267,7 +272,7 @@ function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMateri
 async function openPgNode(
   config: Config,
   notice: Notice,
-  common: (keys: KeyMaterial, cipher: ValueCipher) => PgVaultOptions,
+  common: (keys: KeyMaterial, cipher: ValueCipher) => VaultOptions,
 ): Promise<VaultNode> {
   const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
   const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
@@ -292,7 +297,7 @@ async function openPgNode(
     if (err instanceof WrongKeyError) throw new ConfigError(err.message);
     throw err;
   }
-  const vault = createPgVault(engine, common(keys, cipher));
+  const vault = createVault(engine, common(keys, cipher));
   return { vault, storage: redactUrl(url), masterKey: keys.masterKey, close: () => engine.close() };
 }
 

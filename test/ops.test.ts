@@ -7,7 +7,7 @@ import { ConfigError } from "../src/config.js";
 import { aadFor, envelopeKeyId, generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
-import { verifyRootKeys } from "../src/crypto/keyfiles.js";
+import { verifyRootKeys } from "../src/store/sqlite/root-keys.js";
 import { backupDatabase } from "../src/ops/backup.js";
 import { lockDataDir } from "../src/ops/lock.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";

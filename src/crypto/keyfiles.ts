@@ -1,12 +1,10 @@
+import { WrongKeyError } from "../store/errors.js";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync, accessSync, constants } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config.js";
 import { ConfigError } from "../config.js";
 import { generateRootKey, parseRootKey } from "./cipher.js";
 import { randomSecret } from "./tokens.js";
-import type { ValueCipher } from "./cipher.js";
-import type { Db } from "../store/sqlite/db.js";
-import { getMeta, setMeta } from "../store/sqlite/db.js";
 
 /** The secrets the server runs with, from settings or the data dir's key files. */
 export interface KeyMaterial {
@@ -149,47 +147,6 @@ function writeKeyFile(path: string, content: string): void {
   chmodSync(path, 0o600);
 }
 
-/** Thrown at start when the root keys cannot open this database. */
-export class WrongKeyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "WrongKeyError";
-  }
-}
+export { WrongKeyError };
 
-/**
- * Refuses to serve with a wrong encryption key (decisions.md section 1).
- *
- * The meta row `root_key_ids` lists the ids (crypto.rootKeyId) of the root
- * keys that may have written records. At start at least one of them must be
- * loaded (current or previous) unless the list is empty (a new database); an
- * unloaded id is dropped only when no stored ciphertext still uses it. The
- * current key is then added. So a wrong key never starts, and a rotation
- * (new current key, old one in VAULT_PREVIOUS_ENCRYPTION_KEYS) does.
- * When the meta row `min_envelope_version` is 2 (set by `rekey` once every
- * value is a v2 envelope), the cipher refuses v1 envelopes from then on.
- *
- * @throws WrongKeyError with a message naming what to set.
- */
-export function verifyRootKeys(db: Db, cipher: ValueCipher): void {
-  const listed = JSON.parse(getMeta(db, "root_key_ids") ?? "[]") as string[];
-  if (listed.length > 0 && !listed.some((id) => cipher.hasKey(id))) {
-    throw new WrongKeyError(
-      "VAULT_ENCRYPTION_KEY does not match the key this database was written with; set the original key (after a rotation, list the old one in VAULT_PREVIOUS_ENCRYPTION_KEYS)",
-    );
-  }
-  const inUse = db.prepare("SELECT 1 FROM secrets WHERE ciphertext IS NOT NULL AND substr(ciphertext, 2, 8) = ? LIMIT 1");
-  const keep: string[] = [];
-  for (const id of listed) {
-    if (cipher.hasKey(id)) keep.push(id);
-    else if (inUse.get(Buffer.from(id, "hex"))) {
-      throw new WrongKeyError(
-        `records written with root key ${id} remain, but that key is not loaded; add it to VAULT_PREVIOUS_ENCRYPTION_KEYS`,
-      );
-    }
-  }
-  if (!keep.includes(cipher.currentKeyId)) keep.push(cipher.currentKeyId);
-  setMeta(db, "root_key_ids", JSON.stringify(keep));
-  if (getMeta(db, "min_envelope_version") === "2") cipher.refuseLegacyEnvelopes();
-}
 

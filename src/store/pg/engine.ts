@@ -1,25 +1,36 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Work } from "../work.js";
+import type { AuditCheck, Engine } from "../engine.js";
+import { verifyPgAuditChains } from "./audit-verify.js";
+import { verifyPgRootKeys } from "./root-keys.js";
 import { PgAuditStore } from "./audit.js";
 import type { WriterChain } from "./audit.js";
-import { PgMetaStore, PgOrgStore, PgPrincipalKeyStore, PgPrincipalStore, PgRoleStore, PgScopedKeyStore } from "./keys-orgs.js";
+import { PgExecutor } from "./executor.js";
+import { PgOutboxStore } from "./outbox.js";
+import { SqlMetaStore } from "../sql/meta.js";
+import { SqlOrgStore, SqlRoleStore } from "../sql/orgs.js";
+import { SqlPrincipalKeyStore, SqlPrincipalStore } from "../sql/principals.js";
+import { SqlScopedKeyStore } from "../sql/scoped-keys.js";
+import { SqlWebhookStore } from "../sql/webhooks.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
 import { withoutPreparedStatements } from "./prepared.js";
 import { PgSecretStore } from "./secrets.js";
 import type { Queryable } from "./unit-of-work.js";
 import { PgUnitOfWork } from "./unit-of-work.js";
-import { PgOutboxStore, PgWebhookStore } from "./webhooks.js";
 
-/** The PostgreSQL engine of one vault node: its pool and its unit of work. */
-export interface PgEngine {
-  pool: pg.Pool;
-  tx: PgUnitOfWork<Work>;
+/**
+ * The PostgreSQL engine of one vault node (store/engine.ts Engine): its
+ * pool, its unit of work (a transaction per unit on a pooled client), one
+ * audit chain per pooled client.
+ */
+export interface PgEngine extends Engine {
+  readonly kind: "pg";
+  readonly pool: pg.Pool;
+  readonly tx: PgUnitOfWork<Work>;
   /** This node's id: the prefix of its audit chains' names. */
-  nodeId: string;
-  /** Refuses new units of work and closes the pool (graceful stop). */
-  close(): Promise<void>;
+  readonly nodeId: string;
 }
 
 /**
@@ -32,16 +43,17 @@ export interface PgEngine {
  * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
  */
 export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null, auditChainKeys?: readonly Buffer[]): Work {
+  const x = new PgExecutor(client);
   return {
     secrets: new PgSecretStore(client),
     audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys),
-    meta: new PgMetaStore(client),
-    scopedKeys: new PgScopedKeyStore(client),
-    orgs: new PgOrgStore(client),
-    roles: new PgRoleStore(client),
-    principals: new PgPrincipalStore(client),
-    principalKeys: new PgPrincipalKeyStore(client),
-    webhooks: new PgWebhookStore(client),
+    meta: new SqlMetaStore(x),
+    scopedKeys: new SqlScopedKeyStore(x),
+    orgs: new SqlOrgStore(x),
+    roles: new SqlRoleStore(x),
+    principals: new SqlPrincipalStore(x),
+    principalKeys: new SqlPrincipalKeyStore(x),
+    webhooks: new SqlWebhookStore(x),
     outbox: new PgOutboxStore(client),
   };
 }
@@ -93,9 +105,23 @@ export function pgEngineOver(
     },
   );
   return {
+    kind: "pg",
+    label: "PostgreSQL",
     pool,
     tx,
     nodeId,
+    migrate: async () => {
+      await migratePg(pool);
+    },
+    verifyRootKeys: (cipher) => verifyPgRootKeys(tx, cipher),
+    // Each pooled client's chain opens itself at its first audited unit (audit.ts).
+    openAuditChain: () => true,
+    verifyAudit: async (keys): Promise<AuditCheck> => {
+      const report = await verifyPgAuditChains(pool, keys);
+      return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: `${report.chain}#${report.seq}`, reason: report.reason };
+    },
+    // Several nodes write: nothing read from the database is cached between units.
+    hooks: { singleWriter: false },
     close: async () => {
       tx.close();
       await pool.end();
