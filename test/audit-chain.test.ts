@@ -7,7 +7,7 @@ import { GENESIS_HASH } from "../src/domain/audit-chain.js";
 import { GroupCommit } from "../src/store/sqlite/group-commit.js";
 import { createSqliteWork } from "../src/store/sqlite/index.js";
 import type { Work } from "../src/store/work.js";
-import { verifyAuditChain } from "../src/domain/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/ops/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
 import { buildTestVault, createSqliteVault } from "./helpers.js";

@@ -10,7 +10,7 @@ import { auditCommand } from "../src/cli/audit-commands.js";
 import { FailedAuthLimiter } from "../src/http/failed-auth.js";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { verifyAuditChain } from "../src/domain/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/ops/log.js";
 import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
 import { buildTestVault, createKey, createSqliteVault, itSqlite, MASTER_KEY } from "./helpers.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
-import { verifyAuditChain } from "../domain/audit-verify.js";
+import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
 import type { ChainReport, MissingKey } from "../domain/audit-verify.js";
 import type { ChainKeys } from "../domain/audit-chain.js";
 import { loadCipher } from "../ops/common.js";

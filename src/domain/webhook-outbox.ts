@@ -1,5 +1,4 @@
 import { newId } from "../crypto/tokens.js";
-import type { GroupCommit } from "../store/sqlite/group-commit.js";
 import type { Subscriber } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
@@ -78,7 +77,7 @@ export class WebhookOutbox implements EventSink {
   /**
    * The subscribers of each scope, as last read: every secret event looks
    * its scope's up, and webhooks change rarely. Dropped whole by
-   * invalidate() (a webhook created or deleted, any rollback: attach()).
+   * invalidate() (a webhook created or deleted, any rollback: vault.ts wires the engine's onRollback hook to it).
    */
   private readonly subscribers = new Map<string, Subscriber[]>();
 
@@ -91,15 +90,6 @@ export class WebhookOutbox implements EventSink {
    */
   invalidate(): void {
     this.subscribers.clear();
-  }
-
-  /**
-   * SQLite engine wiring: drops the subscriber cache whenever the group
-   * commit rolls back a request's savepoint or a whole batch, so a
-   * rolled-back create or delete does not stay cached.
-   */
-  attach(tx: GroupCommit<Work>): void {
-    tx.onRollback(() => this.invalidate());
   }
 
   /**

@@ -1,4 +1,4 @@
-import { openChain } from "../domain/audit-chain.js";
+import { openChain } from "../store/sqlite/audit-chain.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.js";

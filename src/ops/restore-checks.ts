@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { latestSchemaVersion, schemaSections } from "../store/sqlite/db.js";
-import { verifyAuditChain } from "../domain/audit-verify.js";
+import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
 import { WrongKeyError } from "../store/errors.js";
 import { verifyRootKeys } from "../store/sqlite/root-keys.js";
 import { countRows, integrityOf } from "./common.js";

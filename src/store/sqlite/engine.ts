@@ -1,6 +1,6 @@
 import type { ValueCipher } from "../../crypto/cipher.js";
-import { openChain } from "../../domain/audit-chain.js";
-import { verifyAuditChain } from "../../domain/audit-verify.js";
+import { openChain } from "./audit-chain.js";
+import { verifyAuditChain } from "./audit-verify.js";
 import type { Logger } from "../../ops/log.js";
 import type { AuditCheck, ChainKeys, Engine, EngineHooks } from "../engine.js";
 import type { Work } from "../work.js";
