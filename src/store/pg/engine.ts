@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Work } from "../work.js";
+import { createSqlStores } from "../sql/index.js";
 import type { AuditCheck, Engine } from "../engine.js";
 import { verifyPgAuditChains } from "./audit-verify.js";
 import { verifyPgRootKeys } from "./root-keys.js";
@@ -8,11 +9,6 @@ import { PgAuditStore } from "./audit.js";
 import type { WriterChain } from "./audit.js";
 import { PgExecutor } from "./executor.js";
 import { PgOutboxStore } from "./outbox.js";
-import { SqlMetaStore } from "../sql/meta.js";
-import { SqlOrgStore, SqlRoleStore } from "../sql/orgs.js";
-import { SqlPrincipalKeyStore, SqlPrincipalStore } from "../sql/principals.js";
-import { SqlScopedKeyStore } from "../sql/scoped-keys.js";
-import { SqlWebhookStore } from "../sql/webhooks.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
 import { withoutPreparedStatements } from "./prepared.js";
@@ -43,19 +39,11 @@ export interface PgEngine extends Engine {
  * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
  */
 export function createPgWork(client: Queryable, chain: WriterChain, auditChainKey: Buffer | null, auditChainKeys?: readonly Buffer[]): Work {
-  const x = new PgExecutor(client);
-  return {
+  return Object.assign(createSqlStores(new PgExecutor(client)), {
     secrets: new PgSecretStore(client),
     audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys),
-    meta: new SqlMetaStore(x),
-    scopedKeys: new SqlScopedKeyStore(x),
-    orgs: new SqlOrgStore(x),
-    roles: new SqlRoleStore(x),
-    principals: new SqlPrincipalStore(x),
-    principalKeys: new SqlPrincipalKeyStore(x),
-    webhooks: new SqlWebhookStore(x),
     outbox: new PgOutboxStore(client),
-  };
+  });
 }
 
 /** What the engine keeps per pooled client: its audit chain and what its stores query through. */

@@ -1,8 +1,8 @@
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/webhook-outbox.js";
+import type { AttemptRecord, DueDelivery } from "../../domain/webhook-outbox.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
-import type { DueDeliveryRow } from "../rows.js";
+import type { AttemptRow, DueDeliveryRow } from "../rows.js";
 import type { Queryable } from "./unit-of-work.js";
 
 /**
@@ -163,17 +163,7 @@ export class PgOutboxStore implements OutboxStore {
   }
 
   async attempts(webhookId: string, beforeId: number, limit: number): Promise<StoredAttempt[]> {
-    const r = await this.db.query<{
-      id: number;
-      event_id: string;
-      type: string;
-      attempt: number;
-      status: AttemptStatus;
-      http_status: number | null;
-      error: string | null;
-      at: number;
-      next_attempt_at: number | null;
-    }>(
+    const r = await this.db.query<AttemptRow>(
       // next_attempt_at: the delivery's, on the latest attempt of a still pending delivery only.
       `SELECT a.id, a.event_id, a.type, a.attempt, a.status, a.http_status, a.error, a.at,
               CASE WHEN d.state = 'pending' AND a.attempt = d.attempts THEN d.next_attempt_at END AS next_attempt_at

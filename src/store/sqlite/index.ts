@@ -1,14 +1,10 @@
 import type { Db } from "./db.js";
 import type { Work } from "../work.js";
+import { createSqlStores } from "../sql/index.js";
 import { SqliteAuditStore } from "./audit.js";
 import { SqliteOutboxStore } from "./outbox.js";
 import { SqliteSecretStore } from "./secrets.js";
 import { SqliteExecutor } from "./executor.js";
-import { SqlMetaStore } from "../sql/meta.js";
-import { SqlOrgStore, SqlRoleStore } from "../sql/orgs.js";
-import { SqlPrincipalKeyStore, SqlPrincipalStore } from "../sql/principals.js";
-import { SqlScopedKeyStore } from "../sql/scoped-keys.js";
-import { SqlWebhookStore } from "../sql/webhooks.js";
 
 /**
  * The SQLite engine's work handle: every store over one connection, built
@@ -30,17 +26,9 @@ export interface SqliteWork extends Work {
  *   current root key's chain key); null: plain SHA-256, for tools that only read.
  */
 export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null } = { auditChainKey: null }): SqliteWork {
-  const x = new SqliteExecutor(db);
-  return {
+  return Object.assign(createSqlStores(new SqliteExecutor(db)), {
     secrets: new SqliteSecretStore(db),
     audit: new SqliteAuditStore(db, options.auditChainKey),
-    meta: new SqlMetaStore(x),
-    scopedKeys: new SqlScopedKeyStore(x),
-    orgs: new SqlOrgStore(x),
-    roles: new SqlRoleStore(x),
-    principals: new SqlPrincipalStore(x),
-    principalKeys: new SqlPrincipalKeyStore(x),
-    webhooks: new SqlWebhookStore(x),
     outbox: new SqliteOutboxStore(db),
-  };
+  });
 }
