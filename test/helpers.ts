@@ -136,19 +136,18 @@ function withRequests(
     if (sqlite === undefined) throw new Error("this test reaches the SQLite engine (v.db, v.sqlite) on PostgreSQL: mark it itSqlite");
     return sqlite;
   };
-  return Object.assign(Object.create(null) as object, vault, {
-    get db(): Db {
-      return sqliteOnly().db;
-    },
-    get sqlite(): SqliteEngine {
-      return sqliteOnly();
-    },
+  const built = Object.assign({}, vault, {
     clock,
     cipher,
     request,
     asMaster: (method: string, path: string, body?: unknown) => request(method, path, { body }),
     query,
   });
+  // Getters (not copied values): on PostgreSQL they throw only when a test reaches for them.
+  return Object.defineProperties(built, {
+    db: { get: (): Db => sqliteOnly().db, enumerable: false },
+    sqlite: { get: (): SqliteEngine => sqliteOnly(), enumerable: false },
+  }) as TestVault;
 }
 
 /** A scoped API key made through POST /keys: its id and its token (shown once). */
