@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { localAddressOf, writeAddressFile } from "./ops/address-file.js";
 import type { Config } from "./config.js";
 import { ConfigError, defaultPublicUrl } from "./config.js";
-import { ValueCipher } from "./crypto/cipher.js";
+import type { ValueCipher } from "./crypto/cipher.js";
 import { createHttpServer } from "./http/server.js";
 import type { KeyMaterial, Notice } from "./crypto/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./crypto/license.js";
