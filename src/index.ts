@@ -1,6 +1,9 @@
 /** Programmatic entry points, for embedding and tests. */
 export { createVault, version } from "./vault.js";
 export type { Vault, VaultOptions } from "./vault.js";
+export { SqliteEngine } from "./store/sqlite/engine.js";
+export type { SqliteEngineOptions } from "./store/sqlite/engine.js";
+export type { Engine } from "./store/engine.js";
 export { startVault } from "./embed.js";
 export type { EmbeddedVault, StartVaultOptions, VaultSettings } from "./embed.js";
 export { startServer } from "./server.js";

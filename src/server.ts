@@ -1,24 +1,16 @@
 import type { VaultServer } from "./http/server.js";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { localAddressOf, writeAddressFile } from "./ops/address-file.js";
 import type { Config } from "./config.js";
 import { ConfigError, defaultPublicUrl } from "./config.js";
-import { ValueCipher } from "./crypto/cipher.js";
+import type { ValueCipher } from "./crypto/cipher.js";
 import { createHttpServer } from "./http/server.js";
-import { openDatabase } from "./store/sqlite/db.js";
-import { DbFileWatch } from "./store/sqlite/db-file-watch.js";
-import type { Db } from "./store/sqlite/db.js";
-import { loadKeyMaterial, prepareDataDir, WrongKeyError } from "./crypto/keyfiles.js";
-import { verifyRootKeys } from "./store/sqlite/root-keys.js";
 import type { KeyMaterial, Notice } from "./crypto/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./crypto/license.js";
 import type { Logger } from "./ops/log.js";
-import { lockDataDir } from "./ops/lock.js";
-import type { DataDirLock } from "./ops/lock.js";
 import { startSweeper } from "./ops/sweeper.js";
-import { createPgVault, createVault } from "./vault.js";
-import type { PgVault, PgVaultOptions } from "./vault.js";
+import { openPgNode, openSqliteNode } from "./ops/open-node.js";
+import type { VaultOptions } from "./vault.js";
 
 /** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */
 const DRAIN_MS = 4000;
@@ -70,7 +62,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
   let publicUrl = config.publicUrl;
-  const common = (keys: KeyMaterial, cipher: ValueCipher): PgVaultOptions => ({
+  const common = (keys: KeyMaterial, cipher: ValueCipher): VaultOptions => ({
     cipher,
     log,
     masterKey: keys.masterKey,
@@ -97,7 +89,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       scopeConcurrency: config.webhookScopeConcurrency,
     },
   });
-  const node = config.databaseUrl === undefined ? openSqliteNode(config, notice, common) : await openPgNode(config, notice, common);
+  const node = config.databaseUrl === undefined ? await openSqliteNode(config, notice, common, log) : await openPgNode(config, notice, common);
   const masterKey = node.masterKey;
   if (license.valid) {
     log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
@@ -193,109 +185,6 @@ function recordAddress(config: Config, port: number, log: Logger): () => void {
     log.warn({ err }, "the address file could not be written: clients find this vault only through VAULT_ADDR");
     return () => {};
   }
-}
-
-/** A vault over its storage engine, and how to close that engine. */
-interface VaultNode {
-  vault: PgVault;
-  /** Where the data lives, for the start log line (the data dir, or the redacted database URL). */
-  storage: string;
-  /** Commits what is pending and closes the engine (and releases the data-dir lock). */
-  close: () => Promise<void>;
-  /** The master key the vault authenticates (KeyMaterial.masterKey). */
-  masterKey: string;
-}
-
-/**
- * The SQLite node: data dir (locked: ops/lock.ts) -> key material (files
- * generated on first start) -> database (migrated, root key verified) -> vault.
- * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
- *   or a database that cannot be opened.
- */
-function openSqliteNode(config: Config, notice: Notice, common: (keys: KeyMaterial, cipher: ValueCipher) => PgVaultOptions): VaultNode {
-  const inMemory = config.dataDir === ":memory:";
-  if (!inMemory) prepareDataDir(config.dataDir);
-  // One process per data dir: taken before any key file or the database is
-  // touched, held until close() or the process ends.
-  const lock: DataDirLock | undefined = inMemory ? undefined : lockDataDir(config.dataDir, "a second vault");
-  let db: Db;
-  let keys: KeyMaterial;
-  let dbFile: DbFileWatch | undefined;
-  try {
-    keys = loadKeyMaterial(config, notice);
-    const path = join(config.dataDir, "vault.db");
-    try {
-      db = openDatabase(inMemory ? ":memory:" : path);
-    } catch (err) {
-      throw new ConfigError(`VAULT_DATA_DIR: the database cannot be opened: ${(err as Error).message}`);
-    }
-    if (!inMemory) dbFile = new DbFileWatch(path);
-  } catch (err) {
-    lock?.release();
-    throw err;
-  }
-  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
-  try {
-    verifyRootKeys(db, cipher);
-  } catch (err) {
-    db.close();
-    lock?.release();
-    if (err instanceof WrongKeyError) throw new ConfigError(err.message);
-    throw err;
-  }
-  const vault = createVault({ ...common(keys, cipher), db, dbFile });
-  return {
-    vault,
-    storage: config.dataDir,
-    masterKey: keys.masterKey,
-    close: async () => {
-      vault.tx.close();
-      vault.walScrubber.stop();
-      db.close();
-      lock?.release();
-    },
-  };
-}
-
-/**
- * A PostgreSQL node (VAULT_DATABASE_URL): the keys come from the settings
- * (config.ts requires them: nodes share them), the schema is migrated under
- * an advisory lock, the root keys are checked against the database's record
- * as on SQLite, and no data dir is used.
- * @throws ConfigError when the database cannot be reached or migrated, or
- *   the encryption key is not the one the database was written with.
- */
-async function openPgNode(
-  config: Config,
-  notice: Notice,
-  common: (keys: KeyMaterial, cipher: ValueCipher) => PgVaultOptions,
-): Promise<VaultNode> {
-  const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
-  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
-  const url = config.databaseUrl as string;
-  const { openPgEngine, verifyPgRootKeys, redactCredentials, redactUrl } = await import("./store/pg/index.js");
-  let engine: Awaited<ReturnType<typeof openPgEngine>>;
-  try {
-    engine = await openPgEngine({
-      url,
-      poolSize: config.databasePoolSize,
-      preparedStatements: config.databasePreparedStatements,
-      groupCommit: config.databaseGroupCommit,
-      auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
-      auditChainKeys: [...cipher.auditChainKeys().values()],
-    });
-  } catch (err) {
-    throw new ConfigError(`VAULT_DATABASE_URL: ${redactCredentials((err as Error).message, url)}`);
-  }
-  try {
-    await verifyPgRootKeys(engine.tx, cipher);
-  } catch (err) {
-    await engine.close();
-    if (err instanceof WrongKeyError) throw new ConfigError(err.message);
-    throw err;
-  }
-  const vault = createPgVault(engine, common(keys, cipher));
-  return { vault, storage: redactUrl(url), masterKey: keys.masterKey, close: () => engine.close() };
 }
 
 /**

@@ -3,37 +3,29 @@ import { createApp } from "./http/app.js";
 import type { ShareSettings } from "./pages/routes.js";
 import type { AppEnv } from "./http/context.js";
 import type { ValueCipher } from "./crypto/cipher.js";
-import type { Db } from "./store/sqlite/db.js";
 import { combineSinks } from "./domain/events.js";
 import type { EventSink } from "./domain/events.js";
-import { WalScrubber } from "./store/sqlite/wal-scrub.js";
-import { openChain } from "./domain/audit-chain.js";
-import { verifyAuditChain } from "./domain/audit-verify.js";
 import type { ChainState } from "./pages/console/overview.js";
-import type { Pool } from "pg";
 import { VaultMetrics } from "./ops/metrics.js";
 import { createWebhooks } from "./webhooks/index.js";
 import type { WebhookSettings, Webhooks } from "./webhooks/index.js";
 import { SecretLifecycle } from "./domain/secrets.js";
 import { createOrgDomain } from "./domain/org-domain.js";
 import type { OrgDomain } from "./domain/org-domain.js";
-import { GroupCommit } from "./store/sqlite/group-commit.js";
-import { createSqliteWork } from "./store/sqlite/index.js";
 import type { UnitOfWork, Work } from "./store/work.js";
+import type { Engine, EngineHooks } from "./store/engine.js";
 import { AuditLog } from "./domain/audit.js";
 import { ScopedKeys } from "./domain/keys.js";
 import { metricsTokenResolver, principalKeyResolver, scopedKeyResolver } from "./http/token-resolvers.js";
 import type { Logger } from "./ops/log.js";
 import { version } from "./version.js";
-import type { DbFileWatch } from "./store/sqlite/db-file-watch.js";
 import { ApiError } from "./http/errors.js";
 import { authFailedRecord } from "./http/access-guard.js";
 import { DEFAULT_AUTH_FAIL_WINDOW_MS } from "./config.js";
 import { AuthFailureCoalescer } from "./http/failed-auth.js";
 
-/** What a vault is built from: everything injected, nothing global. */
+/** What a vault is built from, beside its engine: everything injected, nothing global. */
 export interface VaultOptions {
-  db: Db;
   cipher: ValueCipher;
   log: Logger;
   masterKey: string;
@@ -53,12 +45,6 @@ export interface VaultOptions {
   authFailLimit?: number | undefined;
   /** The brute-force window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;
-  /**
-   * The database file's identity (server.ts; none for `:memory:`): while it
-   * is deleted or replaced, every commit is refused with 503 and /health
-   * answers 503.
-   */
-  dbFile?: DbFileWatch | undefined;
   /** VAULT_METRICS_TOKEN: a bearer token that may read GET /metrics and nothing else. */
   metricsToken?: string | undefined;
   /** A valid license's holder and expiry (Unix seconds), for the console's overview; undefined: the free tier. */
@@ -67,10 +53,15 @@ export interface VaultOptions {
   processMetrics?: boolean | undefined;
 }
 
-/** A built vault: the HTTP app and the parts background work and tests use. */
-export interface Vault {
+/**
+ * A built vault: the HTTP app and the parts background work and tests use,
+ * over its engine `E` (SqliteEngine or PgEngine; `tx` is the engine's unit of work).
+ */
+export interface Vault<E extends Engine = Engine> {
   app: Hono<AppEnv>;
-  tx: GroupCommit<Work>;
+  /** The storage engine (store/engine.ts); server.ts closes it at a stop. */
+  engine: E;
+  tx: E["tx"];
   secrets: SecretLifecycle;
   /** Orgs, roles, principals and principal keys (docs/orgs.md). */
   orgs: OrgDomain;
@@ -78,8 +69,6 @@ export interface Vault {
   webhooks: Webhooks;
   /** The append-only audit log, global and org (docs/audit.md). */
   audit: AuditLog;
-  /** Truncates the WAL after a value is destroyed; server.ts stops it before closing the database. */
-  walScrubber: WalScrubber;
   /** Prometheus metrics served at GET /metrics. */
   metrics: VaultMetrics;
   /** Scoped API keys. */
@@ -93,86 +82,73 @@ export interface Vault {
   flushAuthFailures: (all?: boolean) => Promise<number>;
 }
 
+/** The events that destroy a stored value (docs/security.md): the engine may scrub them (SQLite's WAL). */
+const DESTROYING: ReadonlySet<string> = new Set(["secret.burned", "secret.deleted", "secret.expired"]);
+
 /**
- * Builds a vault over an open, migrated SQLite database: the group commit
- * (SQLite's unit of work) with its engine hooks (the audit chain's batch
- * buffer, the database-file watch, the WAL scrub, commit metrics, the
- * subscriber cache's rollback), the domain and the Hono app. Used by
- * server.ts and by the tests (on `:memory:`, with a fake clock).
+ * Builds a vault over an open, migrated engine (store/engine.ts: a
+ * SqliteEngine from store/sqlite/engine.ts, or a PgEngine from
+ * store/pg/engine.ts): opens the audit chain with the current root key,
+ * wires the engine's hooks (commit metrics, the subscriber cache's
+ * rollback, the WAL scrub, the database-file watch), then assembles the
+ * domain and the Hono app, the same for both engines. Used by server.ts,
+ * embedders and the tests (SQLite on `:memory:`, with a fake clock).
+ * The root keys are checked before (engine.verifyRootKeys).
  */
-export function createVault(options: VaultOptions): Vault {
-  // The audit chain is keyed with the current root key's chain key (never stored).
+export function createVault<E extends Engine>(engine: E, options: VaultOptions): Vault<E> {
+  const hooks = engine.hooks;
   const chainKeys = options.cipher.auditChainKeys();
-  const work = createSqliteWork(options.db, { auditChainKey: chainKeys.get(options.cipher.currentKeyId) ?? null });
-  const tx = new GroupCommit<Work>(options.db, work);
-  work.audit.attach(tx);
-  const dbFile = options.dbFile;
-  if (dbFile !== undefined) {
+  const logUnopened = (ok: boolean): void => {
+    if (ok) return;
+    options.log.error(
+      "the audit chain's segment record or head could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
+    );
+  };
+  const opened = engine.openAuditChain(options.cipher.currentKeyId, chainKeys);
+  if (typeof opened === "boolean") logUnopened(opened);
+  else void opened.then(logUnopened);
+  const file = hooks.file;
+  if (file !== undefined) {
     // Never acknowledge a write into a file that is no longer at its path.
-    tx.onBeforeCommit(() => {
-      if (!dbFile.present()) {
+    hooks.onBeforeCommit?.(() => {
+      if (!file.present()) {
         throw new ApiError(503, "the database file was deleted or replaced; restart the vault", {
-          message: `${dbFile.path} is not the file this process opened`,
+          message: `${file.path} is not the file this process opened`,
         });
       }
     });
   }
-  if (!openChain(options.db, options.cipher.currentKeyId, chainKeys)) {
-    options.log.error(
-      "the audit chain's segment record or head could not be authenticated (altered, or its key is not loaded): `ephemeral-vault audit verify` reports where",
-    );
-  }
-  const walScrubber = new WalScrubber({ db: options.db, tx, log: options.log });
-  const db = options.db;
-  const parts = assemble(tx, options, {
-    sinks: [walScrubber],
-    cacheSubscribers: true,
-    console: {
-      engine: "SQLite file",
-      verifyAudit: async () => {
-        const report = verifyAuditChain(db, chainKeys);
-        return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: String(report.brokenId), reason: report.reason };
-      },
-    },
-  });
-  tx.onCommitted((size, ms) => parts.metrics.observeCommit(size, ms));
+  const destroyed = hooks.valueDestroyed;
+  const sinks: EventSink[] =
+    destroyed === undefined
+      ? []
+      : [
+          {
+            secretEvent: (_w, event) => {
+              if (DESTROYING.has(event.type)) destroyed();
+            },
+            secretsPruned: () => {},
+          },
+        ];
+  const console = { engine: engine.label, verifyAudit: () => engine.verifyAudit(chainKeys) };
+  const parts = assemble(engine.tx, options, { sinks, cacheSubscribers: hooks.singleWriter, console, file });
+  hooks.onCommitted?.((size, ms) => parts.metrics.observeCommit(size, ms));
   // A rolled-back create or delete must not leave the outbox's subscriber cache stale.
-  parts.webhooks.outbox.attach(tx);
-  return { ...parts, tx, walScrubber };
-}
-
-/** What a PostgreSQL node is built from: the common options, without the SQLite database. */
-export type PgVaultOptions = Omit<VaultOptions, "db" | "dbFile">;
-
-/** A vault node on PostgreSQL: the same app and domain over the PostgreSQL engine's unit of work. */
-export type PgVault = Omit<Vault, "tx" | "walScrubber"> & { tx: UnitOfWork<Work> };
-
-/**
- * Builds a vault node over the PostgreSQL engine (store/pg/engine.ts): the
- * same domain and app as createVault, over a unit of work per request on a
- * pooled client. Nothing is cached between requests that another node
- * could change (webhook subscribers are read per event).
- */
-export function createPgVault(engine: { tx: UnitOfWork<Work>; pool?: Pool | undefined }, options: PgVaultOptions): PgVault {
-  const pool = engine.pool;
-  const verifyAudit =
-    pool === undefined
-      ? undefined
-      : async (): Promise<ChainState> => {
-          const { verifyPgAuditChains } = await import("./store/pg/audit-verify.js");
-          const report = await verifyPgAuditChains(pool, options.cipher.auditChainKeys());
-          return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: `${report.chain}#${report.seq}`, reason: report.reason };
-        };
-  const console = { engine: "PostgreSQL", verifyAudit };
-  return { ...assemble(engine.tx, options, { sinks: [], cacheSubscribers: false, console }), tx: engine.tx };
+  hooks.onRollback?.(() => parts.webhooks.outbox.invalidate());
+  return { ...parts, engine, tx: engine.tx };
 }
 
 /** The engine-neutral parts of a vault, built over a unit of work. */
 function assemble(
   tx: UnitOfWork<Work>,
-  options: PgVaultOptions & { dbFile?: DbFileWatch | undefined },
-  engine: { sinks: EventSink[]; cacheSubscribers: boolean; console: { engine: string; verifyAudit?: (() => Promise<ChainState>) | undefined } },
-): Omit<Vault, "tx" | "walScrubber"> {
+  options: VaultOptions,
+  engine: {
+    sinks: EventSink[];
+    cacheSubscribers: boolean;
+    console: { engine: string; verifyAudit?: (() => Promise<ChainState>) | undefined };
+    file: EngineHooks["file"];
+  },
+): Omit<Vault, "tx" | "engine"> {
   const audit = new AuditLog({ now: options.now });
   // The gauges read the lifecycle and the queue at scrape time: both are made below.
   const sources = { secrets: undefined as SecretLifecycle | undefined, webhooks: undefined as Webhooks | undefined };
@@ -238,7 +214,7 @@ function assemble(
     authFailLimit: options.authFailLimit,
     authFailWindowMs: options.authFailWindowMs,
     authFailures,
-    dbFile: options.dbFile,
+    dbFile: engine.file,
     metrics,
     console: { ...engine.console, license: () => options.license },
   });

@@ -7,7 +7,7 @@ import { auditCommand } from "../src/cli/audit-commands.js";
 import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
-import { openChain } from "../src/domain/audit-chain.js";
+import { openChain } from "../src/store/sqlite/audit-chain.js";
 import { buildTestVault } from "./helpers.js";
 
 // Authenticated chain heads and audit anchors on SQLite (docs/audit.md);

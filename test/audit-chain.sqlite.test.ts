@@ -7,17 +7,15 @@ import { GENESIS_HASH } from "../src/domain/audit-chain.js";
 import { GroupCommit } from "../src/store/sqlite/group-commit.js";
 import { createSqliteWork } from "../src/store/sqlite/index.js";
 import type { Work } from "../src/store/work.js";
-import { verifyAuditChain } from "../src/domain/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/ops/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
-import { createVault } from "../src/vault.js";
-import { buildTestVault } from "./helpers.js";
+import { buildTestVault, createSqliteVault } from "./helpers.js";
 
 const entry = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
 
 function vaultOn(db: Db, cipher: ValueCipher) {
-  return createVault({
-    db,
+  return createSqliteVault(db, {
     cipher,
     log: createLogger("silent"),
     masterKey: "m".repeat(32),

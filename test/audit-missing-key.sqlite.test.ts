@@ -8,7 +8,7 @@ import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import { createLogger } from "../src/ops/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
-import { createVault } from "../src/vault.js";
+import { createSqliteVault } from "./helpers.js";
 
 // `audit verify` after a rotation, without the previous root key: a missing key
 // is not a broken chain (docs/audit.md "Exit codes").
@@ -27,12 +27,12 @@ async function rotatedDataDir(): Promise<string> {
   const db = openDatabase(join(dir, "vault.db"));
   const origin = { actor: null, principalId: null, ip: null };
   const options = { db, log: createLogger("silent"), masterKey: "m".repeat(32), now: Date.now, activeLimit: () => null, publicUrl: "http://v.test", maxValueBytes: 65_536, trustProxy: false };
-  const before = createVault({ ...options, cipher: new ValueCipher(OLD) });
+  const before = createSqliteVault(db, { ...options, cipher: new ValueCipher(OLD) });
   await before.tx.run((w) => before.secrets.create(w, { scope: "global", key: "a", value: "v" }, origin));
   expect(rekeyDatabase(db, new ValueCipher(NEW, [OLD])).remaining).toBe(0);
-  const after = createVault({ ...options, cipher: new ValueCipher(NEW) });
+  const after = createSqliteVault(db, { ...options, cipher: new ValueCipher(NEW) });
   await after.tx.run((w) => after.secrets.create(w, { scope: "global", key: "b", value: "v" }, origin));
-  after.tx.close();
+  after.engine.tx.close();
   db.close();
   return dir;
 }

@@ -10,11 +10,10 @@ import { auditCommand } from "../src/cli/audit-commands.js";
 import { FailedAuthLimiter } from "../src/http/failed-auth.js";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { verifyAuditChain } from "../src/domain/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/ops/log.js";
-import { createVault } from "../src/vault.js";
 import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
-import { buildTestVault, createKey, itSqlite, MASTER_KEY } from "./helpers.js";
+import { buildTestVault, createKey, createSqliteVault, itSqlite, MASTER_KEY } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 interface Entry {
@@ -342,7 +341,7 @@ describe("rows buffered per batch", () => {
     const v = buildTestVault();
     await v.tx.run((w) => v.audit.record(w, entry("kept")));
     let fail = true;
-    v.tx.onBeforeCommit(() => {
+    v.sqlite.tx.onBeforeCommit(() => {
       if (fail) {
         fail = false;
         throw new Error("disk full");
@@ -442,8 +441,7 @@ describe("the hash chain", () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const db = openDatabase(join(dir, "vault.db"));
     const root = generateRootKey();
-    const vault = createVault({
-      db,
+    const vault = createSqliteVault(db, {
       cipher: new ValueCipher(root),
       log: createLogger("silent"),
       masterKey: MASTER_KEY,
@@ -461,7 +459,7 @@ describe("the hash chain", () => {
       });
       expect(res.status).toBe(201);
     }
-    vault.tx.close();
+    vault.engine.tx.close();
     db.close();
 
     const run = async () => {
@@ -627,7 +625,7 @@ describe("the audit chain under the group commit", () => {
   itSqlite("writes nothing of a batch whose commit fails, and chains the next batch from the table", async () => {
     const v = buildTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
-    v.tx.onBeforeCommit(() => {
+    v.sqlite.tx.onBeforeCommit(() => {
       if (v.db.prepare("SELECT 1 FROM audit WHERE action = 'test.doomed'").get()) throw new Error("commit refused");
     });
     await expect(v.tx.run((w) => v.audit.record(w, row("test.doomed")))).rejects.toThrow("commit refused");

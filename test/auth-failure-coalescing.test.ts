@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AuthFailureCoalescer, INDIVIDUAL_AUTH_FAILURES } from "../src/http/failed-auth.js";
-import { verifyAuditChain } from "../src/domain/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { buildTestVault, itSqlite } from "./helpers.js";
 
 function coalescer(options: { maxTracked?: number } = {}) {

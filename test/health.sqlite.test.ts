@@ -11,7 +11,7 @@ describe("/health checks the write path", () => {
   itSqlite("answers 503 while commits fail (a full disk) and 200 again once they succeed", async () => {
     const v = buildTestVault();
     let diskFull = false;
-    v.tx.onBeforeCommit(() => {
+    v.sqlite.tx.onBeforeCommit(() => {
       if (diskFull) throw new Error("SQLITE_FULL: database or disk is full");
     });
     const health = async () => {

@@ -1,16 +1,18 @@
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
-import { GroupCommit } from "../src/store/sqlite/group-commit.js";
+import type { DbFileWatch } from "../src/store/sqlite/db-file-watch.js";
 import { createLogger } from "../src/ops/log.js";
-import { createSqliteWork } from "../src/store/sqlite/index.js";
+import { SqliteEngine } from "../src/store/sqlite/engine.js";
+import type { Engine } from "../src/store/engine.js";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, inject, it } from "vitest";
 import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
+import type { PgEngine } from "../src/store/pg/index.js";
 import type { UnitOfWork, Work } from "../src/store/work.js";
-import { createPgVault, createVault } from "../src/vault.js";
-import type { PgVaultOptions, Vault, VaultOptions } from "../src/vault.js";
+import { createVault } from "../src/vault.js";
+import type { Vault, VaultOptions } from "../src/vault.js";
 
 export const MASTER_KEY = "test-master-key-0123456789";
 
@@ -28,8 +30,16 @@ export function fakeClock(start = Date.UTC(2026, 0, 1)): FakeClock {
   return { now: () => t, advance: (ms) => (t += ms), set: (ms) => (t = ms) };
 }
 
+/**
+ * A test vault on the engine under test (TEST_ENGINE). `engine` is the
+ * neutral Engine; the SQLite handles (`db`, `sqlite`) exist only on SQLite:
+ * on PostgreSQL they throw, naming the test to mark itSqlite.
+ */
 export interface TestVault extends Vault {
-  db: Db;
+  /** The SQLite database. @throws Error on PostgreSQL (mark the test itSqlite). */
+  readonly db: Db;
+  /** The SQLite engine (group commit hooks, WAL scrub). @throws Error on PostgreSQL (mark the test itSqlite). */
+  readonly sqlite: SqliteEngine;
   clock: FakeClock;
   cipher: ValueCipher;
   /** Sends a request to the in-process app. `body` objects are sent as JSON. */
@@ -58,9 +68,10 @@ export interface RequestOptions {
 
 /**
  * A fresh vault on `:memory:` with a fake clock and a silent logger: one per
- * test. `options` override any VaultOptions (for example `activeLimit`).
+ * test. `options` override any VaultOptions (for example `activeLimit`);
+ * `options.db`: an open SQLite database to build it over instead.
  */
-export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
+export function buildTestVault(options: Partial<VaultOptions> & { db?: Db } = {}): TestVault {
   const clock = fakeClock();
   const cipher = new ValueCipher(generateRootKey());
   const common = {
@@ -75,8 +86,8 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     ...options,
   };
   if (TEST_ENGINE === "pg") {
-    const { vault, query } = buildPgVault(common, cipher);
-    return withRequests(vault, clock, cipher, query);
+    const { engine, query } = pgTestWork(common.cipher);
+    return withRequests(createVault(engine, common), undefined, clock, cipher, query);
   }
   const db = options.db ?? openDatabase(":memory:");
   const query = async (sql: string, ...params: unknown[]) => {
@@ -88,7 +99,8 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
     }
     return statement.all(...params) as Record<string, unknown>[];
   };
-  return withRequests({ ...createVault({ ...common, db }), db }, clock, cipher, query);
+  const engine = new SqliteEngine(db, { auditChainKey: common.cipher.auditChainKeys().get(common.cipher.currentKeyId) ?? null, log: common.log });
+  return withRequests(createVault(engine, common), engine, clock, cipher, query);
 }
 
 /**
@@ -99,7 +111,13 @@ export function buildTestVault(options: Partial<VaultOptions> = {}): TestVault {
 export const TEST_ENGINE: "sqlite" | "pg" = process.env.VAULT_TEST_ENGINE === "pg" ? "pg" : "sqlite";
 
 /** Adds the request helpers to a built vault. */
-function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: ValueCipher, query: TestVault["query"]): TestVault {
+function withRequests(
+  vault: Vault,
+  sqlite: SqliteEngine | undefined,
+  clock: FakeClock,
+  cipher: ValueCipher,
+  query: TestVault["query"],
+): TestVault {
   const request = (method: string, path: string, opts: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     const token = opts.token === undefined ? MASTER_KEY : opts.token;
@@ -114,14 +132,22 @@ function withRequests(vault: Vault & { db: Db }, clock: FakeClock, cipher: Value
     }
     return Promise.resolve(vault.app.request(path, { method, headers, body }));
   };
-  return {
-    ...vault,
+  const sqliteOnly = (): SqliteEngine => {
+    if (sqlite === undefined) throw new Error("this test reaches the SQLite engine (v.db, v.sqlite) on PostgreSQL: mark it itSqlite");
+    return sqlite;
+  };
+  const built = Object.assign({}, vault, {
     clock,
     cipher,
     request,
-    asMaster: (method, path, body) => request(method, path, { body }),
+    asMaster: (method: string, path: string, body?: unknown) => request(method, path, { body }),
     query,
-  };
+  });
+  // Getters (not copied values): on PostgreSQL they throw only when a test reaches for them.
+  return Object.defineProperties(built, {
+    db: { get: (): Db => sqliteOnly().db, enumerable: false },
+    sqlite: { get: (): SqliteEngine => sqliteOnly(), enumerable: false },
+  }) as TestVault;
 }
 
 /** A scoped API key made through POST /keys: its id and its token (shown once). */
@@ -147,22 +173,11 @@ export async function createKey(
   return { id: created.id, token: created.token };
 }
 
-/**
- * A vault node on the run's PostgreSQL cluster, built synchronously like the
- * SQLite one: its schema of its own (search_path) is created and migrated
- * by the first unit of work, which every later one awaits. `db` and the
- * group commit's hooks do not exist on this engine: a test that reaches for
- * them fails loudly (mark it sqliteOnly).
- */
-function buildPgVault(common: PgVaultOptions, cipher: ValueCipher): { vault: Vault & { db: Db }; query: TestVault["query"] } {
-  const { tx, query } = pgTestWork(cipher);
-  // No `db` and no group-commit hooks here: a test reaching for them fails (mark it itSqlite).
-  return { vault: createPgVault({ tx }, common) as unknown as Vault & { db: Db }, query };
-}
-
 /** A unit of work over a fresh database of the test engine, and a raw reader of that database. */
 export interface TestWork {
   tx: UnitOfWork<Work>;
+  /** The engine whose unit of work `tx` is. */
+  engine: Engine;
   /** As TestVault.query. */
   query: TestVault["query"];
 }
@@ -175,13 +190,19 @@ export interface TestWork {
 export function buildTestWork(cipher: ValueCipher = new ValueCipher(generateRootKey())): TestWork {
   if (TEST_ENGINE === "pg") return pgTestWork(cipher);
   const db = openDatabase(":memory:");
+  const engine = new SqliteEngine(db, { auditChainKey: null, log: createLogger("silent") });
   return {
-    tx: new GroupCommit<Work>(db, createSqliteWork(db)),
+    tx: engine.tx,
+    engine,
     query: async (sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as Record<string, unknown>[],
   };
 }
 
-/** A PostgreSQL unit of work in a schema of its own, created and migrated by the first unit of work. */
+/**
+ * A PostgreSQL engine in a schema of its own (search_path), built
+ * synchronously like the SQLite one: the schema is created and migrated by
+ * the first call, which every later one awaits.
+ */
 function pgTestWork(cipher: ValueCipher): TestWork {
   const adminUrl = inject("pgAdminUrl");
   if (adminUrl === null) throw new Error("VAULT_TEST_ENGINE=pg without a PostgreSQL cluster");
@@ -199,12 +220,24 @@ function pgTestWork(cipher: ValueCipher): TestWork {
     return { pool, engine: pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null }) };
   })();
   const tx: UnitOfWork<Work> = { run: async (fn) => (await ready).engine.tx.run(fn) };
+  const later = async (): Promise<PgEngine> => (await ready).engine;
+  const engine: Engine = {
+    kind: "pg",
+    label: "PostgreSQL",
+    tx,
+    migrate: async () => (await later()).migrate(),
+    verifyRootKeys: async (c) => (await later()).verifyRootKeys(c),
+    openAuditChain: () => true,
+    verifyAudit: async (keys) => (await later()).verifyAudit(keys),
+    hooks: { singleWriter: false },
+    close: async () => (await later()).close(),
+  };
   const query = async (sql: string, ...params: unknown[]) => {
     let n = 0;
     const numbered = sql.replace(/\?/g, () => `$${++n}`);
     return (await (await ready).pool.query(numbered, params)).rows as Record<string, unknown>[];
   };
-  return { tx, query };
+  return { tx, engine, query };
 }
 
 /** Pools of the PostgreSQL test vaults, closed after each test. */
@@ -228,4 +261,18 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return err;
   }
   throw new Error("expected a rejection");
+}
+
+/**
+ * A vault over the SQLite engine on `db` (open and migrated), as server.ts
+ * builds one: the engine keyed with the cipher's current chain key, then
+ * createVault. For tests that open, reopen or share a database file.
+ */
+export function createSqliteVault(db: Db, options: VaultOptions & { file?: DbFileWatch }): Vault<SqliteEngine> {
+  const engine = new SqliteEngine(db, {
+    auditChainKey: options.cipher.auditChainKeys().get(options.cipher.currentKeyId) ?? null,
+    log: options.log,
+    file: options.file,
+  });
+  return createVault(engine, options);
 }

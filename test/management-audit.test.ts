@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { verifyAuditChain } from "../src/domain/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import { openPgPool } from "../src/store/pg/index.js";
 import { TEST_ENGINE, buildTestVault } from "./helpers.js";

@@ -5,8 +5,8 @@ import type { ValueCipher } from "../src/crypto/cipher.js";
 import { createLogger } from "../src/ops/log.js";
 import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import { createPgVault } from "../src/vault.js";
-import type { PgVault } from "../src/vault.js";
+import { createVault } from "../src/vault.js";
+import type { Vault, VaultOptions } from "../src/vault.js";
 import type { NewSecret } from "../src/store/secrets.js";
 import { MASTER_KEY } from "./helpers.js";
 
@@ -73,9 +73,9 @@ export async function openTestNode(
   url: string,
   cipher: ValueCipher,
   poolSize: number,
-  options: Partial<Parameters<typeof createPgVault>[1]> = {},
+  options: Partial<VaultOptions> = {},
   engineOptions: { preparedStatements?: boolean; groupCommit?: boolean } = {},
-): Promise<{ engine: PgEngine; vault: PgVault }> {
+): Promise<{ engine: PgEngine; vault: Vault<PgEngine> }> {
   const pool = await openPgPool({ url, poolSize });
   await migratePg(pool);
   const engine = pgEngineOver(pool, {
@@ -83,7 +83,7 @@ export async function openTestNode(
     preparedStatements: engineOptions.preparedStatements,
     groupCommit: engineOptions.groupCommit,
   });
-  const vault = createPgVault(
+  const vault = createVault(
     engine,
     Object.assign(
       {

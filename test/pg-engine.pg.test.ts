@@ -2,13 +2,13 @@ import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { migratePg, openPgPool, redactUrl } from "../src/store/pg/index.js";
-import { CLAIM_LEASE_MS } from "../src/store/pg/webhooks.js";
+import { CLAIM_LEASE_MS } from "../src/store/pg/outbox.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import { pgSchemaSections } from "../src/store/pg/migrate.js";
 import type { Transport } from "../src/webhooks/transport.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import type { createPgVault } from "../src/vault.js";
-import type { PgVault } from "../src/vault.js";
+import type { VaultOptions } from "../src/vault.js";
+import type { Vault } from "../src/vault.js";
 import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 import { MASTER_KEY } from "./helpers.js";
@@ -21,7 +21,7 @@ const NOW = Date.UTC(2026, 0, 1);
 
 const node = (db: TestDatabase, cipher: ValueCipher) => openTestNode(db.url, cipher, 8, { now: () => NOW });
 
-const call = (v: PgVault, method: string, path: string, body?: unknown) =>
+const call = (v: Vault<PgEngine>, method: string, path: string, body?: unknown) =>
   v.app.request(path, {
     method,
     headers: { authorization: `Bearer ${MASTER_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
@@ -96,8 +96,8 @@ describePg("the PostgreSQL schema and its migration", () => {
 
 describePg("two vault nodes on one PostgreSQL database", () => {
   let db: TestDatabase;
-  let a: { engine: PgEngine; vault: PgVault };
-  let b: { engine: PgEngine; vault: PgVault };
+  let a: { engine: PgEngine; vault: Vault<PgEngine> };
+  let b: { engine: PgEngine; vault: Vault<PgEngine> };
   const cipher = new ValueCipher(generateRootKey());
 
   beforeAll(async () => {
@@ -226,7 +226,7 @@ describePg("cross-node limits and leases", () => {
   });
 
   /** A node with its own clock (ms) and options. */
-  async function nodeWith(extra: Partial<Parameters<typeof createPgVault>[1]>, clock: { now: number }): Promise<PgVault> {
+  async function nodeWith(extra: Partial<VaultOptions>, clock: { now: number }): Promise<Vault<PgEngine>> {
     const { engine, vault } = await openTestNode(db.url, cipher, 6, Object.assign({ now: () => clock.now }, extra));
     engines.push(engine);
     return vault;

@@ -7,9 +7,9 @@ import { createLogger } from "../src/ops/log.js";
 import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import { openPgPool, pgEngineOver } from "../src/store/pg/index.js";
-import { createPgVault, createVault } from "../src/vault.js";
+import { createVault } from "../src/vault.js";
 import { cleanupTemp, runCommand, tempDir } from "./e2e-helpers.js";
-import { MASTER_KEY } from "./helpers.js";
+import { createSqliteVault, MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
@@ -46,7 +46,7 @@ const call = (app: { request: (path: string, init: RequestInit) => Response | Pr
 async function sqliteVault(): Promise<string> {
   const dir = tempDir("ev-migrate-");
   const db = openDatabase(join(dir, "vault.db"));
-  const vault = createVault({ ...common(new ValueCipher(ROOT_KEY)), db, webhooks: { allowPrivate: true } });
+  const vault = createSqliteVault(db, { ...common(new ValueCipher(ROOT_KEY)), webhooks: { allowPrivate: true } });
   expect((await call(vault.app, "POST", "/secrets", { key: "db/pass", value: "line1\nüñî ✓", max_reads: 3 })).status).toBe(201);
   expect((await call(vault.app, "GET", "/secrets/db/pass")).status).toBe(200);
   expect((await call(vault.app, "POST", "/secrets", { value: "public one" })).status).toBe(201);
@@ -55,8 +55,8 @@ async function sqliteVault(): Promise<string> {
   expect((await call(vault.app, "POST", `/orgs/${org.id}/principals`, { name: "ci", role: "reader" })).status).toBe(201);
   expect((await call(vault.app, "POST", "/keys", { name: "ci", permissions: ["read"] })).status).toBe(201);
   expect((await call(vault.app, "POST", "/webhooks", { url: "https://127.0.0.1/hook", events: ["*"] })).status).toBe(201);
-  vault.tx.close();
-  vault.walScrubber.stop();
+  vault.engine.tx.close();
+  vault.engine.walScrubber.stop();
   db.close();
   return dir;
 }
@@ -79,7 +79,7 @@ describePg("migrate --from-sqlite and audit verify on PostgreSQL", () => {
       // Statistics right after the load (ANALYZE), not at autovacuum's leisure: the planner knows the copied rows.
       const stats = await pool.query<{ n: number }>("SELECT reltuples::integer AS n FROM pg_class WHERE relname = 'audit'");
       expect(stats.rows[0]?.n).toBe(counts.audit?.postgres);
-      const vault = createPgVault(engine, common(cipher));
+      const vault = createVault(engine, common(cipher));
       // The ciphertext opens under the same key and AAD: the value is byte for byte the same.
       const read = await call(vault.app, "GET", "/secrets/db/pass");
       expect(read.status).toBe(200);
@@ -113,15 +113,15 @@ describePg("migrate --from-sqlite and audit verify on PostgreSQL", () => {
     const oldKey = Buffer.alloc(32, 3);
     const newKey = Buffer.alloc(32, 4);
     const db = openDatabase(join(dir, "vault.db"));
-    const before = createVault({ ...common(new ValueCipher(oldKey)), db });
+    const before = createSqliteVault(db, common(new ValueCipher(oldKey)));
     expect((await call(before.app, "POST", "/secrets", { key: "under/old", value: "v" })).status).toBe(201);
-    before.tx.close();
-    before.walScrubber.stop();
+    before.engine.tx.close();
+    before.engine.walScrubber.stop();
     expect(rekeyDatabase(db, new ValueCipher(newKey, [oldKey])).remaining).toBe(0);
-    const after = createVault({ ...common(new ValueCipher(newKey)), db });
+    const after = createSqliteVault(db, common(new ValueCipher(newKey)));
     expect((await call(after.app, "POST", "/secrets", { key: "under/new", value: "v" })).status).toBe(201);
-    after.tx.close();
-    after.walScrubber.stop();
+    after.engine.tx.close();
+    after.engine.walScrubber.stop();
     db.close();
     const target = await createTestDatabase();
     databases.push(target);

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import type { PgVault } from "../src/vault.js";
+import type { Vault } from "../src/vault.js";
 import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
@@ -16,7 +16,7 @@ const NOW = Date.UTC(2026, 0, 1);
 describePg("prepared statements on the PostgreSQL engine", () => {
   let db: TestDatabase;
   let engine: PgEngine;
-  let vault: PgVault;
+  let vault: Vault<PgEngine>;
   let admin: pg.Client;
 
   const call = (method: string, path: string, body?: unknown, token = MASTER_KEY) =>

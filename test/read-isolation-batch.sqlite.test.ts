@@ -5,7 +5,7 @@ import type { TestVault } from "./helpers.js";
 /** Makes the next batch's COMMIT fail, as a full disk would. */
 function failNextCommit(v: TestVault): void {
   let armed = true;
-  v.tx.onBeforeCommit(() => {
+  v.sqlite.tx.onBeforeCommit(() => {
     if (armed) {
       armed = false;
       throw new Error("disk full");
@@ -25,8 +25,8 @@ async function createOrg(v: TestVault, name: string): Promise<string> {
  * behind it: the batch runs the write, then the read, then its COMMIT fails.
  */
 async function untilWriteQueued(v: TestVault): Promise<void> {
-  for (let i = 0; i < 10_000 && v.tx.queued === 0; i++) await Promise.resolve();
-  expect(v.tx.queued).toBe(1);
+  for (let i = 0; i < 10_000 && v.sqlite.tx.queued === 0; i++) await Promise.resolve();
+  expect(v.sqlite.tx.queued).toBe(1);
 }
 
 /** Starts `write`, waits until its change sits in the open batch, then starts `read` in the same turn. */
@@ -85,7 +85,7 @@ describe("reads during an open batch whose commit fails", () => {
     await untilWriteQueued(v);
     // One turn: the batch runs the write (an async unit) and stays open until its COMMIT on the next turn.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(v.tx.inBatch).toBe(true);
+    expect(v.sqlite.tx.inBatch).toBe(true);
     const { id } = v.db.prepare("SELECT id FROM orgs WHERE name = 'phantom'").get() as { id: string };
     const read = v.asMaster("GET", `/orgs/${id}`);
     const [created, got] = await Promise.all([write, read]);

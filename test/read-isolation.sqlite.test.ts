@@ -13,7 +13,7 @@ import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
  */
 function failNextCommit(v: TestVault, later = false): () => void {
   let armed = !later;
-  v.tx.onBeforeCommit(() => {
+  v.sqlite.tx.onBeforeCommit(() => {
     if (!armed) return;
     armed = false;
     throw new ApiError(503, "refused commit");

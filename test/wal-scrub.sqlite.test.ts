@@ -8,14 +8,15 @@ import type { Db } from "../src/store/sqlite/db.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
 import { createLogger } from "../src/ops/log.js";
-import { createVault } from "../src/vault.js";
+import { createSqliteVault } from "./helpers.js";
 import type { Vault } from "../src/vault.js";
+import type { SqliteEngine } from "../src/store/sqlite/engine.js";
 
-const open: { dir: string; db: Db; vault: Vault }[] = [];
+const open: { dir: string; db: Db; vault: Vault<SqliteEngine> }[] = [];
 
 afterEach(() => {
   for (const { dir, db, vault } of open.splice(0)) {
-    vault.walScrubber.stop();
+    vault.engine.walScrubber.stop();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -26,8 +27,7 @@ function fileVault() {
   const dir = mkdtempSync(join(tmpdir(), "ev-walscrub-"));
   const db = openDatabase(join(dir, "vault.db"));
   let t = Date.now();
-  const vault = createVault({
-    db,
+  const vault = createSqliteVault(db, {
     cipher: new ValueCipher(generateRootKey()),
     log: createLogger("silent"),
     masterKey: "m".repeat(32),
@@ -97,7 +97,7 @@ describe("destroyed values leave no ciphertext in the data dir's files", () => {
     await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "kept", value: VALUE }, SYSTEM_ORIGIN));
     await vault.tx.run((w) => vault.secrets.create(w, { scope: GLOBAL_SCOPE, key: "burn", value: "x", maxReads: 1 }, SYSTEM_ORIGIN));
     await vault.tx.run((w) => vault.secrets.retrieve(w, GLOBAL_SCOPE, "burn", { principalKeyId: null }, SYSTEM_ORIGIN));
-    expect(vault.walScrubber.scrubNow()).toBe(true);
+    expect(vault.engine.walScrubber.scrubNow()).toBe(true);
     const read = await vault.tx.run((w) => vault.secrets.retrieve(w, GLOBAL_SCOPE, "kept", { principalKeyId: null }, SYSTEM_ORIGIN));
     expect(read.value).toBe(VALUE);
   });

@@ -402,7 +402,7 @@ describe("durability", () => {
     await createWebhook(first, { url: r.url, events: ["secret.created"] });
     await expectStatus(first.asMaster("POST", "/secrets", { key: "a", value: "1" }), 201);
     // The process ends before the worker ran.
-    first.tx.close();
+    first.sqlite.tx.close();
     firstDb.close();
     expect(r.requests).toHaveLength(0);
 

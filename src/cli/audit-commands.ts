@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Command } from "commander";
 import { ConfigError } from "../config.js";
-import { verifyAuditChain } from "../domain/audit-verify.js";
+import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
 import type { ChainReport, MissingKey } from "../domain/audit-verify.js";
 import type { ChainKeys } from "../domain/audit-chain.js";
 import { dataDirOf, loadCipher } from "../ops/common.js";

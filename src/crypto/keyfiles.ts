@@ -1,3 +1,4 @@
+import { WrongKeyError } from "../store/errors.js";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync, accessSync, constants } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config.js";
@@ -146,10 +147,5 @@ function writeKeyFile(path: string, content: string): void {
   chmodSync(path, 0o600);
 }
 
-/** Thrown at start when the root keys cannot open this database. */
-export class WrongKeyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "WrongKeyError";
-  }
-}
+export { WrongKeyError };
+

@@ -9,8 +9,8 @@ import type { ScopeLimits } from "./webhook-shares.js";
  * The webhook outbox and delivery queue (docs/contract.md §10,
  * docs/webhooks.md): secret events written as rows in the change's
  * transaction, and the pending deliveries the worker (webhooks/worker.ts)
- * takes from them. Webhook registrations are WebhookRegistry in webhooks.ts;
- * callers import this module's names from here.
+ * takes from them. Webhook registrations are WebhookRegistry in webhooks.ts,
+ * which re-exports this module's public names.
  */
 
 /**
@@ -77,7 +77,7 @@ export class WebhookOutbox implements EventSink {
   /**
    * The subscribers of each scope, as last read: every secret event looks
    * its scope's up, and webhooks change rarely. Dropped whole by
-   * invalidate() (a webhook created or deleted, any rollback: attach()).
+   * invalidate() (a webhook created or deleted, any rollback: vault.ts wires the engine's onRollback hook to it).
    */
   private readonly subscribers = new Map<string, Subscriber[]>();
 
@@ -90,15 +90,6 @@ export class WebhookOutbox implements EventSink {
    */
   invalidate(): void {
     this.subscribers.clear();
-  }
-
-  /**
-   * SQLite engine wiring: drops the subscriber cache whenever the group
-   * commit rolls back a request's savepoint or a whole batch, so a
-   * rolled-back create or delete does not stay cached.
-   */
-  attach(tx: { onRollback(hook: () => void): void }): void {
-    tx.onRollback(() => this.invalidate());
   }
 
   /**

@@ -1,4 +1,4 @@
-import { openChain } from "../domain/audit-chain.js";
+import { openChain } from "../store/sqlite/audit-chain.js";
 import { CURRENT_ENVELOPE_VERSION } from "../crypto/cipher.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { setMeta } from "../store/sqlite/db.js";

@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { latestSchemaVersion, schemaSections } from "../store/sqlite/db.js";
-import { verifyAuditChain } from "../domain/audit-verify.js";
-import { WrongKeyError } from "../crypto/keyfiles.js";
+import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
+import { WrongKeyError } from "../store/errors.js";
 import { verifyRootKeys } from "../store/sqlite/root-keys.js";
 import { countRows, integrityOf } from "./common.js";
 import type { VaultCounts } from "./common.js";

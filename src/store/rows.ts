@@ -3,7 +3,7 @@ import type { Permission } from "../domain/permissions.js";
 import type { Principal } from "../domain/principals.js";
 import type { PrincipalKey } from "../domain/principal-keys.js";
 import type { SecretState } from "../domain/secret-model.js";
-import type { DueDelivery } from "../domain/webhook-outbox.js";
+import type { AttemptStatus, DueDelivery } from "../domain/webhook-outbox.js";
 import type { Positioned, RoleRecord } from "./orgs.js";
 import type { ScopedKeyRecord } from "./scoped-keys.js";
 import type { SecretRecord } from "./secrets.js";
@@ -257,4 +257,17 @@ export function toDueDelivery(r: DueDeliveryRow, scope: string): DueDelivery {
     signingGeneration: r.signing_generation,
     previousSigningUntil: r.previous_signing_until,
   };
+}
+
+/** A `webhook_attempts` row as the deliveries list selects it: next_attempt_at is the delivery's, on its latest attempt while pending. */
+export interface AttemptRow {
+  id: number;
+  event_id: string;
+  type: string;
+  attempt: number;
+  status: AttemptStatus;
+  http_status: number | null;
+  error: string | null;
+  at: number;
+  next_attempt_at: number | null;
 }

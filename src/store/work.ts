@@ -15,21 +15,7 @@ import type { OutboxStore } from "./outbox.js";
 import type { SecretStore } from "./secrets.js";
 import type { WebhookStore } from "./webhooks.js";
 
-/**
- * The database could not be reached, or the connection a unit of work ran
- * on was lost before its COMMIT was confirmed (a failover, a restarted
- * server, a terminated backend, a network cut): the unit's outcome is
- * unknown to the caller, so nothing may be acknowledged. The HTTP layer
- * answers it 503 with Retry-After (errors.ts, docs/scaling.md "When the
- * database goes away"); the engine reconnects on the next unit of work.
- * `cause` is the driver's error.
- */
-export class DatabaseUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super(`the database is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-    this.name = "DatabaseUnavailableError";
-  }
-}
+export { DatabaseUnavailableError } from "./errors.js";
 
 /** A value, or a promise of it: what a store method returns. */
 export type Awaitable<T> = T | Promise<T>;

@@ -97,7 +97,7 @@ export interface CreateWebhooksDeps {
  * Builds the webhook registry, the outbox sink, the delivery queue and the
  * (stopped) delivery worker, wired so that a queued event wakes the worker.
  * The engine wiring is the caller's: with the group commit, call
- * `outbox.attach(tx)` so a rollback drops the subscriber cache.
+ * `outbox.invalidate()` on every rollback (vault.ts: the engine's onRollback hook).
  */
 export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
   const settings = resolved(deps.settings ?? {});

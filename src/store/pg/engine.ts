@@ -1,28 +1,34 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import type { Work } from "../work.js";
+import { createSqlStores } from "../sql/index.js";
+import type { AuditCheck, Engine } from "../engine.js";
+import { verifyPgAuditChains } from "./audit-verify.js";
+import { verifyPgRootKeys } from "./root-keys.js";
 import { PgAuditStore } from "./audit.js";
 import { PgGroupCommit } from "./group-commit.js";
 import type { WriterChain } from "./audit.js";
-import { PgMetaStore, PgOrgStore, PgPrincipalKeyStore, PgPrincipalStore, PgRoleStore, PgScopedKeyStore } from "./keys-orgs.js";
+import { PgExecutor } from "./executor.js";
+import { PgOutboxStore } from "./outbox.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
 import { withoutPreparedStatements } from "./prepared.js";
 import { PgSecretStore } from "./secrets.js";
 import type { PgUnits, Queryable } from "./unit-of-work.js";
 import { PgUnitOfWork } from "./unit-of-work.js";
-import { PgOutboxStore, PgWebhookStore } from "./webhooks.js";
 import type { WriteBehind } from "./write-behind.js";
 
-/** The PostgreSQL engine of one vault node: its pool and its unit of work. */
-export interface PgEngine {
-  pool: pg.Pool;
-  /** The node's units of work: batched by the group commit (store/pg/group-commit.ts), or one transaction each. */
-  tx: PgUnits<Work>;
+/**
+ * The PostgreSQL engine of one vault node (store/engine.ts Engine): its
+ * pool, its units of work (batched by the group commit, store/pg/group-commit.ts,
+ * or a transaction each on a pooled client), one audit chain per pooled client.
+ */
+export interface PgEngine extends Engine {
+  readonly kind: "pg";
+  readonly pool: pg.Pool;
+  readonly tx: PgUnits<Work>;
   /** This node's id: the prefix of its audit chains' names. */
-  nodeId: string;
-  /** Refuses new units of work and closes the pool (graceful stop). */
-  close(): Promise<void>;
+  readonly nodeId: string;
 }
 
 /**
@@ -42,18 +48,11 @@ export function createPgWork(
   auditChainKeys?: readonly Buffer[],
   behind?: WriteBehind,
 ): Work {
-  return {
+  return Object.assign(createSqlStores(new PgExecutor(client)), {
     secrets: new PgSecretStore(client),
     audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys, behind),
-    meta: new PgMetaStore(client),
-    scopedKeys: new PgScopedKeyStore(client),
-    orgs: new PgOrgStore(client),
-    roles: new PgRoleStore(client),
-    principals: new PgPrincipalStore(client),
-    principalKeys: new PgPrincipalKeyStore(client),
-    webhooks: new PgWebhookStore(client),
     outbox: new PgOutboxStore(client),
-  };
+  });
 }
 
 /** What the engine keeps per pooled client: its audit chain and what its stores query through. */
@@ -106,9 +105,23 @@ export function pgEngineOver(
   );
   const tx: PgUnits<Work> = options.groupCommit === true ? new PgGroupCommit(single) : single;
   return {
+    kind: "pg",
+    label: "PostgreSQL",
     pool,
     tx,
     nodeId,
+    migrate: async () => {
+      await migratePg(pool);
+    },
+    verifyRootKeys: (cipher) => verifyPgRootKeys(tx, cipher),
+    // Each pooled client's chain opens itself at its first audited unit (audit.ts).
+    openAuditChain: () => true,
+    verifyAudit: async (keys): Promise<AuditCheck> => {
+      const report = await verifyPgAuditChains(pool, keys);
+      return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: `${report.chain}#${report.seq}`, reason: report.reason };
+    },
+    // Several nodes write: nothing read from the database is cached between units.
+    hooks: { singleWriter: false },
     close: async () => {
       tx.close();
       await pool.end();

@@ -1,6 +1,5 @@
 import type pg from "pg";
-import { ClosedError } from "../sqlite/group-commit.js";
-import { DatabaseUnavailableError } from "../work.js";
+import { ClosedError, DatabaseUnavailableError } from "../errors.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
 import { WriteBehind } from "./write-behind.js";

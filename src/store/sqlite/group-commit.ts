@@ -1,13 +1,10 @@
 import type { Db } from "./db.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 
-/** Thrown by GroupCommit.run once the vault is shutting down. */
-export class ClosedError extends Error {
-  constructor() {
-    super("the vault is shutting down");
-    this.name = "ClosedError";
-  }
-}
+import { ClosedError } from "../errors.js";
+
+/** Thrown by GroupCommit.run once the vault is shutting down (store/errors.ts). */
+export { ClosedError };
 
 /** A unit of work queued for a batch: its function and its run() promise's settlers. */
 interface Queued<W> {

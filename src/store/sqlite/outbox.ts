@@ -1,21 +1,9 @@
 import type { Db } from "./db.js";
-import type { AttemptRecord, AttemptStatus } from "../../domain/webhook-outbox.js";
+import type { AttemptRecord } from "../../domain/webhook-outbox.js";
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
-import type { DueDeliveryRow } from "../rows.js";
-
-interface AttemptRow {
-  id: number;
-  event_id: string;
-  type: string;
-  attempt: number;
-  status: AttemptStatus;
-  http_status: number | null;
-  error: string | null;
-  at: number;
-  next_attempt_at: number | null;
-}
+import type { AttemptRow, DueDeliveryRow } from "../rows.js";
 
 /**
  * SQL for an attempt `a`'s next retry, ms: its delivery `d`'s next_attempt_at

@@ -1,6 +1,5 @@
 import type { Db } from "./db.js";
 import { BUSY_TIMEOUT_MS } from "./db.js";
-import type { EventSink, Origin, SecretEvent } from "../../domain/events.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Work } from "../work.js";
 import type { Logger } from "../../ops/log.js";
@@ -9,9 +8,6 @@ import type { Logger } from "../../ops/log.js";
 export const WAL_SCRUB_DELAY_MS = 500;
 /** When a checkpoint could not finish (a reader such as `backup` holds an old snapshot), the next try, milliseconds. */
 const RETRY_MS = 1000;
-
-/** The events that destroy a stored value (docs/contract.md §6). */
-const DESTROYING: ReadonlySet<string> = new Set(["secret.burned", "secret.deleted", "secret.expired"]);
 
 interface CheckpointResult {
   busy: number;
@@ -28,7 +24,7 @@ interface CheckpointResult {
  * default `encryption.key` beside the data, they could be decrypted long
  * after the burn.
  *
- * As an EventSink it notes, inside the transaction, that a value was
+ * Told by the vault (the engine hook valueDestroyed), inside the transaction, that a value was
  * destroyed; at most WAL_SCRUB_DELAY_MS later, off the request path and
  * between batches (never inside an open transaction), it runs
  * `PRAGMA wal_checkpoint(TRUNCATE)`, which copies the WAL's pages into the
@@ -37,7 +33,7 @@ interface CheckpointResult {
  * timeout is 0 for it and it is tried again RETRY_MS later, so the server is
  * never blocked by it. Does nothing for `:memory:` databases.
  */
-export class WalScrubber implements EventSink {
+export class WalScrubber {
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -51,15 +47,7 @@ export class WalScrubber implements EventSink {
     this.checkpoint = deps.db.memory ? undefined : deps.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
-  /** EventSink: a destroyed value schedules a scrub. */
-  secretEvent(_w: Work, event: SecretEvent, _origin: Origin): void {
-    if (DESTROYING.has(event.type)) this.markDirty();
-  }
-
-  /** EventSink: a prune removes tombstones, which hold no value. */
-  secretsPruned(): void {}
-
-  /** Schedules a scrub (at most one pending). */
+  /** Schedules a scrub (at most one pending): a value was destroyed (the engine's valueDestroyed hook). */
   markDirty(): void {
     if (this.checkpoint === undefined || this.stopped) return;
     this.dirty = true;

@@ -1,85 +1,9 @@
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { AttemptRecord, AttemptStatus, DueDelivery } from "../../domain/webhook-outbox.js";
-import type { Webhook } from "../../domain/webhooks.js";
+import type { AttemptRecord, DueDelivery } from "../../domain/webhook-outbox.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
-import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";
-import { toDueDelivery, toWebhookRecord } from "../rows.js";
-import type { DueDeliveryRow, WebhookRow } from "../rows.js";
-import { prepared, runPrepared } from "./prepared.js";
+import { toDueDelivery } from "../rows.js";
+import type { AttemptRow, DueDeliveryRow } from "../rows.js";
 import type { Queryable } from "./unit-of-work.js";
-
-// Every change that emits an event looks its subscribers up (prepared.ts).
-const SUBSCRIBERS = prepared("webhooks.subscribers", "SELECT id, events, key_prefix FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1");
-
-/** A viewer with a key prefix sees only webhooks made under a prefix within its own. */
-const VISIBLE = "($2::text IS NULL OR (key_prefix IS NOT NULL AND starts_with(key_prefix, $2)))";
-
-/** The PostgreSQL `webhooks` store over one unit of work's client. */
-export class PgWebhookStore implements WebhookStore {
-  constructor(private readonly db: Queryable) {}
-
-  async countInScope(orgId: string | null): Promise<number> {
-    const r = await this.db.query<{ n: number }>("SELECT count(*)::integer AS n FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1", [orgId]);
-    return r.rows[0]?.n ?? 0;
-  }
-
-  async insert(w: Webhook): Promise<WebhookRecord> {
-    const r = await this.db.query<WebhookRow>(
-      `INSERT INTO webhooks (id, org_id, url, events, description, key_prefix, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [w.id, w.orgId, w.url, JSON.stringify(w.events), w.description, w.keyPrefix, w.createdAt],
-    );
-    return toWebhookRecord(r.rows[0] as WebhookRow);
-  }
-
-  async list(query: WebhookScopeQuery, afterSeq: number, limit: number): Promise<WebhookRecord[]> {
-    const r = await this.db.query<WebhookRow>(
-      `SELECT * FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1 AND ${VISIBLE} AND seq > $3 ORDER BY seq LIMIT $4`,
-      [query.orgId, query.viewerPrefix, afterSeq, limit],
-    );
-    return r.rows.map(toWebhookRecord);
-  }
-
-  async get(query: WebhookScopeQuery, id: string): Promise<WebhookRecord | undefined> {
-    const r = await this.db.query<WebhookRow>(`SELECT * FROM webhooks WHERE org_id IS NOT DISTINCT FROM $1 AND ${VISIBLE} AND id = $3`, [
-      query.orgId,
-      query.viewerPrefix,
-      id,
-    ]);
-    return r.rows[0] === undefined ? undefined : toWebhookRecord(r.rows[0]);
-  }
-
-  async remove(id: string): Promise<void> {
-    await this.db.query("DELETE FROM webhooks WHERE id = $1", [id]);
-  }
-
-  async subscribers(orgId: string | null): Promise<Subscriber[]> {
-    const r = await runPrepared<{ id: string; events: string; key_prefix: string | null }>(this.db, SUBSCRIBERS, [orgId]);
-    return r.rows.map((row) => ({ id: row.id, events: JSON.parse(row.events) as string[], keyPrefix: row.key_prefix }));
-  }
-
-  async rotateSigning(id: string, previousUntil: number): Promise<number | undefined> {
-    const r = await this.db.query<{ signing_generation: number }>(
-      "UPDATE webhooks SET signing_generation = signing_generation + 1, previous_signing_until = $2 WHERE id = $1 RETURNING signing_generation",
-      [id, previousUntil],
-    );
-    return r.rows[0]?.signing_generation;
-  }
-
-  async markDelivered(id: string): Promise<void> {
-    await this.db.query("UPDATE webhooks SET failed_deliveries = 0, failing_since = NULL WHERE id = $1", [id]);
-  }
-
-  async countFailedDelivery(id: string, now: number, failingAfter: number): Promise<number | undefined> {
-    const r = await this.db.query<{ failed_deliveries: number }>(
-      `UPDATE webhooks SET failed_deliveries = failed_deliveries + 1,
-         failing_since = CASE WHEN failing_since IS NULL AND failed_deliveries + 1 >= $3 THEN $2 ELSE failing_since END
-       WHERE id = $1 RETURNING failed_deliveries`,
-      [id, now, failingAfter],
-    );
-    return r.rows[0]?.failed_deliveries;
-  }
-}
 
 /**
  * How long a claimed delivery is held by the node that claimed it, ms
@@ -238,17 +162,7 @@ export class PgOutboxStore implements OutboxStore {
   }
 
   async attempts(webhookId: string, beforeId: number, limit: number): Promise<StoredAttempt[]> {
-    const r = await this.db.query<{
-      id: number;
-      event_id: string;
-      type: string;
-      attempt: number;
-      status: AttemptStatus;
-      http_status: number | null;
-      error: string | null;
-      at: number;
-      next_attempt_at: number | null;
-    }>(
+    const r = await this.db.query<AttemptRow>(
       // next_attempt_at: the delivery's, on the latest attempt of a still pending delivery only.
       `SELECT a.id, a.event_id, a.type, a.attempt, a.status, a.http_status, a.error, a.at,
               CASE WHEN d.state = 'pending' AND a.attempt = d.attempts THEN d.next_attempt_at END AS next_attempt_at

@@ -1,0 +1,77 @@
+import type { ValueCipher } from "../crypto/cipher.js";
+import type { UnitOfWork, Work } from "./work.js";
+import type { DbFileWatch } from "./sqlite/db-file-watch.js";
+
+/** Root key id -> audit chain key, for every root key loaded (ValueCipher.auditChainKeys). */
+export type ChainKeys = ReadonlyMap<string, Buffer>;
+
+/**
+ * What `audit verify` found, for the console's overview: the rows checked,
+ * and where the first break is (`at`: a row id on SQLite, `chain#seq` on
+ * PostgreSQL) with its reason.
+ */
+export type AuditCheck = { ok: true; rows: number } | { ok: false; rows: number; at: string; reason: string };
+
+/**
+ * The storage engine under a vault (docs/architecture.md, "The engine
+ * seam"): SQLite (store/sqlite/engine.ts: one file, the group commit, the
+ * WAL scrub, the database-file watch) or PostgreSQL (store/pg/engine.ts: a
+ * pool, a transaction per unit of work, several nodes). The vault is built
+ * over it once (vault.ts createVault) and never asks which one it has,
+ * except through the hooks below.
+ */
+export interface Engine {
+  /** Which engine: SQLite is the default, PostgreSQL runs with VAULT_DATABASE_URL. */
+  readonly kind: "sqlite" | "pg";
+  /** The console's name for it ("SQLite file", "PostgreSQL"). */
+  readonly label: string;
+  /** The only way to the database: one transaction per unit (store/work.ts). */
+  readonly tx: UnitOfWork<Work>;
+  /**
+   * Brings the schema up to date (idempotent; the openers already ran it):
+   * schema.sql's sections on SQLite, schema-pg.sql's under an advisory lock on PostgreSQL.
+   * @throws Error when the database was written by a newer version.
+   */
+  migrate(): Promise<void>;
+  /**
+   * Refuses a wrong encryption key (store/root-keys.ts, the one rule for both
+   * engines) and records the current key's id; may turn legacy envelopes off.
+   * @throws WrongKeyError naming what to set.
+   */
+  verifyRootKeys(cipher: ValueCipher): Promise<void>;
+  /**
+   * Opens the audit chain for writing with the current root key (SQLite's
+   * one chain: its segment record and signed head; PostgreSQL's writer chains
+   * open themselves per client). Synchronous on SQLite.
+   * @returns false when the segment record or head cannot be authenticated (the caller logs it).
+   */
+  openAuditChain(currentKeyId: string, keys: ChainKeys): boolean | Promise<boolean>;
+  /** Walks the whole audit log (`audit verify`, the console's overview). */
+  verifyAudit(keys: ChainKeys): Promise<AuditCheck>;
+  /** Engine events the vault's parts follow; every hook may be absent (the engine has no such event). */
+  readonly hooks: EngineHooks;
+  /** Refuses new units of work, finishes what is pending and closes the storage (graceful stop). */
+  close(): Promise<void>;
+}
+
+/** What a vault wires to its engine (vault.ts). */
+export interface EngineHooks {
+  /**
+   * True when one process writes the database (SQLite): caches of rows
+   * (the outbox's subscribers) may be kept, dropped at every rollback.
+   */
+  readonly singleWriter: boolean;
+  /** Told of every rolled-back unit or batch (SQLite's group commit). */
+  onRollback?(hook: () => void): void;
+  /** Told of every commit: how many units it held and how long it took, milliseconds. */
+  onCommitted?(hook: (units: number, ms: number) => void): void;
+  /** Runs just before each COMMIT; a throw refuses the commit (SQLite's group commit). */
+  onBeforeCommit?(hook: () => void): void;
+  /** A stored value was destroyed (burn, delete, expiry): SQLite scrubs it out of its WAL. */
+  valueDestroyed?(): void;
+  /**
+   * The storage is still where it was opened (SQLite's database file; /health
+   * answers 503 while it is not); absent: always.
+   */
+  readonly file?: DbFileWatch | undefined;
+}

@@ -1,0 +1,82 @@
+import type { ValueCipher } from "../../crypto/cipher.js";
+import { openChain } from "./audit-chain.js";
+import { verifyAuditChain } from "./audit-verify.js";
+import type { Logger } from "../../ops/log.js";
+import type { AuditCheck, ChainKeys, Engine, EngineHooks } from "../engine.js";
+import type { Work } from "../work.js";
+import { migrate } from "./db.js";
+import type { Db } from "./db.js";
+import type { DbFileWatch } from "./db-file-watch.js";
+import { GroupCommit } from "./group-commit.js";
+import { createSqliteWork } from "./index.js";
+import type { SqliteWork } from "./index.js";
+import { verifyRootKeys } from "./root-keys.js";
+import { WalScrubber } from "./wal-scrub.js";
+
+/** What the SQLite engine is opened with, beside its database. */
+export interface SqliteEngineOptions {
+  /** The key audit rows are MACed with (the current root key's chain key); null: plain SHA-256, for tools that only read. */
+  auditChainKey: Buffer | null;
+  log: Logger;
+  /** The database file's identity (none for `:memory:`): while it is deleted or replaced, commits are refused. */
+  file?: DbFileWatch | undefined;
+}
+
+/**
+ * The SQLite engine over one open, migrated database: its stores (built
+ * once, statements prepared once), the group commit (one transaction per
+ * event-loop turn), the audit chain's batch buffer, the WAL scrub and the
+ * database-file watch (docs/architecture.md, "The engine seam").
+ */
+export class SqliteEngine implements Engine {
+  readonly kind = "sqlite" as const;
+  readonly label = "SQLite file";
+  readonly tx: GroupCommit<Work>;
+  readonly work: SqliteWork;
+  /** Truncates the WAL after a value is destroyed; close() stops it before closing the database. */
+  readonly walScrubber: WalScrubber;
+  readonly hooks: EngineHooks;
+
+  constructor(
+    readonly db: Db,
+    options: SqliteEngineOptions,
+  ) {
+    this.work = createSqliteWork(db, { auditChainKey: options.auditChainKey });
+    const tx = new GroupCommit<Work>(db, this.work);
+    this.tx = tx;
+    this.work.audit.attach(tx);
+    const scrubber = new WalScrubber({ db, tx, log: options.log });
+    this.walScrubber = scrubber;
+    this.hooks = {
+      singleWriter: true,
+      onRollback: (hook) => tx.onRollback(() => hook()),
+      onCommitted: (hook) => tx.onCommitted(hook),
+      onBeforeCommit: (hook) => tx.onBeforeCommit(hook),
+      valueDestroyed: () => scrubber.markDirty(),
+      file: options.file,
+    };
+  }
+
+  async migrate(): Promise<void> {
+    migrate(this.db);
+  }
+
+  async verifyRootKeys(cipher: ValueCipher): Promise<void> {
+    verifyRootKeys(this.db, cipher);
+  }
+
+  openAuditChain(currentKeyId: string, keys: ChainKeys): boolean {
+    return openChain(this.db, currentKeyId, keys);
+  }
+
+  async verifyAudit(keys: ChainKeys): Promise<AuditCheck> {
+    const report = verifyAuditChain(this.db, keys);
+    return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: String(report.brokenId), reason: report.reason };
+  }
+
+  async close(): Promise<void> {
+    this.tx.close();
+    this.walScrubber.stop();
+    this.db.close();
+  }
+}
