@@ -47,6 +47,15 @@ module.exports = {
       to: { path: "^src/" },
     },
     {
+      name: "model-is-the-floor",
+      severity: "error",
+      comment:
+        "src/model (entities, records, Permission, errors, the audit chain's math) is what domain and " +
+        "store share: it imports neither, nor anything above them (crypto only).",
+      from: { path: "^src/model/" },
+      to: { path: "^src/", pathNot: "^src/(model|crypto/(hmac|tokens|random))" },
+    },
+    {
       name: "inject-below-front-ends",
       severity: "error",
       comment:

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
-import { GENESIS_HASH } from "../src/domain/audit-chain.js";
+import { GENESIS_HASH } from "../src/model/audit-chain.js";
 import { GroupCommit } from "../src/store/sqlite/group-commit.js";
 import { createSqliteWork } from "../src/store/sqlite/index.js";
 import type { Work } from "../src/store/work.js";

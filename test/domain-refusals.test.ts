@@ -7,8 +7,8 @@
  * a unit of its own, before the answer.
  */
 import { describe, expect, it } from "vitest";
-import { VaultError } from "../src/domain/errors.js";
-import type { VaultErrorKind } from "../src/domain/errors.js";
+import { VaultError } from "../src/model/errors.js";
+import type { VaultErrorKind } from "../src/model/errors.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
 import { GLOBAL_SCOPE, PastTtl } from "../src/domain/secret-model.js";
 import type { Awaitable, Work } from "../src/store/work.js";

@@ -1,7 +1,7 @@
 /** The one error mapping (src/errors.ts): every error type that reaches the handler, one envelope. */
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { VaultError } from "../src/domain/errors.js";
+import { VaultError } from "../src/model/errors.js";
 import { ApiError, errorResponse } from "../src/http/errors.js";
 import { ClosedError } from "../src/store/sqlite/group-commit.js";
 import { createLogger } from "../src/ops/log.js";

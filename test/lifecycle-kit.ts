@@ -5,7 +5,7 @@
  */
 import { expect } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
-import { VaultError } from "../src/domain/errors.js";
+import { VaultError } from "../src/model/errors.js";
 import type { EventSink, Origin, SecretEvent } from "../src/domain/events.js";
 import { SecretLifecycle } from "../src/domain/secrets.js";
 import { afterRefusal } from "../src/http/routes/secrets/rules.js";

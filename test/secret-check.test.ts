@@ -4,8 +4,8 @@
  * its refusals are VaultErrors (not_found, forbidden, gone).
  */
 import { describe, expect, it } from "vitest";
-import { VaultError } from "../src/domain/errors.js";
-import type { VaultErrorKind } from "../src/domain/errors.js";
+import { VaultError } from "../src/model/errors.js";
+import type { VaultErrorKind } from "../src/model/errors.js";
 import type { Origin } from "../src/domain/events.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
 import { buildTestVault } from "./helpers.js";

@@ -3,7 +3,7 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import { SqliteExecutor } from "../src/store/sqlite/executor.js";
 import { Fragment, named, render, paramsOf, sql } from "../src/store/sql/template.js";
 import { map, unique } from "../src/store/sql/executor.js";
-import { VaultError } from "../src/domain/errors.js";
+import { VaultError } from "../src/model/errors.js";
 
 // store/sql/template.ts: one statement text per call site, rendered per engine (no server needed;
 // the engine-neutral stores run on PostgreSQL in the pg-matrix project).

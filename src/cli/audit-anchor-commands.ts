@@ -4,7 +4,7 @@ import type { ValueCipher } from "../crypto/cipher.js";
 import { checkAnchor, formatAnchor, SINGLE_CHAIN } from "../domain/audit-anchor.js";
 import type { Anchor } from "../domain/audit-anchor.js";
 import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
-import type { ChainReport } from "../domain/audit-verify.js";
+import type { ChainReport } from "../model/audit-verify.js";
 import { SQLITE_CHAIN, verifyPgAuditChains } from "../store/pg/audit-verify.js";
 import type { PgChainReport } from "../store/pg/audit-verify.js";
 

@@ -1,4 +1,4 @@
-import { WrongKeyError } from "../store/errors.js";
+import { WrongKeyError } from "../model/engine-errors.js";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync, accessSync, constants } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config.js";

@@ -1,6 +1,6 @@
 import type { ValueCipher } from "../crypto/cipher.js";
-import { chainDigest } from "./audit-chain.js";
-import { macEquals } from "./audit-head.js";
+import { chainDigest } from "../model/audit-chain.js";
+import { macEquals } from "../model/audit-head.js";
 
 /**
  * Audit anchors (docs/audit.md, "Anchoring the head outside the database").

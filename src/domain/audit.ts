@@ -1,7 +1,7 @@
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { AuditRow } from "../store/audit.js";
 import type { Awaitable, Work } from "../store/work.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 
 /** One audit row to write. Never a secret value (docs/contract.md §11). */

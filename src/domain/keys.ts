@@ -1,7 +1,7 @@
 import { hashToken, newId, newToken } from "../crypto/tokens.js";
 import type { ScopedKeyRecord } from "../store/scoped-keys.js";
 import type { Awaitable, Work } from "../store/work.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { Origin } from "./events.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
@@ -9,21 +9,11 @@ import { holdsPermission } from "./permissions.js";
 import type { Permission } from "./permissions.js";
 import { SCOPED_PERMISSIONS } from "./permissions.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
+import type { ScopedKey } from "../model/records.js";
+export type { ScopedKey } from "../model/records.js";
 
 /** How often last_used_at is written at most, per key: once a minute (ms). */
 export const LAST_USED_DEBOUNCE_MS = 60_000;
-
-/** A scoped API key's metadata; never its token. Times in milliseconds. */
-export interface ScopedKey {
-  id: string;
-  name: string;
-  permissions: Permission[];
-  /** Only secrets whose key starts with this; null: every secret. */
-  prefix: string | null;
-  expiresAt: number | null;
-  createdAt: number;
-  lastUsedAt: number | null;
-}
 
 export interface CreateKeyInput {
   /** Label, already trimmed, 1-128 characters. */

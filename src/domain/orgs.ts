@@ -1,19 +1,13 @@
 import { newId } from "../crypto/tokens.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { ChangeAudit, Origin } from "./events.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
 import type { SecretLifecycle } from "./secrets.js";
 import type { Work } from "../store/work.js";
-
-/** An organization. Times in milliseconds. */
-export interface Org {
-  id: string;
-  name: string;
-  metadata: Record<string, unknown>;
-  createdAt: number;
-}
+import type { Org } from "../model/records.js";
+export type { Org } from "../model/records.js";
 
 export interface OrgsDeps {
   /** Current time, Unix milliseconds. */

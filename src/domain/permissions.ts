@@ -1,3 +1,6 @@
+import type { Permission } from "../model/records.js";
+export { SCOPED_PERMISSIONS } from "../model/records.js";
+export type { Permission } from "../model/records.js";
 /**
  * Who may do what (docs/contract.md §8):
  * scoped API key permissions, and role permission letters.
@@ -6,12 +9,6 @@
  * six others (`R L p A m D`) are reserved: valid in a role string, they grant
  * nothing yet.
  */
-
-/** Scoped API key permissions (docs/contract.md §8), in their canonical order. */
-export const SCOPED_PERMISSIONS = ["read", "write", "delete", "admin"] as const;
-
-/** A scoped API key permission, and what a global route needs. */
-export type Permission = (typeof SCOPED_PERMISSIONS)[number];
 
 /**
  * The one table of scoped-key permissions (docs/contract.md

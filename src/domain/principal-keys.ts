@@ -1,24 +1,13 @@
 import { hashToken, newId, newToken } from "../crypto/tokens.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 import type { Positioned } from "../store/orgs.js";
 import type { Work } from "../store/work.js";
-
-/** A principal key's summary, never its token. Times in milliseconds. */
-export interface PrincipalKey {
-  id: string;
-  principalId: string;
-  orgId: string;
-  name: string;
-  validAfter: number | null;
-  validBefore: number | null;
-  createdAt: number;
-  /** The key that minted it with POST /me/keys; null when the master key made it (or made before lineage was kept). */
-  parentKeyId: string | null;
-}
+import type { PrincipalKey } from "../model/records.js";
+export type { PrincipalKey } from "../model/records.js";
 
 /** What a new key is made from. Times in milliseconds. */
 export interface NewKeyInput {

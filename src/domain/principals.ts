@@ -1,21 +1,13 @@
 import { newId } from "../crypto/tokens.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { ChangeAudit, Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
 import type { Positioned } from "../store/orgs.js";
 import type { Work } from "../store/work.js";
-
-/** A principal (user or service account) of an org. Times in milliseconds. */
-export interface Principal {
-  id: string;
-  orgId: string;
-  name: string;
-  role: string;
-  metadata: Record<string, unknown>;
-  createdAt: number;
-}
+import type { Principal } from "../model/records.js";
+export type { Principal } from "../model/records.js";
 
 /** Fields a PATCH may change; undefined leaves a field as it is. */
 export interface PrincipalPatch {

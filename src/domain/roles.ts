@@ -1,4 +1,4 @@
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { ChangeAudit, Origin } from "./events.js";
 import { BUILTIN_ROLES, isBuiltinRole, roleStringProblem } from "./permissions.js";
 import { cutPage } from "./paging.js";

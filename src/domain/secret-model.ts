@@ -5,40 +5,11 @@
  * names from this module.
  */
 
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import type { SecretEvent, SecretEventType } from "./events.js";
-
-/** The scope of global secrets; org secrets use their org id. */
-export const GLOBAL_SCOPE = "global";
-
-/** The 409 of a key that names a live secret of its scope (docs/contract.md §6). */
-export const DUPLICATE_KEY = "a secret with this key already exists";
-
-/**
- * Public secret ids: 64 lower-case hex characters (docs/contract.md §4),
- * reserved in the global key space: no keyed secret takes this shape, so the
- * SQLite audit store can tell a public id's rows by their key.
- */
-export const PUBLIC_ID_PATTERN = /^[0-9a-f]{64}$/;
-
-/** Lifecycle states (docs/contract.md §6); burned and deleted rows are removed. */
-export type SecretState = "active" | "sealed" | "expired";
-
-/** A secret's metadata, never its value. Times in milliseconds. */
-export interface SecretMeta {
-  scope: string;
-  key: string;
-  isPublic: boolean;
-  state: SecretState;
-  createdAt: number;
-  expiresAt: number | null;
-  maxReads: number | null;
-  readCount: number;
-  /** false: seal instead of burn on reaching max_reads (org `delete: false`). */
-  burnOnLimit: boolean;
-  ownerId: string | null;
-  allowedKeys: string[] | null;
-}
+export { DUPLICATE_KEY, GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../model/records.js";
+import type { SecretMeta, } from "../model/records.js";
+export type { SecretMeta, SecretState } from "../model/records.js";
 
 export interface CreateInput {
   scope: string;

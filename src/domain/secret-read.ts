@@ -2,7 +2,7 @@ import type { ValueCipher } from "../crypto/cipher.js";
 import type { SecretRecord } from "../store/secrets.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { Origin, SecretEventType } from "./events.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import { refuseUnreadable, sealed, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
 import type { Reader, SecretMeta, SecretRead } from "./secret-model.js";
 

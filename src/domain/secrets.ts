@@ -3,7 +3,7 @@ import type { ValueCipher } from "../crypto/cipher.js";
 import type { SecretRecord } from "../store/secrets.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "./events.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import { cutPage } from "./paging.js";
 import { retrieveSecret } from "./secret-read.js";
 import type { ReadSteps } from "./secret-read.js";
@@ -29,7 +29,7 @@ export interface SecretsDeps {
  * not at all. The SQL is the store's (store/secrets.ts); the decisions are
  * here. Time comes from deps.now(), in milliseconds.
  *
- * A refusal is a thrown VaultError (domain/errors.ts) and changes nothing;
+ * A refusal is a thrown VaultError (model/errors.ts) and changes nothing;
  * a secret found past its TTL is refused with PastTtl (404), which the
  * caller follows with expireKey() in a unit of its own.
  */

@@ -4,6 +4,8 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
 import type { ScopeLimits } from "./webhook-shares.js";
+import type { AttemptRecord, DueDelivery, } from "../model/records.js";
+export type { AttemptRecord, DueDelivery, AttemptStatus } from "../model/records.js";
 
 /**
  * The webhook outbox and delivery queue (docs/contract.md §10,
@@ -19,9 +21,6 @@ import type { ScopeLimits } from "./webhook-shares.js";
  * seven days, in milliseconds.
  */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-
-/** An attempt's outcome: delivered; retrying (failed, another attempt is scheduled); failed (the last attempt failed). */
-export type AttemptStatus = "delivered" | "retrying" | "failed";
 
 /**
  * The signed body of an event (docs/contract.md §10):
@@ -138,42 +137,12 @@ export class WebhookOutbox implements EventSink {
   }
 }
 
-/** A delivery the worker is about to attempt. */
-export interface DueDelivery {
-  deliveryId: number;
-  /** The webhook's scope: "global" or its org id. */
-  scope: string;
-  webhookId: string;
-  url: string;
-  eventId: string;
-  type: string;
-  /** The exact body to sign and send. */
-  body: string;
-  /** Attempts made so far (0 before the first). */
-  attempts: number;
-  /** The webhook is failing: this attempt is the last, whatever its outcome. */
-  failing: boolean;
-  /** The webhook's signing generation (webhooks/signing.ts): its secret is derived with it. */
-  signingGeneration: number;
-  /** Until when the previous generation's secret also signs, Unix milliseconds; null: it does not. */
-  previousSigningUntil: number | null;
-}
-
 /** What record() did. */
 export interface Recorded {
   /** The attempt's number, 1 for the first. */
   attempt: number;
   /** This attempt made the webhook failing (it reached the threshold of failed deliveries). */
   turnedFailing: boolean;
-}
-
-/** The outcome of one attempt, as the worker decided it. Times in milliseconds. */
-export interface AttemptRecord {
-  status: AttemptStatus;
-  httpStatus: number | null;
-  error: string | null;
-  /** For `retrying`: when the next attempt is due. */
-  nextAttemptAt: number | null;
 }
 
 /**

@@ -1,13 +1,14 @@
 import { newId } from "../crypto/tokens.js";
-import { VaultError } from "./errors.js";
+import { VaultError } from "../model/errors.js";
 import { SECRET_EVENT_TYPES } from "./events.js";
 import type { Origin, SecretEventType } from "./events.js";
 import { cutPage } from "./paging.js";
 import type { Page } from "./paging.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
-import type { AttemptStatus } from "./webhook-outbox.js";
 import type { WebhookRecord } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
+import type { Webhook, DeliveryAttempt } from "../model/records.js";
+export type { Webhook, DeliveryAttempt } from "../model/records.js";
 
 /** The event types a webhook may subscribe to (docs/contract.md §10); `*` means all. */
 export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
@@ -17,45 +18,6 @@ export const WEBHOOK_NOT_FOUND = "webhook not found";
 
 /** Webhook ids: `wh_` and 26 base32 characters (crypto.newId). */
 export const WEBHOOK_ID_PATTERN = /^wh_[a-z2-7]{26}$/;
-
-/** A webhook (docs/contract.md §10). Times in milliseconds. */
-export interface Webhook {
-  id: string;
-  /** null for a global webhook. */
-  orgId: string | null;
-  /** https:// URL, normalized by the WHATWG URL parser. */
-  url: string;
-  /** Event types, or `["*"]`. */
-  events: string[];
-  description: string | null;
-  /**
-   * The prefix of the scoped admin key that created it: only events of keyed
-   * secrets under this prefix are queued for it, and only keys whose prefix
-   * covers it see it. null (master, principals): every event of the scope.
-   */
-  keyPrefix: string | null;
-  createdAt: number;
-}
-
-/** One delivery attempt, for GET .../deliveries (docs/webhooks.md). Times in milliseconds. */
-export interface DeliveryAttempt {
-  eventId: string;
-  type: string;
-  attempt: number;
-  /** delivered; retrying (failed, another attempt is scheduled); failed (the last attempt failed). */
-  status: AttemptStatus;
-  /** The receiver's HTTP status, or null when no response came. */
-  httpStatus: number | null;
-  /** Why it failed, null on success. */
-  error: string | null;
-  at: number;
-  /**
-   * When the delivery's next attempt is due: set only on the latest attempt
-   * of a delivery still pending a retry; null once it is delivered or
-   * failed, and on its earlier attempts.
-   */
-  nextAttemptAt: number | null;
-}
 
 /** Which webhooks a caller may see: those of one scope, narrowed by a scoped key's prefix. */
 export interface WebhookView {

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Logger } from "../ops/log.js";
-import { VaultError } from "../domain/errors.js";
-import type { VaultErrorKind } from "../domain/errors.js";
+import { VaultError } from "../model/errors.js";
+import type { VaultErrorKind } from "../model/errors.js";
 import { ClosedError } from "../store/sqlite/group-commit.js";
 import { DatabaseUnavailableError } from "../store/work.js";
 

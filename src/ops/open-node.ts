@@ -4,7 +4,7 @@ import { ConfigError } from "../config.js";
 import { ValueCipher } from "../crypto/cipher.js";
 import { loadKeyMaterial, prepareDataDir } from "../crypto/keyfiles.js";
 import type { KeyMaterial, Notice } from "../crypto/keyfiles.js";
-import { WrongKeyError } from "../store/errors.js";
+import { WrongKeyError } from "../model/engine-errors.js";
 import { openDatabase } from "../store/sqlite/db.js";
 import type { Db } from "../store/sqlite/db.js";
 import { DbFileWatch } from "../store/sqlite/db-file-watch.js";

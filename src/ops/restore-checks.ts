@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { latestSchemaVersion, schemaSections } from "../store/sqlite/db.js";
 import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
-import { WrongKeyError } from "../store/errors.js";
+import { WrongKeyError } from "../model/engine-errors.js";
 import { verifyRootKeys } from "../store/sqlite/root-keys.js";
 import { countRows, integrityOf } from "./common.js";
 import type { VaultCounts } from "./common.js";

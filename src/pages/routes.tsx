@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { forwardedIp, socketIp } from "../http/auth.js";
 import type { AppEnv } from "../http/context.js";
 import type { Origin } from "../domain/events.js";
-import { VaultError } from "../domain/errors.js";
+import { VaultError } from "../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../domain/secret-model.js";
 import type { SecretRead } from "../domain/secret-model.js";
 import type { SecretLifecycle } from "../domain/secrets.js";

@@ -1,23 +1,6 @@
-import type { Awaitable } from "./work.js";
-
-/**
- * One audit row as stored and chained (schema.sql section 2): `at` in Unix
- * milliseconds, `hash` 64 hex characters over the previous row's hash and
- * this row's other fields (domain/audit-chain.ts rowHash).
- */
-export interface AuditRow {
-  id: number;
-  scope: string;
-  at: number;
-  action: string;
-  key: string | null;
-  actor: string | null;
-  principal_id: string | null;
-  ip: string | null;
-  /** How many events the row stands for (coalesced failed authentications); null: one. */
-  count: number | null;
-  hash: string;
-}
+import type { Awaitable } from "../model/awaitable.js";
+import type { AuditRow } from "../model/records.js";
+export type { AuditRow } from "../model/records.js";
 
 /** A row to append: the store gives it its id, chain position and hash. `at` in Unix milliseconds. */
 export type AuditInsert = Omit<AuditRow, "id" | "hash">;
@@ -46,7 +29,7 @@ export interface AuditPageQuery {
  * The append-only `audit` table. The hash chain is the engine's: SQLite keeps
  * one chain in id order; an engine with several writers keeps one chain per
  * writer. Either way a row's hash covers the previous row of its chain and
- * its own fields, keyed with the chain key (domain/audit-chain.ts), and a
+ * its own fields, keyed with the chain key (model/audit-chain.ts), and a
  * row's `at` never goes below its chain predecessor's.
  */
 export interface AuditStore {

@@ -1,4 +1,4 @@
-import type { Awaitable } from "./work.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /** The `meta` table: named settings of the database (schema.sql section 1). */
 export interface MetaStore {

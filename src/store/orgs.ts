@@ -1,7 +1,7 @@
-import type { Org } from "../domain/orgs.js";
-import type { Principal } from "../domain/principals.js";
-import type { PrincipalKey } from "../domain/principal-keys.js";
-import type { Awaitable } from "./work.js";
+import type { Org } from "../model/records.js";
+import type { Principal } from "../model/records.js";
+import type { PrincipalKey } from "../model/records.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /** A stored row with its position in creation order (the list cursor). */
 export type Positioned<T> = T & { seq: number };

@@ -1,6 +1,6 @@
-import type { AttemptRecord, DueDelivery } from "../domain/webhook-outbox.js";
-import type { DeliveryAttempt } from "../domain/webhooks.js";
-import type { Awaitable } from "./work.js";
+import type { AttemptRecord, DueDelivery } from "../model/records.js";
+import type { DeliveryAttempt } from "../model/records.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /** One secret event as the outbox stores it (its time is enqueue()'s `now`). */
 export interface OutboxEvent {

@@ -1,9 +1,9 @@
 import type { ValueCipher } from "../crypto/cipher.js";
-import { WrongKeyError } from "./errors.js";
+import { WrongKeyError } from "../model/engine-errors.js";
 import { drive } from "./sql/executor.js";
 import type { SqlExecutor } from "./sql/executor.js";
 import { Fragment, sql } from "./sql/template.js";
-import type { Awaitable } from "./work.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /** PostgreSQL locks the meta row, so starting nodes take turns; SQLite has one writer. */
 const FOR_UPDATE = new Fragment("", " FOR UPDATE");

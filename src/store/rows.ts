@@ -1,9 +1,9 @@
-import type { Org } from "../domain/orgs.js";
-import type { Permission } from "../domain/permissions.js";
-import type { Principal } from "../domain/principals.js";
-import type { PrincipalKey } from "../domain/principal-keys.js";
-import type { SecretState } from "../domain/secret-model.js";
-import type { AttemptStatus, DueDelivery } from "../domain/webhook-outbox.js";
+import type { Org } from "../model/records.js";
+import type { Permission } from "../model/records.js";
+import type { Principal } from "../model/records.js";
+import type { PrincipalKey } from "../model/records.js";
+import type { SecretState } from "../model/records.js";
+import type { AttemptStatus, DueDelivery } from "../model/records.js";
 import type { Positioned, RoleRecord } from "./orgs.js";
 import type { ScopedKeyRecord } from "./scoped-keys.js";
 import type { SecretRecord } from "./secrets.js";

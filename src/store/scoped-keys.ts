@@ -1,5 +1,5 @@
-import type { ScopedKey } from "../domain/keys.js";
-import type { Awaitable } from "./work.js";
+import type { ScopedKey } from "../model/records.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /** A stored scoped key: its metadata and its position in creation order (the list cursor). */
 export interface ScopedKeyRecord extends ScopedKey {

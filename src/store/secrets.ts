@@ -1,5 +1,5 @@
-import type { SecretMeta, SecretState } from "../domain/secret-model.js";
-import type { Awaitable } from "./work.js";
+import type { SecretMeta, SecretState } from "../model/records.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /**
  * One stored secret: its metadata, its row id (creation order, the list

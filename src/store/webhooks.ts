@@ -1,5 +1,5 @@
-import type { Webhook } from "../domain/webhooks.js";
-import type { Awaitable } from "./work.js";
+import type { Webhook } from "../model/records.js";
+import type { Awaitable } from "../model/awaitable.js";
 
 /** A stored webhook: the webhook and its position in creation order (the list cursor). */
 export interface WebhookRecord extends Webhook {

@@ -14,11 +14,10 @@ import type { ScopedKeyStore } from "./scoped-keys.js";
 import type { OutboxStore } from "./outbox.js";
 import type { SecretStore } from "./secrets.js";
 import type { WebhookStore } from "./webhooks.js";
+import type { Awaitable } from "../model/awaitable.js";
+export type { Awaitable } from "../model/awaitable.js";
 
-export { DatabaseUnavailableError } from "./errors.js";
-
-/** A value, or a promise of it: what a store method returns. */
-export type Awaitable<T> = T | Promise<T>;
+export { DatabaseUnavailableError } from "../model/engine-errors.js";
 
 /**
  * Runs units of work: each `fn` gets the work handle of its transaction, and

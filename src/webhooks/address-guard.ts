@@ -3,7 +3,7 @@ import type { LookupAddress, LookupOptions } from "node:dns";
 import { isIP } from "node:net";
 import type { LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
-import { VaultError } from "../domain/errors.js";
+import { VaultError } from "../model/errors.js";
 
 /**
  * Resolves a host name to its addresses (IPv4 and IPv6, as strings).

@@ -1,4 +1,4 @@
-import { chainSetMac, headMac, macEquals } from "../../domain/audit-head.js";
+import { chainSetMac, headMac, macEquals } from "../../model/audit-head.js";
 import type { Queryable } from "./unit-of-work.js";
 
 /**

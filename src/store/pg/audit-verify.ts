@@ -1,10 +1,10 @@
 import type pg from "pg";
-import { GENESIS_HASH, parseSegments, rowHash, segmentsAuthentic } from "../../domain/audit-chain.js";
-import type { ChainKeys, ChainSegment } from "../../domain/audit-chain.js";
-import { chainSetMac, headKeyId, macEquals, parseHead } from "../../domain/audit-head.js";
+import { GENESIS_HASH, parseSegments, rowHash, segmentsAuthentic } from "../../model/audit-chain.js";
+import type { ChainKeys, ChainSegment } from "../../model/audit-chain.js";
+import { chainSetMac, headKeyId, macEquals, parseHead } from "../../model/audit-head.js";
 import { CHAIN_SET_META, parseChainSet } from "./audit-chain-set.js";
 import type { AuditRow } from "../audit.js";
-import type { MissingKey } from "../../domain/audit-verify.js";
+import type { MissingKey } from "../../model/audit-verify.js";
 
 /** The chain a migration from SQLite writes the SQLite log into (`migrate --from-sqlite`). */
 export const SQLITE_CHAIN = "sqlite";
@@ -31,7 +31,7 @@ const PAGE = 1000;
  * with its recorded segments (plain rows written before keying, then keyed
  * segments), whose record must be authentic.
  *
- * Heads and the set of chains are authenticated (domain/audit-head.ts,
+ * Heads and the set of chains are authenticated (model/audit-head.ts,
  * store/pg/audit-chain-set.ts): every head must carry a MAC under a loaded
  * chain key over its chain, seq (the row count) and hash, and the chains
  * must be exactly those of the authenticated set, so a tail cut off with

@@ -1,5 +1,5 @@
-import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
-import { headMac } from "../../domain/audit-head.js";
+import { GENESIS_HASH, rowHash } from "../../model/audit-chain.js";
+import { headMac } from "../../model/audit-head.js";
 import { recordNewChain } from "./audit-chain-set.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { prepared, runPrepared } from "./prepared.js";
@@ -43,10 +43,10 @@ export interface WriterChain {
  * client, store/pg/engine.ts), so audited requests on different clients and
  * nodes never wait for each other's chain. Within a chain, rows are linked
  * in `seq` order: each row's hash (HMAC-SHA256 under the chain key,
- * domain/audit-chain.ts) covers the previous row's hash and its own fields,
+ * model/audit-chain.ts) covers the previous row's hash and its own fields,
  * with `seq` in the place SQLite's single chain uses the row id. The head of
  * each chain is a row of `audit_chains`, moved with every row in the same
- * statement, with its MAC (domain/audit-head.ts: one HMAC per row); a
+ * statement, with its MAC (model/audit-head.ts: one HMAC per row); a
  * writer's first row also records its chain in the authenticated set of
  * chains (store/pg/audit-chain-set.ts). The writer keeps the head it last committed in memory (its
  * chain is its own); after a rollback, or at a new client's first row, the

@@ -1,5 +1,5 @@
-import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { AttemptRecord, DueDelivery } from "../../domain/webhook-outbox.js";
+import { GLOBAL_SCOPE } from "../../model/records.js";
+import type { AttemptRecord, DueDelivery } from "../../model/records.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";

@@ -1,5 +1,5 @@
-import { VaultError } from "../../domain/errors.js";
-import { DUPLICATE_KEY } from "../../domain/secret-model.js";
+import { VaultError } from "../../model/errors.js";
+import { DUPLICATE_KEY } from "../../model/records.js";
 import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ClosedError, DatabaseUnavailableError } from "../errors.js";
+import { ClosedError, DatabaseUnavailableError } from "../../model/engine-errors.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
 import { WriteBehind } from "./write-behind.js";

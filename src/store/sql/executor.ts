@@ -1,4 +1,4 @@
-import { VaultError } from "../../domain/errors.js";
+import { VaultError } from "../../model/errors.js";
 import type { Awaitable } from "../work.js";
 import type { Dialect, Query } from "./template.js";
 

@@ -1,4 +1,4 @@
-import type { Org } from "../../domain/orgs.js";
+import type { Org } from "../../model/records.js";
 import type { OrgDependents, OrgStore, Positioned, RoleRecord, RoleStore } from "../orgs.js";
 import { toOrgRecord, toRoleRecord } from "../rows.js";
 import type { OrgRow, RoleRow } from "../rows.js";

@@ -1,5 +1,5 @@
-import type { Principal } from "../../domain/principals.js";
-import type { PrincipalKey } from "../../domain/principal-keys.js";
+import type { Principal } from "../../model/records.js";
+import type { PrincipalKey } from "../../model/records.js";
 import type { Positioned, PrincipalKeyStore, PrincipalKeyWithRole, PrincipalStore } from "../orgs.js";
 import { toPrincipalKeyRecord, toPrincipalRecord } from "../rows.js";
 import type { PrincipalKeyRow, PrincipalRow } from "../rows.js";

@@ -1,4 +1,4 @@
-import type { ScopedKey } from "../../domain/keys.js";
+import type { ScopedKey } from "../../model/records.js";
 import { toScopedKeyRecord } from "../rows.js";
 import type { ScopedKeyRow } from "../rows.js";
 import type { ScopedKeyRecord, ScopedKeyStore } from "../scoped-keys.js";

@@ -1,4 +1,4 @@
-import type { Webhook } from "../../domain/webhooks.js";
+import type { Webhook } from "../../model/records.js";
 import { toWebhookRecord } from "../rows.js";
 import type { WebhookRow } from "../rows.js";
 import type { Subscriber, WebhookRecord, WebhookScopeQuery, WebhookStore } from "../webhooks.js";

@@ -1,13 +1,13 @@
-import { HEAD_META, headKeyId, headRecord, parseHead } from "../../domain/audit-head.js";
-import type { RecordedHead } from "../../domain/audit-head.js";
-import { CHAIN_META, GENESIS_HASH, macOf, parseSegments, segmentsAuthentic } from "../../domain/audit-chain.js";
-import type { ChainKeys, ChainSegment, SegmentRecord } from "../../domain/audit-chain.js";
+import { HEAD_META, headKeyId, headRecord, parseHead } from "../../model/audit-head.js";
+import type { RecordedHead } from "../../model/audit-head.js";
+import { CHAIN_META, GENESIS_HASH, macOf, parseSegments, segmentsAuthentic } from "../../model/audit-chain.js";
+import type { ChainKeys, ChainSegment, SegmentRecord } from "../../model/audit-chain.js";
 import type { Db } from "./db.js";
 
 /*
  * The SQLite side of the keyed audit chain (docs/audit.md): its segment
  * record and signed head in the meta table. The chain math (row hashes,
- * segment and head MACs) is domain/audit-chain.ts and domain/audit-head.ts.
+ * segment and head MACs) is model/audit-chain.ts and model/audit-head.ts.
  */
 
 /** The recorded segments and their MAC, or undefined when the database has none. */
@@ -30,7 +30,7 @@ export function readSegments(db: Db): SegmentRecord | undefined {
  *   loaded): left as it is, never signed anew, so `audit verify` reports it.
  *
  * The chain head (meta `audit_head`) is then signed under the current key
- * (domain/audit-head.ts): a head signed under a loaded key is signed anew
+ * (model/audit-head.ts): a head signed under a loaded key is signed anew
  * when that is not the current one (after `rekey`); an empty log without a
  * head, before heads are signed, gets the head {id 0, genesis}; an unsigned head is signed once, when the record
  * does not yet say heads are signed (the first start of a build that signs

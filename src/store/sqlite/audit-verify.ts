@@ -1,7 +1,7 @@
-import type { ChainKeys, ChainSegment } from "../../domain/audit-chain.js";
-import { GENESIS_HASH, rowHash, segmentsAuthentic } from "../../domain/audit-chain.js";
-import { HEAD_META, headKeyId, parseHead } from "../../domain/audit-head.js";
-import type { ChainReport } from "../../domain/audit-verify.js";
+import type { ChainKeys, ChainSegment } from "../../model/audit-chain.js";
+import { GENESIS_HASH, rowHash, segmentsAuthentic } from "../../model/audit-chain.js";
+import { HEAD_META, headKeyId, parseHead } from "../../model/audit-head.js";
+import type { ChainReport } from "../../model/audit-verify.js";
 import type { AuditRow as Row } from "../audit.js";
 import { readSegments } from "./audit-chain.js";
 import type { Db } from "./db.js";
@@ -13,7 +13,7 @@ import type { Db } from "./db.js";
  * never decrease, that the segment record is authentic, and that the last
  * row is the head recorded in the meta table (a truncated tail). Once the
  * record says heads are signed, the head must carry a MAC under the last
- * segment's key (domain/audit-head.ts) and its id must be the row count, so
+ * segment's key (model/audit-head.ts) and its id must be the row count, so
  * a tail cut off with the head moved back, or every row removed, shows.
  * Reads only; streams the rows.
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
@@ -83,7 +83,7 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
   const headRow = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META);
   const head = headRow === undefined ? undefined : parseHead(headRow.value);
   if (recorded.signedHeads) {
-    // The head is signed (domain/audit-head.ts): a tail cut off and the head moved back shows, and so do removed rows.
+    // The head is signed (model/audit-head.ts): a tail cut off and the head moved back shows, and so do removed rows.
     if (head === undefined) return { ok: false, rows, brokenId: lastId + 1, reason: "the recorded chain head is missing or unreadable (removed or altered)" };
     if (headKeyId(new Map([[last.key, lastKey]]), null, head.id, head.hash, head.mac) === undefined) {
       return { ok: false, rows, brokenId: head.id, reason: "the recorded chain head is not authentic (altered, or written under another key)" };

@@ -1,7 +1,7 @@
 import type { Db } from "./db.js";
-import { GENESIS_HASH, rowHash } from "../../domain/audit-chain.js";
-import { HEAD_META, headRecord } from "../../domain/audit-head.js";
-import { PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
+import { GENESIS_HASH, rowHash } from "../../model/audit-chain.js";
+import { HEAD_META, headRecord } from "../../model/audit-head.js";
+import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { BatchEvents } from "./group-commit.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { globPrefix } from "./glob.js";
@@ -242,7 +242,7 @@ export class SqliteAuditStore implements AuditStore {
     this.insertSpans("a", actions);
     this.insertSpans("k", keys);
     const last = rows[rows.length - 1] as AuditRow;
-    // One HMAC per insert (a batch's rows): the head is authenticated (domain/audit-head.ts).
+    // One HMAC per insert (a batch's rows): the head is authenticated (model/audit-head.ts).
     this.q.setHead.run(HEAD_META, headRecord(this.chainKey, last.id, last.hash));
   }
 

@@ -1,9 +1,9 @@
 import type { Db } from "./db.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 
-import { ClosedError } from "../errors.js";
+import { ClosedError } from "../../model/engine-errors.js";
 
-/** Thrown by GroupCommit.run once the vault is shutting down (store/errors.ts). */
+/** Thrown by GroupCommit.run once the vault is shutting down (model/engine-errors.ts). */
 export { ClosedError };
 
 /** A unit of work queued for a batch: its function and its run() promise's settlers. */

@@ -1,6 +1,6 @@
 import type { Db } from "./db.js";
-import type { AttemptRecord } from "../../domain/webhook-outbox.js";
-import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
+import type { AttemptRecord } from "../../model/records.js";
+import { GLOBAL_SCOPE } from "../../model/records.js";
 import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";

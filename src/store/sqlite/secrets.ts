@@ -1,8 +1,8 @@
 import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
-import { VaultError } from "../../domain/errors.js";
-import { DUPLICATE_KEY } from "../../domain/secret-model.js";
-import type { SecretState } from "../../domain/secret-model.js";
+import { VaultError } from "../../model/errors.js";
+import { DUPLICATE_KEY } from "../../model/records.js";
+import type { SecretState } from "../../model/records.js";
 import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { AppContext } from "../../context.js";
 import { originOf } from "../../context.js";
-import { VaultError } from "../../../domain/errors.js";
+import { VaultError } from "../../../model/errors.js";
 import { PUBLIC_ID_PATTERN } from "../../../domain/secret-model.js";
 import type { ReplaceInput, ReplaceOutcome } from "../../../domain/secret-model.js";
 import { ApiError } from "../../errors.js";

@@ -6,7 +6,7 @@ import type { ChainKeys } from "./chain-digest.js";
  * Authenticated chain heads (docs/audit.md, "Tamper evidence"). A hash chain
  * shows an edited, inserted or removed row, but not a tail cut off with the
  * recorded head moved back to an earlier row. So each head is recorded with
- * a MAC under the chain key (HKDF of the root key, domain/audit-chain.ts):
+ * a MAC under the chain key (HKDF of the root key, model/audit-chain.ts):
  * HMAC-SHA256 over the chain's name (null on SQLite's single chain), its
  * last position (the row count: SQLite ids and PostgreSQL `seq` run 1..n
  * without gaps) and the last row's hash. On PostgreSQL the set of chains is

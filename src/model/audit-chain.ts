@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { AuditRow } from "../store/audit.js";
+import type { AuditRow } from "./records.js";
 import { chainDigest } from "./chain-digest.js";
 
 // Re-exported: the chain's digest and key map live in chain-digest.ts, which audit-head.ts
@@ -63,7 +63,7 @@ export function macOf(key: Buffer, segments: readonly ChainSegment[], signedHead
 export interface SegmentRecord {
   segments: ChainSegment[];
   mac: string;
-  /** Set once the chain head is recorded with a MAC (domain/audit-head.ts): a head without one is refused. */
+  /** Set once the chain head is recorded with a MAC (model/audit-head.ts): a head without one is refused. */
   signedHeads: boolean;
 }
 
