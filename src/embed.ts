@@ -1,8 +1,8 @@
 import { VaultClient } from "@ephemeral-vault/client";
 import type { Config } from "./config.js";
 import { ConfigError, SETTINGS, loadConfig } from "./config.js";
-import { createLogger } from "./ops/log.js";
-import type { Logger } from "./ops/log.js";
+import { createLogger } from "./log/log.js";
+import type { Logger } from "./log/log.js";
 import { startServer } from "./server.js";
 
 /**

@@ -13,4 +13,4 @@ export type { Config } from "./config.js";
 export { openDatabase } from "./store/sqlite/db.js";
 export { ValueCipher } from "./crypto/cipher.js";
 export { main } from "./cli.js";
-export { createLogger } from "./ops/log.js";
+export { createLogger } from "./log/log.js";

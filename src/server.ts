@@ -7,9 +7,9 @@ import type { ValueCipher } from "./crypto/cipher.js";
 import { createHttpServer } from "./http/server.js";
 import type { KeyMaterial, Notice } from "./crypto/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./crypto/license.js";
-import type { Logger } from "./ops/log.js";
+import type { Logger } from "./log/log.js";
 import { startSweeper } from "./ops/sweeper.js";
-import { openPgNode, openSqliteNode } from "./ops/open-node.js";
+import { openPgNode, openSqliteNode } from "./open-node.js";
 import type { VaultOptions } from "./vault.js";
 
 /** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */

@@ -17,7 +17,7 @@ import type { Engine, EngineHooks } from "./store/engine.js";
 import { AuditLog } from "./domain/audit.js";
 import { ScopedKeys } from "./domain/keys.js";
 import { metricsTokenResolver, principalKeyResolver, scopedKeyResolver } from "./http/token-resolvers.js";
-import type { Logger } from "./ops/log.js";
+import type { Logger } from "./log/log.js";
 import { version } from "./version.js";
 import { ApiError } from "./http/errors.js";
 import { authFailedRecord } from "./http/access-guard.js";

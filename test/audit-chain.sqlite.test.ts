@@ -8,7 +8,7 @@ import { GroupCommit } from "../src/store/sqlite/group-commit.js";
 import { createSqliteWork } from "../src/store/sqlite/index.js";
 import type { Work } from "../src/store/work.js";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
 import { buildTestVault, createSqliteVault } from "./helpers.js";
 

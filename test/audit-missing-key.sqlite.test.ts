@@ -6,7 +6,7 @@ import { auditCommand } from "../src/cli/audit-commands.js";
 import { EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING } from "../src/cli/exit-codes.js";
 import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
 import { createSqliteVault } from "./helpers.js";
 

@@ -11,7 +11,7 @@ import { FailedAuthLimiter } from "../src/http/failed-auth.js";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
 import { buildTestVault, createKey, createSqliteVault, itSqlite, MASTER_KEY } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { VaultError } from "../src/model/errors.js";
 import { ApiError, errorResponse } from "../src/http/errors.js";
 import { ClosedError } from "../src/store/sqlite/group-commit.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 
 async function answer(err: unknown) {
   const app = new Hono();

@@ -2,7 +2,7 @@ import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import type { DbFileWatch } from "../src/store/sqlite/db-file-watch.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { SqliteEngine } from "../src/store/sqlite/engine.js";
 import type { Engine } from "../src/store/engine.js";
 import { randomBytes } from "node:crypto";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHttpServer } from "../src/http/server.js";
 import type { VaultServer } from "../src/http/server.js";
 import { VaultResponse } from "../src/http/response.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 
 /**
  * VaultResponse (http-response.ts): every answer of the vault's server

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { need } from "../src/http/auth.js";
 import type { AppEnv } from "../src/http/context.js";
 import { errorResponse } from "../src/http/errors.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { buildTestVault, createKey, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 

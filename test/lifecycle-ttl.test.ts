@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { SWEEP_BATCH, startSweeper } from "../src/ops/sweeper.js";
 import { buildTestVault } from "./helpers.js";
 import { ORIGIN, READER, ORG, inTx, recordingLifecycle, rawRow, countOf, outcomeOf } from "./lifecycle-kit.js";

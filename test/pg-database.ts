@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { describe, inject } from "vitest";
 import type { ValueCipher } from "../src/crypto/cipher.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { createVault } from "../src/vault.js";

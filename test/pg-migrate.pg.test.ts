@@ -3,7 +3,7 @@ import { afterAll, expect, it } from "vitest";
 import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import { openPgPool, pgEngineOver } from "../src/store/pg/index.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { buildTestVault, createKey, MASTER_KEY } from "./helpers.js";
 
 /** A vault whose logger writes into `lines` (one parsed JSON object per line). */

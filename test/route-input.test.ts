@@ -15,7 +15,7 @@ import { errorResponse } from "../src/http/errors.js";
 import { mount, route } from "../src/http/routes/declare.js";
 import { invalidAs, queryInt } from "../src/http/routes/input.js";
 import { KEY_RULE } from "../src/http/routes/secret-input.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { buildTestVault, createKey } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 

@@ -7,7 +7,7 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
 import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
-import { createLogger } from "../src/ops/log.js";
+import { createLogger } from "../src/log/log.js";
 import { createSqliteVault } from "./helpers.js";
 import type { Vault } from "../src/vault.js";
 import type { SqliteEngine } from "../src/store/sqlite/engine.js";

@@ -17,7 +17,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   if (parsed === undefined) return EXIT_OK;
   const { printUrlJson } = parsed;
   const config = loadConfig(parsed.flags, process.env);
-  const [{ createLogger }, { startServer }] = await Promise.all([import("../ops/log.js"), import("../server.js")]);
+  const [{ createLogger }, { startServer }] = await Promise.all([import("../log/log.js"), import("../server.js")]);
   // With --print-url-json stdout carries that one line only: the log goes to stderr.
   const log = createLogger(config.logLevel, printUrlJson ? { write: (line: string) => void process.stderr.write(line) } : undefined);
   const server = await startServer(config, log, (line) => process.stderr.write(line + "\n"));

@@ -1,4 +1,4 @@
-import type { LogLevel } from "../ops/log-levels.js";
+import type { LogLevel } from "../log/levels.js";
 
 /** The validated configuration the server is built from (docs/configuration.md). */
 export interface Config {

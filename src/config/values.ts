@@ -1,8 +1,8 @@
 import { isIP } from "node:net";
 import { parseRootKey } from "../crypto/cipher.js";
 import { parseLicensePublicKey } from "../crypto/license.js";
-import { LOG_LEVELS } from "../ops/log-levels.js";
-import type { LogLevel } from "../ops/log-levels.js";
+import { LOG_LEVELS } from "../log/levels.js";
+import type { LogLevel } from "../log/levels.js";
 import { ConfigError } from "./types.js";
 
 // The value kinds of the settings table (settings.ts): each turns the text of

@@ -3,7 +3,7 @@ import type { Origin } from "../domain/events.js";
 import type { AuditLog, AuditRecord } from "../domain/audit.js";
 import { GLOBAL_SCOPE } from "../domain/secret-model.js";
 import type { UnitOfWork, Work } from "../store/work.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import type { AuthFailureCoalescer, FailedAuthLimiter } from "./failed-auth.js";
 
 /** The `auth.failed` row of `count` failed requests from `ip` (docs/contract.md §11). */

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./context.js";
 import { errorResponse } from "./errors.js";
 import type { UnitOfWork, Work } from "../store/work.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import { front } from "./front.js";
 import type { VaultMetrics } from "../ops/metrics.js";
 import { metricsRoute } from "./routes/metrics.js";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import { VaultError } from "../model/errors.js";
 import type { VaultErrorKind } from "../model/errors.js";
 import { ClosedError } from "../store/sqlite/group-commit.js";

@@ -9,7 +9,7 @@ import { originFor } from "./context.js";
 import { SecretMatcher } from "../crypto/tokens.js";
 import type { Origin } from "../domain/events.js";
 import { ApiError, errorResponse } from "./errors.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import type { VaultMetrics } from "../ops/metrics.js";
 import { STATIC_HEADERS, VaultResponse } from "./response.js";
 

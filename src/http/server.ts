@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { capConnectionsPerAddress } from "./connection-cap.js";
 import { STATIC_HEADERS, VaultResponse } from "./response.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 
 /** The limits that keep idle and slow clients from exhausting the process. Times in milliseconds. */
 export interface ConnectionLimits {

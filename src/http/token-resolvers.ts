@@ -1,6 +1,6 @@
 import type { ScopedKeys } from "../domain/keys.js";
 import type { PrincipalKeys } from "../domain/principal-keys.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { SecretMatcher } from "../crypto/tokens.js";
 import type { TokenResolver } from "./auth.js";

@@ -1,7 +1,7 @@
 import type { SecretLifecycle } from "../domain/secrets.js";
 import { SYSTEM_ORIGIN } from "../domain/events.js";
 import type { UnitOfWork, Work } from "../store/work.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "../log/log.js";
 
 /** Secrets expired per transaction: small enough never to hold requests up for long. */
 export const SWEEP_BATCH = 256;

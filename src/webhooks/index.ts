@@ -3,7 +3,7 @@ import { randomSecret } from "../crypto/tokens.js";
 import { WebhookRegistry } from "../domain/webhooks.js";
 import { DeliveryQueue, WebhookOutbox } from "../domain/webhook-outbox.js";
 import type { AuditRecorder } from "../domain/webhooks.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { systemLookup } from "./address-guard.js";
 import type { Lookup } from "./address-guard.js";

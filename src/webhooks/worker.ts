@@ -2,7 +2,7 @@ import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
 import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
 import { ScopeShares } from "../domain/webhook-shares.js";
 import { DEFAULT_WEBHOOK_SCOPE_CONCURRENCY } from "../config.js";
-import type { Logger } from "../ops/log.js";
+import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { deliveryHeaders } from "./signing.js";
 import type { DeliveryResult, Transport } from "./transport.js";

@@ -1,7 +1,7 @@
 import type { ValueCipher } from "../../crypto/cipher.js";
 import { openChain } from "./audit-chain.js";
 import { verifyAuditChain } from "./audit-verify.js";
-import type { Logger } from "../../ops/log.js";
+import type { Logger } from "../../log/log.js";
 import type { AuditCheck, ChainKeys, Engine, EngineHooks } from "../engine.js";
 import type { Work } from "../work.js";
 import { migrate } from "./db.js";

@@ -2,7 +2,7 @@ import type { Db } from "./db.js";
 import { BUSY_TIMEOUT_MS } from "./db.js";
 import type { GroupCommit } from "./group-commit.js";
 import type { Work } from "../work.js";
-import type { Logger } from "../../ops/log.js";
+import type { Logger } from "../../log/log.js";
 
 /** Least time between a destroyed value and the checkpoint that scrubs the WAL, milliseconds. */
 export const WAL_SCRUB_DELAY_MS = 500;

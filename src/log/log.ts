@@ -1,9 +1,9 @@
 import { pino } from "pino";
 import type { Logger as PinoLogger, DestinationStream } from "pino";
-import type { LogLevel } from "./log-levels.js";
+import type { LogLevel } from "./levels.js";
 
-export { LOG_LEVELS } from "./log-levels.js";
-export type { LogLevel } from "./log-levels.js";
+export { LOG_LEVELS } from "./levels.js";
+export type { LogLevel } from "./levels.js";
 
 /** The structured logger used everywhere (pino). Never give it a secret value or token. */
 export type Logger = PinoLogger;

@@ -1,19 +1,19 @@
 import { join } from "node:path";
-import type { Config } from "../config.js";
-import { ConfigError } from "../config.js";
-import { ValueCipher } from "../crypto/cipher.js";
-import { loadKeyMaterial, prepareDataDir } from "../crypto/keyfiles.js";
-import type { KeyMaterial, Notice } from "../crypto/keyfiles.js";
-import { WrongKeyError } from "../model/engine-errors.js";
-import { openDatabase } from "../store/sqlite/db.js";
-import type { Db } from "../store/sqlite/db.js";
-import { DbFileWatch } from "../store/sqlite/db-file-watch.js";
-import { SqliteEngine } from "../store/sqlite/engine.js";
-import { createVault } from "../vault.js";
-import type { Vault, VaultOptions } from "../vault.js";
-import type { Logger } from "./log.js";
-import { lockDataDir } from "./lock.js";
-import type { DataDirLock } from "./lock.js";
+import type { Config } from "./config.js";
+import { ConfigError } from "./config.js";
+import { ValueCipher } from "./crypto/cipher.js";
+import { loadKeyMaterial, prepareDataDir } from "./crypto/keyfiles.js";
+import type { KeyMaterial, Notice } from "./crypto/keyfiles.js";
+import { WrongKeyError } from "./model/engine-errors.js";
+import { openDatabase } from "./store/sqlite/db.js";
+import type { Db } from "./store/sqlite/db.js";
+import { DbFileWatch } from "./store/sqlite/db-file-watch.js";
+import { SqliteEngine } from "./store/sqlite/engine.js";
+import { createVault } from "./vault.js";
+import type { Vault, VaultOptions } from "./vault.js";
+import type { Logger } from "./log/log.js";
+import { lockDataDir } from "./ops/lock.js";
+import type { DataDirLock } from "./ops/lock.js";
 
 /*
  * Opening a vault node over its storage engine, for server.ts: the SQLite
@@ -103,7 +103,7 @@ export async function openPgNode(
   const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
   const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
   const url = config.databaseUrl as string;
-  const { openPgEngine, verifyPgRootKeys, redactCredentials, redactUrl } = await import("../store/pg/index.js");
+  const { openPgEngine, verifyPgRootKeys, redactCredentials, redactUrl } = await import("./store/pg/index.js");
   let engine: Awaited<ReturnType<typeof openPgEngine>>;
   try {
     engine = await openPgEngine({
