@@ -9,7 +9,7 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import { DELIVERY_RETENTION_MS } from "../src/domain/webhook-outbox.js";
 import type { Lookup } from "../src/webhooks/address-guard.js";
 import type { Transport } from "../src/webhooks/transport.js";
-import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/worker.js";
+import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/retry.js";
 import { version } from "../src/version.js";
 import { buildTestVault, itSqlite } from "./helpers.js";
 import { createOrg, expectStatus } from "./org-helpers.js";

@@ -1,6 +1,14 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
 import { randomBytesPooled } from "./random.js";
 import { hmacSha256 } from "./hmac.js";
+import { KEY_ID_BYTES, rootKeyId } from "./root-key.js";
+import { aadFor, aadForRecord } from "./aad.js";
+import type { RecordPlace } from "./aad.js";
+
+// Re-exported: the root key helpers live in root-key.ts, the AAD in aad.ts.
+export { generateRootKey, parseRootKey, rootKeyId } from "./root-key.js";
+export { aadFor, aadForRecord } from "./aad.js";
+export type { RecordPlace } from "./aad.js";
 
 /**
  * Envelope format versions, the first byte of every stored ciphertext. v1:
@@ -12,7 +20,6 @@ const ENVELOPE_V1 = 1;
 const ENVELOPE_V2 = 2;
 /** The envelope version new records are written with. */
 export const CURRENT_ENVELOPE_VERSION = ENVELOPE_V2;
-const KEY_ID_BYTES = 8;
 const SALT_BYTES = 16;
 const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
 const TAG_BYTES = 16;
@@ -22,35 +29,6 @@ const RECORD_KEY_END = 1 + KEY_ID_BYTES + SALT_BYTES;
 const HKDF_INFO = Buffer.from("ephemeral-vault/v1/record-key");
 /** Derived record keys kept in memory (about 100 bytes each). */
 const RECORD_KEY_CACHE = 4096;
-
-/**
- * Parses a 256-bit root key written as 64 hex characters or as base64 /
- * base64url of exactly 32 bytes (docs/contract.md §3).
- * @returns the 32 bytes, or undefined when the text is neither.
- */
-export function parseRootKey(text: string): Buffer | undefined {
-  const s = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(s)) return Buffer.from(s, "hex");
-  if (/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(s)) {
-    const bytes = Buffer.from(s.replace(/-/g, "+").replace(/_/g, "/"), "base64");
-    if (bytes.length === 32) return bytes;
-  }
-  return undefined;
-}
-
-/** A fresh 256-bit root key (32 random bytes). */
-export function generateRootKey(): Buffer {
-  return randomBytes(32);
-}
-
-/**
- * The public fingerprint of a root key: 8 bytes of HKDF-SHA256(root, info
- * "key-id"), as 16 hex characters. Stored beside each ciphertext so the right
- * key decrypts it after a rotation; reveals nothing of the key.
- */
-export function rootKeyId(root: Buffer): string {
-  return Buffer.from(hkdfSync("sha256", root, Buffer.alloc(0), "ephemeral-vault/v1/key-id", KEY_ID_BYTES)).toString("hex");
-}
 
 /** Thrown when a ciphertext cannot be opened: wrong key, moved row, or damage. */
 export class DecryptError extends Error {
@@ -294,30 +272,4 @@ export function hkdfSha256Block(ikm: Buffer, salt: Buffer, info: Buffer): Buffer
 /** Reads the root key id out of an envelope without decrypting it. */
 export function envelopeKeyId(envelope: Buffer): string {
   return envelope.subarray(1, 1 + KEY_ID_BYTES).toString("hex");
-}
-
-/**
- * The additional authenticated data of a secret value: version, scope
- * ("global" or an org id) and key (or public id), NUL-separated.
- */
-export function aadFor(scope: string, key: string): Buffer {
-  return Buffer.from(`ephemeral-vault/v1\0${scope}\0${key}`, "utf8");
-}
-
-/** Where a secret value is stored: its scope, key and row creation time (Unix ms). */
-export interface RecordPlace {
-  scope: string;
-  key: string;
-  /** The row's created_at, Unix milliseconds. */
-  createdAt: number;
-}
-
-/**
- * The v2 AAD of a secret value: scope, key and the row's creation time in
- * milliseconds, NUL-separated. A secret deleted and created again under the
- * same key gets a new creation time, so the older ciphertext copied into the
- * newer row fails authentication (no rollback to an older value).
- */
-export function aadForRecord(place: RecordPlace): Buffer {
-  return Buffer.from(`ephemeral-vault/v2\0${place.scope}\0${place.key}\0${place.createdAt}`, "utf8");
 }

@@ -1,34 +1,15 @@
 import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
-import type { AttemptRecord, DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
+import type { DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
 import { ScopeShares } from "../domain/webhook-shares.js";
 import { DEFAULT_WEBHOOK_SCOPE_CONCURRENCY } from "../config.js";
 import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { deliveryHeaders } from "./signing.js";
-import type { DeliveryResult, Transport } from "./transport.js";
+import type { Transport } from "./transport.js";
+import { attemptOutcome } from "./retry.js";
 
-/** Longest wait between two attempts (docs/contract.md §3): one hour, in milliseconds. */
-export const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 /** The loop's shortest sleep after a round that found nothing to do, milliseconds. */
 const MIN_IDLE_DELAY_MS = 250;
-/** Jitter of a retry delay: +-20% (docs/contract.md §3). */
-export const RETRY_JITTER = 0.2;
-
-/**
- * The wait before attempt `attempt` (docs/contract.md §3): attempt n
- * (n >= 2) waits `baseMs * 2^(n-2)`, scaled by a uniform jitter in
- * [-20%, +20%], capped at one hour. All in milliseconds.
- *
- * @param attempt the attempt about to be made, 2 or more.
- * @param random a uniform number in [0, 1) (Math.random; injected in tests).
- * @throws RangeError when attempt < 2.
- */
-export function retryDelayMs(attempt: number, baseMs: number, random: () => number): number {
-  if (!Number.isInteger(attempt) || attempt < 2) throw new RangeError("retries start at attempt 2");
-  const nominal = baseMs * 2 ** (attempt - 2);
-  const jitter = 1 + RETRY_JITTER * (2 * random() - 1);
-  return Math.min(MAX_RETRY_DELAY_MS, Math.round(nominal * jitter));
-}
 
 export interface DeliveryWorkerDeps {
   queue: DeliveryQueue;
@@ -271,7 +252,8 @@ export class DeliveryWorker {
     // A stop aborted the attempt: it is not counted and the delivery stays due.
     if (this.stopped && !result.ok) return null;
     const timedOut = !result.ok && result.timedOut === true;
-    const record = this.outcome(delivery.attempts + 1, result, delivery.failing);
+    const policy = { maxAttempts: this.deps.maxAttempts, retryBaseMs: this.deps.retryBaseMs, random: this.random, now: this.deps.now };
+    const record = attemptOutcome(delivery.attempts + 1, result, delivery.failing, policy);
     let recorded;
     try {
       recorded = await this.deps.tx.run((w) => this.deps.queue.record(w, delivery.deliveryId, record, this.deps.now()));
@@ -288,27 +270,6 @@ export class DeliveryWorker {
     else if (record.status === "retrying") this.deps.log.info(Object.assign(fields, { error: record.error }), "webhook attempt failed; will retry");
     else this.deps.log.warn(Object.assign(fields, { error: record.error }), "webhook delivery failed after the last attempt");
     return timedOut;
-  }
-
-  /**
-   * Decides what an attempt's result means for its delivery: delivered on
-   * success; failed after the last attempt, or at once when the webhook is
-   * failing (the attempt log says so); else retrying.
-   */
-  private outcome(attempt: number, result: DeliveryResult, failing: boolean): AttemptRecord {
-    if (result.ok) return { status: "delivered", httpStatus: result.httpStatus, error: null, nextAttemptAt: null };
-    if (failing) {
-      return { status: "failed", httpStatus: result.httpStatus, error: `${result.error} (webhook failing: not retried)`, nextAttemptAt: null };
-    }
-    if (attempt >= this.deps.maxAttempts) {
-      return { status: "failed", httpStatus: result.httpStatus, error: result.error, nextAttemptAt: null };
-    }
-    return {
-      status: "retrying",
-      httpStatus: result.httpStatus,
-      error: result.error,
-      nextAttemptAt: this.deps.now() + retryDelayMs(attempt + 1, this.deps.retryBaseMs, this.random),
-    };
   }
 
   /** Removes finished deliveries older than the retention period, at most once an hour. */

@@ -1,10 +1,12 @@
 import type pg from "pg";
-import { GENESIS_HASH, parseSegments, rowHash, segmentsAuthentic } from "../../model/audit-chain.js";
+import { parseSegments } from "../../model/audit-chain.js";
 import type { ChainKeys, ChainSegment } from "../../model/audit-chain.js";
 import { chainSetMac, headKeyId, macEquals, parseHead } from "../../model/audit-head.js";
 import { CHAIN_SET_META, parseChainSet } from "./audit-chain-set.js";
 import type { AuditRow } from "../audit.js";
 import type { MissingKey } from "../../model/audit-verify.js";
+import { ChainWalk, TAIL_MISSING, checkSegments, discoveredKey, segmentKeys } from "../../model/audit-walk.js";
+import type { ChainBreak, KeyResolver } from "../../model/audit-walk.js";
 
 /** The chain a migration from SQLite writes the SQLite log into (`migrate --from-sqlite`). */
 export const SQLITE_CHAIN = "sqlite";
@@ -39,7 +41,8 @@ const PAGE = 1000;
  * shows. The one state without a set record that verifies is the one
  * `migrate` leaves before the first start: only the chain copied from
  * SQLite, its head checked against the copied SQLite head. Reads only, in
- * one REPEATABLE READ snapshot.
+ * one REPEATABLE READ snapshot; each chain goes through the shared walk
+ * (model/audit-walk.ts).
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  */
 export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promise<PgChainReport> {
@@ -68,38 +71,13 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
   if (setProblem !== undefined) return fail(setProblem.chain, 1, setProblem.reason);
   const segments = await sqliteSegments(pool, keys);
   for (const head of heads.rows) {
-    let prevHash = GENESIS_HASH;
-    let prevAt = 0;
-    let prevSeq = 0;
-    let key: Buffer | null | undefined;
+    const walk = new ChainWalk(head.chain === SQLITE_CHAIN && segments !== undefined ? copiedKeys(segments, keys) : discoveredKey(keys), true);
     for (;;) {
-      const page = await pool.query<StoredRow>("SELECT * FROM audit WHERE chain = $1 AND seq > $2 ORDER BY seq LIMIT $3", [head.chain, prevSeq, PAGE]);
+      const page = await pool.query<StoredRow>("SELECT * FROM audit WHERE chain = $1 AND seq > $2 ORDER BY seq LIMIT $3", [head.chain, walk.last, PAGE]);
       for (const row of page.rows) {
-        if (row.seq !== prevSeq + 1) return fail(head.chain, prevSeq + 1, "a row is missing (seq has a gap)");
-        if (row.at < prevAt) return fail(head.chain, row.seq, "timestamp earlier than the previous row's");
         const content = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
-        if (head.chain === SQLITE_CHAIN && segments !== undefined) {
-          if (typeof segments === "string") return fail(head.chain, row.seq, segments);
-          if (!Array.isArray(segments)) return fail(head.chain, row.seq, segments.reason, segments.missingKey);
-          key = segmentKey(segments, keys, row.seq);
-          if (key === undefined) {
-            // The segment record is authentic (sqliteSegments): the id is the key those rows were written with.
-            const keyId = segmentOf(segments, row.seq)?.key ?? "";
-            return fail(head.chain, row.seq, `rows from here are keyed with root key ${keyId}, which is not loaded`, {
-              keyId,
-              setting: "VAULT_PREVIOUS_ENCRYPTION_KEYS",
-            });
-          }
-        } else if (key === undefined) {
-          key = [...keys.values()].find((k) => rowHash(prevHash, content, k) === row.hash);
-          if (key === undefined) return fail(head.chain, row.seq, "the chain is not keyed with any loaded root key (altered, or its key is not loaded)");
-        }
-        if (rowHash(prevHash, content, key) !== row.hash) {
-          return fail(head.chain, row.seq, "hash does not match the row's content and the previous row's hash (row edited, removed or inserted)");
-        }
-        prevHash = row.hash;
-        prevAt = row.at;
-        prevSeq = row.seq;
+        const broken = walk.step({ position: row.seq, at: row.at, hash: row.hash, content });
+        if (broken !== undefined) return fail(head.chain, broken.at, broken.reason, broken.missingKey);
         rows += 1;
       }
       if (page.rows.length < PAGE) break;
@@ -107,48 +85,38 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
     if (head.mac === null ? !(await copiedHeadAuthentic(pool, keys, head)) : headKeyId(keys, head.chain, head.seq, head.hash, head.mac) === undefined) {
       return fail(head.chain, head.seq, "the chain's recorded head is not authentic (altered, moved back, or written under a key that is not loaded)");
     }
-    if (prevSeq !== head.seq || prevHash !== head.hash) {
-      return fail(head.chain, prevSeq + 1, "rows at the end of the chain are missing (the recorded head is not the last row)");
-    }
+    if (!walk.endsAt(head.seq, head.hash)) return fail(head.chain, walk.last + 1, TAIL_MISSING);
   }
   return { ok: true, chains: heads.rows.length, rows };
 }
 
 /**
  * The segments of the chain copied from SQLite (meta `audit_chain`), checked
- * to be authentic under their last segment's key; undefined when there is
- * none, a reason when the record does not hold.
+ * to be authentic under their last segment's key (model/audit-walk.ts
+ * checkSegments); undefined when there is none, the break to report at the
+ * chain's first row when the record does not hold.
  */
-async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | string | { reason: string; missingKey: MissingKey } | undefined> {
+async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | Omit<ChainBreak, "at"> | undefined> {
   const r = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_chain'");
   if (r.rows[0] === undefined) return undefined;
   const record = parseSegments(r.rows[0].value);
-  if (record.mac === "") return "the copied chain's segment record is not valid (altered)";
-  const last = record.segments[record.segments.length - 1];
-  if (last === undefined || last.key === null) return "the copied chain's segment record does not end with a keyed segment (altered)";
-  const lastKey = keys.get(last.key);
-  if (lastKey === undefined) {
+  if (record.mac === "") return { reason: "the copied chain's segment record is not valid (altered)" };
+  const check = checkSegments(record, keys);
+  if (check.problem === "not-keyed") return { reason: "the copied chain's segment record does not end with a keyed segment (altered)" };
+  if (check.problem === "key-not-loaded") {
     return {
-      reason: `the copied chain's last segment is keyed with root key ${last.key}, which is not loaded`,
-      missingKey: { keyId: last.key, setting: "VAULT_ENCRYPTION_KEY" },
+      reason: `the copied chain's last segment is keyed with root key ${check.last.key}, which is not loaded`,
+      missingKey: { keyId: check.last.key, setting: "VAULT_ENCRYPTION_KEY" },
     };
   }
-  if (!segmentsAuthentic(lastKey, record.segments, record.mac, record.signedHeads)) return "the copied chain's segment record is not authentic (altered)";
-  return record.segments;
+  if (!check.ok) return { reason: "the copied chain's segment record is not authentic (altered)" };
+  return check.segments;
 }
 
-/** The chain key of row `seq` of the copied chain: null for a plain segment, undefined when not loaded. */
-function segmentKey(segments: ChainSegment[], keys: ChainKeys, seq: number): Buffer | null | undefined {
-  const current = segmentOf(segments, seq);
-  if (current === undefined || current.key === null) return null;
-  return keys.get(current.key);
-}
-
-/** The segment row `seq` of the copied chain belongs to. */
-function segmentOf(segments: ChainSegment[], seq: number): ChainSegment | undefined {
-  let current: ChainSegment | undefined;
-  for (const segment of segments) if (segment.from <= seq) current = segment;
-  return current;
+/** The keys of the copied chain's rows: by its segments, or its record's problem at the first row. */
+function copiedKeys(segments: ChainSegment[] | Omit<ChainBreak, "at">, keys: ChainKeys): KeyResolver {
+  if (Array.isArray(segments)) return segmentKeys(segments, keys, "");
+  return () => segments;
 }
 
 /**

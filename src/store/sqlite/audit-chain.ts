@@ -1,6 +1,7 @@
 import { HEAD_META, headKeyId, headRecord, parseHead } from "../../model/audit-head.js";
 import type { RecordedHead } from "../../model/audit-head.js";
-import { CHAIN_META, GENESIS_HASH, macOf, parseSegments, segmentsAuthentic } from "../../model/audit-chain.js";
+import { CHAIN_META, GENESIS_HASH, macOf, parseSegments } from "../../model/audit-chain.js";
+import { checkSegments } from "../../model/audit-walk.js";
 import type { ChainKeys, ChainSegment, SegmentRecord } from "../../model/audit-chain.js";
 import type { Db } from "./db.js";
 
@@ -52,9 +53,10 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
     if (recorded === undefined) {
       segments = next > 1 ? [{ from: 1, key: null }, { from: next, key: currentKeyId }] : [{ from: 1, key: currentKeyId }];
     } else {
-      const last = recorded.segments[recorded.segments.length - 1];
-      const lastKey = last?.key === null || last === undefined ? undefined : keys.get(last.key);
-      if (last === undefined || lastKey === undefined || !segmentsAuthentic(lastKey, recorded.segments, recorded.mac, recorded.signedHeads)) return false;
+      // The same segment check as `audit verify` (model/audit-walk.ts).
+      const check = checkSegments(recorded, keys);
+      if (!check.ok) return false;
+      const last = check.last;
       signedHeads = recorded.signedHeads;
       segments =
         last.key === currentKeyId

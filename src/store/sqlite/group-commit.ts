@@ -2,6 +2,10 @@ import type { Db } from "./db.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 
 import { ClosedError } from "../../model/engine-errors.js";
+import { BatchHooks } from "./batch-hooks.js";
+
+// Re-exported: the batch's hook points live in batch-hooks.ts.
+export type { BatchEvents } from "./batch-hooks.js";
 
 /** Thrown by GroupCommit.run once the vault is shutting down (model/engine-errors.ts). */
 export { ClosedError };
@@ -17,17 +21,6 @@ interface Queued<W> {
 interface Waiter<W> {
   unit: Queued<W>;
   value: unknown;
-}
-
-/**
- * What engine-side buffers (the audit chain's rows) hook into: whether a
- * batch is open, and its savepoint, pre-commit and rollback moments.
- */
-export interface BatchEvents {
-  readonly inBatch: boolean;
-  onSavepoint(hook: () => void): void;
-  onBeforeCommit(hook: () => void): void;
-  onRollback(hook: (whole: boolean) => void): void;
 }
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
@@ -62,12 +55,8 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  *
  * The function must not call run() itself (it would wait for itself).
  */
-export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
+export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
   private waiters: Waiter<W>[] = [];
-  private readonly beforeCommitHooks: (() => void)[] = [];
-  private readonly rollbackHooks: ((whole: boolean) => void)[] = [];
-  private readonly savepointHooks: (() => void)[] = [];
-  private readonly committedHooks: ((batchSize: number, ms: number) => void)[] = [];
   private open = false;
   private closed = false;
   /** A setImmediate to run the queued units is pending. */
@@ -94,39 +83,13 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
     private readonly db: Db,
     private readonly work: W = undefined as W,
   ) {
+    super();
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.commit = db.prepare("COMMIT");
     this.rollback = db.prepare("ROLLBACK");
     this.savepoint = db.prepare("SAVEPOINT request");
     this.release = db.prepare("RELEASE request");
     this.rollbackTo = db.prepare("ROLLBACK TO request");
-  }
-
-  /**
-   * Registers work to do inside the batch's transaction just before its
-   * COMMIT (for example writing a head pointer once per batch instead of once
-   * per row). If it throws, the batch fails like a failed COMMIT.
-   */
-  onBeforeCommit(hook: () => void): void {
-    this.beforeCommitHooks.push(hook);
-  }
-
-  /**
-   * Registers a listener for rollbacks, so in-memory caches of what the
-   * transaction wrote can be dropped. `whole` is true when the whole batch
-   * was rolled back, false when one request's savepoint was.
-   */
-  onRollback(hook: (whole: boolean) => void): void {
-    this.rollbackHooks.push(hook);
-  }
-
-  /**
-   * Registers a listener told of every committed batch: how many run() calls
-   * it carried and how long its pre-commit hooks and COMMIT (the fsync) took,
-   * milliseconds (metrics).
-   */
-  onCommitted(hook: (batchSize: number, ms: number) => void): void {
-    this.committedHooks.push(hook);
   }
 
   /** Units of work queued for the next batch, not started yet (tests and diagnostics). */
@@ -137,16 +100,6 @@ export class GroupCommit<W = void> implements UnitOfWork<W>, BatchEvents {
   /** True while a batch is open (from the turn's first unit of work to its COMMIT). */
   get inBatch(): boolean {
     return this.open;
-  }
-
-  /**
-   * Registers a listener called as each request's SAVEPOINT opens, before its
-   * function runs: work buffered in memory for the batch (audit rows) marks
-   * where the request's part starts, so a rollback to the savepoint
-   * (onRollback with whole = false) can drop exactly that part.
-   */
-  onSavepoint(hook: () => void): void {
-    this.savepointHooks.push(hook);
   }
 
   /**
