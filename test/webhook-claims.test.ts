@@ -63,3 +63,20 @@ describe("DeliveryQueue.due", () => {
     expect(await v.tx.run((w) => q.due(w, v.clock.now() - 1, 8, new Set()))).toEqual([]);
   });
 });
+
+describe("DeliveryQueue.due within a scope", () => {
+  it("claims the scope's oldest due delivery first, whichever webhook it belongs to", async () => {
+    const v = vaultWith();
+    await expectStatus(v.asMaster("POST", "/secrets", { key: "old", value: "v", max_reads: 5 }), 201);
+    const created = await createWebhook(v, { url: "https://127.0.0.1/created", events: ["secret.created"] });
+    const read = await createWebhook(v, { url: "https://127.0.0.1/read", events: ["secret.read"] });
+    // The webhook with the larger id gets the older delivery.
+    const emitCreated = () => expectStatus(v.asMaster("POST", "/secrets", { key: "new", value: "v" }), 201);
+    const emitRead = () => expectStatus(v.asMaster("GET", "/secrets/old"), 200);
+    const createdIsHigh = String(created.id) > String(read.id);
+    for (const emit of createdIsHigh ? [emitCreated, emitRead] : [emitRead, emitCreated]) await emit();
+    const q = new DeliveryQueue();
+    const picked = await v.tx.run((w) => q.due(w, v.clock.now(), 1, new Set(), { scopeLimit: 1, limits: new Map() }));
+    expect(picked.map((d) => d.webhookId)).toEqual([createdIsHigh ? created.id : read.id]);
+  });
+});
