@@ -3,6 +3,7 @@ import type { Subscriber } from "../store/webhooks.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
+import { planClaims } from "./webhook-shares.js";
 import type { ScopeLimits } from "./webhook-shares.js";
 import type { AttemptRecord, DueDelivery, } from "../model/records.js";
 export type { AttemptRecord, DueDelivery, AttemptStatus } from "../model/records.js";
@@ -180,21 +181,18 @@ export class DeliveryQueue {
    */
   async due(w: Work, now: number, limit: number, busy: ReadonlySet<string>, shares?: ScopeLimits): Promise<DueDelivery[]> {
     if (limit <= 0) return [];
-    const scopeLimit = Math.min(limit, shares?.scopeLimit ?? limit);
-    const scopeLimits = shares?.limits ?? new Map<string, number>();
-    const batches = await w.outbox.claimDue({ now, limit, busy, afterScope: this.lastScope, scopeLimit, scopeLimits });
-    if (batches.length === 0) return [];
-    this.lastScope = batches[0]?.scope;
+    const plan = planClaims(await w.outbox.dueScopes(now, busy), limit, this.lastScope, shares);
+    if (plan.length === 0) return [];
+    const claimed = await w.outbox.claim(now, busy, plan);
+    const first = plan.find((_, i) => (claimed[i]?.length ?? 0) > 0);
+    if (first === undefined) return [];
+    this.lastScope = first.scope;
+    // One of each scope in turn, in the plan's order: the round-robin.
     const picked: DueDelivery[] = [];
     for (let turn = 0; picked.length < limit; turn++) {
-      let any = false;
-      for (const batch of batches) {
-        const delivery = batch.deliveries[turn];
-        if (delivery === undefined || turn >= (scopeLimits.get(batch.scope) ?? scopeLimit)) continue;
-        any = true;
-        if (picked.length < limit) picked.push(delivery);
-      }
-      if (!any) break;
+      const row = claimed.map((list) => list[turn]).filter((d) => d !== undefined);
+      if (row.length === 0) break;
+      picked.push(...row.slice(0, limit - picked.length));
     }
     return picked;
   }

@@ -5,6 +5,9 @@
  * per-scope limits (ScopeLimits).
  */
 
+import { GLOBAL_SCOPE } from "../model/records.js";
+import type { DueScope, ScopeClaim } from "../store/outbox.js";
+
 /** What a claim may take of each scope this round. */
 export interface ScopeLimits {
   /** Deliveries at most of a scope absent from `limits`: the whole share. */
@@ -96,4 +99,45 @@ export class ScopeShares {
     for (const scope of this.slowness.keys()) held += this.inFlight.get(scope) ?? 0;
     return held;
   }
+}
+
+/** A scope's place in the round-robin order: the global scope first, then the orgs by id. */
+const orderKey = (scope: string): string => (scope === GLOBAL_SCOPE ? "" : scope);
+
+/**
+ * Which due deliveries to claim, scope by scope (docs/webhooks.md,
+ * "Delivery and retries"): the `limit` slots are handed out round-robin,
+ * one per scope in turn, to the scopes with due deliveries in a fixed
+ * order (global, then the orgs by id) starting with the first scope after
+ * `afterScope` (wrapping), so one busy scope delays another by at most one
+ * turn. A scope gets no more than it has due, nor than its limit in
+ * `shares` (ScopeShares.limits(); none below `limit` when absent): a limit
+ * of 0 leaves it out. At most `limit` scopes take part.
+ * @param due the scopes with due deliveries and how many (any order).
+ * @param afterScope the scope served first last time; undefined: start with the first.
+ * @returns the claims in round-robin order (the first is served first), counts adding up to at most `limit`.
+ */
+export function planClaims(due: readonly DueScope[], limit: number, afterScope: string | undefined, shares?: ScopeLimits): ScopeClaim[] {
+  const share = Math.min(limit, shares?.scopeLimit ?? limit);
+  const open = due
+    .map((d) => ({ scope: d.scope, cap: Math.min(d.due, share, shares?.limits.get(d.scope) ?? share) }))
+    .filter((c) => c.cap > 0)
+    .sort((a, b) => (orderKey(a.scope) < orderKey(b.scope) ? -1 : 1));
+  const after = afterScope === undefined ? undefined : orderKey(afterScope);
+  const start = after === undefined ? 0 : open.findIndex((c) => orderKey(c.scope) > after);
+  const turns = (start <= 0 ? open : [...open.slice(start), ...open.slice(0, start)]).slice(0, Math.max(0, limit));
+  const claims = turns.map((c) => ({ scope: c.scope, count: 0 }));
+  let left = limit;
+  for (let turn = 0; left > 0; turn++) {
+    let any = false;
+    turns.forEach((c, i) => {
+      const claim = claims[i];
+      if (left === 0 || claim === undefined || c.cap <= turn) return;
+      claim.count++;
+      left--;
+      any = true;
+    });
+    if (!any) break;
+  }
+  return claims;
 }

@@ -11,33 +11,19 @@ export interface OutboxEvent {
   body: string;
 }
 
-/** What the delivery worker asks for. Times in Unix milliseconds. */
-export interface DueClaim {
-  /** Deliveries whose next attempt is due at or before this. */
-  now: number;
-  /** At most this many scopes, and at most this many deliveries per scope. */
-  limit: number;
-  /** Webhooks left out entirely (they have attempts in flight). */
-  busy: ReadonlySet<string>;
-  /**
-   * The scope the previous claim served first: this one starts with the next
-   * scope after it in a fixed order, wrapping around. undefined: from the first.
-   */
-  afterScope: string | undefined;
-  /**
-   * At most this many deliveries of any one scope (the worker's per-scope
-   * share, domain/webhook-shares.ts), unless `scopeLimits` names the scope.
-   */
-  scopeLimit: number;
-  /** Per-scope limits below `scopeLimit`, by scope ("global" or an org id); 0 leaves the scope out. */
-  scopeLimits: ReadonlyMap<string, number>;
-}
-
-/** The due deliveries of one scope, oldest due first. */
-export interface DueBatch {
+/** How many deliveries of one scope are due (of webhooks free to take them). */
+export interface DueScope {
   /** "global" or an org id. */
   scope: string;
-  deliveries: DueDelivery[];
+  /** Due deliveries of the scope, 1 or more. */
+  due: number;
+}
+
+/** One claim the domain decided (domain/webhook-shares.ts planClaims): up to `count` due deliveries of `scope`. */
+export interface ScopeClaim {
+  /** "global" or an org id. */
+  scope: string;
+  count: number;
 }
 
 /** What recordAttempt() changed. */
@@ -63,15 +49,21 @@ export interface OutboxStore {
   /** Writes the event and one pending delivery, due at `now`, per webhook of `webhookIds`. */
   enqueue(event: OutboxEvent, webhookIds: readonly string[], now: number): Awaitable<void>;
   /**
-   * Claims pending deliveries due at `claim.now`, of webhooks not busy, by
-   * scope: at most `claim.limit` scopes that have any, in a fixed order
-   * starting after `claim.afterScope` (wrapping), each with at most
-   * `claim.limit` deliveries and at most its scope's limit
-   * (`claim.scopeLimits`, else `claim.scopeLimit`), oldest due first (then
-   * oldest queued). A scope whose limit is 0 is left out. A delivery is
-   * claimed until its attempt is recorded.
+   * The scopes with deliveries due at `now` (next_attempt_at <= now) of
+   * webhooks not in `busy` and free to take them (PostgreSQL: no delivery
+   * of the webhook leased by a node), with how many each has. Any order.
    */
-  claimDue(claim: DueClaim): Awaitable<DueBatch[]>;
+  dueScopes(now: number, busy: ReadonlySet<string>): Awaitable<DueScope[]>;
+  /**
+   * Runs the claims it is given, deciding nothing: for each of `claims`, up
+   * to `count` due deliveries of its scope, of the same webhooks as
+   * dueScopes(), oldest due first (then oldest queued). A delivery is
+   * claimed until its attempt is recorded (PostgreSQL: webhook rows locked
+   * `FOR UPDATE SKIP LOCKED`, deliveries leased; a claim may come back
+   * shorter when another node took them first).
+   * @returns one list per claim, in the order of `claims`.
+   */
+  claim(now: number, busy: ReadonlySet<string>, claims: readonly ScopeClaim[]): Awaitable<DueDelivery[][]>;
   /** When the first pending delivery of a webhook not in `busy` is due, or null when none is. */
   nextDueAt(busy: ReadonlySet<string>): Awaitable<number | null>;
   /** True while the delivery is pending (not delivered, failed or deleted). */

@@ -1,6 +1,6 @@
 import { GLOBAL_SCOPE } from "../../model/records.js";
 import type { AttemptRecord, DueDelivery } from "../../model/records.js";
-import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
+import type { AttemptLogged, DueScope, OutboxEvent, OutboxStore, ScopeClaim, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";
 import type { Queryable } from "./unit-of-work.js";
@@ -12,19 +12,40 @@ import type { Queryable } from "./unit-of-work.js";
  */
 export const CLAIM_LEASE_MS = 60_000;
 
+/** The scope key of a webhook row `w` in SQL: "" for global webhooks, else the org id. */
+const SCOPE = "coalesce(w.org_id, '')";
+
 /**
- * SQL for the claim's limit of the scope key `scope`: its entry in the
- * parameters `keys` (scope keys) and `counts` (their limits), else the
- * parameter `fallback` (the default per-scope limit).
+ * SQL: the pending delivery `d` is due at $1, of a webhook not in $2 (busy)
+ * none of whose deliveries a node holds leased.
  */
-const LIMIT_OF = (scope: string, keys: string, counts: string, fallback: string): string =>
-  `coalesce((SELECT l.n FROM unnest(${keys}::text[], ${counts}::integer[]) AS l(scope, n) WHERE l.scope = ${scope}), ${fallback}::integer)`;
+const FREE_DUE = `d.state = 'pending' AND d.next_attempt_at <= $1 AND NOT (d.webhook_id = ANY($2::text[]))
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x
+                  WHERE x.webhook_id = d.webhook_id AND x.state = 'pending' AND x.leased_until > $1)`;
+
+/**
+ * SQL: the ids of the first claims.count due deliveries (FREE_DUE) of each
+ * claimed scope, oldest due first; $3 and $4 are the claims' scope keys
+ * and counts; `only` narrows the deliveries further.
+ */
+const CLAIMED = (only: string): string =>
+  `SELECT c.id, c.webhook_id FROM (
+     SELECT d.id, d.webhook_id, ${SCOPE} AS scope,
+            row_number() OVER (PARTITION BY ${SCOPE} ORDER BY d.next_attempt_at, d.id) AS turn
+     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+     WHERE ${FREE_DUE} AND ${SCOPE} = ANY($3::text[]) AND ${only}
+   ) c JOIN unnest($3::text[], $4::integer[]) AS k(scope, n) ON k.scope = c.scope
+   WHERE c.turn <= k.n`;
+
+/** The SQL scope key as the domain names the scope. */
+const scopeName = (key: string): string => (key === "" ? GLOBAL_SCOPE : key);
 
 /**
  * The PostgreSQL outbox store (webhook_events, webhook_deliveries,
- * webhook_attempts). claimDue() locks free webhooks (none of their
- * deliveries leased) with `FOR UPDATE SKIP LOCKED` and leases their due
- * deliveries (CLAIM_LEASE_MS), which the worker sends in order: a pending delivery is in the hands of one node at a
+ * webhook_attempts). claim() locks the webhooks of the deliveries it
+ * claims (free ones: none of their deliveries leased) with
+ * `FOR UPDATE SKIP LOCKED` and leases those deliveries (CLAIM_LEASE_MS),
+ * which the worker sends in order: a pending delivery is in the hands of one node at a
  * time, and a webhook's deliveries go out one after another across nodes.
  */
 export class PgOutboxStore implements OutboxStore {
@@ -40,74 +61,48 @@ export class PgOutboxStore implements OutboxStore {
     );
   }
 
-  async claimDue(claim: DueClaim): Promise<DueBatch[]> {
-    if (claim.limit <= 0) return [];
-    // The per-scope limits, as SQL scope keys ('' for global) and counts: LIMIT_OF(scope) reads them.
-    const limitKeys = [...claim.scopeLimits.keys()].map((scope) => (scope === GLOBAL_SCOPE ? "" : scope));
-    const limitCounts = [...claim.scopeLimits.values()];
-    const scopeLimit = Math.min(claim.limit, claim.scopeLimit);
-    const after = claim.afterScope === undefined ? null : claim.afterScope === GLOBAL_SCOPE ? "" : claim.afterScope;
-    // 1. Lock the webhooks with due deliveries that no claim holds (busy here,
-    //    leased by another node), at most each scope's limit of them per
-    //    scope, so that one scope's many webhooks cannot crowd the others out.
-    const locked = await this.db.query<{ id: string }>(
-      `SELECT w.id FROM webhooks w
-       JOIN (SELECT id, scope, row_number() OVER (PARTITION BY scope ORDER BY id) AS rn
-             FROM (SELECT w2.id, coalesce(w2.org_id, '') AS scope FROM webhooks w2
-                   WHERE NOT (w2.id = ANY($2::text[]))
-                     AND EXISTS (SELECT 1 FROM webhook_deliveries d
-                                 WHERE d.webhook_id = w2.id AND d.state = 'pending' AND d.next_attempt_at <= $1)
-                     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x
-                                     WHERE x.webhook_id = w2.id AND x.state = 'pending' AND x.leased_until > $1)) free
-            ) ranked ON ranked.id = w.id
-       WHERE ranked.rn <= ${LIMIT_OF("ranked.scope", "$4", "$5", "$6")}
-       ORDER BY ranked.rn, ranked.scope LIMIT $3
-       FOR UPDATE OF w SKIP LOCKED`,
-      [claim.now, [...claim.busy], claim.limit * 4, limitKeys, limitCounts, scopeLimit],
+  async dueScopes(now: number, busy: ReadonlySet<string>): Promise<DueScope[]> {
+    const r = await this.db.query<{ scope: string; n: number }>(
+      `SELECT ${SCOPE} AS scope, count(*)::integer AS n
+       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       WHERE ${FREE_DUE}
+       GROUP BY 1`,
+      [now, [...busy]],
     );
-    if (locked.rows.length === 0) return [];
+    return r.rows.map((row) => ({ scope: scopeName(row.scope), due: row.n }));
+  }
+
+  async claim(now: number, busy: ReadonlySet<string>, claims: readonly ScopeClaim[]): Promise<DueDelivery[][]> {
+    if (claims.length === 0) return [];
+    const keys = claims.map((c) => (c.scope === GLOBAL_SCOPE ? "" : c.scope));
+    const counts = claims.map((c) => c.count);
+    // 1. Lock the webhooks of the claimed deliveries; one another claim holds is skipped.
+    const locked = await this.db.query<{ id: string }>(
+      `SELECT w.id FROM webhooks w WHERE w.id IN (SELECT webhook_id FROM (${CLAIMED("true")}) claimed)
+       ORDER BY w.id FOR UPDATE OF w SKIP LOCKED`,
+      [now, [...busy], keys, counts],
+    );
+    const lists = claims.map((): DueDelivery[] => []);
+    if (locked.rows.length === 0) return lists;
     // 2. A new statement, so a new snapshot (READ COMMITTED): a lease another
     //    node committed before this one took the webhook locks is seen here,
     //    and no other claim can lease these webhooks' deliveries meanwhile.
     //    The UPDATE re-checks the lease on the row itself.
     const r = await this.db.query<DueDeliveryRow & { scope: string }>(
-      `WITH candidates AS (
-         SELECT d.id, coalesce(w.org_id, '') AS scope,
-                row_number() OVER (PARTITION BY coalesce(w.org_id, '') ORDER BY d.next_attempt_at, d.id) AS turn
-         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.webhook_id = ANY($2::text[]) AND d.state = 'pending' AND d.next_attempt_at <= $1
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x
-                           WHERE x.webhook_id = d.webhook_id AND x.state = 'pending' AND x.leased_until > $1)
-       ), due AS (
-         -- At most $3 (the worker's free slots), each scope at most its limit,
-         -- one per scope in turn starting after $7 (the queue's round-robin):
-         -- exactly what DeliveryQueue.due() sends.
-         SELECT id FROM candidates
-         WHERE turn <= ${LIMIT_OF("candidates.scope", "$5", "$6", "$8")}
-         ORDER BY turn, coalesce(scope <= $7::text, false), scope LIMIT $3
-       ), leased AS (
-         UPDATE webhook_deliveries d SET leased_until = $1 + $4 FROM due
-         WHERE d.id = due.id AND (d.leased_until IS NULL OR d.leased_until <= $1)
-         RETURNING d.id, d.webhook_id, d.event_id, d.attempts
+      `WITH leased AS (
+         UPDATE webhook_deliveries d SET leased_until = $1 + $6::bigint
+         FROM (${CLAIMED("d.webhook_id = ANY($5::text[])")}) claimed
+         WHERE d.id = claimed.id AND (d.leased_until IS NULL OR d.leased_until <= $1)
+         RETURNING d.id, d.webhook_id, d.event_id, d.attempts, d.next_attempt_at
        )
        SELECT l.id, l.webhook_id, w.url, l.event_id, e.type, e.body, l.attempts, w.failing_since,
-              w.signing_generation, w.previous_signing_until, coalesce(w.org_id, '') AS scope
+              w.signing_generation, w.previous_signing_until, ${SCOPE} AS scope
        FROM leased l JOIN webhooks w ON w.id = l.webhook_id JOIN webhook_events e ON e.id = l.event_id
-       ORDER BY l.id`,
-      [claim.now, locked.rows.map((row) => row.id), claim.limit, CLAIM_LEASE_MS, limitKeys, limitCounts, after, scopeLimit],
+       ORDER BY l.next_attempt_at, l.id`,
+      [now, [...busy], keys, counts, locked.rows.map((row) => row.id), CLAIM_LEASE_MS],
     );
-    const byScope = new Map<string, DueDelivery[]>();
-    for (const row of r.rows) {
-      const scope = row.scope === "" ? GLOBAL_SCOPE : row.scope;
-      const list = byScope.get(scope) ?? [];
-      list.push(toDueDelivery(row, scope));
-      byScope.set(scope, list);
-    }
-    const scopes = [...byScope.keys()].sort();
-    const afterScope = claim.afterScope;
-    const start = afterScope === undefined ? 0 : scopes.findIndex((s) => s > afterScope);
-    const rotated = start <= 0 ? scopes : [...scopes.slice(start), ...scopes.slice(0, start)];
-    return rotated.map((scope) => ({ scope, deliveries: byScope.get(scope) ?? [] }));
+    for (const row of r.rows) lists[keys.indexOf(row.scope)]?.push(toDueDelivery(row, scopeName(row.scope)));
+    return lists;
   }
 
   async nextDueAt(busy: ReadonlySet<string>): Promise<number | null> {

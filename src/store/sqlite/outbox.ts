@@ -1,7 +1,7 @@
 import type { Db } from "./db.js";
-import type { AttemptRecord } from "../../model/records.js";
+import type { AttemptRecord, DueDelivery } from "../../model/records.js";
 import { GLOBAL_SCOPE } from "../../model/records.js";
-import type { AttemptLogged, DueBatch, DueClaim, OutboxEvent, OutboxStore, StoredAttempt } from "../outbox.js";
+import type { AttemptLogged, DueScope, OutboxEvent, OutboxStore, ScopeClaim, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";
 
@@ -39,13 +39,13 @@ export class SqliteOutboxStore implements OutboxStore {
          VALUES (?, ?, 'pending', 0, ?, ?)`,
       ),
       // `busy`: a JSON array of webhook ids whose deliveries are left out.
-      dueScopes: db.prepare<[number, string], { scope: string }>(
-        `SELECT DISTINCT ${SCOPE} AS scope
+      dueScopes: db.prepare<[number, string], { scope: string; n: number }>(
+        `SELECT ${SCOPE} AS scope, count(*) AS n
          FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
          JOIN webhooks w ON w.id = d.webhook_id
          WHERE d.state = 'pending' AND d.next_attempt_at <= ?
            AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY scope`,
+         GROUP BY scope`,
       ),
       due: db.prepare<[number, string, string, number], DueDeliveryRow>(
         `SELECT d.id, d.webhook_id, w.url, d.event_id, e.type, e.body, d.attempts, w.failing_since,
@@ -95,27 +95,20 @@ export class SqliteOutboxStore implements OutboxStore {
     for (const webhookId of webhookIds) this.q.insertDelivery.run(webhookId, event.id, now, now);
   }
 
+  dueScopes(now: number, busy: ReadonlySet<string>): DueScope[] {
+    return this.q.dueScopes.all(now, JSON.stringify([...busy])).map((r) => ({ scope: scopeName(r.scope), due: r.n }));
+  }
+
   /**
    * Nothing is marked: the group commit runs one unit of work at a time on
    * one connection, so the worker's own bookkeeping of what is in flight
    * (`busy`) is the claim.
    */
-  claimDue(claim: DueClaim): DueBatch[] {
-    if (claim.limit <= 0) return [];
-    const busy = JSON.stringify([...claim.busy]);
-    const limitOf = (key: string) => Math.min(claim.limit, claim.scopeLimits.get(scopeName(key)) ?? claim.scopeLimit);
-    const keys = this.q.dueScopes
-      .all(claim.now, busy)
-      .map((r) => r.scope)
-      .filter((key) => limitOf(key) > 0);
-    if (keys.length === 0) return [];
-    const after = claim.afterScope === undefined ? undefined : scopeKey(claim.afterScope);
-    const start = after === undefined ? 0 : keys.findIndex((key) => key > after);
-    const rotated = start <= 0 ? keys : [...keys.slice(start), ...keys.slice(0, start)];
-    return rotated.slice(0, claim.limit).map((key) => {
-      const scope = scopeName(key);
-      return { scope, deliveries: this.q.due.all(claim.now, busy, key, limitOf(key)).map((row) => toDueDelivery(row, scope)) };
-    });
+  claim(now: number, busy: ReadonlySet<string>, claims: readonly ScopeClaim[]): DueDelivery[][] {
+    const ids = JSON.stringify([...busy]);
+    return claims.map(({ scope, count }) =>
+      this.q.due.all(now, ids, scopeKey(scope), count).map((row) => toDueDelivery(row, scope)),
+    );
   }
 
   nextDueAt(busy: ReadonlySet<string>): number | null {
