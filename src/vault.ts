@@ -82,7 +82,7 @@ export interface Vault<E extends Engine = Engine> {
   flushAuthFailures: (all?: boolean) => Promise<number>;
 }
 
-/** The events that destroy a stored value (docs/security.md): the engine may scrub them (SQLite's WAL). */
+/** The events that destroy a stored value (docs/operations.md): the engine may scrub them (SQLite's WAL). */
 const DESTROYING: ReadonlySet<string> = new Set(["secret.burned", "secret.deleted", "secret.expired"]);
 
 /**
