@@ -1,3 +1,6 @@
+import type { StringTable } from "./strings.js";
+import { localePicker } from "./strings.js";
+
 /**
  * Every text the console (/ui) shows, one table per locale, in the style of
  * the share pages' table (strings.ts; docs/console.md): a locale is added by
@@ -167,16 +170,7 @@ export const CONSOLE_EN = {
 } as const;
 
 /** The shape of a console locale's table. */
-export type ConsoleStrings = { readonly [K in keyof typeof CONSOLE_EN]: string };
-
-const LOCALES: Record<string, ConsoleStrings> = { en: CONSOLE_EN };
+export type ConsoleStrings = StringTable<typeof CONSOLE_EN>;
 
 /** The console table for a request's `Accept-Language`: the first listed locale with a table, else English. */
-export function consoleStringsFor(acceptLanguage: string | undefined): ConsoleStrings {
-  for (const part of (acceptLanguage ?? "").split(",")) {
-    const tag = part.split(";")[0]?.trim().toLowerCase().split("-")[0];
-    const table = tag === undefined ? undefined : LOCALES[tag];
-    if (table !== undefined) return table;
-  }
-  return CONSOLE_EN;
-}
+export const consoleStringsFor = localePicker<ConsoleStrings>({ en: CONSOLE_EN }, CONSOLE_EN);

@@ -67,23 +67,34 @@ export const STRINGS_EN = {
   notFoundLead: "There is no page at this address.",
 } as const;
 
-/** The shape of a locale's table. */
-export type Strings = { readonly [K in keyof typeof STRINGS_EN]: string };
+/** The shape of a locale's table: the English table's names, each a string. */
+export type StringTable<T> = { readonly [K in keyof T]: string };
 
-/** The tables by locale. */
-const LOCALES: Record<string, Strings> = { en: STRINGS_EN };
+/** The shape of a share pages' locale table. */
+export type Strings = StringTable<typeof STRINGS_EN>;
 
 /**
  * The table for a request's `Accept-Language` header: the first listed
  * locale that has a table, else English.
  */
-export function stringsFor(acceptLanguage: string | undefined): Strings {
-  for (const part of (acceptLanguage ?? "").split(",")) {
-    const tag = part.split(";")[0]?.trim().toLowerCase().split("-")[0];
-    const table = tag === undefined ? undefined : LOCALES[tag];
-    if (table !== undefined) return table;
-  }
-  return STRINGS_EN;
+export const stringsFor = localePicker<Strings>({ en: STRINGS_EN }, STRINGS_EN);
+
+/**
+ * A chooser of a table of `locales` (by language) for an `Accept-Language`
+ * header (`de-CH, en;q=0.5`): the first listed language (its primary subtag,
+ * any case; q-values are not weighed) that has a table, else `fallback`. The
+ * share pages and the console pick their tables this way (docs/share.md,
+ * "Locales"; docs/console.md).
+ */
+export function localePicker<T>(locales: Record<string, T>, fallback: T): (acceptLanguage: string | undefined) => T {
+  return (acceptLanguage) => {
+    for (const part of (acceptLanguage ?? "").split(",")) {
+      const tag = part.split(";")[0]?.trim().toLowerCase().split("-")[0];
+      const table = tag === undefined ? undefined : locales[tag];
+      if (table !== undefined) return table;
+    }
+    return fallback;
+  };
 }
 
 /** `template` with each `{name}` replaced by `values[name]`. */

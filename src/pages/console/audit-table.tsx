@@ -1,34 +1,17 @@
 import type { ConsoleStrings } from "../console-strings.js";
 import { text, when } from "./kit.js";
+import type { Column } from "./widgets.js";
+import { Table } from "./widgets.js";
 
 /** A table of audit entries (time, action, key, actor, address), or the empty-state line. */
 export function AuditTable(props: { s: ConsoleStrings; entries: Record<string, unknown>[] }) {
   const { s } = props;
-  if (props.entries.length === 0) return <p class="muted">{s.noEntries}</p>;
-  return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">{s.colTime}</th>
-            <th scope="col">{s.colAction}</th>
-            <th scope="col">{s.colKey}</th>
-            <th scope="col">{s.colActor}</th>
-            <th scope="col">{s.colIp}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.entries.map((e) => (
-            <tr>
-              <td>{when(e.timestamp)}</td>
-              <td class="mono">{text(e.action)}</td>
-              <td class="mono">{text(e.key)}</td>
-              <td class="mono">{text(e.actor ?? e.principal_id)}</td>
-              <td class="mono">{text(e.ip)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
+  const columns: Column<Record<string, unknown>>[] = [
+    { label: s.colTime, cell: (e) => when(e.timestamp) },
+    { label: s.colAction, class: "mono", cell: (e) => text(e.action) },
+    { label: s.colKey, class: "mono", cell: (e) => text(e.key) },
+    { label: s.colActor, class: "mono", cell: (e) => text(e.actor ?? e.principal_id) },
+    { label: s.colIp, class: "mono", cell: (e) => text(e.ip) },
+  ];
+  return <Table columns={columns} rows={props.entries} empty={<p class="muted">{s.noEntries}</p>} />;
 }

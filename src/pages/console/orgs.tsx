@@ -1,9 +1,14 @@
 import { GRANTING_LETTERS } from "../../domain/permissions.js";
 import { fill } from "../strings.js";
 import type { ConsoleCtx, Registrar } from "./kit.js";
-import { back, Csrf, forbidden, Frame, Pager, refused, rows, takeFlash, text, when } from "./kit.js";
+import { back, forbidden, Frame, refused, rows, takeFlash, text, when } from "./kit.js";
+import type { Column } from "./widgets.js";
+import { act, CardForm, fetchList, Field, ListPage, PostButton, Table } from "./widgets.js";
+
+type Row = Record<string, unknown>;
 
 const orgPath = (id: string) => `/orgs/${encodeURIComponent(id)}`;
+const principalPath = (org: string, principal: string) => `${orgPath(org)}/principals/${encodeURIComponent(principal)}`;
 
 /** A role's letters spelled out: each granting letter and what it grants; reserved letters said to grant nothing yet. */
 function spelled(ctx: ConsoleCtx, letters: string): string {
@@ -11,50 +16,44 @@ function spelled(ctx: ConsoleCtx, letters: string): string {
   return [...letters].map((l) => `${l}: ${grants[l]?.split(" (")[0] ?? ctx.s.letterReserved}`).join("; ");
 }
 
-function PrincipalRow(props: { ctx: ConsoleCtx; org: string; p: Record<string, unknown>; keys: Record<string, unknown>[] }) {
-  const { ctx, org, p, keys } = props;
-  const { s, root, session } = ctx;
+/** A principal's keys, each with its revoke button, and the form that makes a new one. */
+function PrincipalKeys(props: { ctx: ConsoleCtx; org: string; p: Row; keys: Row[] }) {
+  const { ctx, org, p } = props;
+  const { s } = ctx;
   const id = text(p.id);
   return (
-    <tr>
-      <th scope="row">{text(p.name)}</th>
-      <td class="mono">{id}</td>
-      <td>{text(p.role)}</td>
-      <td>
-        <ul class="plain">
-          {keys.map((k) => (
-            <li>
-              <span class="mono">{text(k.id)}</span> {text(k.name)}
-              <form method="post" action={`${root}ui/orgs/key-revoke`} class="inline">
-                <Csrf session={session} />
-                <input type="hidden" name="org" value={org} />
-                <input type="hidden" name="principal" value={id} />
-                <input type="hidden" name="key" value={text(k.id)} />
-                <button type="submit" class="secondary small" aria-label={`${s.revoke} ${text(k.id)}`}>{s.revoke}</button>
-              </form>
-            </li>
-          ))}
-        </ul>
-        <form method="post" action={`${root}ui/orgs/key-create`} class="inline">
-          <Csrf session={session} />
-          <input type="hidden" name="org" value={org} />
-          <input type="hidden" name="principal" value={id} />
-          <label class="sr-only" for={`kn-${id}`}>{`${s.nameLabel} (${text(p.name)})`}</label>
-          <input id={`kn-${id}`} name="name" placeholder={s.nameLabel} required class="short" />
-          <button type="submit" class="secondary small">{s.createPrincipalKey}</button>
-        </form>
-      </td>
-      <td>
-        <form method="post" action={`${root}ui/orgs/principal-delete`} class="inline">
-          <Csrf session={session} />
-          <input type="hidden" name="org" value={org} />
-          <input type="hidden" name="principal" value={id} />
-          <input type="hidden" name="name" value={text(p.name)} />
-          <button type="submit" class="secondary small" aria-label={`${s.deletePrincipal} ${text(p.name)}`}>{s.deletePrincipal}</button>
-        </form>
-      </td>
-    </tr>
+    <>
+      <ul class="plain">
+        {props.keys.map((k) => (
+          <li>
+            <span class="mono">{text(k.id)}</span> {text(k.name)}
+            <PostButton ctx={ctx} action="orgs/key-revoke" inline fields={{ org, principal: id, key: text(k.id) }} button="secondary small" aria={`${s.revoke} ${text(k.id)}`} label={s.revoke} />
+          </li>
+        ))}
+      </ul>
+      <PostButton ctx={ctx} action="orgs/key-create" inline fields={{ org, principal: id }} button="secondary small" label={s.createPrincipalKey}>
+        <label class="sr-only" for={`kn-${id}`}>{`${s.nameLabel} (${text(p.name)})`}</label>
+        <input id={`kn-${id}`} name="name" placeholder={s.nameLabel} required class="short" />
+      </PostButton>
+    </>
   );
+}
+
+/** The org page's principals table: name, id, role, keys, delete. */
+function principalColumns(ctx: ConsoleCtx, org: string, keysOf: (p: Row) => Row[]): Column<Row>[] {
+  const { s } = ctx;
+  return [
+    { label: s.colName, rowHead: true, cell: (p) => text(p.name) },
+    { label: s.colId, class: "mono", cell: (p) => text(p.id) },
+    { label: s.colRole, cell: (p) => text(p.role) },
+    { label: s.principalKeys, cell: (p) => <PrincipalKeys ctx={ctx} org={org} p={p} keys={keysOf(p)} /> },
+    {
+      label: s.colActions,
+      cell: (p) => (
+        <PostButton ctx={ctx} action="orgs/principal-delete" inline fields={{ org, principal: text(p.id), name: text(p.name) }} button="secondary small" aria={`${s.deletePrincipal} ${text(p.name)}`} label={s.deletePrincipal} />
+      ),
+    },
+  ];
 }
 
 /**
@@ -65,94 +64,46 @@ function PrincipalRow(props: { ctx: ConsoleCtx; org: string; p: Record<string, u
  */
 export function orgRoutes(r: Registrar): void {
   r.page("orgs", async (ctx) => {
-    const { s, root, session } = ctx;
-    const cursor = ctx.query.cursor;
-    const answer = await ctx.api("GET", `/orgs?limit=50${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
-    if (answer.status !== 200) return forbidden(ctx, answer, "orgs");
-    const list = rows(answer, "orgs");
+    const { s, root } = ctx;
+    const page = await fetchList(ctx, "/orgs", 50, "orgs", "orgs");
+    if (!("list" in page)) return page;
+    const columns: Column<Row>[] = [
+      { label: s.colName, rowHead: true, cell: (o) => <a href={`${root}ui/orgs/view?id=${encodeURIComponent(text(o.id))}`}>{text(o.name)}</a> },
+      { label: s.colId, class: "mono", cell: (o) => text(o.id) },
+      { label: s.colCreated, cell: (o) => when(o.created_at) },
+    ];
     return (
-      <Frame ctx={ctx} title={s.orgsTitle} section="orgs" flash={takeFlash(ctx)}>
-        {list.length === 0 ? (
-          <p class="notice warn">{s.noOrgs}</p>
-        ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{s.colName}</th>
-                  <th scope="col">{s.colId}</th>
-                  <th scope="col">{s.colCreated}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((o) => (
-                  <tr>
-                    <th scope="row">
-                      <a href={`${root}ui/orgs/view?id=${encodeURIComponent(text(o.id))}`}>{text(o.name)}</a>
-                    </th>
-                    <td class="mono">{text(o.id)}</td>
-                    <td>{when(o.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <Pager ctx={ctx} path="orgs" next={answer.body.next_cursor} />
-        <form method="post" action={`${root}ui/orgs/create`} class="card">
-          <h2>{s.createOrg}</h2>
-          <Csrf session={session} />
-          <label for="org-name">{s.nameLabel}</label>
-          <input id="org-name" name="name" required autocomplete="off" />
-          <button type="submit">{s.createOrg}</button>
-        </form>
-      </Frame>
+      <ListPage ctx={ctx} section="orgs" title={s.orgsTitle} columns={columns} page={page} empty={s.noOrgs} create={s.createOrg}>
+        <Field id="org-name" label={s.nameLabel} input={{ name: "name", required: true, autocomplete: "off" }} />
+      </ListPage>
     );
   });
 
   r.page("orgs/view", async (ctx) => {
-    const { s, root, session } = ctx;
+    const { s } = ctx;
     const id = ctx.query.id ?? "";
     const org = await ctx.api("GET", orgPath(id));
     if (org.status !== 200) return forbidden(ctx, org, "orgs");
     const principals = await ctx.api("GET", `${orgPath(id)}/principals?limit=100`);
     const roles = await ctx.api("GET", `${orgPath(id)}/roles?limit=100`);
     const people = rows(principals, "principals");
-    const keys = await Promise.all(people.map((p) => ctx.api("GET", `${orgPath(id)}/principals/${encodeURIComponent(text(p.id))}/keys?limit=100`)));
+    const keys = await Promise.all(people.map((p) => ctx.api("GET", `${principalPath(id, text(p.id))}/keys?limit=100`)));
+    const keysOf = new Map(people.map((p, i) => [p, rows(keys[i] ?? { status: 0, body: {}, text: "" }, "keys")]));
     const roleList = rows(roles, "roles");
+    const roleColumns: Column<Row>[] = [
+      { label: s.colRole, rowHead: true, cell: (role) => `${text(role.name)}${role.builtin === true ? ` (${s.builtin})` : ""}` },
+      { label: s.colLetters, class: "mono", cell: (role) => text(role.permissions) },
+      { label: s.colMeaning, cell: (role) => spelled(ctx, text(role.permissions)) },
+    ];
     return (
       <Frame ctx={ctx} title={fill(s.orgTitle, { name: text(org.body.name) })} section="orgs" flash={takeFlash(ctx)}>
         <h2>{s.principals}</h2>
-        {people.length === 0 ? (
-          <p class="notice warn">{s.noPrincipals}</p>
-        ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{s.colName}</th>
-                  <th scope="col">{s.colId}</th>
-                  <th scope="col">{s.colRole}</th>
-                  <th scope="col">{s.principalKeys}</th>
-                  <th scope="col">{s.colActions}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {people.map((p, i) => (
-                  <PrincipalRow ctx={ctx} org={id} p={p} keys={rows(keys[i] ?? { status: 0, body: {}, text: "" }, "keys")} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <form method="post" action={`${root}ui/orgs/principal-create`} class="card">
-          <h2>{s.createPrincipal}</h2>
-          <Csrf session={session} />
+        <Table columns={principalColumns(ctx, id, (p) => keysOf.get(p) ?? [])} rows={people} empty={<p class="notice warn">{s.noPrincipals}</p>} />
+        <CardForm ctx={ctx} action="orgs/principal-create" title={s.createPrincipal}>
           <input type="hidden" name="org" value={id} />
           <div class="row">
             <div>
-              <label for="p-name">{s.nameLabel}</label>
-              <input id="p-name" name="name" required autocomplete="off" />
+              <Field id="p-name" label={s.nameLabel} input={{ name: "name", required: true, autocomplete: "off" }} />
             </div>
             <div>
               <label for="p-role">{s.roleLabel}</label>
@@ -163,39 +114,17 @@ export function orgRoutes(r: Registrar): void {
               </select>
             </div>
           </div>
-          <button type="submit">{s.createPrincipal}</button>
-        </form>
+        </CardForm>
         <h2>{s.roles}</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{s.colRole}</th>
-                <th scope="col">{s.colLetters}</th>
-                <th scope="col">{s.colMeaning}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {roleList.map((role) => (
-                <tr>
-                  <th scope="row">{`${text(role.name)}${role.builtin === true ? ` (${s.builtin})` : ""}`}</th>
-                  <td class="mono">{text(role.permissions)}</td>
-                  <td>{spelled(ctx, text(role.permissions))}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        <form method="post" action={`${root}ui/orgs/delete`}>
-          <Csrf session={session} />
-          <input type="hidden" name="org" value={id} />
-          <button type="submit" class="secondary">{s.deleteOrg}</button>
-        </form>
+        <Table columns={roleColumns} rows={roleList} />
+        <PostButton ctx={ctx} action="orgs/delete" fields={{ org: id }} button="secondary" label={s.deleteOrg} />
       </Frame>
     );
   });
 
   const view = (org: string) => `orgs/view?id=${encodeURIComponent(org)}`;
+  /** An action on org `org` that goes back to its page. */
+  const onOrg = (org: string) => ({ back: view(org), section: "orgs" as const });
   r.action("orgs/create", async (ctx, form) => {
     const answer = await ctx.api("POST", "/orgs", { name: form.name ?? "" });
     if (answer.status !== 201) return refused(ctx, answer, "orgs", "orgs");
@@ -208,27 +137,22 @@ export function orgRoutes(r: Registrar): void {
   });
   r.action("orgs/principal-create", async (ctx, form) => {
     const org = form.org ?? "";
-    const answer = await ctx.api("POST", `${orgPath(org)}/principals`, { name: form.name ?? "", role: form.role ?? "" });
-    if (answer.status !== 201) return refused(ctx, answer, view(org), "orgs");
-    return back(ctx, view(org), { kind: "ok", text: fill(ctx.s.principalCreated, { name: text(answer.body.name) }) });
+    const call = { method: "POST", path: `${orgPath(org)}/principals`, ok: 201, body: { name: form.name ?? "", role: form.role ?? "" } };
+    return act(ctx, onOrg(org), call, (answer) => ({ kind: "ok", text: fill(ctx.s.principalCreated, { name: text(answer.body.name) }) }));
   });
   r.action("orgs/principal-delete", async (ctx, form) => {
     const org = form.org ?? "";
-    const answer = await ctx.api("DELETE", `${orgPath(org)}/principals/${encodeURIComponent(form.principal ?? "")}`);
-    if (answer.status !== 200) return refused(ctx, answer, view(org), "orgs");
-    return back(ctx, view(org), { kind: "ok", text: fill(ctx.s.principalDeleted, { name: form.name ?? "" }) });
+    const call = { method: "DELETE", path: principalPath(org, form.principal ?? ""), ok: 200 };
+    return act(ctx, onOrg(org), call, () => ({ kind: "ok", text: fill(ctx.s.principalDeleted, { name: form.name ?? "" }) }));
   });
   r.action("orgs/key-create", async (ctx, form) => {
     const org = form.org ?? "";
-    const answer = await ctx.api("POST", `${orgPath(org)}/principals/${encodeURIComponent(form.principal ?? "")}/keys`, { name: form.name ?? "" });
-    if (answer.status !== 201) return refused(ctx, answer, view(org), "orgs");
-    return back(ctx, view(org), { kind: "ok", text: fill(ctx.s.keyCreatedFor, { name: text(answer.body.name) }), secret: text(answer.body.key) });
+    const call = { method: "POST", path: `${principalPath(org, form.principal ?? "")}/keys`, ok: 201, body: { name: form.name ?? "" } };
+    return act(ctx, onOrg(org), call, (answer) => ({ kind: "ok", text: fill(ctx.s.keyCreatedFor, { name: text(answer.body.name) }), secret: text(answer.body.key) }));
   });
   r.action("orgs/key-revoke", async (ctx, form) => {
     const org = form.org ?? "";
-    const path = `${orgPath(org)}/principals/${encodeURIComponent(form.principal ?? "")}/keys/${encodeURIComponent(form.key ?? "")}`;
-    const answer = await ctx.api("DELETE", path);
-    if (answer.status !== 200) return refused(ctx, answer, view(org), "orgs");
-    return back(ctx, view(org), { kind: "ok", text: fill(ctx.s.revoked, { id: form.key ?? "" }) });
+    const call = { method: "DELETE", path: `${principalPath(org, form.principal ?? "")}/keys/${encodeURIComponent(form.key ?? "")}`, ok: 200 };
+    return act(ctx, onOrg(org), call, () => ({ kind: "ok", text: fill(ctx.s.revoked, { id: form.key ?? "" }) }));
   });
 }

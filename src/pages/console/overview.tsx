@@ -1,7 +1,9 @@
+import type { Child } from "hono/jsx";
 import { fill } from "../strings.js";
 import { AuditTable } from "./audit-table.js";
 import type { ConsoleCtx, Registrar } from "./kit.js";
 import { Frame, mayOnSecrets, rows, secretsBase, takeFlash, text } from "./kit.js";
+import { pageQuery } from "./widgets.js";
 
 /** What the overview shows besides the API's answers (built by createApp from the vault's settings). */
 export interface ConsoleInfo {
@@ -32,7 +34,7 @@ async function countSecrets(ctx: ConsoleCtx, nowMs: number): Promise<{ active: n
   let cursor: string | undefined;
   const counts = { active: 0, sealed: 0, soon: 0, more: false };
   for (let i = 0; i < COUNT_PAGES; i++) {
-    const answer = await ctx.api("GET", `${secretsBase(ctx.session.caps)}?limit=1000${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const answer = await ctx.api("GET", pageQuery(secretsBase(ctx.session.caps), 1000, cursor));
     if (answer.status !== 200) return undefined;
     for (const row of rows(answer, "secrets")) {
       if (row.state === "sealed") counts.sealed += 1;
@@ -44,6 +46,16 @@ async function countSecrets(ctx: ConsoleCtx, nowMs: number): Promise<{ active: n
   }
   counts.more = true;
   return counts;
+}
+
+/** One fact of the overview's list: its term and its value. */
+function Fact(props: { term: string; children?: Child }) {
+  return (
+    <div>
+      <dt>{props.term}</dt>
+      <dd>{props.children}</dd>
+    </div>
+  );
 }
 
 /**
@@ -68,49 +80,25 @@ export function overviewRoutes(r: Registrar, info: ConsoleInfo): void {
       <Frame ctx={ctx} title={s.overviewTitle} section="overview" flash={takeFlash(ctx)}>
         <dl class="facts">
           {counts === undefined ? (
-            <div>
-              <dt>{s.activeSecrets}</dt>
-              <dd>{s.notListed}</dd>
-            </div>
+            <Fact term={s.activeSecrets}>{s.notListed}</Fact>
           ) : (
             <>
-              <div>
-                <dt>{s.activeSecrets}</dt>
-                <dd>{`${counts.active}${more}`}</dd>
-              </div>
-              <div>
-                <dt>{s.sealedSecrets}</dt>
-                <dd>{`${counts.sealed}${more}`}</dd>
-              </div>
-              <div>
-                <dt>{s.expiringSoon}</dt>
-                <dd>{`${counts.soon}${more}`}</dd>
-              </div>
+              <Fact term={s.activeSecrets}>{`${counts.active}${more}`}</Fact>
+              <Fact term={s.sealedSecrets}>{`${counts.sealed}${more}`}</Fact>
+              <Fact term={s.expiringSoon}>{`${counts.soon}${more}`}</Fact>
             </>
           )}
-          <div>
-            <dt>{s.planLabel}</dt>
-            <dd>
-              {license === undefined
-                ? fill(s.freeTier, { n: tierUse ?? "?", limit: info.freeTierLimit })
-                : fill(s.licensed, {
-                    holder: license.holder,
-                    until: license.expiresAt === null ? s.licenseNoExpiry : fill(s.licenseUntil, { time: new Date(license.expiresAt * 1000).toISOString().slice(0, 10) }),
-                  })}
-            </dd>
-          </div>
-          <div>
-            <dt>{s.version}</dt>
-            <dd>{info.version}</dd>
-          </div>
-          <div>
-            <dt>{s.engine}</dt>
-            <dd>{info.engine}</dd>
-          </div>
-          <div>
-            <dt>{s.health}</dt>
-            <dd>{text(health.body.status)}</dd>
-          </div>
+          <Fact term={s.planLabel}>
+            {license === undefined
+              ? fill(s.freeTier, { n: tierUse ?? "?", limit: info.freeTierLimit })
+              : fill(s.licensed, {
+                  holder: license.holder,
+                  until: license.expiresAt === null ? s.licenseNoExpiry : fill(s.licenseUntil, { time: new Date(license.expiresAt * 1000).toISOString().slice(0, 10) }),
+                })}
+          </Fact>
+          <Fact term={s.version}>{info.version}</Fact>
+          <Fact term={s.engine}>{info.engine}</Fact>
+          <Fact term={s.health}>{text(health.body.status)}</Fact>
         </dl>
         {audit === undefined || audit.status !== 200 ? null : (
           <section>

@@ -1,6 +1,8 @@
 import { fill } from "../strings.js";
 import type { ConsoleCtx, Out, Registrar } from "./kit.js";
-import { apiMessage, back, Csrf, forbidden, Frame, intField, mayOnSecrets, Pager, refused, rows, secretsBase, takeFlash, text, when } from "./kit.js";
+import { apiMessage, back, forbidden, Frame, intField, mayOnSecrets, Pager, refused, rows, secretsBase, takeFlash, text, when } from "./kit.js";
+import type { Column } from "./widgets.js";
+import { act, CardForm, Field, pageQuery, PostButton, Table } from "./widgets.js";
 
 /** Rows per page of the list. */
 const PAGE = 50;
@@ -15,8 +17,7 @@ async function listPage(ctx: ConsoleCtx, prefix: string): Promise<{ list: Record
   const out: Record<string, unknown>[] = [];
   let cursor = ctx.query.cursor;
   for (let i = 0; i < (prefix === "" ? 1 : FILTER_PAGES); i++) {
-    const q = `limit=${prefix === "" ? PAGE : 1000}${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
-    const answer = await ctx.api("GET", `${secretsBase(ctx.session.caps)}?${q}`);
+    const answer = await ctx.api("GET", pageQuery(secretsBase(ctx.session.caps), prefix === "" ? PAGE : 1000, cursor));
     if (answer.status === 403) return forbidden(ctx, answer, "secrets");
     if (answer.status !== 200) return back(ctx, "overview", { kind: "error", text: fill(ctx.s.apiError, { error: apiMessage(answer) }) });
     for (const row of rows(answer, "secrets")) if (nameOf(row).startsWith(prefix)) out.push(row);
@@ -26,57 +27,75 @@ async function listPage(ctx: ConsoleCtx, prefix: string): Promise<{ list: Record
   return { list: out, next: cursor };
 }
 
+/** `body` with the form's TTL and max-reads fields added when filled in. */
+function limits(form: Record<string, string>, body: Record<string, unknown>): Record<string, unknown> {
+  const ttl = intField(form.ttl_seconds);
+  const reads = intField(form.max_reads);
+  if (ttl !== undefined) body.ttl_seconds = ttl;
+  if (reads !== undefined) body.max_reads = reads;
+  return body;
+}
+
 function reads(ctx: ConsoleCtx, row: Record<string, unknown>): string {
   const max = row.max_reads === null ? ctx.s.unlimited : text(row.max_reads);
   return `${text(row.read_count)} / ${max}${row.state === "sealed" ? ` (${ctx.s.sealed})` : ""}`;
 }
 
-function SecretRow(props: { ctx: ConsoleCtx; row: Record<string, unknown> }) {
-  const { ctx, row } = props;
-  const { s, root, session } = ctx;
-  const name = nameOf(row);
-  const caps = session.caps;
+/** The actions of a secret's row: reveal, change TTL and reads, delete (each only when the token may). */
+function SecretActions(props: { ctx: ConsoleCtx; name: string }) {
+  const { ctx, name } = props;
+  const { s, root } = ctx;
+  const caps = ctx.session.caps;
   return (
-    <tr>
-      <th scope="row" class="mono">{name}</th>
-      <td>{when(row.created_at)}</td>
-      <td>{row.expires_at === null ? s.never : when(row.expires_at)}</td>
-      <td>{reads(ctx, row)}</td>
-      <td class="actions">
-        {mayOnSecrets(caps, "read") ? <a href={`${root}ui/secrets/reveal?key=${encodeURIComponent(name)}`}>{`${s.reveal}`}<span class="sr-only">{` ${name}`}</span></a> : null}
-        {mayOnSecrets(caps, "patch") ? (
-          <details>
-            <summary>{s.change}<span class="sr-only">{` ${name}`}</span></summary>
-            <form method="post" action={`${root}ui/secrets/patch`}>
-              <Csrf session={session} />
-              <input type="hidden" name="key" value={name} />
-              <label for={`ttl-${name}`}>{s.ttlLabel}</label>
-              <input id={`ttl-${name}`} name="ttl_seconds" inputmode="numeric" />
-              <label for={`reads-${name}`}>{s.readsLabel}</label>
-              <input id={`reads-${name}`} name="max_reads" inputmode="numeric" />
-              <button type="submit">{s.change}</button>
-            </form>
-          </details>
-        ) : null}
-        {mayOnSecrets(caps, "delete") ? (
-          <form method="post" action={`${root}ui/secrets/delete`} class="inline">
-            <Csrf session={session} />
-            <input type="hidden" name="key" value={name} />
-            <button type="submit" class="secondary" aria-label={`${s.deleteLabel} ${name}`}>{s.deleteLabel}</button>
-          </form>
-        ) : null}
-      </td>
-    </tr>
+    <>
+      {mayOnSecrets(caps, "read") ? <a href={`${root}ui/secrets/reveal?key=${encodeURIComponent(name)}`}>{`${s.reveal}`}<span class="sr-only">{` ${name}`}</span></a> : null}
+      {mayOnSecrets(caps, "patch") ? (
+        <details>
+          <summary>{s.change}<span class="sr-only">{` ${name}`}</span></summary>
+          <PostButton ctx={ctx} action="secrets/patch" fields={{ key: name }} label={s.change}>
+            <Field id={`ttl-${name}`} label={s.ttlLabel} input={{ name: "ttl_seconds", inputmode: "numeric" }} />
+            <Field id={`reads-${name}`} label={s.readsLabel} input={{ name: "max_reads", inputmode: "numeric" }} />
+          </PostButton>
+        </details>
+      ) : null}
+      {mayOnSecrets(caps, "delete") ? <PostButton ctx={ctx} action="secrets/delete" inline fields={{ key: name }} button="secondary" aria={`${s.deleteLabel} ${name}`} label={s.deleteLabel} /> : null}
+    </>
+  );
+}
+
+/** The list's columns: key, created, expires, reads, actions. */
+function secretColumns(ctx: ConsoleCtx): Column<Record<string, unknown>>[] {
+  const { s } = ctx;
+  return [
+    { label: s.colKey, rowHead: true, class: "mono", cell: (row) => nameOf(row) },
+    { label: s.colCreated, cell: (row) => when(row.created_at) },
+    { label: s.colExpires, cell: (row) => (row.expires_at === null ? s.never : when(row.expires_at)) },
+    { label: s.colReads, cell: (row) => reads(ctx, row) },
+    { label: s.colActions, class: "actions", cell: (row) => <SecretActions ctx={ctx} name={nameOf(row)} /> },
+  ];
+}
+
+/** The TTL and max-reads fields, side by side (the create form). */
+function LimitFields(props: { ctx: ConsoleCtx }) {
+  const { s } = props.ctx;
+  return (
+    <div class="row">
+      <div>
+        <Field id="new-ttl" label={s.ttlLabel} input={{ name: "ttl_seconds", inputmode: "numeric" }} />
+      </div>
+      <div>
+        <Field id="new-reads" label={s.readsLabel} input={{ name: "max_reads", inputmode: "numeric" }} />
+      </div>
+    </div>
   );
 }
 
 function CreateForm(props: { ctx: ConsoleCtx }) {
-  const { s, root, session } = props.ctx;
+  const { ctx } = props;
+  const { s, session } = ctx;
   const org = session.caps.kind === "principal";
   return (
-    <form method="post" action={`${root}ui/secrets/create`} class="card">
-      <h2>{s.createSecret}</h2>
-      <Csrf session={session} />
+    <CardForm ctx={ctx} action="secrets/create" title={s.createSecret} submit={s.create}>
       {org ? null : (
         <fieldset>
           <legend>{s.kindLabel}</legend>
@@ -84,22 +103,11 @@ function CreateForm(props: { ctx: ConsoleCtx }) {
           <label class="choice"><input type="radio" name="kind" value="public" /> {s.kindPublic}</label>
         </fieldset>
       )}
-      <label for="new-key">{s.keyLabel}</label>
-      <input id="new-key" name="key" class="mono" autocomplete="off" />
+      <Field id="new-key" label={s.keyLabel} input={{ name: "key", class: "mono", autocomplete: "off" }} />
       <label for="new-value">{s.valueLabel}</label>
       <textarea id="new-value" name="value" required autocomplete="off" spellcheck={false} />
-      <div class="row">
-        <div>
-          <label for="new-ttl">{s.ttlLabel}</label>
-          <input id="new-ttl" name="ttl_seconds" inputmode="numeric" />
-        </div>
-        <div>
-          <label for="new-reads">{s.readsLabel}</label>
-          <input id="new-reads" name="max_reads" inputmode="numeric" />
-        </div>
-      </div>
-      <button type="submit">{s.create}</button>
-    </form>
+      <LimitFields ctx={ctx} />
+    </CardForm>
   );
 }
 
@@ -128,28 +136,7 @@ export function secretRoutes(r: Registrar): void {
               <input id="prefix" name="prefix" value={prefix} class="mono" />
               <button type="submit" class="secondary">{s.filter}</button>
             </form>
-            {page.list.length === 0 ? (
-              <p class="notice warn">{s.noSecrets}</p>
-            ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">{s.colKey}</th>
-                      <th scope="col">{s.colCreated}</th>
-                      <th scope="col">{s.colExpires}</th>
-                      <th scope="col">{s.colReads}</th>
-                      <th scope="col">{s.colActions}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.list.map((row) => (
-                      <SecretRow ctx={ctx} row={row} />
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
+            <Table columns={secretColumns(ctx)} rows={page.list} empty={<p class="notice warn">{s.noSecrets}</p>} />
             <Pager ctx={ctx} path="secrets" next={page.next} />
           </>
         )}
@@ -158,50 +145,37 @@ export function secretRoutes(r: Registrar): void {
     );
   });
 
+  const to = { back: "secrets", section: "secrets" } as const;
   r.action("secrets/create", async (ctx, form) => {
-    const body: Record<string, unknown> = { value: form.value ?? "" };
-    const ttl = intField(form.ttl_seconds);
-    const reads = intField(form.max_reads);
-    if (ttl !== undefined) body.ttl_seconds = ttl;
-    if (reads !== undefined) body.max_reads = reads;
+    const body = limits(form, { value: form.value ?? "" });
     if (form.kind !== "public" || ctx.session.caps.kind === "principal") body.key = form.key ?? "";
-    const answer = await ctx.api("POST", secretsBase(ctx.session.caps), body);
-    if (answer.status !== 201) return refused(ctx, answer, "secrets", "secrets");
-    const text_ =
-      typeof answer.body.url === "string"
-        ? fill(ctx.s.createdPublic, { key: text(answer.body.id), url: answer.body.url })
-        : fill(ctx.s.created, { key: text(answer.body.key) });
-    return back(ctx, "secrets", { kind: "ok", text: text_ });
+    return act(ctx, to, { method: "POST", path: secretsBase(ctx.session.caps), body, ok: 201 }, (answer) => ({
+      kind: "ok",
+      text:
+        typeof answer.body.url === "string"
+          ? fill(ctx.s.createdPublic, { key: text(answer.body.id), url: answer.body.url })
+          : fill(ctx.s.created, { key: text(answer.body.key) }),
+    }));
   });
 
-  r.action("secrets/patch", async (ctx, form) => {
-    const body: Record<string, unknown> = {};
-    const ttl = intField(form.ttl_seconds);
-    const reads = intField(form.max_reads);
-    if (ttl !== undefined) body.ttl_seconds = ttl;
-    if (reads !== undefined) body.max_reads = reads;
-    const answer = await ctx.api("PATCH", apiPath(ctx, form.key ?? ""), body);
-    if (answer.status !== 200) return refused(ctx, answer, "secrets", "secrets");
-    return back(ctx, "secrets", { kind: "ok", text: fill(ctx.s.changed, { key: form.key ?? "" }) });
-  });
+  r.action("secrets/patch", async (ctx, form) =>
+    act(ctx, to, { method: "PATCH", path: apiPath(ctx, form.key ?? ""), body: limits(form, {}), ok: 200 }, () => ({
+      kind: "ok",
+      text: fill(ctx.s.changed, { key: form.key ?? "" }),
+    })),
+  );
 
-  r.action("secrets/delete", async (ctx, form) => {
-    const answer = await ctx.api("DELETE", apiPath(ctx, form.key ?? ""));
-    if (answer.status !== 200) return refused(ctx, answer, "secrets", "secrets");
-    return back(ctx, "secrets", { kind: "ok", text: fill(ctx.s.deleted, { key: form.key ?? "" }) });
-  });
+  r.action("secrets/delete", async (ctx, form) =>
+    act(ctx, to, { method: "DELETE", path: apiPath(ctx, form.key ?? ""), ok: 200 }, () => ({ kind: "ok", text: fill(ctx.s.deleted, { key: form.key ?? "" }) })),
+  );
 
   r.page("secrets/reveal", async (ctx) => {
-    const { s, root, session } = ctx;
+    const { s, root } = ctx;
     const key = ctx.query.key ?? "";
     return (
       <Frame ctx={ctx} title={fill(s.revealTitle, { key })} section="secrets">
         <p class="notice warn">{s.revealWarning}</p>
-        <form method="post" action={`${root}ui/secrets/reveal`}>
-          <Csrf session={session} />
-          <input type="hidden" name="key" value={key} />
-          <button type="submit">{s.revealConfirm}</button>
-        </form>
+        <PostButton ctx={ctx} action="secrets/reveal" fields={{ key }} label={s.revealConfirm} />
         <p>
           <a href={`${root}ui/secrets`}>{s.back}</a>
         </p>

@@ -1,6 +1,8 @@
 import { fill } from "../strings.js";
 import type { ConsoleCtx, Registrar } from "./kit.js";
-import { back, Csrf, forbidden, Frame, Pager, refused, rows, takeFlash, text, when } from "./kit.js";
+import { Frame, Pager, rows, takeFlash, text, when } from "./kit.js";
+import type { Column } from "./widgets.js";
+import { act, CardForm, fetchList, Field, PostButton, Table } from "./widgets.js";
 
 /** Where the session's webhooks live: /webhooks, or its org's for a principal key. */
 function base(ctx: ConsoleCtx): string {
@@ -10,32 +12,14 @@ function base(ctx: ConsoleCtx): string {
 
 function Deliveries(props: { ctx: ConsoleCtx; list: Record<string, unknown>[] }) {
   const { s } = props.ctx;
-  if (props.list.length === 0) return <p class="muted">{s.noDeliveries}</p>;
-  return (
-    <table>
-      <caption class="sr-only">{s.deliveries}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{s.colTime}</th>
-          <th scope="col">{s.colType}</th>
-          <th scope="col">{s.colStatus}</th>
-          <th scope="col">{s.colAttempts}</th>
-          <th scope="col">{s.colNextRetry}</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.list.map((d) => (
-          <tr>
-            <td>{when(d.at)}</td>
-            <td class="mono">{text(d.type)}</td>
-            <td>{`${text(d.status)}${d.http_status === null ? "" : ` (HTTP ${text(d.http_status)})`}${d.error === null ? "" : `: ${text(d.error)}`}`}</td>
-            <td>{text(d.attempt)}</td>
-            <td>{typeof d.next_attempt_at === "number" ? when(d.next_attempt_at) : "—"}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
+  const columns: Column<Record<string, unknown>>[] = [
+    { label: s.colTime, cell: (d) => when(d.at) },
+    { label: s.colType, class: "mono", cell: (d) => text(d.type) },
+    { label: s.colStatus, cell: (d) => `${text(d.status)}${d.http_status === null ? "" : ` (HTTP ${text(d.http_status)})`}${d.error === null ? "" : `: ${text(d.error)}`}` },
+    { label: s.colAttempts, cell: (d) => text(d.attempt) },
+    { label: s.colNextRetry, cell: (d) => (typeof d.next_attempt_at === "number" ? when(d.next_attempt_at) : "—") },
+  ];
+  return <Table columns={columns} rows={props.list} empty={<p class="muted">{s.noDeliveries}</p>} caption={s.deliveries} bare />;
 }
 
 /**
@@ -47,11 +31,10 @@ function Deliveries(props: { ctx: ConsoleCtx; list: Record<string, unknown>[] })
  */
 export function webhookRoutes(r: Registrar): void {
   r.page("webhooks", async (ctx) => {
-    const { s, root, session } = ctx;
-    const cursor = ctx.query.cursor;
-    const answer = await ctx.api("GET", `${base(ctx)}?limit=25${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
-    if (answer.status !== 200) return forbidden(ctx, answer, "webhooks");
-    const hooks = rows(answer, "webhooks");
+    const { s } = ctx;
+    const page = await fetchList(ctx, base(ctx), 25, "webhooks", "webhooks");
+    if (!("list" in page)) return page;
+    const hooks = page.list;
     const deliveries = await Promise.all(hooks.map((h) => ctx.api("GET", `${base(ctx)}/${encodeURIComponent(text(h.id))}/deliveries?limit=10`)));
     return (
       <Frame ctx={ctx} title={s.webhooksTitle} section="webhooks" flash={takeFlash(ctx)}>
@@ -65,52 +48,37 @@ export function webhookRoutes(r: Registrar): void {
             </p>
             <h3>{s.deliveries}</h3>
             <Deliveries ctx={ctx} list={rows(deliveries[i] ?? { status: 0, body: {}, text: "" }, "deliveries")} />
-            <form method="post" action={`${root}ui/webhooks/test`} class="inline">
-              <Csrf session={session} />
-              <input type="hidden" name="id" value={text(h.id)} />
-              <button type="submit" aria-label={`${s.sendTest}: ${text(h.url)}`}>{s.sendTest}</button>
-            </form>
-            <form method="post" action={`${root}ui/webhooks/delete`} class="inline">
-              <Csrf session={session} />
-              <input type="hidden" name="id" value={text(h.id)} />
-              <button type="submit" class="secondary" aria-label={`${s.deleteLabel} ${text(h.url)}`}>{s.deleteLabel}</button>
-            </form>
+            <PostButton ctx={ctx} action="webhooks/test" inline fields={{ id: text(h.id) }} aria={`${s.sendTest}: ${text(h.url)}`} label={s.sendTest} />
+            <PostButton ctx={ctx} action="webhooks/delete" inline fields={{ id: text(h.id) }} button="secondary" aria={`${s.deleteLabel} ${text(h.url)}`} label={s.deleteLabel} />
           </section>
         ))}
-        <Pager ctx={ctx} path="webhooks" next={answer.body.next_cursor} />
-        <form method="post" action={`${root}ui/webhooks/create`} class="card">
-          <h2>{s.createWebhook}</h2>
-          <Csrf session={session} />
-          <label for="wh-url">{s.urlLabel}</label>
-          <input id="wh-url" name="url" type="url" required placeholder="https://" class="mono" />
-          <label for="wh-events">{s.eventsLabel}</label>
-          <input id="wh-events" name="events" class="mono" />
-          <label for="wh-desc">{s.descriptionLabel}</label>
-          <input id="wh-desc" name="description" />
-          <button type="submit">{s.createWebhook}</button>
-        </form>
+        <Pager ctx={ctx} path="webhooks" next={page.answer.body.next_cursor} />
+        <CardForm ctx={ctx} action="webhooks/create" title={s.createWebhook}>
+          <Field id="wh-url" label={s.urlLabel} input={{ name: "url", type: "url", required: true, placeholder: "https://", class: "mono" }} />
+          <Field id="wh-events" label={s.eventsLabel} input={{ name: "events", class: "mono" }} />
+          <Field id="wh-desc" label={s.descriptionLabel} input={{ name: "description" }} />
+        </CardForm>
       </Frame>
     );
   });
 
+  const to = { back: "webhooks", section: "webhooks" } as const;
   r.action("webhooks/create", async (ctx, form) => {
     const events = (form.events ?? "").split(",").map((e) => e.trim()).filter((e) => e !== "");
     const body: Record<string, unknown> = { url: (form.url ?? "").trim(), events: events.length === 0 ? ["*"] : events };
     if ((form.description ?? "").trim() !== "") body.description = form.description?.trim();
-    const answer = await ctx.api("POST", base(ctx), body);
-    if (answer.status !== 201) return refused(ctx, answer, "webhooks", "webhooks");
-    return back(ctx, "webhooks", { kind: "ok", text: fill(ctx.s.webhookCreated, { url: text(answer.body.url) }), secret: text(answer.body.secret) });
+    return act(ctx, to, { method: "POST", path: base(ctx), body, ok: 201 }, (answer) => ({
+      kind: "ok",
+      text: fill(ctx.s.webhookCreated, { url: text(answer.body.url) }),
+      secret: text(answer.body.secret),
+    }));
   });
 
-  r.action("webhooks/test", async (ctx, form) => {
-    const answer = await ctx.api("POST", `${base(ctx)}/${encodeURIComponent(form.id ?? "")}/test`);
-    if (answer.status !== 202) return refused(ctx, answer, "webhooks", "webhooks");
-    return back(ctx, "webhooks", { kind: "ok", text: ctx.s.testSent });
-  });
+  r.action("webhooks/test", async (ctx, form) =>
+    act(ctx, to, { method: "POST", path: `${base(ctx)}/${encodeURIComponent(form.id ?? "")}/test`, ok: 202 }, () => ({ kind: "ok", text: ctx.s.testSent })),
+  );
 
-  r.action("webhooks/delete", async (ctx, form) => {
-    const answer = await ctx.api("DELETE", `${base(ctx)}/${encodeURIComponent(form.id ?? "")}`);
-    if (answer.status !== 200) return refused(ctx, answer, "webhooks", "webhooks");
-    return back(ctx, "webhooks", { kind: "ok", text: ctx.s.webhookDeleted });
-  });
+  r.action("webhooks/delete", async (ctx, form) =>
+    act(ctx, to, { method: "DELETE", path: `${base(ctx)}/${encodeURIComponent(form.id ?? "")}`, ok: 200 }, () => ({ kind: "ok", text: ctx.s.webhookDeleted })),
+  );
 }
