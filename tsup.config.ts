@@ -20,7 +20,7 @@ export default defineConfig([
   },
   {
     // The pages' browser scripts (src/ui), served by the vault itself from dist/ui
-    // (src/pages/assets.ts): one self-contained file per page, no module loader; the
+    // (src/http/pages/assets.ts): one self-contained file per page, no module loader; the
     // envelope code of the client package is bundled in.
     entry: { share: "src/ui/share.ts", create: "src/ui/create.ts", console: "src/ui/console.ts" },
     format: ["iife"],

@@ -38,7 +38,7 @@ const assets = {
 };
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-// src/pages/assets.ts finds the package root by its package.json.
+// src/http/pages/assets.ts finds the package root by its package.json.
 const pkgStub = join(work, "package.json");
 writeFileSync(pkgStub, `${JSON.stringify({ name: pkg.name, version: pkg.version, private: true })}\n`);
 assets["package.json"] = [pkgStub, "package.json"];
@@ -74,7 +74,7 @@ const result = await build({
   // pg's optional native driver is never used.
   external: ["pg-native"],
   // The modules that read files beside their own (db.ts, store/pg/migrate.ts,
-  // pages/assets.ts) see a module inside the verified directory of src/sea/files.ts.
+  // http/pages/assets.ts) see a module inside the verified directory of src/sea/files.ts.
   define: { "import.meta.url": "__ev_import_meta_url", __EV_SEA_MANIFEST__: JSON.stringify(manifest) },
   banner: {
     js: [

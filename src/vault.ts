@@ -1,11 +1,11 @@
 import type { Hono } from "hono";
 import { createApp } from "./http/app.js";
-import type { ShareSettings } from "./pages/routes.js";
+import type { ShareSettings } from "./http/pages/routes.js";
 import type { AppEnv } from "./http/context.js";
 import type { ValueCipher } from "./crypto/cipher.js";
 import { combineSinks } from "./domain/events.js";
 import type { EventSink } from "./domain/events.js";
-import type { ChainState } from "./pages/console/overview.js";
+import type { ChainState } from "./http/pages/console/overview.js";
 import { VaultMetrics } from "./ops/metrics.js";
 import { createWebhooks } from "./webhooks/index.js";
 import type { WebhookSettings, Webhooks } from "./webhooks/index.js";

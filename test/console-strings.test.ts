@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CONSOLE_EN, consoleStringsFor } from "../src/pages/console-strings.js";
-import { localePicker, STRINGS_EN, stringsFor } from "../src/pages/strings.js";
+import { CONSOLE_EN, consoleStringsFor } from "../src/http/pages/console-strings.js";
+import { localePicker, STRINGS_EN, stringsFor } from "../src/http/pages/strings.js";
 
 // How the share pages and the console choose their string table from Accept-Language
 // (docs/share.md, "Locales"; docs/console.md): one picker serves both.

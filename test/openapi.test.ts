@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { isSharePagePath } from "../src/pages/routes.js";
-import { isConsolePath } from "../src/pages/console/routes.js";
+import { isSharePagePath } from "../src/http/pages/routes.js";
+import { isConsolePath } from "../src/http/pages/console/routes.js";
 import { describe, expect, it } from "vitest";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

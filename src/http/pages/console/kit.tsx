@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { AppEnv } from "../../http/context.js";
+import type { AppEnv } from "../../context.js";
 import type { ConsoleStrings } from "../console-strings.js";
 import { PageHead } from "../layout.js";
 import { fill } from "../strings.js";

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Hono, MiddlewareHandler } from "hono";
-import type { Actor, AppEnv } from "../../http/context.js";
+import type { Actor, AppEnv } from "../../context.js";
 import type { Caps } from "./session.js";
 
 /** Where a console action's API call comes from: the browser's address, as the front middleware derives it. */

@@ -1,4 +1,4 @@
-import { GRANTING_LETTERS } from "../../domain/permissions.js";
+import { GRANTING_LETTERS } from "../../../domain/permissions.js";
 import { fill } from "../strings.js";
 import type { ConsoleCtx, Registrar } from "./kit.js";
 import { back, forbidden, Frame, refused, rows, takeFlash, text, when } from "./kit.js";

@@ -21,7 +21,7 @@ export const SCRIPT_ASSETS = ["share.js", "create.js", "console.js"] as const;
 
 /**
  * The package's root: the first directory above this module holding
- * package.json (this file runs from src/pages in the tests and from dist once
+ * package.json (this file runs from src/http/pages in the tests and from dist once
  * built).
  */
 function packageRoot(): string {
@@ -35,7 +35,7 @@ function packageRoot(): string {
 }
 
 /**
- * The pages' assets, by file name: the stylesheet (from src/pages/style.ts), the icon
+ * The pages' assets, by file name: the stylesheet (from src/http/pages/style.ts), the icon
  * and the browser scripts from dist/ui (built by `npm run build`), read once.
  * @throws Error naming the missing file when the scripts were not built.
  */

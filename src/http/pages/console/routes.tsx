@@ -1,9 +1,9 @@
 import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
-import { ApiError } from "../../http/errors.js";
-import { forwardedIp, socketIp } from "../../http/auth.js";
-import type { AppEnv } from "../../http/context.js";
+import { ApiError } from "../../errors.js";
+import { forwardedIp, socketIp } from "../../auth.js";
+import type { AppEnv } from "../../context.js";
 import { consoleStringsFor } from "../console-strings.js";
 import type { ConsoleStrings } from "../console-strings.js";
 import { newNonce, pageHeaders } from "../security.js";

@@ -1,12 +1,12 @@
-import type { Origin } from "../domain/events.js";
-import { GLOBAL_SCOPE } from "../domain/secret-model.js";
-import type { SecretMeta } from "../domain/secret-model.js";
-import type { SecretLifecycle } from "../domain/secrets.js";
-import { ApiError } from "../http/errors.js";
-import { limiterKey } from "../http/failed-auth.js";
-import { parse } from "../http/routes/input.js";
-import { checkValueSize, createSecretBody } from "../http/routes/secret-input.js";
-import type { UnitOfWork, Work } from "../store/work.js";
+import type { Origin } from "../../domain/events.js";
+import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
+import type { SecretMeta } from "../../domain/secret-model.js";
+import type { SecretLifecycle } from "../../domain/secrets.js";
+import { ApiError } from "../errors.js";
+import { limiterKey } from "../failed-auth.js";
+import { parse } from "../routes/input.js";
+import { checkValueSize, createSecretBody } from "../routes/secret-input.js";
+import type { UnitOfWork, Work } from "../../store/work.js";
 import { ANONYMOUS_CAPS } from "./create-page.js";
 
 /** Most client addresses the anonymous-create rate tracks (the oldest windows are dropped past it). */
