@@ -70,17 +70,13 @@ ${ADMIN_EXIT_HELP}`,
     });
 
   sub(keys, "ls", "list the keys (never their tokens)").action(async (flags: JsonFlags) => {
-    await callVault(flags, exit, async (client) => {
-      await showAllPages(flags, (cursor) => client.keys.list({ cursor }), "keys", KEY_COLUMNS, "no keys");
-    });
+    await callVault(flags, exit, async (client) => showAllPages(flags, (cursor) => client.keys.list({ cursor }), "keys", KEY_COLUMNS, "no keys"));
   });
 
   sub(keys, "rm", "revoke a key at once")
     .argument("<id>", "the key's id (sk_...)")
     .action(async (id: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        showDeleted(flags, await client.keys.delete(id));
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.keys.delete(id)));
     });
 }
 

@@ -90,9 +90,7 @@ ${ADMIN_EXIT_HELP}`,
       await callVault(flags, exit, async (client) => showRecord(flags, await client.orgs.create(body), ["id", "name", "created_at"]));
     });
   sub(orgs, "ls", "list the organizations").action(async (flags: JsonFlags) => {
-    await callVault(flags, exit, async (client) => {
-      await showAllPages(flags, (cursor) => client.orgs.list({ cursor }), "orgs", ORG_COLUMNS, "no organizations");
-    });
+    await callVault(flags, exit, async (client) => showAllPages(flags, (cursor) => client.orgs.list({ cursor }), "orgs", ORG_COLUMNS, "no organizations"));
   });
   sub(orgs, "show", "one organization with its metadata")
     .argument("<org>", "the org's id (org_...)")
@@ -102,9 +100,7 @@ ${ADMIN_EXIT_HELP}`,
   sub(orgs, "rm", "delete an organization (refused while it has principals, roles or webhooks)")
     .argument("<org>", "the org's id")
     .action(async (org: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        showDeleted(flags, await client.orgs.delete(org));
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.delete(org)));
     });
 
   registerPrincipals(orgs.command("principals").description("an org's principals: create, list, delete"), exit);
@@ -137,9 +133,7 @@ function registerPrincipals(principals: Command, exit: ExitCode): void {
     .argument("<org>", "the org's id")
     .argument("<id>", "the principal's id (prn_...)")
     .action(async (org: string, id: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        showDeleted(flags, await client.orgs.of(org).principals.delete(id));
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.of(org).principals.delete(id)));
     });
 }
 
@@ -175,9 +169,7 @@ function registerRoles(roles: Command, exit: ExitCode): void {
     .argument("<org>", "the org's id")
     .argument("<name>", "the role's name")
     .action(async (org: string, name: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        showDeleted(flags, await client.orgs.of(org).roles.delete(name));
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.of(org).roles.delete(name)));
     });
 }
 
@@ -214,8 +206,6 @@ function registerPrincipalKeys(keys: Command, exit: ExitCode): void {
     .argument("<principal>", "the principal's id")
     .argument("<key_id>", "the key's id (pk_...)")
     .action(async (org: string, principal: string, keyId: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        showDeleted(flags, await client.orgs.of(org).principals.deleteKey(principal, keyId));
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.of(org).principals.deleteKey(principal, keyId)));
     });
 }

@@ -91,9 +91,7 @@ ${ADMIN_EXIT_HELP}`,
   sub(webhooks, "rm", "delete a webhook: no more deliveries to it")
     .argument("<id>", "the webhook's id (wh_...)")
     .action(async (id: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client, connection) => {
-        showDeleted(flags, await webhooksOf(client, connection).delete(id));
-      });
+      await callVault(flags, exit, async (client, connection) => showDeleted(flags, await webhooksOf(client, connection).delete(id)));
     });
 
   sub(webhooks, "rotate", "a new signing secret, printed once (the previous one stays valid for 24 hours)")

@@ -42,12 +42,7 @@ Exit codes: 0 written and intact, 1 failed (no FILE left), 2 usage error.`,
  * @returns 0 when the copy is written and intact, 1 when it failed.
  * @throws ConfigError for usage errors and a bad or missing key (exit 2).
  */
-export async function runBackup(
-  file: string,
-  flags: BackupFlags,
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
+export async function runBackup(file: string, flags: BackupFlags, env: Record<string, string | undefined> = process.env, output: OpsOutput = processOutput): Promise<number> {
   const { dataDir, cipher } = keyedSetup(file, "backup needs a FILE to write", flags, env);
   let lastTenth = -1;
   try {

@@ -44,12 +44,7 @@ Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; not
  *   restore failed (nothing replaced).
  * @throws ConfigError for usage errors, a bad key setting or a running vault (exit 2).
  */
-export async function runRestore(
-  file: string,
-  flags: RestoreFlags,
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
+export async function runRestore(file: string, flags: RestoreFlags, env: Record<string, string | undefined> = process.env, output: OpsOutput = processOutput): Promise<number> {
   const { dataDir, cipher } = keyedSetup(file, "restore needs a backup FILE", flags, env);
   try {
     const report = await restoreDatabase(file, dataDir, cipher, { unauthenticated: flags.unauthenticated === true });
