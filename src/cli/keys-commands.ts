@@ -3,7 +3,8 @@ import type { BodyOf } from "@ephemeral-vault/client";
 import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
-import { allPages, formatFields, formatRows, parseLimit, parseList, parseTime, printJson } from "./output.js";
+import { formatRows, parseLimit, parseList, parseTime, printJson } from "./output.js";
+import { showAllPages, showDeleted, showRecord } from "./print.js";
 import type { Column } from "./output.js";
 import type { ExitCode } from "./exit-codes.js";
 
@@ -64,27 +65,18 @@ ${ADMIN_EXIT_HELP}`,
         ...(flags.expiresAt === undefined ? {} : { expires_at: parseTime(flags.expiresAt, "--expires-at") }),
       } as BodyOf<"/keys", "post">;
       await callVault(flags, exit, async (client) => {
-        const key = await client.keys.create(body);
-        if (flags.json === true) printJson(key);
-        else if (flags.quiet === true) process.stdout.write(`${key.token}\n`);
-        else process.stdout.write(formatFields(key, ["id", "name", "permissions", "prefix", "expires_at", "created_at"], "token"));
+        showRecord(flags, await client.keys.create(body), ["id", "name", "permissions", "prefix", "expires_at", "created_at"], "token");
       });
     });
 
   sub(keys, "ls", "list the keys (never their tokens)").action(async (flags: JsonFlags) => {
-    await callVault(flags, exit, async (client) => {
-      const all = await allPages<Record<string, unknown>>((cursor) => client.keys.list({ cursor }), "keys");
-      process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, KEY_COLUMNS, "no keys"));
-    });
+    await callVault(flags, exit, async (client) => showAllPages(flags, (cursor) => client.keys.list({ cursor }), "keys", KEY_COLUMNS, "no keys"));
   });
 
   sub(keys, "rm", "revoke a key at once")
     .argument("<id>", "the key's id (sk_...)")
     .action(async (id: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        const answer = await client.keys.delete(id);
-        if (flags.json === true) printJson(answer);
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.keys.delete(id)));
     });
 }
 

@@ -5,7 +5,8 @@ import { callVault } from "./client-call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import { ADMIN_EXIT_HELP } from "./keys-commands.js";
-import { allPages, formatFields, formatRows, parseTime, printJson } from "./output.js";
+import { parseTime } from "./output.js";
+import { showAllPages, showDeleted, showList, showRecord } from "./print.js";
 import type { Column } from "./output.js";
 import type { ExitCode } from "./exit-codes.js";
 
@@ -56,15 +57,6 @@ function parseMetadata(text: string | undefined): { metadata?: Record<string, un
   return { metadata: value as Record<string, unknown> };
 }
 
-/**
- * Writes a created or changed resource: JSON with `--json`, its id alone
- * with `-q`, else `field: value` lines (`secret` last, shown once).
- */
-function show(flags: JsonFlags, value: Record<string, unknown>, fields: string[], secret?: string): void {
-  if (flags.json === true) printJson(value);
-  else if (flags.quiet === true) process.stdout.write(`${String(secret !== undefined ? value[secret] : value.id)}\n`);
-  else process.stdout.write(formatFields(value, fields, secret));
-}
 
 /**
  * `ephemeral-vault orgs ...` (docs/orgs.md, the master key): organizations,
@@ -95,26 +87,20 @@ ${ADMIN_EXIT_HELP}`,
     .option("-q, --quiet", "print only the id")
     .action(async (flags: JsonFlags & { name: string; metadata?: string }) => {
       const body = { name: flags.name, ...parseMetadata(flags.metadata) } as BodyOf<"/orgs", "post">;
-      await callVault(flags, exit, async (client) => show(flags, await client.orgs.create(body), ["id", "name", "created_at"]));
+      await callVault(flags, exit, async (client) => showRecord(flags, await client.orgs.create(body), ["id", "name", "created_at"]));
     });
   sub(orgs, "ls", "list the organizations").action(async (flags: JsonFlags) => {
-    await callVault(flags, exit, async (client) => {
-      const all = await allPages<Record<string, unknown>>((cursor) => client.orgs.list({ cursor }), "orgs");
-      process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, ORG_COLUMNS, "no organizations"));
-    });
+    await callVault(flags, exit, async (client) => showAllPages(flags, (cursor) => client.orgs.list({ cursor }), "orgs", ORG_COLUMNS, "no organizations"));
   });
   sub(orgs, "show", "one organization with its metadata")
     .argument("<org>", "the org's id (org_...)")
     .action(async (org: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => show(flags, await client.orgs.get(org), ["id", "name", "metadata", "created_at"]));
+      await callVault(flags, exit, async (client) => showRecord(flags, await client.orgs.get(org), ["id", "name", "metadata", "created_at"]));
     });
   sub(orgs, "rm", "delete an organization (refused while it has principals, roles or webhooks)")
     .argument("<org>", "the org's id")
     .action(async (org: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        const answer = await client.orgs.delete(org);
-        if (flags.json === true) printJson(answer);
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.delete(org)));
     });
 
   registerPrincipals(orgs.command("principals").description("an org's principals: create, list, delete"), exit);
@@ -132,7 +118,7 @@ function registerPrincipals(principals: Command, exit: ExitCode): void {
     .action(async (org: string, flags: JsonFlags & { name: string; role: string; metadata?: string }) => {
       const body = { name: flags.name, role: flags.role, ...parseMetadata(flags.metadata) } as BodyOf<"/orgs/{org_id}/principals", "post">;
       await callVault(flags, exit, async (client) =>
-        show(flags, await client.orgs.of(org).principals.create(body), ["id", "name", "role", "org_id", "created_at"]),
+        showRecord(flags, await client.orgs.of(org).principals.create(body), ["id", "name", "role", "org_id", "created_at"]),
       );
     });
   sub(principals, "ls", "list an org's principals")
@@ -140,18 +126,14 @@ function registerPrincipals(principals: Command, exit: ExitCode): void {
     .action(async (org: string, flags: JsonFlags) => {
       await callVault(flags, exit, async (client) => {
         const api = client.orgs.of(org).principals;
-        const all = await allPages<Record<string, unknown>>((cursor) => api.list({ cursor }), "principals");
-        process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, PRINCIPAL_COLUMNS, "no principals"));
+        await showAllPages(flags, (cursor) => api.list({ cursor }), "principals", PRINCIPAL_COLUMNS, "no principals");
       });
     });
   sub(principals, "rm", "delete a principal (refused while it has keys)")
     .argument("<org>", "the org's id")
     .argument("<id>", "the principal's id (prn_...)")
     .action(async (org: string, id: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        const answer = await client.orgs.of(org).principals.delete(id);
-        if (flags.json === true) printJson(answer);
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.of(org).principals.delete(id)));
     });
 }
 
@@ -162,7 +144,7 @@ function registerRoles(roles: Command, exit: ExitCode): void {
     .requiredOption("--permissions <letters>", "permission letters, e.g. rlc (docs/orgs.md)")
     .action(async (org: string, flags: JsonFlags & { name: string; permissions: string }) => {
       await callVault(flags, exit, async (client) =>
-        show(flags, await client.orgs.of(org).roles.create({ name: flags.name, permissions: flags.permissions }), ["name", "permissions", "org_id"]),
+        showRecord(flags, await client.orgs.of(org).roles.create({ name: flags.name, permissions: flags.permissions }), ["name", "permissions", "org_id"]),
       );
     });
   sub(roles, "ls", "list an org's roles, built-in ones first")
@@ -171,7 +153,7 @@ function registerRoles(roles: Command, exit: ExitCode): void {
       await callVault(flags, exit, async (client) => {
         const answer = await client.orgs.of(org).roles.list();
         const all = answer.roles as unknown as Array<Record<string, unknown>>;
-        process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, ROLE_COLUMNS, "no roles"));
+        showList(flags, all, ROLE_COLUMNS, "no roles");
       });
     });
   sub(roles, "update", "new permissions for a custom role")
@@ -180,17 +162,14 @@ function registerRoles(roles: Command, exit: ExitCode): void {
     .requiredOption("--permissions <letters>", "permission letters")
     .action(async (org: string, name: string, flags: JsonFlags & { permissions: string }) => {
       await callVault(flags, exit, async (client) =>
-        show(flags, await client.orgs.of(org).roles.update(name, { permissions: flags.permissions }), ["name", "permissions", "org_id"]),
+        showRecord(flags, await client.orgs.of(org).roles.update(name, { permissions: flags.permissions }), ["name", "permissions", "org_id"]),
       );
     });
   sub(roles, "rm", "delete a custom role (refused while a principal holds it)")
     .argument("<org>", "the org's id")
     .argument("<name>", "the role's name")
     .action(async (org: string, name: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        const answer = await client.orgs.of(org).roles.delete(name);
-        if (flags.json === true) printJson(answer);
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.of(org).roles.delete(name)));
     });
 }
 
@@ -209,7 +188,7 @@ function registerPrincipalKeys(keys: Command, exit: ExitCode): void {
         ...(flags.validBefore === undefined ? {} : { valid_before: parseTime(flags.validBefore, "--valid-before") }),
       } as BodyOf<"/orgs/{org_id}/principals/{id}/keys", "post">;
       await callVault(flags, exit, async (client) =>
-        show(flags, await client.orgs.of(org).principals.createKey(principal, body), ["id", "name", "valid_after", "valid_before", "created_at"], "key"),
+        showRecord(flags, await client.orgs.of(org).principals.createKey(principal, body), ["id", "name", "valid_after", "valid_before", "created_at"], "key"),
       );
     });
   sub(keys, "ls", "list a principal's keys (never the keys themselves)")
@@ -219,7 +198,7 @@ function registerPrincipalKeys(keys: Command, exit: ExitCode): void {
       await callVault(flags, exit, async (client) => {
         const answer = await client.orgs.of(org).principals.listKeys(principal);
         const all = answer.keys as unknown as Array<Record<string, unknown>>;
-        process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, KEY_COLUMNS, "no keys"));
+        showList(flags, all, KEY_COLUMNS, "no keys");
       });
     });
   sub(keys, "rm", "revoke a principal key at once")
@@ -227,9 +206,6 @@ function registerPrincipalKeys(keys: Command, exit: ExitCode): void {
     .argument("<principal>", "the principal's id")
     .argument("<key_id>", "the key's id (pk_...)")
     .action(async (org: string, principal: string, keyId: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client) => {
-        const answer = await client.orgs.of(org).principals.deleteKey(principal, keyId);
-        if (flags.json === true) printJson(answer);
-      });
+      await callVault(flags, exit, async (client) => showDeleted(flags, await client.orgs.of(org).principals.deleteKey(principal, keyId)));
     });
 }

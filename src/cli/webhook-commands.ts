@@ -4,7 +4,8 @@ import { callVault } from "./client-call.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import { ADMIN_EXIT_HELP } from "./keys-commands.js";
-import { allPages, formatFields, formatRows, parseLimit, parseList, printJson } from "./output.js";
+import { formatRows, parseLimit, parseList, printJson } from "./output.js";
+import { showAllPages, showDeleted, showRecord } from "./print.js";
 import type { Column } from "./output.js";
 import type { ExitCode } from "./exit-codes.js";
 
@@ -76,36 +77,28 @@ ${ADMIN_EXIT_HELP}`,
       } as BodyOf<"/webhooks", "post">;
       await callVault(flags, exit, async (client, connection) => {
         const hook = await webhooksOf(client, connection).create(body);
-        if (flags.json === true) printJson(hook);
-        else if (flags.quiet === true) process.stdout.write(`${hook.id}\n`);
-        else process.stdout.write(formatFields(hook, ["id", "url", "events", "description", "org_id", "created_at"], "secret"));
+        showRecord(flags, hook, ["id", "url", "events", "description", "org_id", "created_at"], "secret", "id");
       });
     });
 
   sub(webhooks, "ls", "list the webhooks (never their secrets)").action(async (flags: JsonFlags) => {
     await callVault(flags, exit, async (client, connection) => {
       const api = webhooksOf(client, connection);
-      const all = await allPages<Record<string, unknown>>((cursor) => api.list({ cursor }), "webhooks");
-      process.stdout.write(flags.json === true ? `${JSON.stringify(all)}\n` : formatRows(all, WEBHOOK_COLUMNS, "no webhooks"));
+      await showAllPages(flags, (cursor) => api.list({ cursor }), "webhooks", WEBHOOK_COLUMNS, "no webhooks");
     });
   });
 
   sub(webhooks, "rm", "delete a webhook: no more deliveries to it")
     .argument("<id>", "the webhook's id (wh_...)")
     .action(async (id: string, flags: JsonFlags) => {
-      await callVault(flags, exit, async (client, connection) => {
-        const answer = await webhooksOf(client, connection).delete(id);
-        if (flags.json === true) printJson(answer);
-      });
+      await callVault(flags, exit, async (client, connection) => showDeleted(flags, await webhooksOf(client, connection).delete(id)));
     });
 
   sub(webhooks, "rotate", "a new signing secret, printed once (the previous one stays valid for 24 hours)")
     .argument("<id>", "the webhook's id (wh_...)")
     .action(async (id: string, flags: JsonFlags) => {
       await callVault(flags, exit, async (client, connection) => {
-        const hook = await webhooksOf(client, connection).rotate(id);
-        if (flags.json === true) printJson(hook);
-        else process.stdout.write(formatFields(hook, ["id", "url"], "secret"));
+        showRecord(flags, await webhooksOf(client, connection).rotate(id), ["id", "url"], "secret");
       });
     });
 

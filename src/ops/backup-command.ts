@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { Command } from "commander";
-import { EXIT_FAILED, EXIT_OK } from "../cli/exit-codes.js";
+import { EXIT_OK } from "../cli/exit-codes.js";
 import { parseWords } from "../cli/parse-words.js";
-import { ConfigError } from "../config.js";
 import { backupDatabase } from "./backup.js";
 import { macFileOf } from "./backup-mac.js";
-import { dataDirOf, formatCounts, loadCipher, processOutput } from "./common.js";
+import { formatCounts, processOutput } from "./common.js";
+import { failedWith, keyedSetup } from "./keyed-command.js";
 import type { OpsOutput } from "./common.js";
 
 /** The flags of `backup` (commander's names). */
@@ -42,15 +42,8 @@ Exit codes: 0 written and intact, 1 failed (no FILE left), 2 usage error.`,
  * @returns 0 when the copy is written and intact, 1 when it failed.
  * @throws ConfigError for usage errors and a bad or missing key (exit 2).
  */
-export async function runBackup(
-  file: string,
-  flags: BackupFlags,
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
-  if (file === "") throw new ConfigError("backup needs a FILE to write");
-  const dataDir = dataDirOf(flags.dataDir, env);
-  const cipher = loadCipher(dataDir, flags, env);
+export async function runBackup(file: string, flags: BackupFlags, env: Record<string, string | undefined> = process.env, output: OpsOutput = processOutput): Promise<number> {
+  const { dataDir, cipher } = keyedSetup(file, "backup needs a FILE to write", flags, env);
   let lastTenth = -1;
   try {
     const report = await backupDatabase(join(dataDir, "vault.db"), file, cipher, {
@@ -68,9 +61,7 @@ export async function runBackup(
     );
     return EXIT_OK;
   } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    output.err(`ephemeral-vault: backup failed: ${(err as Error).message}\n`);
-    return EXIT_FAILED;
+    return failedWith(err, output, "backup failed");
   }
 }
 

@@ -1,8 +1,8 @@
 import { Command } from "commander";
-import { EXIT_FAILED, EXIT_OK } from "../cli/exit-codes.js";
+import { EXIT_OK } from "../cli/exit-codes.js";
 import { parseWords } from "../cli/parse-words.js";
-import { ConfigError } from "../config.js";
-import { dataDirOf, formatCounts, loadCipher, processOutput } from "./common.js";
+import { formatCounts, processOutput } from "./common.js";
+import { failedWith, keyedSetup } from "./keyed-command.js";
 import type { OpsOutput, RootKeyFlags } from "./common.js";
 import { restoreDatabase } from "./restore.js";
 
@@ -44,15 +44,8 @@ Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; not
  *   restore failed (nothing replaced).
  * @throws ConfigError for usage errors, a bad key setting or a running vault (exit 2).
  */
-export async function runRestore(
-  file: string,
-  flags: RestoreFlags,
-  env: Record<string, string | undefined> = process.env,
-  output: OpsOutput = processOutput,
-): Promise<number> {
-  if (file === "") throw new ConfigError("restore needs a backup FILE");
-  const dataDir = dataDirOf(flags.dataDir, env);
-  const cipher = loadCipher(dataDir, flags, env);
+export async function runRestore(file: string, flags: RestoreFlags, env: Record<string, string | undefined> = process.env, output: OpsOutput = processOutput): Promise<number> {
+  const { dataDir, cipher } = keyedSetup(file, "restore needs a backup FILE", flags, env);
   try {
     const report = await restoreDatabase(file, dataDir, cipher, { unauthenticated: flags.unauthenticated === true });
     if (report.authentication === "unauthenticated") {
@@ -66,9 +59,7 @@ export async function runRestore(
     );
     return EXIT_OK;
   } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    output.err(`ephemeral-vault: restore refused: ${(err as Error).message}; nothing was replaced\n`);
-    return EXIT_FAILED;
+    return failedWith(err, output, "restore refused", "; nothing was replaced");
   }
 }
 

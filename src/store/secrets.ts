@@ -25,6 +25,16 @@ export interface NewSecret {
   allowedKeys: string[] | null;
 }
 
+/**
+ * The insert's parameters of a new secret, in the column order both engines'
+ * INSERT uses: scope, key, is_public, ciphertext, created_at, expires_at,
+ * max_reads, burn_on_limit, owner_id, allowed_keys (a JSON array or null).
+ */
+export function newSecretValues(s: NewSecret): [string, string, number, Buffer, number, number | null, number | null, number, string | null, string | null] {
+  const allowedKeys = s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys);
+  return [s.scope, s.key, s.isPublic ? 1 : 0, s.ciphertext, s.now, s.expiresAt, s.maxReads, s.burnOnLimit ? 1 : 0, s.ownerId, allowedKeys];
+}
+
 /** What PATCH changes (docs/contract.md §6). Times in Unix milliseconds. */
 export interface SecretPatch {
   expiresAt: number | null;

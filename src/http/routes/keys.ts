@@ -5,9 +5,10 @@ import { SCOPED_PERMISSIONS } from "../../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../../domain/keys.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { deletedSchema, int, nullableInt } from "./answers.js";
-import { decodeCursor, intRange, MAX_UNIX_SECONDS, pageQuery, seconds } from "./input.js";
+import { intRange, MAX_UNIX_SECONDS, pageQuery, seconds } from "./input.js";
 import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
 import { listSchema, pageBody } from "./lists.js";
+import { deletedAnswer, pageOf } from "./org-scope.js";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
@@ -146,10 +147,10 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
         400: { description: "invalid limit or cursor" },
       },
       handler: async (c, { query }) => {
-        const after = decodeCursor(query.cursor);
+        const { limit, afterId } = pageOf(query);
         // Read through the group commit, like every other request: the answer
         // leaves only once what it shows is committed.
-        const page = await tx.run((w) => scopedKeys.list(w, keyPrefixOf(c) ?? null, { limit: query.limit ?? 1000, after }));
+        const page = await tx.run((w) => scopedKeys.list(w, keyPrefixOf(c) ?? null, { limit, after: afterId }));
         return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
       },
     }),
@@ -168,7 +169,7 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
         const id = params.id;
         const origin = originOf(c);
         await tx.run((w) => scopedKeys.remove(w, id, keyPrefixOf(c) ?? null, origin));
-        return c.json({ deleted: true });
+        return deletedAnswer(c);
       },
     }),
   ];

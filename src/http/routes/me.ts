@@ -8,7 +8,8 @@ import type { UnitOfWork, Work } from "../../store/work.js";
 import { deletedSchema } from "./answers.js";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
-import { decodeCursor, pageQuery } from "./input.js";
+import { pageQuery } from "./input.js";
+import { deletedAnswer, pageOf } from "./org-scope.js";
 import { idOrNotFound, metadataField, principalFields, principalJson } from "./org-input.js";
 import {
   createdKeyJson,
@@ -107,9 +108,9 @@ export function meRoutes(deps: MeRouteDeps): Route[] {
       query: pageQuery,
       responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema } },
       handler: async (c, { query }) => {
-        const afterId = decodeCursor(query.cursor);
+        const { limit, afterId } = pageOf(query);
         const principalId = me(c).principalId;
-        const page = await tx.run((w) => principalKeys.list(w, principalId, query.limit ?? 1000, afterId));
+        const page = await tx.run((w) => principalKeys.list(w, principalId, limit, afterId));
         return c.json(keyListBody(page));
       },
     }),
@@ -125,7 +126,7 @@ export function meRoutes(deps: MeRouteDeps): Route[] {
         const keyId = idOrNotFound(params.key_id, "key not found");
         const origin = originOf(c);
         await tx.run((w) => principalKeys.revoke(w, actor.principalId, keyId, origin));
-        return c.json({ deleted: true });
+        return deletedAnswer(c);
       },
     }),
   ];

@@ -3,12 +3,12 @@ import { originOf } from "../context.js";
 import { ApiError } from "../errors.js";
 import type { Org, Organizations } from "../../domain/orgs.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { orgIdOf } from "../org-auth.js";
 import { deletedSchema, int } from "./answers.js";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
-import { decodeCursor, pageQuery, seconds } from "./input.js";
+import { pageQuery, seconds } from "./input.js";
 import { listSchema, pageBody } from "./lists.js";
+import { deletedAnswer, inOrg, pageOf } from "./org-scope.js";
 import { metadataField, nameField } from "./org-input.js";
 
 /** POST /orgs body (docs/orgs.md, docs/contract.md §4). */
@@ -65,8 +65,8 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Route[] {
         400: { description: "invalid limit or cursor" },
       },
       handler: async (c, { query }) => {
-        const afterId = decodeCursor(query.cursor);
-        const page = await tx.run((w) => orgs.list(w, query.limit ?? 1000, afterId));
+        const { limit, afterId } = pageOf(query);
+        const page = await tx.run((w) => orgs.list(w, limit, afterId));
         return c.json(pageBody("orgs", page.items.map(orgSummary), page.nextAfterId));
       },
     }),
@@ -83,7 +83,7 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Route[] {
         404: { description: "no such organization" },
       },
       handler: async (c) => {
-        const org = await tx.run(async (w) => orgs.get(w, await orgIdOf(w, c)));
+        const org = await inOrg(tx, c, (w, orgId) => orgs.get(w, orgId));
         // orgIdOf() found it in the same unit of work.
         if (org === undefined) throw new ApiError(404, "organization not found");
         return c.json({ id: org.id, name: org.name, metadata: org.metadata, created_at: seconds(org.createdAt) });
@@ -102,8 +102,8 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Route[] {
       },
       handler: async (c) => {
         const origin = originOf(c);
-        await tx.run(async (w) => orgs.remove(w, await orgIdOf(w, c), origin));
-        return c.json({ deleted: true });
+        await inOrg(tx, c, (w, orgId) => orgs.remove(w, orgId, origin));
+        return deletedAnswer(c);
       },
     }),
   ];

@@ -3,12 +3,13 @@ import { originOf } from "../context.js";
 import type { PrincipalKeys } from "../../domain/principal-keys.js";
 import type { Principals } from "../../domain/principals.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { orgIdOf } from "../org-auth.js";
+import type { AppContext } from "../context.js";
 import { deletedSchema } from "./answers.js";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
-import { decodeCursor, pageQuery } from "./input.js";
+import { pageQuery } from "./input.js";
 import { listSchema, pageBody } from "./lists.js";
+import { deletedAnswer, inOrg, pageOf } from "./org-scope.js";
 import { idOrNotFound, metadataField, nameField, principalJson, principalSchema, roleNameField } from "./org-input.js";
 import { createdKeyJson, createdKeySchema, keyListBody, keyListSchema, newKeyBody, newKeyInput } from "./principal-keys.js";
 
@@ -45,6 +46,9 @@ const principalKeyParams = v.object({ id: v.string(), key_id: v.string() });
  */
 export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
   const { principals, principalKeys, tx } = deps;
+  /** Runs `fn` on the principal `rawId` of the path's org: 404 for no such org, then for no such principal. */
+  const onPrincipal = <T>(c: AppContext, rawId: string, fn: (w: Work, orgId: string, id: string) => Promise<T>): Promise<T> =>
+    inOrg(tx, c, async (w, orgId) => fn(w, orgId, (await principals.require(w, orgId, idOrNotFound(rawId, NO_PRINCIPAL))).id));
   return [
     route({
       method: "post",
@@ -60,7 +64,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       },
       handler: async (c, { body }) => {
         const origin = originOf(c);
-        const principal = await tx.run(async (w) => principals.create(w, await orgIdOf(w, c), body.name, body.role, origin));
+        const principal = await inOrg(tx, c, (w, orgId) => principals.create(w, orgId, body.name, body.role, origin));
         return c.json(principalJson(principal), 201);
       },
     }),
@@ -78,8 +82,8 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
         404: { description: "no such organization" },
       },
       handler: async (c, { query }) => {
-        const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(async (w) => principals.list(w, await orgIdOf(w, c), query.limit ?? 1000, afterId));
+        const { limit, afterId } = pageOf(query);
+        const page = await inOrg(tx, c, (w, orgId) => principals.list(w, orgId, limit, afterId));
         return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
       },
     }),
@@ -91,10 +95,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       params: principalParams,
       responses: { 200: { description: "the principal", schema: principalSchema }, 404: { description: "no such organization or principal" } },
       handler: async (c, { params }) => {
-        const principal = await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          return principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL));
-        });
+        const principal = await inOrg(tx, c, (w, orgId) => principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL)));
         return c.json(principalJson(principal));
       },
     }),
@@ -113,10 +114,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       },
       handler: async (c, { params, body }) => {
         const origin = originOf(c);
-        const principal = await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          return principals.update(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), body, origin);
-        });
+        const principal = await inOrg(tx, c, (w, orgId) => principals.update(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), body, origin));
         return c.json(principalJson(principal));
       },
     }),
@@ -129,11 +127,8 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization or principal" }, 409: { description: "the principal has active keys" } },
       handler: async (c, { params }) => {
         const origin = originOf(c);
-        await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          await principals.remove(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), origin);
-        });
-        return c.json({ deleted: true });
+        await inOrg(tx, c, (w, orgId) => principals.remove(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), origin));
+        return deletedAnswer(c);
       },
     }),
     route({
@@ -148,11 +143,7 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       handler: async (c, { params, body }) => {
         const input = newKeyInput(body);
         const origin = originOf(c);
-        const created = await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          const id = (await principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL))).id;
-          return principalKeys.create(w, orgId, id, input, origin);
-        });
+        const created = await onPrincipal(c, params.id, (w, orgId, id) => principalKeys.create(w, orgId, id, input, origin));
         return c.json(createdKeyJson(created.key, created.token), 201);
       },
     }),
@@ -165,12 +156,8 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       query: pageQuery,
       responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: { description: "no such organization or principal" } },
       handler: async (c, { params, query }) => {
-        const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          const id = (await principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL))).id;
-          return principalKeys.list(w, id, query.limit ?? 1000, afterId);
-        });
+        const { limit, afterId } = pageOf(query);
+        const page = await onPrincipal(c, params.id, (w, _orgId, id) => principalKeys.list(w, id, limit, afterId));
         return c.json(keyListBody(page));
       },
     }),
@@ -183,13 +170,8 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
       responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization, principal or key" } },
       handler: async (c, { params }) => {
         const origin = originOf(c);
-        await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          const id = (await principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL))).id;
-          const keyId = idOrNotFound(params.key_id, "key not found");
-          await principalKeys.revoke(w, id, keyId, origin);
-        });
-        return c.json({ deleted: true });
+        await onPrincipal(c, params.id, (w, _orgId, id) => principalKeys.revoke(w, id, idOrNotFound(params.key_id, "key not found"), origin));
+        return deletedAnswer(c);
       },
     }),
   ];

@@ -2,12 +2,12 @@ import * as v from "valibot";
 import { originOf } from "../context.js";
 import type { Role, Roles } from "../../domain/roles.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { orgIdOf } from "../org-auth.js";
 import { deletedSchema } from "./answers.js";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
-import { decodeCursor, pageQuery } from "./input.js";
+import { pageQuery } from "./input.js";
 import { listSchema, pageBody } from "./lists.js";
+import { deletedAnswer, inOrg, pageOf } from "./org-scope.js";
 import { idOrNotFound, ROLE_NAME_PATTERN, permissionsField, roleNameField } from "./org-input.js";
 
 /** POST /orgs/:org_id/roles body (docs/contract.md §2, §4 and §8). */
@@ -31,6 +31,11 @@ export interface RoleRouteDeps {
 
 /** The `{name}` path parameter of one role's routes; a name that cannot exist is 404, after the org. */
 const roleParams = v.object({ name: v.string() });
+
+/** A role name of the path, or 404 "role not found" for one that cannot exist. */
+function roleName(raw: string): string {
+  return idOrNotFound(raw, "role not found", ROLE_NAME_PATTERN);
+}
 
 function roleJson(r: Role) {
   return { name: r.name, org_id: r.orgId, permissions: r.permissions };
@@ -60,7 +65,7 @@ export function roleRoutes(deps: RoleRouteDeps): Route[] {
       },
       handler: async (c, { body }) => {
         const origin = originOf(c);
-        const role = await tx.run(async (w) => roles.create(w, await orgIdOf(w, c), body.name, body.permissions, origin));
+        const role = await inOrg(tx, c, (w, orgId) => roles.create(w, orgId, body.name, body.permissions, origin));
         return c.json(roleJson(role), 201);
       },
     }),
@@ -79,8 +84,8 @@ export function roleRoutes(deps: RoleRouteDeps): Route[] {
         404: { description: "no such organization" },
       },
       handler: async (c, { query }) => {
-        const afterId = decodeCursor(query.cursor);
-        const page = await tx.run(async (w) => roles.list(w, await orgIdOf(w, c), query.limit ?? 1000, afterId));
+        const { limit, afterId } = pageOf(query);
+        const page = await inOrg(tx, c, (w, orgId) => roles.list(w, orgId, limit, afterId));
         const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
         return c.json(pageBody("roles", items, page.nextAfterId));
       },
@@ -100,10 +105,7 @@ export function roleRoutes(deps: RoleRouteDeps): Route[] {
       },
       handler: async (c, { params, body }) => {
         const origin = originOf(c);
-        const role = await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          return roles.update(w, orgId, idOrNotFound(params.name, "role not found", ROLE_NAME_PATTERN), body.permissions, origin);
-        });
+        const role = await inOrg(tx, c, (w, orgId) => roles.update(w, orgId, roleName(params.name), body.permissions, origin));
         return c.json(roleJson(role));
       },
     }),
@@ -121,11 +123,8 @@ export function roleRoutes(deps: RoleRouteDeps): Route[] {
       },
       handler: async (c, { params }) => {
         const origin = originOf(c);
-        await tx.run(async (w) => {
-          const orgId = await orgIdOf(w, c);
-          await roles.remove(w, orgId, idOrNotFound(params.name, "role not found", ROLE_NAME_PATTERN), origin);
-        });
-        return c.json({ deleted: true });
+        await inOrg(tx, c, (w, orgId) => roles.remove(w, orgId, roleName(params.name), origin));
+        return deletedAnswer(c);
       },
     }),
   ];

@@ -3,6 +3,7 @@ import { DUPLICATE_KEY } from "../../model/records.js";
 import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
+import { newSecretValues } from "../secrets.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
 
@@ -82,18 +83,7 @@ export class PgSecretStore implements SecretStore {
   }
 
   private async insertRow(s: NewSecret): Promise<SecretRecord> {
-    const r = await runPrepared<Row>(this.db, INSERT, [
-      s.scope,
-      s.key,
-      s.isPublic ? 1 : 0,
-      s.ciphertext,
-      s.now,
-      s.expiresAt,
-      s.maxReads,
-      s.burnOnLimit ? 1 : 0,
-      s.ownerId,
-      s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
-    ]);
+    const r = await runPrepared<Row>(this.db, INSERT, newSecretValues(s));
     return toSecretRecord(r.rows[0] as Row);
   }
 

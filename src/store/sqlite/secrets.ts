@@ -6,6 +6,7 @@ import type { SecretState } from "../../model/records.js";
 import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
+import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 
 interface ListParams {
@@ -116,19 +117,9 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   private insertRow(s: NewSecret): number {
-    const result = this.q.insert.run(
-      s.scope,
-      s.key,
-      s.isPublic ? 1 : 0,
-      s.ciphertext,
-      s.now,
-      s.now,
-      s.expiresAt,
-      s.maxReads,
-      s.burnOnLimit ? 1 : 0,
-      s.ownerId,
-      s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys),
-    );
+    // created_at and updated_at are both `now`.
+    const [scope, key, isPublic, ciphertext, now, ...rest] = newSecretValues(s);
+    const result = this.q.insert.run(scope, key, isPublic, ciphertext, now, now, ...rest);
     return Number(result.lastInsertRowid);
   }
 

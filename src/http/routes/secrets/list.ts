@@ -1,9 +1,9 @@
 import { keyPrefixOf } from "../../auth.js";
 import type { Route } from "../declare.js";
-import { route } from "../declare.js";
 import { decodeCursor, pageQuery } from "../input.js";
 import { pageBody } from "../lists.js";
-import { byScope, inScope } from "../scope.js";
+import { inScope } from "../scope.js";
+import { scopedRoute } from "./decl.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
 
 /**
@@ -13,13 +13,10 @@ import type { SecretRouteDeps, SecretScope } from "./rules.js";
  * list includes its sealed secrets.
  */
 export function listRoute(deps: SecretRouteDeps, s: SecretScope): Route {
-  return route({
-    method: "get",
-    path: `${s.scope.base}/secrets`,
-    summary: byScope(s.scope, {
-      global: "List global secrets' metadata (never values), oldest first.",
-      org: "List the org's live secrets (active and sealed), never values, oldest first.",
-    }),
+  return scopedRoute(s, "get", "/secrets", {
+    global: "List global secrets' metadata (never values), oldest first.",
+    org: "List the org's live secrets (active and sealed), never values, oldest first.",
+  }, {
     permission: s.permission.list,
     auditAction: "secret.listed",
     query: pageQuery,

@@ -1,14 +1,13 @@
 import * as v from "valibot";
 import { originOf } from "../../context.js";
 import type { ResponseDecl, Route } from "../declare.js";
-import { route } from "../declare.js";
-import { byScope, inScope } from "../scope.js";
-import { keyParams, pathKeyInPrefix, patchSecretBody } from "../secret-input.js";
+import { byScope } from "../scope.js";
+import { patchSecretBody } from "../secret-input.js";
 import { named } from "../secret-json.js";
 import { globalName } from "../secret-schemas.js";
-import type { SecretMeta } from "../../../domain/secret-model.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { afterRefusal, orNoOrg } from "./rules.js";
+import { orNoOrg } from "./rules.js";
+import { refusable, secretKeyRoute } from "./decl.js";
 
 /** PATCH applies only to secrets that seal (delete=false). */
 const ONLY_SEALABLE: Record<number, ResponseDecl> = { 409: { description: "the secret was created with delete=true" } };
@@ -20,15 +19,10 @@ const ONLY_SEALABLE: Record<number, ResponseDecl> = { 409: { description: "the s
  * new limit reactivates it when sealed.
  */
 export function patchRoute(deps: SecretRouteDeps, s: SecretScope): Route {
-  return route({
-    method: "patch",
-    path: `${s.scope.base}/secrets/:key{.+}`,
-    params: keyParams(s.keyDoc),
-    inPrefix: pathKeyInPrefix,
-    summary: byScope(s.scope, {
-      global: "Set a new TTL (from now) and/or a new read limit (read_count resets to 0).",
-      org: "Only for secrets created with delete=false: ttl_seconds sets a new TTL from now; max_reads sets a new limit, resets read_count to 0 and reactivates a sealed secret. Neither: 400.",
-    }),
+  return secretKeyRoute(s, "patch", {
+    global: "Set a new TTL (from now) and/or a new read limit (read_count resets to 0).",
+    org: "Only for secrets created with delete=false: ttl_seconds sets a new TTL from now; max_reads sets a new limit, resets read_count to 0 and reactivates a sealed secret. Neither: 400.",
+  }, {
     permission: s.permission.patch,
     body: patchSecretBody,
     responses: Object.assign(
@@ -48,14 +42,9 @@ export function patchRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     handler: async (c, { params, body }) => {
       const origin = originOf(c);
       const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-      let updated: SecretMeta;
-      try {
-        updated = await inScope(deps.tx, s.scope, c, (w, scope) =>
-          deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
-        );
-      } catch (err) {
-        throw await afterRefusal(deps, err, origin);
-      }
+      const updated = await refusable(deps, s, c, origin, (w, scope) =>
+        deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
+      );
       return c.json(named(updated, { updated: true }));
     },
   });

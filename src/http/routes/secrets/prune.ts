@@ -1,8 +1,8 @@
 import { keyPrefixOf } from "../../auth.js";
 import { originOf } from "../../context.js";
 import type { Route } from "../declare.js";
-import { route } from "../declare.js";
-import { byScope, inScope } from "../scope.js";
+import { inScope } from "../scope.js";
+import { scopedRoute } from "./decl.js";
 import { pruned } from "../secret-schemas.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
 
@@ -12,13 +12,10 @@ import type { SecretRouteDeps, SecretScope } from "./rules.js";
  * prunes only its prefix.
  */
 export function pruneRoute(deps: SecretRouteDeps, s: SecretScope): Route {
-  return route({
-    method: "post",
-    path: `${s.scope.base}/prune`,
-    summary: byScope(s.scope, {
-      global: "Remove the tombstones of expired global secrets.",
-      org: "Remove the tombstones of the org's expired secrets.",
-    }),
+  return scopedRoute(s, "post", "/prune", {
+    global: "Remove the tombstones of expired global secrets.",
+    org: "Remove the tombstones of the org's expired secrets.",
+  }, {
     permission: s.permission.prune,
     responses: Object.assign({ 200: { description: "{pruned}", schema: pruned } }, s.scope.missing),
     handler: async (c) => {

@@ -1,13 +1,10 @@
 import { originOf } from "../../context.js";
 import type { ResponseDecl, Route } from "../declare.js";
-import { route } from "../declare.js";
-import { byScope, inScope } from "../scope.js";
-import { keyParams, pathKeyInPrefix } from "../secret-input.js";
 import { readJson } from "../secret-json.js";
 import { headSecret } from "./head.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { afterRefusal, orNoOrg, readerOf } from "./rules.js";
-import type { SecretRead } from "../../../domain/secret-model.js";
+import { orNoOrg, readerOf } from "./rules.js";
+import { refusable, secretKeyRoute } from "./decl.js";
 
 /** Answers only sealable (org) secrets give: allowed_keys and sealing. */
 const SEALABLE: Record<number, ResponseDecl> = {
@@ -21,16 +18,11 @@ const SEALABLE: Record<number, ResponseDecl> = {
  * burns it, or seals it (org, delete=false). A HEAD is answered by head.ts.
  */
 export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
-  return route({
-    method: "get",
-    path: `${s.scope.base}/secrets/:key{.+}`,
-    params: keyParams(s.keyDoc),
-    inPrefix: pathKeyInPrefix,
-    summary: byScope(s.scope, {
-      global:
-        "Retrieve a secret's value and count the read. The read that reaches max_reads burns it. HEAD answers existence without counting a read.",
-      org: "Retrieve an org secret's value and count the read; the read that reaches max_reads burns it (delete=true) or seals it (delete=false). HEAD answers existence without decrypting or counting.",
-    }),
+  return secretKeyRoute(s, "get", {
+    global:
+      "Retrieve a secret's value and count the read. The read that reaches max_reads burns it. HEAD answers existence without counting a read.",
+    org: "Retrieve an org secret's value and count the read; the read that reaches max_reads burns it (delete=true) or seals it (delete=false). HEAD answers existence without decrypting or counting.",
+  }, {
     permission: s.permission.read,
     // The GET records secret.read itself; a HEAD records this.
     auditAction: "secret.checked",
@@ -49,13 +41,7 @@ export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
       if (c.req.method === "HEAD") return headSecret(deps, s, c, params.key);
       const origin = originOf(c);
       const reader = readerOf(c);
-      let read: SecretRead;
-      try {
-        // A try block costs the successful read nothing; only a refusal takes the catch.
-        read = await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin));
-      } catch (err) {
-        throw await afterRefusal(deps, err, origin);
-      }
+      const read = await refusable(deps, s, c, origin, (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin));
       return c.json(readJson(read.secret, read.value));
     },
   });
