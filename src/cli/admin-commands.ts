@@ -1,20 +1,21 @@
 import type { Command } from "commander";
-import { declareBackup, runBackup } from "../ops/backup-command.js";
-import type { BackupFlags } from "../ops/backup-command.js";
-import { declareMigrate, runMigrate } from "../ops/migrate-command.js";
-import type { MigrateFlags } from "../ops/migrate-command.js";
-import { declareRekey, runRekey } from "../ops/rekey-command.js";
-import type { RekeyFlags } from "../ops/rekey-command.js";
-import { declareRestore, runRestore } from "../ops/restore-command.js";
-import type { RestoreFlags } from "../ops/restore-command.js";
+import { declareBackup, runBackup } from "./backup-command.js";
+import type { BackupFlags } from "./backup-command.js";
+import { declareMigrate, runMigrate } from "./migrate-command.js";
+import type { MigrateFlags } from "./migrate-command.js";
+import { declareRekey, runRekey } from "./rekey-command.js";
+import type { RekeyFlags } from "./rekey-command.js";
+import { declareRestore, runRestore } from "./restore-command.js";
+import type { RestoreFlags } from "./restore-command.js";
 import { declareAuditCheck, runAuditCheck } from "./audit-commands.js";
 import type { AuditCheckFlags } from "./audit-commands.js";
 import { registerAuditLs } from "./keys-commands.js";
 import type { ExitCode } from "./exit-codes.js";
 
 // The operator commands on the program (cli/program.ts): each declared, with
-// its flags and help, next to what it runs (ops/*-command.ts,
-// cli/audit-commands.ts), and parsed by commander like every other command.
+// its flags and help, in its own module (cli/backup-command.ts, restore-,
+// rekey-, migrate-command.ts, audit-commands.ts) that runs the work in ops/,
+// and parsed by commander like every other command.
 
 /**
  * `ephemeral-vault audit verify|head [--data-dir DIR | --database-url URL]`
@@ -55,21 +56,21 @@ VAULT_PREVIOUS_ENCRYPTION_KEYS or VAULT_ENCRYPTION_KEY, are named).`;
   registerAuditLs(audit, exit);
 }
 
-/** `ephemeral-vault backup FILE [--data-dir DIR] [--force] [--encryption-key KEY]` (ops/backup-command.ts). */
+/** `ephemeral-vault backup FILE [--data-dir DIR] [--force] [--encryption-key KEY]` (backup-command.ts). */
 export function registerBackup(program: Command, exit: ExitCode): void {
   declareBackup(program.command("backup")).action(async (file: string, flags: BackupFlags) => {
     exit.code = await runBackup(file, flags);
   });
 }
 
-/** `ephemeral-vault restore FILE [--data-dir DIR] [--unauthenticated] ...` (ops/restore-command.ts). */
+/** `ephemeral-vault restore FILE [--data-dir DIR] [--unauthenticated] ...` (restore-command.ts). */
 export function registerRestore(program: Command, exit: ExitCode): void {
   declareRestore(program.command("restore")).action(async (file: string, flags: RestoreFlags) => {
     exit.code = await runRestore(file, flags);
   });
 }
 
-/** `ephemeral-vault rekey [--data-dir DIR] ...` (ops/rekey-command.ts). */
+/** `ephemeral-vault rekey [--data-dir DIR] ...` (rekey-command.ts). */
 export function registerRekey(program: Command, exit: ExitCode): void {
   declareRekey(program.command("rekey")).action(async (flags: RekeyFlags) => {
     exit.code = await runRekey(flags);
@@ -78,7 +79,7 @@ export function registerRekey(program: Command, exit: ExitCode): void {
 
 /**
  * `ephemeral-vault migrate --from-sqlite DIR --to postgres://...`: copies a
- * stopped SQLite vault into an empty PostgreSQL database (ops/migrate-command.ts).
+ * stopped SQLite vault into an empty PostgreSQL database (migrate-command.ts).
  */
 export function registerMigrate(program: Command, exit: ExitCode): void {
   declareMigrate(program.command("migrate")).action(async (flags: MigrateFlags) => {

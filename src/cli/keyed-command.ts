@@ -1,8 +1,8 @@
 import type { ValueCipher } from "../crypto/cipher.js";
-import { EXIT_FAILED } from "../cli/exit-codes.js";
+import { EXIT_FAILED } from "./exit-codes.js";
 import { ConfigError } from "../config.js";
-import { dataDirOf, loadCipher } from "./common.js";
-import type { OpsOutput, RootKeyFlags } from "./common.js";
+import { dataDirOf, loadCipher } from "../ops/common.js";
+import type { OpsOutput, RootKeyFlags } from "../ops/common.js";
 
 /**
  * What `backup FILE` and `restore FILE` share (docs/operations.md,

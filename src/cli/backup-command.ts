@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { Command } from "commander";
-import { EXIT_OK } from "../cli/exit-codes.js";
-import { parseWords } from "../cli/parse-words.js";
-import { backupDatabase } from "./backup.js";
-import { macFileOf } from "./backup-mac.js";
-import { formatCounts, processOutput } from "./common.js";
+import { EXIT_OK } from "./exit-codes.js";
+import { parseWords } from "./parse-words.js";
+import { backupDatabase } from "../ops/backup.js";
+import { macFileOf } from "../ops/backup-mac.js";
+import { formatCounts, processOutput } from "../ops/common.js";
 import { failedWith, keyedSetup } from "./keyed-command.js";
-import type { OpsOutput } from "./common.js";
+import type { OpsOutput } from "../ops/common.js";
 
 /** The flags of `backup` (commander's names). */
 export interface BackupFlags {

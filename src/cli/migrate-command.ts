@@ -1,8 +1,8 @@
 import type { Command } from "commander";
-import { EXIT_OK } from "../cli/exit-codes.js";
+import { EXIT_OK } from "./exit-codes.js";
 import { ConfigError } from "../config.js";
 import { redactUrl } from "../store/pg/redact.js";
-import { migrateFromSqlite } from "./migrate-to-pg.js";
+import { migrateFromSqlite } from "../ops/migrate-to-pg.js";
 
 /** The flags of `migrate` (commander's names). */
 export interface MigrateFlags {

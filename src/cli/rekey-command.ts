@@ -1,17 +1,17 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { EXIT_FAILED, EXIT_OK } from "../cli/exit-codes.js";
+import { EXIT_FAILED, EXIT_OK } from "./exit-codes.js";
 import { ConfigError } from "../config.js";
 import { ValueCipher } from "../crypto/cipher.js";
 import { WrongKeyError } from "../crypto/keyfiles.js";
 import { openDatabase } from "../store/sqlite/db.js";
-import { dataDirOf, loadRootKeys, processOutput } from "./common.js";
-import type { OpsOutput, RootKeyFlags } from "./common.js";
-import { fileRootKey, replaceEncryptionKeyFile } from "./key-file-swap.js";
-import { lockDataDir } from "./lock.js";
-import { rekeyDatabase } from "./rekey.js";
-import type { RekeyReport } from "./rekey.js";
+import { dataDirOf, loadRootKeys, processOutput } from "../ops/common.js";
+import type { OpsOutput, RootKeyFlags } from "../ops/common.js";
+import { fileRootKey, replaceEncryptionKeyFile } from "../ops/key-file-swap.js";
+import { lockDataDir } from "../ops/lock.js";
+import { rekeyDatabase } from "../ops/rekey.js";
+import type { RekeyReport } from "../ops/rekey.js";
 
 /** The flags of `rekey` (commander's names). */
 export interface RekeyFlags extends RootKeyFlags {

@@ -1,10 +1,10 @@
 import { Command } from "commander";
-import { EXIT_OK } from "../cli/exit-codes.js";
-import { parseWords } from "../cli/parse-words.js";
-import { formatCounts, processOutput } from "./common.js";
+import { EXIT_OK } from "./exit-codes.js";
+import { parseWords } from "./parse-words.js";
+import { formatCounts, processOutput } from "../ops/common.js";
 import { failedWith, keyedSetup } from "./keyed-command.js";
-import type { OpsOutput, RootKeyFlags } from "./common.js";
-import { restoreDatabase } from "./restore.js";
+import type { OpsOutput, RootKeyFlags } from "../ops/common.js";
+import { restoreDatabase } from "../ops/restore.js";
 
 /** The flags of `restore` (commander's names). */
 export interface RestoreFlags extends RootKeyFlags {
