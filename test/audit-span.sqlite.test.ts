@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { migrate, schemaSections } from "../src/store/sqlite/db.js";
+import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
 import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit.js";

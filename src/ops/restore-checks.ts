@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import type { ValueCipher } from "../crypto/cipher.js";
-import { latestSchemaVersion, schemaSections } from "../store/sqlite/db.js";
+import { latestSchemaVersion, schemaSections } from "../store/sqlite/migrate.js";
 import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
 import { WrongKeyError } from "../model/engine-errors.js";
 import { verifyRootKeys } from "../store/sqlite/root-keys.js";

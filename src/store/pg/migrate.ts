@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
-import { schemaSections } from "../sqlite/db.js";
+import { splitSchemaSections } from "../schema-sections.js";
 
 /** Where schema-pg.sql sits: the package root, beside both src/ and dist/. */
 const SCHEMA_PATH = fileURLToPath(new URL("../schema-pg.sql", import.meta.url));
@@ -17,14 +17,14 @@ export const MIGRATION_LOCK = 0x65765f6d69677200n;
 
 /** The sections of schema-pg.sql, in order. */
 export function pgSchemaSections(text?: string): { version: number; sql: string }[] {
-  if (text !== undefined) return schemaSections(text);
+  if (text !== undefined) return splitSchemaSections(text);
   let source: string;
   try {
     source = readFileSync(SCHEMA_PATH, "utf8");
   } catch {
     source = readFileSync(SOURCE_SCHEMA_PATH, "utf8");
   }
-  return schemaSections(source);
+  return splitSchemaSections(source);
 }
 
 /**

@@ -1,51 +1,9 @@
-import { chmodSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { chmodSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
+import { migrate } from "./migrate.js";
 
 export type { Db };
-
-/** Where schema.sql sits: the package root, beside dist/ (the bundle) and three levels above this source file. */
-const SCHEMA_PATHS = [
-  fileURLToPath(new URL("../schema.sql", import.meta.url)),
-  fileURLToPath(new URL("../../../schema.sql", import.meta.url)),
-];
-
-/** schema.sql's text, from the bundle's place or the sources' (tests run the sources). */
-function readSchema(): string {
-  try {
-    return readFileSync(SCHEMA_PATHS[0] as string, "utf8");
-  } catch {
-    return readFileSync(SCHEMA_PATHS[1] as string, "utf8");
-  }
-}
-
-interface Section {
-  version: number;
-  sql: string;
-}
-
-/** Splits schema.sql into its "-- version: N" sections, in order. */
-export function schemaSections(text: string = readSchema()): Section[] {
-  const sections: Section[] = [];
-  let current: Section | undefined;
-  for (const line of text.split("\n")) {
-    const m = /^-- version: (\d+)\s*$/.exec(line);
-    if (m) {
-      current = { version: Number(m[1]), sql: "" };
-      sections.push(current);
-    } else if (current) {
-      current.sql += line + "\n";
-    }
-  }
-  return sections;
-}
-
-/** The schema version this build writes (the last section of schema.sql). */
-export function latestSchemaVersion(): number {
-  const sections = schemaSections();
-  return sections[sections.length - 1]?.version ?? 0;
-}
 
 /** How long a statement waits for another connection's lock (the `backup` command's), milliseconds. */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -82,26 +40,6 @@ export function openDatabase(file: string): Db {
     throw err;
   }
   return db;
-}
-
-/**
- * Applies every schema.sql section above the database's user_version, each
- * with its version bump in one transaction.
- */
-export function migrate(db: Db): void {
-  const current = Number(db.pragma("user_version", { simple: true }));
-  const sections = schemaSections();
-  const latest = sections[sections.length - 1]?.version ?? 0;
-  if (current > latest) {
-    throw new Error(`the database has schema version ${current}, newer than this ephemeral-vault (${latest}); upgrade ephemeral-vault`);
-  }
-  for (const section of sections) {
-    if (section.version <= current) continue;
-    db.transaction(() => {
-      db.exec(section.sql);
-      db.pragma(`user_version = ${section.version}`);
-    }).immediate();
-  }
 }
 
 /** Reads a value of the meta table, or undefined. */

@@ -4,7 +4,7 @@ import { verifyAuditChain } from "./audit-verify.js";
 import type { Logger } from "../../log/log.js";
 import type { AuditCheck, ChainKeys, Engine, EngineHooks } from "../engine.js";
 import type { Work } from "../work.js";
-import { migrate } from "./db.js";
+import { migrate } from "./migrate.js";
 import type { Db } from "./db.js";
 import type { DbFileWatch } from "./db-file-watch.js";
 import { GroupCommit } from "./group-commit.js";
