@@ -67,7 +67,7 @@ module.exports = {
     {
       name: "crypto-is-a-leaf",
       severity: "error",
-      comment: "src/crypto (cipher, HMAC, tokens, key files, license) imports no store, HTTP or domain code.",
+      comment: "src/crypto (cipher, HMAC, tokens, license) imports no store, HTTP or domain code.",
       from: { path: "^src/crypto/" },
       to: { path: "^src/(store|http|domain)/" },
     },

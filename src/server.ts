@@ -5,7 +5,7 @@ import type { Config } from "./config.js";
 import { ConfigError, defaultPublicUrl } from "./config.js";
 import type { ValueCipher } from "./crypto/cipher.js";
 import { createHttpServer } from "./http/server.js";
-import type { KeyMaterial, Notice } from "./crypto/keyfiles.js";
+import type { KeyMaterial, Notice } from "./ops/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./crypto/license.js";
 import type { Logger } from "./log/log.js";
 import { startSweeper } from "./ops/sweeper.js";

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { EXIT_FAILED, EXIT_OK } from "./exit-codes.js";
 import { ConfigError } from "../config.js";
 import { ValueCipher } from "../crypto/cipher.js";
-import { WrongKeyError } from "../crypto/keyfiles.js";
+import { WrongKeyError } from "../ops/keyfiles.js";
 import { openDatabase } from "../store/sqlite/db.js";
 import { dataDirOf, loadRootKeys, processOutput } from "../ops/common.js";
 import type { OpsOutput, RootKeyFlags } from "../ops/common.js";

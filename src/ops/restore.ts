@@ -2,7 +2,7 @@ import { chmodSync, existsSync, linkSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { ValueCipher } from "../crypto/cipher.js";
-import { prepareDataDir } from "../crypto/keyfiles.js";
+import { prepareDataDir } from "./keyfiles.js";
 import { fsyncFile, removeDatabaseFiles } from "./backup.js";
 import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
 import { fileStamp } from "./common.js";

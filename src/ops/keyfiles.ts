@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, chmodSync
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config.js";
 import { ConfigError } from "../config.js";
-import { generateRootKey, parseRootKey } from "./cipher.js";
-import { randomSecret } from "./tokens.js";
+import { generateRootKey, parseRootKey } from "../crypto/cipher.js";
+import { randomSecret } from "../crypto/tokens.js";
 
 /** The secrets the server runs with, from settings or the data dir's key files. */
 export interface KeyMaterial {
