@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       path: "/openapi.json",
       summary: "This OpenAPI 3.1 document. No token.",
       permission: "none",
-      // No schema: any JSON object, the document itself.
+      // No schema: the document itself, a JSON object of its own shape.
       responses: { 200: { description: "the document" } },
       handler: (c) => c.body(openapi, 200, { "Content-Type": "application/json" }),
     }),

@@ -112,7 +112,7 @@ export interface SecretStore {
    * (PostgreSQL): the read's lookup and its guarded count in one statement.
    * Counts one read of the live secret of `key` only when every rule of a
    * read lets it: state active, not past its TTL at `now` (Unix ms),
-   * readable by `principalKeyId` (its `allowed_keys`; null: any reader),
+   * readable by `principalKeyId` (its `allowed_keys`; null: every reader),
    * below max_reads. The row returned is the version counted (a replace
    * committed meanwhile is counted and returned whole, never mixed).
    * @returns the secret as counted (read_count after this read), or

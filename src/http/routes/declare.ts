@@ -18,7 +18,7 @@ import { methodNotAllowed } from "./method.js";
  */
 export type RoutePermission = "none" | Permission | "master" | "principal" | "metrics" | `org:${OrgLetter}`;
 
-/** One documented response: a description and its body's valibot schema (none: any JSON object, or the error shape for 4xx/5xx). */
+/** One documented response: a description and its body's valibot schema (none: a JSON object of no declared shape, or the error shape for 4xx/5xx). */
 export interface ResponseDecl {
   description: string;
   schema?: v.GenericSchema;
