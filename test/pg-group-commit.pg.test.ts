@@ -4,7 +4,6 @@ import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import { DatabaseUnavailableError } from "../src/store/work.js";
 import type { Vault } from "../src/vault.js";
-import type { PgEngine as PgVaultEngine } from "../src/store/pg/index.js";
 import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
@@ -36,7 +35,7 @@ const secret = (key: string) => storeSecret(key, NOW);
 describePg("the PostgreSQL group commit", () => {
   let db: TestDatabase;
   let engine: PgEngine;
-  let vault: Vault<PgVaultEngine>;
+  let vault: Vault<PgEngine>;
   let commits: () => number;
 
   const call = async (method: string, path: string, body?: unknown): Promise<Response> =>

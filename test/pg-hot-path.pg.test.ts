@@ -2,7 +2,6 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import type { Vault } from "../src/vault.js";
-import type { PgEngine as PgVaultEngine } from "../src/store/pg/index.js";
 import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
@@ -15,9 +14,9 @@ const NOW = Date.UTC(2026, 0, 1);
 
 describePg("the PostgreSQL hot path", () => {
   let db: TestDatabase;
-  const nodes: { engine: PgEngine; vault: Vault<PgVaultEngine> }[] = [];
+  const nodes: { engine: PgEngine; vault: Vault<PgEngine> }[] = [];
 
-  const call = async (v: Vault<PgVaultEngine>, method: string, path: string, body?: unknown): Promise<Response> =>
+  const call = async (v: Vault<PgEngine>, method: string, path: string, body?: unknown): Promise<Response> =>
     v.app.request(path, {
       method,
       headers: { authorization: `Bearer ${MASTER_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
@@ -73,8 +72,8 @@ describePg("the PostgreSQL hot path", () => {
   });
 
   it("never answers a read with the old value and the new limits while PUTs replace it on the other node", async () => {
-    const a = nodes[0] as { vault: Vault<PgVaultEngine> };
-    const b = nodes[1] as { vault: Vault<PgVaultEngine> };
+    const a = nodes[0] as { vault: Vault<PgEngine> };
+    const b = nodes[1] as { vault: Vault<PgEngine> };
     expect((await call(a.vault, "POST", "/secrets", { key: "race/put", value: "old", max_reads: 1000 })).status).toBe(201);
     const reads: Promise<Response>[] = [];
     const puts: Promise<Response>[] = [];

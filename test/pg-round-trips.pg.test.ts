@@ -3,7 +3,6 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import type { PgEngine } from "../src/store/pg/index.js";
 import type { Vault } from "../src/vault.js";
-import type { PgEngine as PgVaultEngine } from "../src/store/pg/index.js";
 import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
@@ -42,7 +41,7 @@ function countRoundTrips(pool: pg.Pool): { trips: () => number; reset: () => voi
 describePg("round trips per request on PostgreSQL", () => {
   let db: TestDatabase;
   let engine: PgEngine;
-  let vault: Vault<PgVaultEngine>;
+  let vault: Vault<PgEngine>;
   let counter: ReturnType<typeof countRoundTrips>;
 
   const call = (method: string, path: string, body?: unknown) =>
