@@ -1,4 +1,4 @@
-/** The one error mapping (src/errors.ts): every error type that reaches the handler, one envelope. */
+/** The one error mapping (src/http/errors.ts): every error type that reaches the handler, one envelope. */
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { VaultError } from "../src/model/errors.js";

@@ -9,7 +9,7 @@ import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
 // Management of orgs, principals, roles and principal keys is audited (docs/audit.md,
 // "Management changes"): each change writes exactly one row in the same transaction, in
 // the org's log (or the global log for org.created / org.deleted); a refused change
-// writes none. Runs on both engines (PG_MATRIX).
+// writes none. Runs on both engines (its name has no .sqlite/.pg suffix).
 
 interface Row {
   scope: string;

@@ -11,7 +11,7 @@ import { createOrg, createPrincipal, expectStatus, nowSeconds } from "./org-help
 
 // A key minted with POST /me/keys records the key that minted it; revoking a key
 // revokes every key it minted, transitively, in the same transaction, with a
-// `key.deleted` row for each (docs/orgs.md "Principal keys"). Both engines (PG_MATRIX).
+// `key.deleted` row for each (docs/orgs.md "Principal keys"). Both engines (no .sqlite/.pg suffix).
 
 interface Family {
   v: TestVault;
