@@ -13,7 +13,7 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/log/log.js";
 import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
-import { buildTestVault, createKey, createSqliteVault, itSqlite, MASTER_KEY } from "./helpers.js";
+import { buildSqliteTestVault, buildTestVault, createKey, createSqliteVault, itSqlite, MASTER_KEY } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 interface Entry {
@@ -43,7 +43,7 @@ afterEach(() => {
 
 describe("what the audit log records (docs/contract.md §11)", () => {
   itSqlite("records every secret operation with the actor, never a value", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "db", value: "VALUE-ONE", max_reads: 2 });
     await v.asMaster("GET", "/secrets/db");
     await v.asMaster("PATCH", "/secrets/db", { max_reads: 1 });
@@ -93,7 +93,7 @@ describe("what the audit log records (docs/contract.md §11)", () => {
   });
 
   itSqlite("records key.created and key.deleted with the key id", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const key = await createKey(v, { permissions: ["read"] });
     await v.asMaster("DELETE", `/keys/${key.id}`);
     const [deleted, created] = await entries(v);
@@ -135,7 +135,7 @@ describe("what the audit log records (docs/contract.md §11)", () => {
   });
 
   itSqlite("records a 401 as auth.failed with the ip and no actor", async () => {
-    const v = buildTestVault({ trustProxy: true });
+    const v = buildSqliteTestVault({ trustProxy: true });
     // The last entry is the one the trusted proxy added; earlier ones are the client's word.
     const res = await v.request("GET", "/secrets/x", { token: "wrong-token", headers: { "x-forwarded-for": "10.0.0.1, 203.0.113.7" } });
     expect(res.status).toBe(401);
@@ -297,7 +297,7 @@ describe("GET /audit", () => {
   });
 
   itSqlite("answers each query by seeking spans and the table's id ranges: never a scan, never a sort", () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const statements = (new SqliteAuditStore(v.db, null) as unknown as { q: Record<string, { source: string }> }).q;
     for (const name of ["page", "spanBefore", "firstFrom", "maxId", "last"]) {
       const source = statements[name]?.source;
@@ -315,7 +315,7 @@ describe("rows buffered per batch", () => {
   const entry = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
 
   itSqlite("inserts a batch's rows at its commit, drops those of a rolled-back request, and keeps the chain whole", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const one = v.tx.run((w) => v.audit.record(w, entry("one")));
     const dropped = expect(
       v.tx.run(async (w) => {
@@ -338,7 +338,7 @@ describe("rows buffered per batch", () => {
   });
 
   itSqlite("drops every row of a batch whose commit fails, and chains the next batch to the table", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.tx.run((w) => v.audit.record(w, entry("kept")));
     let fail = true;
     v.sqlite.tx.onBeforeCommit(() => {
@@ -360,7 +360,7 @@ describe("rows buffered per batch", () => {
 
 describe("append-only and fail-closed", () => {
   itSqlite("refuses UPDATE and DELETE on audit rows in the database itself", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     expect(() => v.db.prepare("UPDATE audit SET action = 'secret.read'").run()).toThrow(/append-only/);
     expect(() => v.db.prepare("DELETE FROM audit").run()).toThrow(/append-only/);
@@ -368,7 +368,7 @@ describe("append-only and fail-closed", () => {
   });
 
   itSqlite("does not make a change whose audit row cannot be written", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "kept", value: "v" });
     v.db.exec("CREATE TEMP TRIGGER audit_broken BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
     const create = await v.asMaster("POST", "/secrets", { key: "new", value: "v" });
@@ -381,7 +381,7 @@ describe("append-only and fail-closed", () => {
   });
 
   itSqlite("does not answer a scoped key's read whose audit row cannot be written", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     const admin = await createKey(v, { permissions: ["admin"] });
     v.db.exec("CREATE TEMP TRIGGER audit_broken BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
@@ -398,27 +398,27 @@ describe("the hash chain", () => {
   }
 
   itSqlite("verifies an untouched chain", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toEqual({ ok: true, rows: 5, head: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
   itSqlite("reports the first row edited through a raw connection", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "UPDATE audit SET actor = 'someone-else' WHERE id = 3");
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 3, rows: 2 });
   });
 
   itSqlite("reports a row edited with its own hash recomputed at the next row", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "UPDATE audit SET hash = '" + "a".repeat(64) + "' WHERE id = 2");
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 2 });
   });
 
   itSqlite("reports a removed row and a removed tail", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     tamper(v.db, "DELETE FROM audit WHERE id = 5");
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 5 });
@@ -427,7 +427,7 @@ describe("the hash chain", () => {
   });
 
   itSqlite("chains org and global entries in one table", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "g", value: "v" });
     await v.tx.run((w) => v.audit.record(w, { scope: "org_1", action: "secret.created", key: "o", actor: "pk_1", principalId: "prn_1", ip: "10.0.0.1" }));
     await v.asMaster("POST", "/secrets", { key: "g2", value: "v" });
@@ -586,7 +586,7 @@ describe("the audit chain under the group commit", () => {
   const row = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
 
   itSqlite("stays whole when a request's savepoint rolls back after writing a row, and its head is the last row", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
     const failing = v.tx.run(async (w) => {
       await v.audit.record(w, row("test.rolled-back"));
@@ -606,7 +606,7 @@ describe("the audit chain under the group commit", () => {
   });
 
   itSqlite("chains a batch's rows at its commit around a rolled-back row in the middle, and the next batch after them", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const first = v.tx.run((w) => v.audit.record(w, row("test.first")));
     const failing = v.tx.run(async (w) => {
       await v.audit.record(w, row("test.rolled-back"));
@@ -623,7 +623,7 @@ describe("the audit chain under the group commit", () => {
   });
 
   itSqlite("writes nothing of a batch whose commit fails, and chains the next batch from the table", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
     v.sqlite.tx.onBeforeCommit(() => {
       if (v.db.prepare("SELECT 1 FROM audit WHERE action = 'test.doomed'").get()) throw new Error("commit refused");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AuthFailureCoalescer, INDIVIDUAL_AUTH_FAILURES } from "../src/http/failed-auth.js";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
-import { buildTestVault, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, buildTestVault, itSqlite } from "./helpers.js";
 
 function coalescer(options: { maxTracked?: number } = {}) {
   let t = 1_000_000;
@@ -55,7 +55,7 @@ describe("coalescing repeated auth.failed rows", () => {
   });
 
   itSqlite("writes INDIVIDUAL_AUTH_FAILURES rows, then one row with the count, and the chain still verifies", async () => {
-    const v = buildTestVault({ trustProxy: true });
+    const v = buildSqliteTestVault({ trustProxy: true });
     const from = { "x-forwarded-for": "203.0.113.7" };
     const n = INDIVIDUAL_AUTH_FAILURES + 5;
     for (let i = 0; i < n; i++) {

@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_AUTH_FAIL_LIMIT } from "../src/config.js";
 import { FailedAuthLimiter, limiterKey } from "../src/http/failed-auth.js";
 import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "./e2e-helpers.js";
-import { buildTestVault, MASTER_KEY, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, buildTestVault, MASTER_KEY, itSqlite } from "./helpers.js";
 
 afterEach(killChildren);
 afterAll(cleanupTemp);
@@ -52,7 +52,7 @@ describe("the failed-authentication guard", () => {
   });
 
   itSqlite("ignores an X-Forwarded-For entry that is not an IP address: it is neither stored nor counted", async () => {
-    const v = buildTestVault({ trustProxy: true, authFailLimit: 2 });
+    const v = buildSqliteTestVault({ trustProxy: true, authFailLimit: 2 });
     const junk = { "x-forwarded-for": "x".repeat(8000) };
     for (let i = 0; i < 3; i++) {
       expect((await v.request("GET", "/secrets", { token: "wrong", headers: junk })).status).toBe(401);

@@ -5,7 +5,7 @@ import { need } from "../src/http/auth.js";
 import type { AppEnv } from "../src/http/context.js";
 import { errorResponse } from "../src/http/errors.js";
 import { createLogger } from "../src/log/log.js";
-import { buildTestVault, createKey, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, buildTestVault, createKey, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 const nowSeconds = (v: TestVault) => Math.floor(v.clock.now() / 1000);
@@ -48,7 +48,7 @@ describe("POST /keys, GET /keys, DELETE /keys/:id", () => {
   });
 
   itSqlite("stores only the SHA-256 of the token", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const key = await createKey(v, { permissions: ["read"] });
     const rows = v.db.prepare("SELECT * FROM scoped_keys").all() as Record<string, unknown>[];
     expect(rows).toHaveLength(1);
@@ -404,7 +404,7 @@ describe("last_used_at", () => {
   });
 
   itSqlite("does not write the keys table on every request", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "v" });
     const key = await createKey(v, { permissions: ["read"] });
     await v.request("GET", "/secrets/k", { token: key.token });

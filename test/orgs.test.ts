@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, buildTestVault, itSqlite } from "./helpers.js";
 import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "./org-helpers.js";
 
 describe("organizations", () => {
@@ -155,7 +155,7 @@ describe("deleting an org: no cascading deletes (docs/contract.md §9)", () => {
   });
 
   itSqlite("deletes an org whose secrets have all expired, pruning their tombstones", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const orgId = await createOrg(v);
     await expectStatus(v.asMaster("POST", `/orgs/${orgId}/secrets`, { key: "k", value: "v", ttl_seconds: 60 }), 201);
     v.clock.advance(61_000);
@@ -403,7 +403,7 @@ describe("roles", () => {
 
 describe("principal keys, from the master key", () => {
   itSqlite("makes a vpk_ token shown once, stored only as its SHA-256", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const orgId = await createOrg(v);
     const p = await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals`, { name: "ann", role: "reader" }), 201);
     const created = await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals/${p.id as string}/keys`, { name: "laptop" }), 201);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, buildTestVault, itSqlite } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1) / 1000;
@@ -309,7 +309,7 @@ describe("DELETE /secrets/:key", () => {
 
 describe("POST /prune", () => {
   itSqlite("removes expired tombstones and counts them: {pruned}", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await create(v, { key: "a", value: "v", ttl_seconds: 1 });
     await create(v, { key: "b", value: "v", ttl_seconds: 2 });
     await create(v, { key: "c", value: "v" });
@@ -410,7 +410,7 @@ describe("HTTP conventions", () => {
   });
 
   itSqlite("answers an unexpected failure with exactly {error: internal server error}", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await create(v, { key: "k", value: "v" });
     v.db.exec("DROP INDEX secrets_live_list");
     const res = await v.asMaster("GET", "/secrets");
@@ -455,7 +455,7 @@ describe("GET /health", () => {
   });
 
   itSqlite("answers 503 {status: unavailable} when the database does not answer", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     v.db.close();
     const res = await v.request("GET", "/health", { token: null });
     expect(res.status).toBe(503);

@@ -11,7 +11,7 @@ import type { Lookup } from "../src/webhooks/address-guard.js";
 import type { Transport } from "../src/webhooks/transport.js";
 import { MAX_RETRY_DELAY_MS, retryDelayMs } from "../src/webhooks/retry.js";
 import { version } from "../src/version.js";
-import { buildTestVault, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, itSqlite } from "./helpers.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
 import { useWebhookFixtures, SECRET, START_SECONDS, cert, toClose, vaultWith, newReceiver, createWebhook, sign, countRows } from "./webhook-helpers.js";
 
@@ -398,7 +398,7 @@ describe("durability", () => {
     const r = await newReceiver();
 
     const firstDb = openDatabase(file);
-    const first = buildTestVault({ db: firstDb, webhooks: { secret: SECRET, allowPrivate: true, ca: cert.cert } });
+    const first = buildSqliteTestVault({ db: firstDb, webhooks: { secret: SECRET, allowPrivate: true, ca: cert.cert } });
     await createWebhook(first, { url: r.url, events: ["secret.created"] });
     await expectStatus(first.asMaster("POST", "/secrets", { key: "a", value: "1" }), 201);
     // The process ends before the worker ran.
@@ -410,7 +410,7 @@ describe("durability", () => {
     toClose.push(() => {
       secondDb.close();
     });
-    const second = buildTestVault({ db: secondDb, webhooks: { secret: SECRET, allowPrivate: true, ca: cert.cert } });
+    const second = buildSqliteTestVault({ db: secondDb, webhooks: { secret: SECRET, allowPrivate: true, ca: cert.cert } });
     toClose.push(() => second.webhooks.worker.stop());
     expect(await second.webhooks.worker.tick()).toBe(1);
     expect(r.requests).toHaveLength(1);
