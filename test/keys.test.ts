@@ -47,10 +47,10 @@ describe("POST /keys, GET /keys, DELETE /keys/:id", () => {
     expect(JSON.stringify(list)).not.toContain(body.token as string);
   });
 
-  itSqlite("stores only the SHA-256 of the token", async () => {
-    const v = buildSqliteTestVault();
+  it("stores only the SHA-256 of the token", async () => {
+    const v = buildTestVault();
     const key = await createKey(v, { permissions: ["read"] });
-    const rows = v.db.prepare("SELECT * FROM scoped_keys").all() as Record<string, unknown>[];
+    const rows = await v.query("SELECT * FROM scoped_keys");
     expect(rows).toHaveLength(1);
     expect(rows[0]?.token_hash).toBe(createHash("sha256").update(key.token).digest("hex"));
     expect(JSON.stringify(rows)).not.toContain(key.token);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildSqliteTestVault, buildTestVault, itSqlite } from "./helpers.js";
+import { buildTestVault, } from "./helpers.js";
 import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "./org-helpers.js";
 
 describe("organizations", () => {
@@ -154,13 +154,13 @@ describe("deleting an org: no cascading deletes (docs/contract.md §9)", () => {
     expect(res.message).toMatch(/principals.*secrets.*custom roles/);
   });
 
-  itSqlite("deletes an org whose secrets have all expired, pruning their tombstones", async () => {
-    const v = buildSqliteTestVault();
+  it("deletes an org whose secrets have all expired, pruning their tombstones", async () => {
+    const v = buildTestVault();
     const orgId = await createOrg(v);
     await expectStatus(v.asMaster("POST", `/orgs/${orgId}/secrets`, { key: "k", value: "v", ttl_seconds: 60 }), 201);
     v.clock.advance(61_000);
     await expectStatus(v.asMaster("DELETE", `/orgs/${orgId}`), 200);
-    const rows = v.db.prepare("SELECT count(*) AS n FROM secrets WHERE scope = ?").get(orgId) as { n: number };
+    const rows = (await v.query("SELECT count(*) AS n FROM secrets WHERE scope = ?", orgId))[0] as { n: number };
     expect(rows.n).toBe(0);
   });
 });
@@ -402,8 +402,8 @@ describe("roles", () => {
 });
 
 describe("principal keys, from the master key", () => {
-  itSqlite("makes a vpk_ token shown once, stored only as its SHA-256", async () => {
-    const v = buildSqliteTestVault();
+  it("makes a vpk_ token shown once, stored only as its SHA-256", async () => {
+    const v = buildTestVault();
     const orgId = await createOrg(v);
     const p = await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals`, { name: "ann", role: "reader" }), 201);
     const created = await expectStatus(v.asMaster("POST", `/orgs/${orgId}/principals/${p.id as string}/keys`, { name: "laptop" }), 201);
@@ -417,7 +417,7 @@ describe("principal keys, from the master key", () => {
     });
     const listed = await expectStatus(v.asMaster("GET", `/orgs/${orgId}/principals/${p.id as string}/keys`), 200);
     expect(listed).toEqual({ keys: [{ id: created.id, name: "laptop", valid_after: null, valid_before: null, created_at: nowSeconds(v) }] });
-    const dump = JSON.stringify(v.db.prepare("SELECT * FROM principal_keys").all());
+    const dump = JSON.stringify(await v.query("SELECT * FROM principal_keys"));
     expect(dump).not.toContain(created.key as string);
   });
 
