@@ -8,7 +8,7 @@ import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { openChain } from "../src/store/sqlite/audit-chain.js";
-import { buildTestVault } from "./helpers.js";
+import { buildSqliteTestVault } from "./helpers.js";
 
 // Authenticated chain heads and audit anchors on SQLite (docs/audit.md);
 // the PostgreSQL side is test/audit-anchor.pg.test.ts.
@@ -22,7 +22,7 @@ async function vaultDir(key: Buffer, n: number) {
   const dir = mkdtempSync(join(tmpdir(), "ev-anchor-"));
   dirs.push(dir);
   const db = openDatabase(join(dir, "vault.db"));
-  const v = buildTestVault({ db, cipher: new ValueCipher(key) });
+  const v = buildSqliteTestVault({ db, cipher: new ValueCipher(key) });
   const write = async (prefix: string, count: number) => {
     for (let i = 0; i < count; i++) expect((await v.asMaster("POST", "/secrets", { key: `${prefix}${i}`, value: "v" })).status).toBe(201);
   };

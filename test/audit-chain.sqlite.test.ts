@@ -10,7 +10,7 @@ import type { Work } from "../src/store/work.js";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/log/log.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
-import { buildTestVault, createSqliteVault } from "./helpers.js";
+import { buildSqliteTestVault, createSqliteVault } from "./helpers.js";
 
 const entry = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });
 
@@ -43,21 +43,21 @@ function forgeWithPlainSha256(db: Db): void {
 
 describe("the keyed audit chain", () => {
   it("verifies with the root key, and not without it", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 3; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: true, rows: 3 });
     expect(verifyAuditChain(v.db, new ValueCipher(generateRootKey()).auditChainKeys())).toMatchObject({ ok: false });
   });
 
   it("detects a chain rewritten and recomputed with plain SHA-256", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 4; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     forgeWithPlainSha256(v.db);
     expect(verifyAuditChain(v.db, v.cipher.auditChainKeys())).toMatchObject({ ok: false, brokenId: 1 });
   });
 
   it("detects a segment record rewritten to claim the whole chain is plain", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     for (let i = 0; i < 4; i++) await v.asMaster("POST", "/secrets", { key: `k${i}`, value: "v" });
     forgeWithPlainSha256(v.db);
     v.db.prepare("UPDATE meta SET value = ? WHERE name = 'audit_chain'").run(JSON.stringify({ segments: [{ from: 1, key: null }], mac: "00" }));

@@ -5,7 +5,7 @@ import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
 import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit.js";
-import { buildTestVault } from "./helpers.js";
+import { buildSqliteTestVault } from "./helpers.js";
 
 // The SQLite audit store answers page queries from spans (schema.sql version 10), not per-row
 // indexes. These tests hold its answers to a plain filter over every row of the table, for
@@ -78,7 +78,7 @@ describe("audit spans (schema.sql version 10)", () => {
   it("answer every page query like a filter over all rows, for rows written in batches through the group commit", async () => {
     await fc.assert(
       fc.asyncProperty(drawnBatches, fc.infiniteStream(fc.nat()), async (batches, seeds) => {
-        const v = buildTestVault();
+        const v = buildSqliteTestVault();
         const firstAt = v.clock.now();
         for (const batch of batches) {
           v.clock.advance(batch.advanceMs);
@@ -102,7 +102,7 @@ describe("audit spans (schema.sql version 10)", () => {
   });
 
   it("write one span per scope, per action and per key a batch wrote (per 64 ids), none for public ids", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const record = (scope: string, action: string, key: string | null) =>
       v.tx.run((w) => v.audit.record(w, { scope, action, key, actor: "master", principalId: null, ip: null }));
     await Promise.all([

@@ -8,7 +8,7 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import { backupCommand } from "../src/cli/backup-command.js";
 import { restoreCommand } from "../src/cli/restore-command.js";
 import { hashToken } from "../src/crypto/tokens.js";
-import { buildTestVault } from "./helpers.js";
+import { buildSqliteTestVault } from "./helpers.js";
 
 // Backups are authenticated (a MAC under a key derived from the root key), and
 // restore refuses schema objects the vault does not define and a broken audit
@@ -33,7 +33,7 @@ function output() {
 async function vaultDir(key: Buffer, secrets: Record<string, string>): Promise<string> {
   const dir = tempDir();
   const db = openDatabase(join(dir, "vault.db"));
-  const v = buildTestVault({ db, cipher: new ValueCipher(key) });
+  const v = buildSqliteTestVault({ db, cipher: new ValueCipher(key) });
   for (const [k, value] of Object.entries(secrets)) {
     const res = await v.asMaster("POST", "/secrets", { key: k, value });
     expect(res.status).toBe(201);

@@ -2,14 +2,14 @@ import { copyFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect } from "vitest";
 import { cleanupTemp, killChildren, startVault, tempDir } from "./e2e-helpers.js";
-import { buildTestVault, itSqlite } from "./helpers.js";
+import { buildSqliteTestVault, itSqlite } from "./helpers.js";
 
 afterEach(killChildren);
 afterAll(cleanupTemp);
 
 describe("/health checks the write path", () => {
   itSqlite("answers 503 while commits fail (a full disk) and 200 again once they succeed", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     let diskFull = false;
     v.sqlite.tx.onBeforeCommit(() => {
       if (diskFull) throw new Error("SQLITE_FULL: database or disk is full");
@@ -33,7 +33,7 @@ describe("/health checks the write path", () => {
   });
 
   itSqlite("writes its check through the group commit (the meta row health_checked_at)", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     expect((await v.request("GET", "/health", { token: null })).status).toBe(200);
     const row = v.db.prepare("SELECT value FROM meta WHERE name = 'health_checked_at'").get() as { value: string } | undefined;
     expect(row?.value).toBe(String(v.clock.now()));

@@ -2,7 +2,8 @@ import { describe, expect, inject, it } from "vitest";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
 import { openPgPool } from "../src/store/pg/index.js";
-import { TEST_ENGINE, buildTestVault } from "./helpers.js";
+import { SqliteEngine } from "../src/store/sqlite/engine.js";
+import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
 
@@ -34,8 +35,8 @@ async function written(v: TestVault, act: () => Promise<unknown>): Promise<Row[]
 /** The audit chain verifies, on the engine under test. */
 async function expectChainIntact(v: TestVault): Promise<void> {
   const keys = v.cipher.auditChainKeys();
-  if (TEST_ENGINE === "sqlite") {
-    expect(verifyAuditChain(v.db, keys)).toMatchObject({ ok: true });
+  if (v.engine instanceof SqliteEngine) {
+    expect(verifyAuditChain(v.engine.db, keys)).toMatchObject({ ok: true });
     return;
   }
   const schema = ((await v.query("SELECT current_schema() AS s"))[0] as { s: string }).s;

@@ -12,7 +12,7 @@ import { backupDatabase } from "../src/ops/backup.js";
 import { lockDataDir } from "../src/ops/lock.js";
 import { rekeyDatabase } from "../src/ops/rekey.js";
 import { restoreDatabase, RestoreRefused } from "../src/ops/restore.js";
-import { buildTestVault } from "./helpers.js";
+import { buildSqliteTestVault } from "./helpers.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -53,7 +53,7 @@ function readAll(db: Db, cipher: ValueCipher): Record<string, string> {
 
 describe("AAD binds the row's creation time", () => {
   it("an older ciphertext of the same key copied into the recreated row answers 500, never the old value", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     expect((await v.asMaster("POST", "/secrets", { key: "db/password", value: "old-value-1" })).status).toBe(201);
     const old = v.db.prepare("SELECT ciphertext FROM secrets WHERE key = 'db/password'").get() as { ciphertext: Buffer };
     expect((await v.asMaster("DELETE", "/secrets/db/password")).status).toBe(200);
@@ -66,7 +66,7 @@ describe("AAD binds the row's creation time", () => {
   });
 
   it("new values are written as v2 envelopes; v1 envelopes written before still open", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "fresh" });
     const row = v.db.prepare("SELECT ciphertext FROM secrets WHERE key = 'k'").get() as { ciphertext: Buffer };
     expect(row.ciphertext[0]).toBe(2);

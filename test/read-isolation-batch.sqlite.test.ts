@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault } from "./helpers.js";
-import type { TestVault } from "./helpers.js";
+import { buildSqliteTestVault } from "./helpers.js";
+import type { SqliteTestVault } from "./helpers.js";
 
 /** Makes the next batch's COMMIT fail, as a full disk would. */
-function failNextCommit(v: TestVault): void {
+function failNextCommit(v: SqliteTestVault): void {
   let armed = true;
   v.sqlite.tx.onBeforeCommit(() => {
     if (armed) {
@@ -13,7 +13,7 @@ function failNextCommit(v: TestVault): void {
   });
 }
 
-async function createOrg(v: TestVault, name: string): Promise<string> {
+async function createOrg(v: SqliteTestVault, name: string): Promise<string> {
   const res = await v.asMaster("POST", "/orgs", { name });
   expect(res.status).toBe(201);
   return ((await res.json()) as { id: string }).id;
@@ -24,13 +24,13 @@ async function createOrg(v: TestVault, name: string): Promise<string> {
  * until the write's unit of work is queued, so a read started now is queued
  * behind it: the batch runs the write, then the read, then its COMMIT fails.
  */
-async function untilWriteQueued(v: TestVault): Promise<void> {
+async function untilWriteQueued(v: SqliteTestVault): Promise<void> {
   for (let i = 0; i < 10_000 && v.sqlite.tx.queued === 0; i++) await Promise.resolve();
   expect(v.sqlite.tx.queued).toBe(1);
 }
 
 /** Starts `write`, waits until its change sits in the open batch, then starts `read` in the same turn. */
-async function readDuringWrite(v: TestVault, write: () => Promise<Response>, read: () => Promise<Response>): Promise<[Response, Response]> {
+async function readDuringWrite(v: SqliteTestVault, write: () => Promise<Response>, read: () => Promise<Response>): Promise<[Response, Response]> {
   const w = write();
   await untilWriteQueued(v);
   const r = read();
@@ -44,7 +44,7 @@ async function names(res: Response, list: string): Promise<string[]> {
 
 describe("reads during an open batch whose commit fails", () => {
   it("GET /orgs while a POST /orgs sits in a batch whose commit fails does not list that org", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     failNextCommit(v);
     const [created, listed] = await readDuringWrite(
       v,
@@ -57,7 +57,7 @@ describe("reads during an open batch whose commit fails", () => {
   });
 
   it("GET principals and roles while their creation sits in a failing batch do not list them", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const orgId = await createOrg(v, "acme");
     failNextCommit(v);
     const [principal, principals] = await readDuringWrite(
@@ -79,7 +79,7 @@ describe("reads during an open batch whose commit fails", () => {
   });
 
   it("GET /orgs/:id while the org's creation sits in a failing batch is not answered 200", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     failNextCommit(v);
     const write = v.asMaster("POST", "/orgs", { name: "phantom" });
     await untilWriteQueued(v);

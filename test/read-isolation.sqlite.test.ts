@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../src/http/errors.js";
-import { buildTestVault } from "./helpers.js";
-import type { TestVault } from "./helpers.js";
+import { buildSqliteTestVault } from "./helpers.js";
+import type { SqliteTestVault } from "./helpers.js";
 import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
 
 /**
@@ -11,7 +11,7 @@ import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";
  * follows the request's own authentication).
  * @returns the function that arms the failure.
  */
-function failNextCommit(v: TestVault, later = false): () => void {
+function failNextCommit(v: SqliteTestVault, later = false): () => void {
   let armed = !later;
   v.sqlite.tx.onBeforeCommit(() => {
     if (!armed) return;
@@ -61,7 +61,7 @@ async function expectNotSeen(res: Response, written: string): Promise<void> {
 
 describe("reads never answer with rows of a batch that has not committed", () => {
   it("GET /orgs and GET /orgs/:org_id do not show an org whose create failed to commit", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     failNextCommit(v);
     let one: Promise<Response> | undefined;
     const list = readWhileUncommitted(v.orgs.orgs, "create", (org) => {
@@ -76,7 +76,7 @@ describe("reads never answer with rows of a batch that has not committed", () =>
   });
 
   it("GET principals and roles do not show a principal or a role whose create failed to commit", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const orgId = await createOrg(v);
     failNextCommit(v);
     const principals = readWhileUncommitted(v.orgs.principals, "create", () => v.asMaster("GET", `/orgs/${orgId}/principals`));
@@ -91,7 +91,7 @@ describe("reads never answer with rows of a batch that has not committed", () =>
   });
 
   it("GET /me does not show metadata whose change failed to commit", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     const orgId = await createOrg(v);
     const p = await createPrincipal(v, orgId, "reader");
     const arm = failNextCommit(v, true);
@@ -102,7 +102,7 @@ describe("reads never answer with rows of a batch that has not committed", () =>
   });
 
   it("a scoped key or a principal key whose create failed to commit authenticates nothing, not even in its own batch", async () => {
-    const v = buildTestVault();
+    const v = buildSqliteTestVault();
     failNextCommit(v);
     const scoped = readWhileUncommitted(v.scopedKeys, "create", (created) =>
       v.request("GET", "/secrets", { token: (created as { token: string }).token }),
