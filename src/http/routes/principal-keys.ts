@@ -79,3 +79,6 @@ export const createdKeySchema = v.object({
 
 /** A page of principal keys, `{keys, next_cursor?}`. */
 export const keyListSchema = listSchema("keys", keySummarySchema);
+
+/** The 201's description of a created principal key. */
+export const CREATED_KEY = "{id, name, key, valid_after, valid_before, created_at}";
