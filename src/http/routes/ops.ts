@@ -12,7 +12,7 @@ import { pageOf } from "./org-scope.js";
 import type { PageArgs } from "./org-scope.js";
 
 /**
- * The kinds of resource routes (docs/architecture.md "Routes"): the org
+ * The kinds of resource routes (docs/architecture.md "Where each rule lives"): the org
  * resources (organizations, roles, principals, their keys), /me, scoped keys
  * and webhooks are each a few operations of one shape: a JSON answer of what
  * the domain did (`op`), or a page of a list (`listOp`). Both build a typed
