@@ -54,7 +54,7 @@ export const BAD_PAGE = "invalid limit or cursor";
 /** The responses route() declares: the success `ok`, and the errors (a bare description becomes `{description}`). */
 function responsesOf(errors: Errors | undefined, status: number, ok: ResponseDecl): Record<number, ResponseDecl> {
   const out: Record<number, ResponseDecl> = { [status]: ok };
-  for (const [status, e] of Object.entries(errors ?? {})) out[Number(status)] = typeof e === "string" ? { description: e } : e;
+  for (const [code, e] of Object.entries(errors ?? {})) out[Number(code)] = typeof e === "string" ? { description: e } : e;
   return out;
 }
 
