@@ -9,8 +9,18 @@ import type { Column } from "./output.js";
 import type { ExitCode } from "./exit-codes.js";
 
 /** Exit codes of the administration commands (docs/cli.md "Exit codes and errors"). */
-export const ADMIN_EXIT_HELP = `
+const ADMIN_EXIT_HELP = `
 Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error, vault not reachable or not a vault.`;
+
+/**
+ * An administration command group (`keys`, `orgs`, `webhooks`; docs/cli.md):
+ * its help ends with `examples`, one command line each, then the exit codes.
+ * @returns the group, for its subcommands.
+ */
+export function adminGroup(program: Command, name: string, description: string, examples: readonly string[]): Command {
+  const help = `\nExamples:\n${examples.map((line) => `  ${line}\n`).join("")}${ADMIN_EXIT_HELP}`;
+  return program.command(name).description(description).addHelpText("after", help);
+}
 
 interface JsonFlags extends ConnectionFlags {
   json?: boolean;
@@ -37,19 +47,12 @@ function sub(parent: Command, name: string, description: string, org = false): C
  * printed once, on create (`-q` prints only it).
  */
 export function registerKeys(program: Command, exit: ExitCode): void {
-  const keys = program
-    .command("keys")
-    .description("scoped API keys: create, list, revoke (an admin token: the master key or an admin key)")
-    .addHelpText(
-      "after",
-      `
-Examples:
-  ephemeral-vault keys create --name ci --permissions read --prefix ci/ --expires-at 2027-01-01
-  VAULT_TOKEN="$(ephemeral-vault keys create --name agent --permissions read,write,delete --prefix agent/ -q)"
-  ephemeral-vault keys ls
-  ephemeral-vault keys rm sk_...
-${ADMIN_EXIT_HELP}`,
-    );
+  const keys = adminGroup(program, "keys", "scoped API keys: create, list, revoke (an admin token: the master key or an admin key)", [
+    "ephemeral-vault keys create --name ci --permissions read --prefix ci/ --expires-at 2027-01-01",
+    'VAULT_TOKEN="$(ephemeral-vault keys create --name agent --permissions read,write,delete --prefix agent/ -q)"',
+    "ephemeral-vault keys ls",
+    "ephemeral-vault keys rm sk_...",
+  ]);
 
   sub(keys, "create", "make a scoped key; its token is printed once")
     .requiredOption("--name <name>", "a label, 1-128 characters")

@@ -3,7 +3,7 @@ import type { BodyOf, VaultClient, WebhooksApi } from "@ephemeral-vault/client";
 import { callVault } from "./client-call.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
-import { ADMIN_EXIT_HELP } from "./keys-commands.js";
+import { adminGroup } from "./keys-commands.js";
 import { formatRows, parseLimit, parseList, printJson } from "./output.js";
 import { showAllPages, showDeleted, showRecord } from "./print.js";
 import type { Column } from "./output.js";
@@ -48,21 +48,14 @@ function sub(parent: Command, name: string, description: string): Command {
  * once, on create and rotate.
  */
 export function registerWebhooks(program: Command, exit: ExitCode): void {
-  const webhooks = program
-    .command("webhooks")
-    .description("webhooks: create, list, delete, rotate the signing secret, show deliveries (--org: an org's)")
-    .addHelpText(
-      "after",
-      `
-Examples:
-  ephemeral-vault webhooks create --url https://hooks.example.com/vault --events secret.read,secret.burned
-  ephemeral-vault webhooks create --url https://hooks.example.com/acme --events '*' --org org_...
-  ephemeral-vault webhooks ls
-  ephemeral-vault webhooks deliveries wh_...
-  ephemeral-vault webhooks rotate wh_...
-  ephemeral-vault webhooks rm wh_...
-${ADMIN_EXIT_HELP}`,
-    );
+  const webhooks = adminGroup(program, "webhooks", "webhooks: create, list, delete, rotate the signing secret, show deliveries (--org: an org's)", [
+    "ephemeral-vault webhooks create --url https://hooks.example.com/vault --events secret.read,secret.burned",
+    "ephemeral-vault webhooks create --url https://hooks.example.com/acme --events '*' --org org_...",
+    "ephemeral-vault webhooks ls",
+    "ephemeral-vault webhooks deliveries wh_...",
+    "ephemeral-vault webhooks rotate wh_...",
+    "ephemeral-vault webhooks rm wh_...",
+  ]);
 
   sub(webhooks, "create", "subscribe an https URL to events; its signing secret is printed once")
     .requiredOption("--url <url>", "https://... that receives the events")

@@ -9,13 +9,21 @@ import type { Work } from "../store/work.js";
 import type { Org } from "../model/records.js";
 export type { Org } from "../model/records.js";
 
-export interface OrgsDeps {
+/**
+ * What every service of the org domain (organizations, principals, their
+ * keys) is built with (org-domain.ts createOrgDomain).
+ */
+export interface OrgServiceDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
+  /** Records the service's changes in the audit log, in the change's transaction (docs/audit.md "Management changes"). */
+  audit: ChangeAudit;
+}
+
+/** Organizations record `org.created` / `org.deleted` in the global log. */
+export interface OrgsDeps extends OrgServiceDeps {
   /** The one secret lifecycle, to prune an org's remains when it is deleted. */
   secrets: SecretLifecycle;
-  /** Records `org.created` / `org.deleted` in the global log, in the change's transaction. */
-  audit: ChangeAudit;
 }
 
 /**

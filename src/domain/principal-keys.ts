@@ -1,9 +1,9 @@
 import { hashToken, newId, newToken } from "../crypto/tokens.js";
 import { VaultError } from "../model/errors.js";
-import type { ChangeAudit, Origin } from "./events.js";
+import type { Origin } from "./events.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
-import type { Roles } from "./roles.js";
+import type { PrincipalsDeps } from "./principals.js";
 import type { Positioned } from "../store/orgs.js";
 import type { Work } from "../store/work.js";
 import type { PrincipalKey } from "../model/records.js";
@@ -26,16 +26,8 @@ export interface ValidPrincipalKey {
   letters: string;
 }
 
-/** Where key changes are recorded: the audit log (domain/audit.ts AuditLog.recordFor). */
-export type KeyAudit = ChangeAudit;
-
-export interface PrincipalKeysDeps {
-  /** Current time, Unix milliseconds. */
-  now: () => number;
-  roles: Roles;
-  /** Records `key.created` / `key.deleted` in the org's audit log, in the change's transaction. */
-  audit: KeyAudit;
-}
+/** The same as a principal's: the clock, the roles and the audit log (principals.ts). */
+export type PrincipalKeysDeps = PrincipalsDeps;
 
 /**
  * Principal keys (docs/contract.md

@@ -1,6 +1,7 @@
 import { newId } from "../crypto/tokens.js";
 import { VaultError } from "../model/errors.js";
-import type { ChangeAudit, Origin } from "./events.js";
+import type { Origin } from "./events.js";
+import type { OrgServiceDeps } from "./orgs.js";
 import type { Page } from "./paging.js";
 import { cutPage } from "./paging.js";
 import type { Roles } from "./roles.js";
@@ -17,12 +18,12 @@ export interface PrincipalPatch {
   metadata?: Record<string, unknown> | undefined;
 }
 
-export interface PrincipalsDeps {
-  /** Current time, Unix milliseconds. */
-  now: () => number;
+/**
+ * Principals record `principal.created` / `.updated` / `.deleted`, their keys
+ * `key.created` / `key.deleted`, in the org's log; both check roles.
+ */
+export interface PrincipalsDeps extends OrgServiceDeps {
   roles: Roles;
-  /** Records `principal.created` / `.updated` / `.deleted` in the org's log, in the change's transaction. */
-  audit: ChangeAudit;
 }
 
 /**

@@ -1,4 +1,6 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer, ToolCallback } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ShapeOutput, ZodRawShapeCompat } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import type { VaultClient } from "@ephemeral-vault/client";
 import { prefixPath } from "../inject/env-names.js";
@@ -6,6 +8,15 @@ import type { Capabilities } from "./capabilities.js";
 import type { McpOptions } from "./options.js";
 import { registerRunCommand } from "./run-tool.js";
 import { failure, guarded, key, limits, maxReads, result, secretMeta, ttlSeconds } from "./tool-kit.js";
+
+/** What a tool declares: shown to the agent as is (docs/mcp.md "Tools"). */
+interface ToolConfig<I extends ZodRawShapeCompat, O extends ZodRawShapeCompat> {
+  title: string;
+  description: string;
+  inputSchema: I;
+  outputSchema: O;
+  annotations: ToolAnnotations;
+}
 
 // Re-exported for server.ts: the options live in options.ts (run-tool.ts needs them too).
 export type { McpOptions } from "./options.js";
@@ -24,10 +35,16 @@ export type { McpOptions } from "./options.js";
 export function registerVaultTools(server: McpServer, options: McpOptions, caps: Capabilities): string[] {
   const { client } = options;
   const names: string[] = [];
+  /** Registers tool `name`, its body guarded (tool-kit.ts guarded: failures become tool errors), and lists it in `names`. */
+  const offer = <I extends ZodRawShapeCompat, O extends ZodRawShapeCompat>(name: string, config: ToolConfig<I, O>, body: (input: ShapeOutput<I>) => Promise<CallToolResult>): void => {
+    names.push(name);
+    // The SDK's callback type is conditional on the shape, which TypeScript leaves unresolved for a generic I: it is this one.
+    const callback = ((input: ShapeOutput<I>) => guarded(() => body(input))) as unknown as ToolCallback<I>;
+    server.registerTool(name, config, callback);
+  };
   const scope = client.org === undefined ? "" : ` of the organization ${client.org}`;
   if (caps.list) {
-    names.push("list_secrets");
-    server.registerTool(
+    offer(
       "list_secrets",
       {
         title: "List secrets",
@@ -36,22 +53,20 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
         outputSchema: { secrets: z.array(secretMeta) },
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      async (input) =>
-        guarded(async () => {
-          const entries: z.infer<typeof secretMeta>[] = [];
-          let cursor: string | undefined;
-          do {
-            const page = await client.list({ ...(input.prefix === undefined ? {} : { prefix: input.prefix }), ...(cursor === undefined ? {} : { cursor }) });
-            entries.push(...page.secrets);
-            cursor = page.next_cursor ?? undefined;
-          } while (cursor !== undefined);
-          return result({ secrets: entries });
-        }),
+      async (input) => {
+        const entries: z.infer<typeof secretMeta>[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await client.list({ ...(input.prefix === undefined ? {} : { prefix: input.prefix }), ...(cursor === undefined ? {} : { cursor }) });
+          entries.push(...page.secrets);
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor !== undefined);
+        return result({ secrets: entries });
+      },
     );
   }
   if (caps.read) {
-    names.push("secret_info");
-    server.registerTool(
+    offer(
       "secret_info",
       {
         title: "Check a secret (no read counted)",
@@ -67,20 +82,18 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
         },
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      async (input) =>
-        guarded(async () => {
-          const exists = await client.exists(input.key);
-          if (!exists || !caps.list) return result({ key: input.key, exists });
-          const meta = await findMeta(client, input.key);
-          const pick = meta === undefined ? {} : { read_count: meta.read_count, max_reads: meta.max_reads, created_at: meta.created_at, expires_at: meta.expires_at };
-          return result({ key: input.key, exists, ...pick });
-        }),
+      async (input) => {
+        const exists = await client.exists(input.key);
+        if (!exists || !caps.list) return result({ key: input.key, exists });
+        const meta = await findMeta(client, input.key);
+        const pick = meta === undefined ? {} : { read_count: meta.read_count, max_reads: meta.max_reads, created_at: meta.created_at, expires_at: meta.expires_at };
+        return result({ key: input.key, exists, ...pick });
+      },
     );
   }
   if (caps.read && options.reveal !== undefined) registerGetSecret(server, client, options.reveal.prefix, scope, names);
   if (caps.create) {
-    names.push("put_secret");
-    server.registerTool(
+    offer(
       "put_secret",
       {
         title: "Store a secret",
@@ -89,16 +102,14 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
         outputSchema: { key: z.string(), stored: z.literal(true) },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
-      async (input) =>
-        guarded(async () => {
-          await client.put(input.key, input.value, limits(input));
-          return result({ key: input.key, stored: true });
-        }),
+      async (input) => {
+        await client.put(input.key, input.value, limits(input));
+        return result({ key: input.key, stored: true });
+      },
     );
   }
   if (caps.share) {
-    names.push("share_secret");
-    server.registerTool(
+    offer(
       "share_secret",
       {
         title: "Share a one-time secret link",
@@ -112,16 +123,14 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
         outputSchema: { url: z.string(), id: z.string() },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
-      async (input) =>
-        guarded(async () => {
-          const shared = await options.globalClient.share(input.value, { maxReads: 1, ...limits(input) });
-          return result({ url: shared.url, id: shared.id });
-        }),
+      async (input) => {
+        const shared = await options.globalClient.share(input.value, { maxReads: 1, ...limits(input) });
+        return result({ url: shared.url, id: shared.id });
+      },
     );
   }
   if (caps.delete) {
-    names.push("delete_secret");
-    server.registerTool(
+    offer(
       "delete_secret",
       {
         title: "Delete a secret",
@@ -130,16 +139,14 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
         outputSchema: { key: z.string(), deleted: z.literal(true) },
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       },
-      async (input) =>
-        guarded(async () => {
-          await client.delete(input.key);
-          return result({ key: input.key, deleted: true });
-        }),
+      async (input) => {
+        await client.delete(input.key);
+        return result({ key: input.key, deleted: true });
+      },
     );
   }
   if (caps.patch) {
-    names.push("patch_secret");
-    server.registerTool(
+    offer(
       "patch_secret",
       {
         title: "Change a secret's expiry or read limit",
@@ -148,12 +155,11 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
         outputSchema: { key: z.string(), updated: z.literal(true) },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
-      async (input) =>
-        guarded(async () => {
-          if (input.ttl_seconds === undefined && input.max_reads === undefined) return failure("give ttl_seconds or max_reads");
-          await client.patch(input.key, limits(input));
-          return result({ key: input.key, updated: true });
-        }),
+      async (input) => {
+        if (input.ttl_seconds === undefined && input.max_reads === undefined) return failure("give ttl_seconds or max_reads");
+        await client.patch(input.key, limits(input));
+        return result({ key: input.key, updated: true });
+      },
     );
   }
   if (caps.read && options.commands.length > 0) {

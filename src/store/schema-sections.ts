@@ -24,3 +24,20 @@ export function splitSchemaSections(text: string): SchemaSection[] {
   }
   return sections;
 }
+
+/**
+ * What both engines' migrations apply (store/sqlite/migrate.ts,
+ * store/pg/migrate.ts): the sections above `current`, the version the
+ * database records (SQLite's user_version, PostgreSQL's schema_migrations),
+ * in order; each engine applies one with its version record in one
+ * transaction (docs/operations.md "Running it", upgrading).
+ * @returns the sections to apply; empty when the schema is current.
+ * @throws Error when `current` is above the last section: a newer build wrote the database.
+ */
+export function sectionsToApply(sections: readonly SchemaSection[], current: number): SchemaSection[] {
+  const latest = sections[sections.length - 1]?.version ?? 0;
+  if (current > latest) {
+    throw new Error(`the database has schema version ${current}, newer than this ephemeral-vault (${latest}); upgrade ephemeral-vault`);
+  }
+  return sections.filter((s) => s.version > current);
+}

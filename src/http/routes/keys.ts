@@ -1,16 +1,13 @@
 import * as v from "valibot";
-import { originOf } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
 import { SCOPED_PERMISSIONS } from "../../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../../domain/keys.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { deletedSchema, int, nullableInt } from "./answers.js";
-import { intRange, MAX_UNIX_SECONDS, pageQuery, seconds } from "./input.js";
+import { int, nullableInt } from "./answers.js";
+import { intRange, MAX_UNIX_SECONDS, seconds } from "./input.js";
 import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
-import { listSchema, pageBody } from "./lists.js";
-import { deletedAnswer, pageOf } from "./org-scope.js";
 import type { Route } from "./declare.js";
-import { route } from "./declare.js";
+import { BAD_PAGE, DELETED, listOp, op } from "./ops.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** POST /keys body (docs/keys.md, docs/contract.md §4, §5 and §8). */
@@ -90,87 +87,37 @@ function keyEntry(k: ScopedKey) {
 export function keyRoutes(deps: KeyRouteDeps): Route[] {
   const { scopedKeys, tx } = deps;
   return [
-    route({
-      method: "post",
-      path: "/keys",
+    op("post", "/keys", "admin", {
       summary:
         "Create a scoped API key. The token (vsk_...) is in this response only. A scoped admin key may grant only permissions it holds, a prefix starting with its own and an expiry no later than its own; only the master key creates an admin key without a prefix.",
-      permission: "admin",
       body: createKeyBody,
-      responses: {
-        201: {
-          description: "{id, name, token, permissions, prefix, expires_at, created_at}",
-          schema: createdKeySchema,
-        },
-        400: { description: "invalid input, or expires_at not in the future" },
-        403: { description: "the token may not do this, or the new key would be broader than the creating key" },
-      },
-      handler: async (c, { body }) => {
+      ok: [201, "{id, name, token, permissions, prefix, expires_at, created_at}", createdKeySchema],
+      errors: { 400: "invalid input, or expires_at not in the future", 403: "the token may not do this, or the new key would be broader than the creating key" },
+      run: async (c, { body }, origin) => {
         const actor = c.get("actor");
-        const origin = originOf(c);
-        const { key, token } = await tx.run((w) =>
-          scopedKeys.create(
-            w,
-            {
-              name: body.name,
-              permissions: body.permissions,
-              prefix: body.prefix ?? null,
-              expiresAt: body.expires_at == null ? null : body.expires_at * 1000,
-            },
-            actor.kind === "scoped" ? actor.keyId : null,
-            origin,
-          ),
-        );
-        return c.json(
-          {
-            id: key.id,
-            name: key.name,
-            token,
-            permissions: key.permissions,
-            prefix: key.prefix,
-            expires_at: seconds(key.expiresAt),
-            created_at: seconds(key.createdAt),
-          },
-          201,
-        );
+        const input = { name: body.name, permissions: body.permissions, prefix: body.prefix ?? null, expiresAt: body.expires_at == null ? null : body.expires_at * 1000 };
+        const { key, token } = await tx.run((w) => scopedKeys.create(w, input, actor.kind === "scoped" ? actor.keyId : null, origin));
+        const { id, name, permissions, prefix } = key;
+        return { id, name, token, permissions, prefix, expires_at: seconds(key.expiresAt), created_at: seconds(key.createdAt) };
       },
     }),
-    route({
-      method: "get",
-      path: "/keys",
+    listOp("/keys", "admin", {
       summary: "List scoped keys, oldest first, without tokens. A prefixed admin key sees only keys within its prefix.",
-      permission: "admin",
       auditAction: "key.listed",
-      query: pageQuery,
-      responses: {
-        200: { description: "{keys, next_cursor?}", schema: listSchema("keys", keySchema) },
-        400: { description: "invalid limit or cursor" },
-      },
-      handler: async (c, { query }) => {
-        const { limit, afterId } = pageOf(query);
-        // Read through the group commit, like every other request: the answer
-        // leaves only once what it shows is committed.
-        const page = await tx.run((w) => scopedKeys.list(w, keyPrefixOf(c) ?? null, { limit, after: afterId }));
-        return c.json(pageBody("keys", page.items.map(keyEntry), page.nextAfterId));
-      },
+      field: "keys",
+      item: keySchema,
+      errors: { 400: BAD_PAGE },
+      // Read through the group commit, like every other request: the answer
+      // leaves only once what it shows is committed.
+      page: (c, _params, { limit, afterId }) => tx.run((w) => scopedKeys.list(w, keyPrefixOf(c) ?? null, { limit, after: afterId })),
+      json: keyEntry,
     }),
-    route({
-      method: "delete",
-      path: "/keys/:id",
+    op("delete", "/keys/:id", "admin", {
       summary: "Delete (revoke) a scoped key at once: later requests with its token get 401.",
-      permission: "admin",
       params: v.object({ id: v.pipe(v.string(), v.description("the key's id, sk_...")) }),
-      responses: {
-        200: { description: "{deleted: true}", schema: deletedSchema },
-        403: { description: "the token may not do this, or the key is outside the deleting key's prefix" },
-        404: { description: "no such key" },
-      },
-      handler: async (c, { params }) => {
-        const id = params.id;
-        const origin = originOf(c);
-        await tx.run((w) => scopedKeys.remove(w, id, keyPrefixOf(c) ?? null, origin));
-        return deletedAnswer(c);
-      },
+      ok: DELETED,
+      errors: { 403: "the token may not do this, or the key is outside the deleting key's prefix", 404: "no such key" },
+      run: (c, { params }, origin) => tx.run((w) => scopedKeys.remove(w, params.id, keyPrefixOf(c) ?? null, origin)),
     }),
   ];
 }

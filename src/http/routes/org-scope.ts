@@ -34,8 +34,3 @@ export interface PageArgs {
 export function pageOf(query: { limit?: number | undefined; cursor?: string | undefined }): PageArgs {
   return { afterId: decodeCursor(query.cursor), limit: query.limit ?? 1000 };
 }
-
-/** The `{deleted: true}` answer of a DELETE (answers.ts deletedSchema). */
-export function deletedAnswer(c: AppContext): Response {
-  return c.json({ deleted: true as const });
-}

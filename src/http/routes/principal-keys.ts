@@ -1,17 +1,14 @@
 import * as v from "valibot";
-import type { Page } from "../../domain/paging.js";
 import type { PrincipalKey } from "../../domain/principal-keys.js";
 import { int, nullableInt } from "./answers.js";
 import { intRange, MAX_UNIX_SECONDS, seconds } from "./input.js";
-import { listSchema, pageBody } from "./lists.js";
-import type { ListBody } from "./lists.js";
 import { nameField } from "./org-input.js";
 
 /**
  * Principal keys at the edge, shared by the master key's routes
  * (/orgs/:org_id/principals/:id/keys, routes/principals.ts) and the
  * principal's own (/me/keys, routes/me.ts): the create body, the JSON of a
- * key and of a page of keys, and their OpenAPI schemas. Never a token except
+ * key, and their OpenAPI schemas. Never a token except
  * in the create response.
  */
 
@@ -55,11 +52,6 @@ export function createdKeyJson(k: PrincipalKey, token: string) {
   return { id: summary.id, name: summary.name, key: token, valid_after: summary.valid_after, valid_before: summary.valid_before, created_at: summary.created_at };
 }
 
-/** A page of a principal's keys: `{keys, next_cursor?}`, summaries only. */
-export function keyListBody(page: Page<PrincipalKey>): ListBody<"keys", ReturnType<typeof keySummaryJson>> {
-  return pageBody("keys", page.items.map(keySummaryJson), page.nextAfterId);
-}
-
 const keySummaryFields = {
   id: v.string(),
   name: v.string(),
@@ -77,5 +69,5 @@ export const createdKeySchema = v.object({
   key: v.pipe(v.string(), v.description("vpk_ token, shown only here")),
 });
 
-/** A page of principal keys, `{keys, next_cursor?}`. */
-export const keyListSchema = listSchema("keys", keySummarySchema);
+/** The 201's description of a created principal key. */
+export const CREATED_KEY = "{id, name, key, valid_after, valid_before, created_at}";

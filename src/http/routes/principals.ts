@@ -1,17 +1,13 @@
 import * as v from "valibot";
-import { originOf } from "../context.js";
 import type { PrincipalKeys } from "../../domain/principal-keys.js";
 import type { Principals } from "../../domain/principals.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import type { AppContext } from "../context.js";
-import { deletedSchema } from "./answers.js";
 import type { Route } from "./declare.js";
-import { route } from "./declare.js";
-import { pageQuery } from "./input.js";
-import { listSchema, pageBody } from "./lists.js";
-import { deletedAnswer, inOrg, pageOf } from "./org-scope.js";
+import { inOrg } from "./org-scope.js";
+import { DELETED, listOp, NO_ORG, op } from "./ops.js";
 import { idOrNotFound, metadataField, nameField, principalJson, principalSchema, roleNameField } from "./org-input.js";
-import { createdKeyJson, createdKeySchema, keyListBody, keyListSchema, newKeyBody, newKeyInput } from "./principal-keys.js";
+import { CREATED_KEY, createdKeyJson, createdKeySchema, keySummaryJson, keySummarySchema, newKeyBody, newKeyInput } from "./principal-keys.js";
 
 /** POST /orgs/:org_id/principals body (docs/contract.md §2). */
 export const createPrincipalBody = v.object({
@@ -33,6 +29,10 @@ export interface PrincipalRouteDeps {
 }
 
 const NO_PRINCIPAL = "principal not found";
+/** The 404 of one principal's routes. */
+const NOT_FOUND = "no such organization or principal";
+/** The 400 of a body naming a role. */
+const BAD_ROLE = "invalid input, or no such role in the org";
 
 /** The `{id}` of one principal's routes; an id that cannot exist is 404, after the org. */
 const principalParams = v.object({ id: v.string() });
@@ -49,130 +49,75 @@ export function principalRoutes(deps: PrincipalRouteDeps): Route[] {
   /** Runs `fn` on the principal `rawId` of the path's org: 404 for no such org, then for no such principal. */
   const onPrincipal = <T>(c: AppContext, rawId: string, fn: (w: Work, orgId: string, id: string) => Promise<T>): Promise<T> =>
     inOrg(tx, c, async (w, orgId) => fn(w, orgId, (await principals.require(w, orgId, idOrNotFound(rawId, NO_PRINCIPAL))).id));
+  const base = "/orgs/:org_id/principals";
+  const one = `${base}/:id`;
   return [
-    route({
-      method: "post",
-      path: "/orgs/:org_id/principals",
+    op("post", base, "master", {
       summary: "Create a principal (user or service account) with a built-in or custom role. Names are unique in the org.",
-      permission: "master",
       body: createPrincipalBody,
-      responses: {
-        201: { description: "{id, name, org_id, role, metadata, created_at}", schema: principalSchema },
-        400: { description: "invalid input, or no such role in the org" },
-        404: { description: "no such organization" },
-        409: { description: "a principal with this name exists in the org" },
-      },
-      handler: async (c, { body }) => {
-        const origin = originOf(c);
-        const principal = await inOrg(tx, c, (w, orgId) => principals.create(w, orgId, body.name, body.role, origin));
-        return c.json(principalJson(principal), 201);
-      },
+      ok: [201, "{id, name, org_id, role, metadata, created_at}", principalSchema],
+      errors: { 400: BAD_ROLE, 404: NO_ORG, 409: "a principal with this name exists in the org" },
+      run: async (c, { body }, origin) => principalJson(await inOrg(tx, c, (w, orgId) => principals.create(w, orgId, body.name, body.role, origin))),
     }),
-    route({
-      method: "get",
-      path: "/orgs/:org_id/principals",
+    listOp(base, "master", {
       summary: "List the org's principals, oldest first.",
-      permission: "master",
-      query: pageQuery,
-      responses: {
-        200: {
-          description: "{principals, next_cursor?}",
-          schema: listSchema("principals", principalSchema),
-        },
-        404: { description: "no such organization" },
-      },
-      handler: async (c, { query }) => {
-        const { limit, afterId } = pageOf(query);
-        const page = await inOrg(tx, c, (w, orgId) => principals.list(w, orgId, limit, afterId));
-        return c.json(pageBody("principals", page.items.map(principalJson), page.nextAfterId));
-      },
+      field: "principals",
+      item: principalSchema,
+      errors: { 404: NO_ORG },
+      page: (c, _params, { limit, afterId }) => inOrg(tx, c, (w, orgId) => principals.list(w, orgId, limit, afterId)),
+      json: principalJson,
     }),
-    route({
-      method: "get",
-      path: "/orgs/:org_id/principals/:id",
+    op("get", one, "master", {
       summary: "One principal.",
-      permission: "master",
       params: principalParams,
-      responses: { 200: { description: "the principal", schema: principalSchema }, 404: { description: "no such organization or principal" } },
-      handler: async (c, { params }) => {
-        const principal = await inOrg(tx, c, (w, orgId) => principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL)));
-        return c.json(principalJson(principal));
-      },
+      ok: [200, "the principal", principalSchema],
+      errors: { 404: NOT_FOUND },
+      run: async (c, { params }) => principalJson(await inOrg(tx, c, (w, orgId) => principals.require(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL)))),
     }),
-    route({
-      method: "patch",
-      path: "/orgs/:org_id/principals/:id",
+    op("patch", one, "master", {
       summary: "Change a principal's name, role and/or metadata (metadata is replaced). A new role applies to its keys' next request.",
-      permission: "master",
       params: principalParams,
       body: patchPrincipalBody,
-      responses: {
-        200: { description: "the principal", schema: principalSchema },
-        400: { description: "invalid input, or no such role in the org" },
-        404: { description: "no such organization or principal" },
-        409: { description: "the new name is taken in the org" },
-      },
-      handler: async (c, { params, body }) => {
-        const origin = originOf(c);
-        const principal = await inOrg(tx, c, (w, orgId) => principals.update(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), body, origin));
-        return c.json(principalJson(principal));
-      },
+      ok: [200, "the principal", principalSchema],
+      errors: { 400: BAD_ROLE, 404: NOT_FOUND, 409: "the new name is taken in the org" },
+      run: async (c, { params, body }, origin) =>
+        principalJson(await inOrg(tx, c, (w, orgId) => principals.update(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), body, origin))),
     }),
-    route({
-      method: "delete",
-      path: "/orgs/:org_id/principals/:id",
+    op("delete", one, "master", {
       summary: "Delete a principal that has no active key (not revoked, valid_before not passed). No cascading deletes.",
-      permission: "master",
       params: principalParams,
-      responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization or principal" }, 409: { description: "the principal has active keys" } },
-      handler: async (c, { params }) => {
-        const origin = originOf(c);
-        await inOrg(tx, c, (w, orgId) => principals.remove(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), origin));
-        return deletedAnswer(c);
-      },
+      ok: DELETED,
+      errors: { 404: NOT_FOUND, 409: "the principal has active keys" },
+      run: (c, { params }, origin) => inOrg(tx, c, (w, orgId) => principals.remove(w, orgId, idOrNotFound(params.id, NO_PRINCIPAL), origin)),
     }),
-    route({
-      method: "post",
-      path: "/orgs/:org_id/principals/:id/keys",
+    op("post", `${one}/keys`, "master", {
       summary:
         "Make a principal key (its first, typically). The vpk_ token is in `key`, shown this once. valid_after and valid_before are optional Unix seconds; valid_before must be after now and after valid_after.",
-      permission: "master",
       params: principalParams,
       body: newKeyBody,
-      responses: { 201: { description: "{id, name, key, valid_after, valid_before, created_at}", schema: createdKeySchema }, 400: { description: "invalid input" }, 404: { description: "no such organization or principal" } },
-      handler: async (c, { params, body }) => {
+      ok: [201, CREATED_KEY, createdKeySchema],
+      errors: { 400: "invalid input", 404: NOT_FOUND },
+      run: async (c, { params, body }, origin) => {
         const input = newKeyInput(body);
-        const origin = originOf(c);
         const created = await onPrincipal(c, params.id, (w, orgId, id) => principalKeys.create(w, orgId, id, input, origin));
-        return c.json(createdKeyJson(created.key, created.token), 201);
+        return createdKeyJson(created.key, created.token);
       },
     }),
-    route({
-      method: "get",
-      path: "/orgs/:org_id/principals/:id/keys",
+    listOp(`${one}/keys`, "master", {
       summary: "List a principal's keys (summaries, never tokens). Revoked keys are gone.",
-      permission: "master",
       params: principalParams,
-      query: pageQuery,
-      responses: { 200: { description: "{keys, next_cursor?}", schema: keyListSchema }, 404: { description: "no such organization or principal" } },
-      handler: async (c, { params, query }) => {
-        const { limit, afterId } = pageOf(query);
-        const page = await onPrincipal(c, params.id, (w, _orgId, id) => principalKeys.list(w, id, limit, afterId));
-        return c.json(keyListBody(page));
-      },
+      field: "keys",
+      item: keySummarySchema,
+      errors: { 404: NOT_FOUND },
+      page: (c, params, { limit, afterId }) => onPrincipal(c, params.id, (w, _orgId, id) => principalKeys.list(w, id, limit, afterId)),
+      json: keySummaryJson,
     }),
-    route({
-      method: "delete",
-      path: "/orgs/:org_id/principals/:id/keys/:key_id",
+    op("delete", `${one}/keys/:key_id`, "master", {
       summary: "Revoke a principal key: deleted at once; its token gets 401 from the next request on.",
-      permission: "master",
       params: principalKeyParams,
-      responses: { 200: { description: "{deleted: true}", schema: deletedSchema }, 404: { description: "no such organization, principal or key" } },
-      handler: async (c, { params }) => {
-        const origin = originOf(c);
-        await onPrincipal(c, params.id, (w, _orgId, id) => principalKeys.revoke(w, id, idOrNotFound(params.key_id, "key not found"), origin));
-        return deletedAnswer(c);
-      },
+      ok: DELETED,
+      errors: { 404: "no such organization, principal or key" },
+      run: (c, { params }, origin) => onPrincipal(c, params.id, (w, _orgId, id) => principalKeys.revoke(w, id, idOrNotFound(params.key_id, "key not found"), origin)),
     }),
   ];
 }

@@ -1,13 +1,9 @@
 import * as v from "valibot";
-import { originOf } from "../context.js";
 import type { Role, Roles } from "../../domain/roles.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { deletedSchema } from "./answers.js";
 import type { Route } from "./declare.js";
-import { route } from "./declare.js";
-import { pageQuery } from "./input.js";
-import { listSchema, pageBody } from "./lists.js";
-import { deletedAnswer, inOrg, pageOf } from "./org-scope.js";
+import { inOrg } from "./org-scope.js";
+import { BAD_PAGE, DELETED, listOp, NO_ORG, op } from "./ops.js";
 import { idOrNotFound, ROLE_NAME_PATTERN, permissionsField, roleNameField } from "./org-input.js";
 
 /** POST /orgs/:org_id/roles body (docs/contract.md §2, §4 and §8). */
@@ -32,6 +28,9 @@ export interface RoleRouteDeps {
 /** The `{name}` path parameter of one role's routes; a name that cannot exist is 404, after the org. */
 const roleParams = v.object({ name: v.string() });
 
+/** The 404 of one role's routes. */
+const NOT_FOUND = "no such organization or role";
+
 /** A role name of the path, or 404 "role not found" for one that cannot exist. */
 function roleName(raw: string): string {
   return idOrNotFound(raw, "role not found", ROLE_NAME_PATTERN);
@@ -49,83 +48,39 @@ function roleJson(r: Role) {
  */
 export function roleRoutes(deps: RoleRouteDeps): Route[] {
   const { roles, tx } = deps;
+  const base = "/orgs/:org_id/roles";
   return [
-    route({
-      method: "post",
-      path: "/orgs/:org_id/roles",
+    op("post", base, "master", {
       summary:
         "Create a custom role. permissions: non-empty, only the letters rRlLcCpPaAmMdD, each at most once (R L p A m D are reserved and grant nothing yet).",
-      permission: "master",
       body: createRoleBody,
-      responses: {
-        201: { description: "{name, org_id, permissions}", schema: roleSchema },
-        400: { description: "invalid name or permission string" },
-        404: { description: "no such organization" },
-        409: { description: "a role with this name exists (built-in names included)" },
-      },
-      handler: async (c, { body }) => {
-        const origin = originOf(c);
-        const role = await inOrg(tx, c, (w, orgId) => roles.create(w, orgId, body.name, body.permissions, origin));
-        return c.json(roleJson(role), 201);
-      },
+      ok: [201, "{name, org_id, permissions}", roleSchema],
+      errors: { 400: "invalid name or permission string", 404: NO_ORG, 409: "a role with this name exists (built-in names included)" },
+      run: async (c, { body }, origin) => roleJson(await inOrg(tx, c, (w, orgId) => roles.create(w, orgId, body.name, body.permissions, origin))),
     }),
-    route({
-      method: "get",
-      path: "/orgs/:org_id/roles",
+    listOp(base, "master", {
       summary: "List the org's roles: the four built-in ones first, then the custom ones.",
-      permission: "master",
-      query: pageQuery,
-      responses: {
-        200: {
-          description: "{roles: [{name, permissions, builtin}], next_cursor?}",
-          schema: listSchema("roles", v.object({ name: v.string(), permissions: v.string(), builtin: v.boolean() })),
-        },
-        400: { description: "invalid limit or cursor" },
-        404: { description: "no such organization" },
-      },
-      handler: async (c, { query }) => {
-        const { limit, afterId } = pageOf(query);
-        const page = await inOrg(tx, c, (w, orgId) => roles.list(w, orgId, limit, afterId));
-        const items = page.items.map((r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }));
-        return c.json(pageBody("roles", items, page.nextAfterId));
-      },
+      field: "roles",
+      item: v.object({ name: v.string(), permissions: v.string(), builtin: v.boolean() }),
+      description: "{roles: [{name, permissions, builtin}], next_cursor?}",
+      errors: { 400: BAD_PAGE, 404: NO_ORG },
+      page: (c, _params, { limit, afterId }) => inOrg(tx, c, (w, orgId) => roles.list(w, orgId, limit, afterId)),
+      json: (r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }),
     }),
-    route({
-      method: "patch",
-      path: "/orgs/:org_id/roles/:name",
+    op("patch", `${base}/:name`, "master", {
       summary: "Replace a custom role's permissions; its principals get them on their next request. Built-in roles: 403.",
-      permission: "master",
       params: roleParams,
       body: patchRoleBody,
-      responses: {
-        200: { description: "{name, org_id, permissions}", schema: roleSchema },
-        400: { description: "invalid permission string" },
-        403: { description: "built-in roles cannot be modified (or the token is not the master key)" },
-        404: { description: "no such organization or role" },
-      },
-      handler: async (c, { params, body }) => {
-        const origin = originOf(c);
-        const role = await inOrg(tx, c, (w, orgId) => roles.update(w, orgId, roleName(params.name), body.permissions, origin));
-        return c.json(roleJson(role));
-      },
+      ok: [200, "{name, org_id, permissions}", roleSchema],
+      errors: { 400: "invalid permission string", 403: "built-in roles cannot be modified (or the token is not the master key)", 404: NOT_FOUND },
+      run: async (c, { params, body }, origin) => roleJson(await inOrg(tx, c, (w, orgId) => roles.update(w, orgId, roleName(params.name), body.permissions, origin))),
     }),
-    route({
-      method: "delete",
-      path: "/orgs/:org_id/roles/:name",
+    op("delete", `${base}/:name`, "master", {
       summary: "Delete a custom role. Built-in roles: 403. A role a principal holds: 409.",
-      permission: "master",
       params: roleParams,
-      responses: {
-        200: { description: "{deleted: true}", schema: deletedSchema },
-        403: { description: "built-in roles cannot be deleted (or the token is not the master key)" },
-        404: { description: "no such organization or role" },
-        409: { description: "the role is assigned to principals" },
-      },
-      handler: async (c, { params }) => {
-        const origin = originOf(c);
-        await inOrg(tx, c, (w, orgId) => roles.remove(w, orgId, roleName(params.name), origin));
-        return deletedAnswer(c);
-      },
+      ok: DELETED,
+      errors: { 403: "built-in roles cannot be deleted (or the token is not the master key)", 404: NOT_FOUND, 409: "the role is assigned to principals" },
+      run: (c, { params }, origin) => inOrg(tx, c, (w, orgId) => roles.remove(w, orgId, roleName(params.name), origin)),
     }),
   ];
 }

@@ -3,7 +3,6 @@ import { WEBHOOK_EVENT_TYPES } from "../../domain/webhooks.js";
 import type { DeliveryAttempt, Webhook } from "../../domain/webhooks.js";
 import { MAX_URL_LENGTH } from "../../webhooks/address-guard.js";
 import { requiredString, seconds } from "./input.js";
-import { listSchema } from "./lists.js";
 import { charCount, MAX_NAME_CHARS } from "./org-input.js";
 
 /**
@@ -98,25 +97,22 @@ export const withSecretSchema = v.object({
   ),
 });
 
-/** A page of delivery attempts, `{deliveries, next_cursor?}`. */
-export const deliveriesSchema = listSchema(
-  "deliveries",
-  v.object({
-    event_id: v.pipe(v.string(), v.description("evt_...; the X-Vault-Delivery header, the same on every retry")),
-    type: v.string(),
-    attempt: v.pipe(int, v.description("1 for the first attempt")),
-    status: v.pipe(
-      v.picklist(["delivered", "retrying", "failed"]),
-      v.description("delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed"),
+/** A delivery attempt, as a page of `{deliveries, next_cursor?}` lists it. */
+export const attemptSchema = v.object({
+  event_id: v.pipe(v.string(), v.description("evt_...; the X-Vault-Delivery header, the same on every retry")),
+  type: v.string(),
+  attempt: v.pipe(int, v.description("1 for the first attempt")),
+  status: v.pipe(
+    v.picklist(["delivered", "retrying", "failed"]),
+    v.description("delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed"),
+  ),
+  http_status: v.pipe(v.nullable(int), v.description("the receiver's status; null when no response came")),
+  error: v.pipe(v.nullable(v.string()), v.description("why the attempt failed; null on success")),
+  at: int,
+  next_attempt_at: v.pipe(
+    v.nullable(int),
+    v.description(
+      "when the next retry is due, Unix seconds: on the latest attempt of a delivery still pending a retry; null once delivered or failed, and on earlier attempts",
     ),
-    http_status: v.pipe(v.nullable(int), v.description("the receiver's status; null when no response came")),
-    error: v.pipe(v.nullable(v.string()), v.description("why the attempt failed; null on success")),
-    at: int,
-    next_attempt_at: v.pipe(
-      v.nullable(int),
-      v.description(
-        "when the next retry is due, Unix seconds: on the latest attempt of a delivery still pending a retry; null once delivered or failed, and on earlier attempts",
-      ),
-    ),
-  }),
-);
+  ),
+});

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
-import { splitSchemaSections } from "../schema-sections.js";
+import { sectionsToApply, splitSchemaSections } from "../schema-sections.js";
 
 /** Where schema-pg.sql sits: the package root, beside both src/ and dist/. */
 const SCHEMA_PATH = fileURLToPath(new URL("../schema-pg.sql", import.meta.url));
@@ -48,13 +48,7 @@ export async function migratePg(pool: pg.Pool): Promise<number[]> {
       await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)");
       const r = await client.query<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations");
       const current = r.rows[0]?.v ?? 0;
-      const sections = pgSchemaSections();
-      const latest = sections[sections.length - 1]?.version ?? 0;
-      if (current > latest) {
-        throw new Error(`the database has schema version ${current}, newer than this ephemeral-vault (${latest}); upgrade ephemeral-vault`);
-      }
-      for (const section of sections) {
-        if (section.version <= current) continue;
+      for (const section of sectionsToApply(pgSchemaSections(), current)) {
         await client.query("BEGIN");
         try {
           await client.query(section.sql);

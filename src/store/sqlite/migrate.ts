@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Database as Db } from "better-sqlite3";
-import { splitSchemaSections } from "../schema-sections.js";
+import { sectionsToApply, splitSchemaSections } from "../schema-sections.js";
 import type { SchemaSection } from "../schema-sections.js";
 
 // The SQLite engine's migrations (the mirror of store/pg/migrate.ts): schema.sql's
@@ -36,16 +36,11 @@ export function latestSchemaVersion(): number {
 /**
  * Applies every schema.sql section above the database's user_version, each
  * with its version bump in one transaction.
+ * @throws Error when the database's version is newer than this build (schema-sections.ts sectionsToApply).
  */
 export function migrate(db: Db): void {
   const current = Number(db.pragma("user_version", { simple: true }));
-  const sections = schemaSections();
-  const latest = sections[sections.length - 1]?.version ?? 0;
-  if (current > latest) {
-    throw new Error(`the database has schema version ${current}, newer than this ephemeral-vault (${latest}); upgrade ephemeral-vault`);
-  }
-  for (const section of sections) {
-    if (section.version <= current) continue;
+  for (const section of sectionsToApply(schemaSections(), current)) {
     db.transaction(() => {
       db.exec(section.sql);
       db.pragma(`user_version = ${section.version}`);
