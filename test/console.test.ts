@@ -49,8 +49,12 @@ describeBrowser("the console in Chromium", () => {
     cleanupTemp();
   });
 
-  async function signedIn(token: string, colorScheme: "light" | "dark" = "light"): Promise<{ context: BrowserContext; page: Page; csp: () => Promise<string[]> }> {
-    const context = await browser.newContext({ colorScheme });
+  async function signedIn(
+    token: string,
+    colorScheme: "light" | "dark" = "light",
+    viewport?: { width: number; height: number },
+  ): Promise<{ context: BrowserContext; page: Page; csp: () => Promise<string[]> }> {
+    const context = await browser.newContext({ colorScheme, ...(viewport === undefined ? {} : { viewport }) });
     const page = await context.newPage();
     const csp = await watchCsp(page);
     await page.goto(`${vault.url}/ui`);
@@ -249,6 +253,29 @@ describeBrowser("the console in Chromium", () => {
     await page.goto(evilUrl);
     expect((await answer).status()).toBe(403);
     expect((await vault.request("GET", "/secrets/forged%2Fx")).status).toBe(404);
+    await context.close();
+  }, 120_000);
+
+  it("on a phone (390 px) the secrets table needs no sideways scroll: each row a card of labelled lines, still a table row", async () => {
+    expect((await vault.request("POST", "/secrets", { key: "console/phone/a-rather-long-key-name", value: "v" })).status).toBe(201);
+    const { context, page } = await signedIn(E2E_MASTER_KEY, "light", { width: 390, height: 844 });
+    await nav(page).getByRole("link", { name: "Secrets" }).click();
+    const row = page.getByRole("row", { name: /console\/phone\/a-rather-long-key-name/ });
+    await row.waitFor();
+    const widths = await page.evaluate(() => {
+      const wrap = document.querySelector(".table-wrap");
+      return { doc: document.documentElement.scrollWidth, view: window.innerWidth, wrap: wrap?.scrollWidth ?? 0, wrapClient: wrap?.clientWidth ?? 0 };
+    });
+    expect(widths.doc).toBeLessThanOrEqual(widths.view);
+    expect(widths.wrap).toBeLessThanOrEqual(widths.wrapClient);
+    // The key reads as one line of text, not a letter per line.
+    const key = row.getByRole("rowheader");
+    const fontSize = await key.evaluate((el) => Number.parseFloat(getComputedStyle(el).fontSize));
+    const box = await key.boundingBox();
+    expect(fontSize).toBeGreaterThan(0);
+    expect(box?.height ?? Infinity).toBeLessThan(fontSize * 6);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(tempDir("ev-console-phone-"), "secrets-390.png"), fullPage: true });
     await context.close();
   }, 120_000);
 });

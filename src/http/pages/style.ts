@@ -77,6 +77,15 @@ th, td { text-align: left; vertical-align: top; padding: .45rem .6rem; border-bo
 thead th { background: var(--card); }
 td.actions details { display: inline-block; margin-right: .5rem; }
 td.actions a { margin-right: .75rem; }
+/* A phone (under 40rem): each row of a console table a card of labelled lines, no sideways scroll. */
+@media (max-width: 40rem) {
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap th[scope="row"], .table-wrap td { display: block; width: 100%; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .table-wrap tr { border-bottom: 1px solid var(--border); padding: .4rem 0; }
+  .table-wrap th[scope="row"], .table-wrap td { border-bottom: 0; padding: .15rem .6rem; }
+  .table-wrap [data-label]::before { content: attr(data-label) / ""; display: block; font-size: .8rem; font-weight: 600; color: var(--muted); }
+  .table-wrap [data-label=""]::before { content: none; }
+}
 summary { cursor: pointer; color: var(--accent); }
 fieldset { border: 1px solid var(--border); border-radius: .5rem; margin: 1rem 0; padding: .5rem 1rem; }
 legend { font-weight: 600; padding: 0 .25rem; }

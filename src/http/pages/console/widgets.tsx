@@ -23,7 +23,9 @@ export interface Column<R> {
 /**
  * A table of `rows` by `columns`; `empty` (when given) is shown instead of a
  * table without rows. In a scrolling `div.table-wrap` unless `bare`; a
- * `caption` is for screen readers only.
+ * `caption` is for screen readers only. Each cell carries its column's
+ * label (`data-label`): on a narrow screen the stylesheet shows each row as
+ * a card of labelled lines instead of columns (style.ts, docs/console.md).
  */
 export function Table<R>(props: { columns: Column<R>[]; rows: R[]; empty?: Child; caption?: string; bare?: boolean }) {
   const { columns } = props;
@@ -40,7 +42,19 @@ export function Table<R>(props: { columns: Column<R>[]; rows: R[]; empty?: Child
       </thead>
       <tbody>
         {props.rows.map((row) => (
-          <tr>{columns.map((c) => (c.rowHead === true ? <th scope="row" class={c.class}>{c.cell(row)}</th> : <td class={c.class}>{c.cell(row)}</td>))}</tr>
+          <tr>
+            {columns.map((c) =>
+              c.rowHead === true ? (
+                <th scope="row" class={c.class} data-label={c.label}>
+                  {c.cell(row)}
+                </th>
+              ) : (
+                <td class={c.class} data-label={c.label}>
+                  {c.cell(row)}
+                </td>
+              ),
+            )}
+          </tr>
         ))}
       </tbody>
     </table>
