@@ -81,14 +81,16 @@ async function createRange(url, token, prefix, from, to, extra = {}) {
  * master key from 127.0.0.1; IN_PROCESS_BATCH units per batch), many times faster than HTTP.
  */
 async function createInProcess(dir, prefix, n, ttlSeconds) {
-  const { createLogger, createVault, openDatabase, ValueCipher } = await import("../dist/index.js");
+  const { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } = await import("../dist/index.js");
   const db = openDatabase(join(dir, "vault.db"));
+  const root = Buffer.from(readFileSync(join(dir, "encryption.key"), "utf8").trim(), "hex");
+  const cipher = new ValueCipher(root);
+  const log = createLogger("error");
+  const engine = new SqliteEngine(db, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null, log });
   try {
-    const root = Buffer.from(readFileSync(join(dir, "encryption.key"), "utf8").trim(), "hex");
-    const vault = createVault({
-      db,
-      cipher: new ValueCipher(root),
-      log: createLogger("error"),
+    const vault = createVault(engine, {
+      cipher,
+      log,
       masterKey: randomBytes(24).toString("hex"),
       now: () => Date.now(),
       activeLimit: () => null,
@@ -105,7 +107,7 @@ async function createInProcess(dir, prefix, n, ttlSeconds) {
       await Promise.all(units);
     }
   } finally {
-    db.close();
+    await engine.close();
   }
 }
 
