@@ -5,6 +5,7 @@ import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
 import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit.js";
+import { AUDIT_COLUMNS } from "../src/store/sqlite/audit-key-chain.js";
 import { buildTestVault } from "./helpers.js";
 
 // The SQLite audit store answers page queries from spans (schema.sql version 10), not per-row
@@ -71,7 +72,7 @@ function expectedPage(rows: AuditRow[], q: AuditPageQuery): AuditRow[] {
 }
 
 function allRows(db: Db): AuditRow[] {
-  return db.prepare("SELECT * FROM audit ORDER BY id").all() as AuditRow[];
+  return db.prepare(`SELECT ${AUDIT_COLUMNS} FROM audit ORDER BY id`).all() as AuditRow[];
 }
 
 describe("audit spans (schema.sql version 10)", () => {

@@ -1,0 +1,180 @@
+import Database from "better-sqlite3";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
+import type { Db } from "../src/store/sqlite/db.js";
+import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
+import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
+import { AUDIT_COLUMNS } from "../src/store/sqlite/audit-key-chain.js";
+import { buildTestVault } from "./helpers.js";
+import type { TestVault } from "./helpers.js";
+
+// The SQLite audit store finds a key's rows by a chain (each row names the previous row of its
+// key, the newest kept in the live secret's row) instead of a key span per batch (schema.sql
+// version 13). Whatever happens to the secrets of a key (created, burned, deleted, expired,
+// pruned, created again) and whether older rows were written before the upgrade, every query
+// answers like a plain filter over every row of the table.
+
+const SCOPES = ["global", "org_a"];
+const ACTIONS = ["secret.read", "secret.created", "secret.deleted", "key.created"];
+const PUBLIC_ID = "0123456789abcdef".repeat(4);
+const KEYS = ["k1", "k2", "a/x", "0123456789ABCDEF".repeat(4)];
+
+/** One unit of work: an audit row, or a change of the key's secret row as the secret lifecycle makes it. */
+type Op = { op: "row" | "create" | "delete" | "expire" | "prune"; scope: string; key: string; action: string; advanceMs: number };
+
+const drawnOp: fc.Arbitrary<Op> = fc.record({
+  op: fc.constantFrom("row", "row", "row", "row", "create", "delete", "expire", "prune"),
+  scope: fc.constantFrom(...SCOPES),
+  key: fc.constantFrom(...KEYS, PUBLIC_ID),
+  action: fc.constantFrom(...ACTIONS),
+  advanceMs: fc.constantFrom(0, 0, 1, 700),
+});
+
+/** Batches of units, each queued in one turn (one COMMIT). */
+const drawnBatches = fc.array(fc.array(drawnOp, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 10 });
+
+function drawnQuery(firstAt: number, lastAt: number, maxId: number): fc.Arbitrary<AuditPageQuery> {
+  const time = fc.option(fc.integer({ min: firstAt - 1000, max: lastAt + 1000 }), { nil: undefined });
+  return fc.record({
+    scope: fc.constantFrom(...SCOPES),
+    sinceMs: time,
+    untilMs: time,
+    beforeId: fc.option(fc.integer({ min: 1, max: maxId + 1 }), { nil: undefined }),
+    action: fc.option(fc.constantFrom(...ACTIONS), { nil: null }),
+    key: fc.constantFrom(...KEYS, PUBLIC_ID),
+    keyPrefix: fc.option(fc.constantFrom("k", "a/", "0123"), { nil: null }),
+    limit: fc.integer({ min: 1, max: 40 }),
+  });
+}
+
+function expectedPage(rows: AuditRow[], q: AuditPageQuery): AuditRow[] {
+  return rows
+    .filter(
+      (r) =>
+        r.scope === q.scope &&
+        (q.sinceMs === undefined || r.at >= q.sinceMs) &&
+        (q.untilMs === undefined || r.at < q.untilMs) &&
+        (q.beforeId === undefined || r.id < q.beforeId) &&
+        (q.action === null || r.action === q.action) &&
+        (q.key === null || r.key === q.key) &&
+        (q.keyPrefix === null || (r.key !== null && r.key.startsWith(q.keyPrefix))),
+    )
+    .sort((a, b) => b.id - a.id)
+    .slice(0, q.limit);
+}
+
+const allRows = (db: Db) => db.prepare(`SELECT ${AUDIT_COLUMNS} FROM audit ORDER BY id`).all() as AuditRow[];
+
+/** Runs one unit: the secret row changes as the store's lifecycle changes it (insert, remove, expire, prune). */
+function runOp(v: TestVault, o: Op): Promise<void> {
+  return v.tx.run((w) => {
+    v.clock.advance(o.advanceMs);
+    const live = "state IN ('active', 'sealed')";
+    if (o.op === "create") {
+      v.db
+        .prepare(`INSERT OR IGNORE INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at) VALUES (?, ?, ?, 'active', x'00', 0, 0)`)
+        .run(o.scope, o.key, o.key === PUBLIC_ID ? 1 : 0);
+    } else if (o.op === "delete") {
+      v.db.prepare(`DELETE FROM secrets WHERE scope = ? AND key = ? AND ${live}`).run(o.scope, o.key);
+    } else if (o.op === "expire") {
+      v.db.prepare(`UPDATE secrets SET state = 'expired', ciphertext = NULL WHERE scope = ? AND key = ? AND ${live}`).run(o.scope, o.key);
+    } else if (o.op === "prune") {
+      v.db.prepare("DELETE FROM secrets WHERE scope = ? AND state = 'expired'").run(o.scope);
+    }
+    return v.audit.record(w, { scope: o.scope, action: o.action, key: o.key, actor: "master", principalId: null, ip: null });
+  });
+}
+
+async function checkQueries(v: TestVault, firstAt: number, seed: number): Promise<void> {
+  const rows = allRows(v.db);
+  const store = new SqliteAuditStore(v.db, null);
+  for (const q of fc.sample(drawnQuery(firstAt, v.clock.now(), rows.length), { numRuns: 40, seed })) {
+    expect(store.page(q), JSON.stringify(q)).toEqual(expectedPage(rows, q));
+  }
+}
+
+/** A database at schema version 12 holding `n` rows as that version wrote them (a span per row and kind), and live secrets of some keys. */
+function version12Database(n: number): Database.Database {
+  const db = new Database(":memory:");
+  for (const section of schemaSections().filter((s) => s.version <= 12)) db.exec(section.sql);
+  db.pragma("user_version = 12");
+  const insert = db.prepare("INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, hash) VALUES (?, ?, ?, ?, ?, 'master', NULL, NULL, 'h')");
+  const span = db.prepare("INSERT INTO audit_span (kind, scope, value, lo, hi) VALUES (?, ?, ?, ?, ?)");
+  for (let id = 1; id <= n; id++) {
+    const scope = SCOPES[id % 2] as string;
+    const key = KEYS[id % KEYS.length] as string;
+    const action = ACTIONS[id % 3] as string;
+    insert.run(id, scope, Date.UTC(2025, 11, 31) + id, action, key);
+    span.run("s", scope, "", id, id);
+    span.run("a", scope, action, id, id);
+    span.run("k", scope, key, id, id);
+  }
+  db.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'k1', 'active', x'00', 0, 0)").run();
+  db.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('org_a', 'k2', 'active', x'00', 0, 0)").run();
+  return db;
+}
+
+describe("a key's audit rows by chain (schema.sql version 13)", () => {
+  it("answer every query like a filter over all rows, whatever happens to the key's secrets", async () => {
+    await fc.assert(
+      fc.asyncProperty(drawnBatches, fc.nat(), async (batches, seed) => {
+        const v = buildTestVault();
+        const firstAt = v.clock.now();
+        for (const batch of batches) await Promise.all(batch.map((o) => runOp(v, o)));
+        await checkQueries(v, firstAt, seed);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("answer like a filter over all rows after an upgrade from version 12, with rows on both sides of it", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 150 }), drawnBatches, fc.nat(), async (n, batches, seed) => {
+        const db = version12Database(n);
+        migrate(db);
+        const v = buildTestVault({ db });
+        const firstAt = Date.UTC(2025, 11, 31);
+        for (const batch of batches) await Promise.all(batch.map((o) => runOp(v, o)));
+        await checkQueries(v, firstAt, seed);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("a read of a live secret adds no key span, and its head moves in the secret's row", async () => {
+    const v = buildTestVault();
+    for (let i = 0; i < 40; i++) await v.asMaster("POST", "/secrets", { key: `s/${i}`, value: "v" });
+    const keySpans = () => v.db.prepare("SELECT count(*) AS n FROM audit_span WHERE kind = 'k'").get() as { n: number };
+    const before = keySpans().n;
+    // One batch of reads of different keys, then reads one at a time.
+    const reads = [3, 17, 29, 5, 11].map((i) => v.asMaster("GET", `/secrets/s/${i}`));
+    for (const res of await Promise.all(reads)) expect(res.status).toBe(200);
+    expect((await v.asMaster("GET", "/secrets/s/23")).status).toBe(200);
+    expect(keySpans().n).toBe(before);
+    const head = v.db.prepare("SELECT audit_head AS head FROM secrets WHERE key = 's/23'").get() as { head: number };
+    expect(v.db.prepare("SELECT action, key FROM audit WHERE id = ?").get(head.head)).toEqual({ action: "secret.read", key: "s/23" });
+  });
+
+  it("a key reused after a burn and a delete keeps its whole history, newest first, across pages", async () => {
+    const v = buildTestVault();
+    await v.asMaster("POST", "/secrets", { key: "db", value: "one", max_reads: 1 });
+    await v.asMaster("GET", "/secrets/db");
+    await v.asMaster("GET", "/secrets/db");
+    await v.asMaster("POST", "/secrets", { key: "db", value: "two" });
+    await v.asMaster("GET", "/secrets/db");
+    await v.asMaster("DELETE", "/secrets/db");
+    await v.asMaster("POST", "/secrets", { key: "db", value: "three" });
+    const actions: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await v.asMaster("GET", `/audit?key=db&limit=2${cursor === undefined ? "" : `&cursor=${cursor}`}`);
+      const body = (await res.json()) as { entries: { action: string }[]; next_cursor?: string };
+      actions.push(...body.entries.map((e) => e.action));
+      cursor = body.next_cursor;
+    } while (cursor !== undefined);
+    const expected = (v.db.prepare("SELECT action FROM audit WHERE key = 'db' ORDER BY id DESC").all() as { action: string }[]).map((r) => r.action);
+    expect(actions).toEqual(expected);
+    expect(actions).toEqual(["secret.created", "secret.deleted", "secret.read", "secret.created", "secret.burned", "secret.read", "secret.created"]);
+  });
+});
