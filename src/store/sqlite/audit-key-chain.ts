@@ -21,6 +21,20 @@ interface OpenKey {
   secretId: number | undefined;
 }
 
+/**
+ * One row of a key in about CHECKPOINT_ONE_IN gets a key span although a
+ * live secret holds its key's head: a checkpoint where a page that starts
+ * below the newest row (a cursor, `until`) enters the chain, so it walks
+ * about that many newer rows, not every newer row of the key. Chosen by the
+ * row's chain hash (uniform: an HMAC), so no counter is kept.
+ */
+export const CHECKPOINT_ONE_IN = 64;
+
+/** True for a checkpoint row: its hash's last two hex digits below 256 / CHECKPOINT_ONE_IN. */
+export function isCheckpoint(hash: string): boolean {
+  return Number.parseInt(hash.slice(-2), 16) < 256 / CHECKPOINT_ONE_IN;
+}
+
 /** No link: rows without a key, or with a public id (no key span, no chain: docs/audit.md). */
 const UNLINKED: KeyLink = { prev: null, spanned: false };
 
@@ -50,6 +64,10 @@ export class KeyChain {
       // Spans of one key never overlap: the one starting last ends last.
       spanHead: db.prepare<[string, string], { hi: number }>(
         "SELECT hi FROM audit_span WHERE kind = 'k' AND scope = ? AND value = ? ORDER BY lo DESC LIMIT 1",
+      ),
+      // The key's first span starting at or above an id: a row of the key (a span's lo is one).
+      spanAtOrAbove: db.prepare<[string, string, number], { lo: number }>(
+        "SELECT lo FROM audit_span WHERE kind = 'k' AND scope = ? AND value = ? AND lo >= ? ORDER BY lo LIMIT 1",
       ),
       row: db.prepare<[number], AuditRow & { prev: number | null }>(`SELECT ${AUDIT_COLUMNS}, prev FROM audit WHERE id = ?`),
     };
@@ -86,7 +104,7 @@ export class KeyChain {
       }
       const prev = key.last;
       key.last = r.id;
-      return { prev, spanned: key.secretId === undefined };
+      return { prev, spanned: key.secretId === undefined || isCheckpoint(r.hash) };
     });
     for (const key of open.values()) if (key.secretId !== undefined && key.last !== null) this.q.setHead.run(key.last, key.secretId);
     return links;
@@ -94,7 +112,8 @@ export class KeyChain {
 
   /**
    * A page of one key's rows, newest first, by the chain: from the key's
-   * newest row along `prev` while the rows are at or above `lo`, keeping
+   * newest row (or, under an upper bound, from the key's first span at or
+   * above it, a row of the key whose chain holds every older row) along `prev` while the rows are at or above `lo`, keeping
    * those below `hi` that `keep` accepts, until `limit`. A row without a
    * link (the oldest, or one written before schema version 13) ends the
    * walk: `rest(below, limit)` answers the rows under that id from the spans.
@@ -107,7 +126,8 @@ export class KeyChain {
     rest: (below: number, limit: number) => AuditRow[],
   ): AuditRow[] {
     const out: AuditRow[] = [];
-    let cur = this.head(scope, key).head;
+    const entry = bounds.hi === Number.MAX_SAFE_INTEGER ? undefined : this.q.spanAtOrAbove.get(scope, key, bounds.hi)?.lo;
+    let cur = entry ?? this.head(scope, key).head;
     let below = bounds.hi;
     while (cur !== null && cur >= bounds.lo && out.length < bounds.limit) {
       const found = this.q.row.get(cur);
