@@ -2,10 +2,10 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
-import type { Db } from "../src/store/sqlite/db.js";
-import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
+import type { AuditPageQuery, } from "../src/store/audit.js";
 import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
-import { AUDIT_COLUMNS, isCheckpoint } from "../src/store/sqlite/audit-key-chain.js";
+import { isCheckpoint } from "../src/store/sqlite/audit-key-chain.js";
+import { allRows, drawnQuery, expectedPage } from "./audit-pages.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 
@@ -34,38 +34,6 @@ const drawnOp: fc.Arbitrary<Op> = fc.record({
 /** Batches of units, each queued in one turn (one COMMIT). */
 const drawnBatches = fc.array(fc.array(drawnOp, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 10 });
 
-function drawnQuery(firstAt: number, lastAt: number, maxId: number): fc.Arbitrary<AuditPageQuery> {
-  const time = fc.option(fc.integer({ min: firstAt - 1000, max: lastAt + 1000 }), { nil: undefined });
-  return fc.record({
-    scope: fc.constantFrom(...SCOPES),
-    sinceMs: time,
-    untilMs: time,
-    beforeId: fc.option(fc.integer({ min: 1, max: maxId + 1 }), { nil: undefined }),
-    action: fc.option(fc.constantFrom(...ACTIONS), { nil: null }),
-    key: fc.constantFrom(...KEYS, PUBLIC_ID),
-    keyPrefix: fc.option(fc.constantFrom("k", "a/", "0123"), { nil: null }),
-    limit: fc.integer({ min: 1, max: 40 }),
-  });
-}
-
-function expectedPage(rows: AuditRow[], q: AuditPageQuery): AuditRow[] {
-  return rows
-    .filter(
-      (r) =>
-        r.scope === q.scope &&
-        (q.sinceMs === undefined || r.at >= q.sinceMs) &&
-        (q.untilMs === undefined || r.at < q.untilMs) &&
-        (q.beforeId === undefined || r.id < q.beforeId) &&
-        (q.action === null || r.action === q.action) &&
-        (q.key === null || r.key === q.key) &&
-        (q.keyPrefix === null || (r.key !== null && r.key.startsWith(q.keyPrefix))),
-    )
-    .sort((a, b) => b.id - a.id)
-    .slice(0, q.limit);
-}
-
-const allRows = (db: Db) => db.prepare(`SELECT ${AUDIT_COLUMNS} FROM audit ORDER BY id`).all() as AuditRow[];
-
 /** Runs one unit: the secret row changes as the store's lifecycle changes it (insert, remove, expire, prune). */
 function runOp(v: TestVault, o: Op): Promise<void> {
   return v.tx.run((w) => {
@@ -89,7 +57,7 @@ function runOp(v: TestVault, o: Op): Promise<void> {
 async function checkQueries(v: TestVault, firstAt: number, seed: number): Promise<void> {
   const rows = allRows(v.db);
   const store = new SqliteAuditStore(v.db, null);
-  for (const q of fc.sample(drawnQuery(firstAt, v.clock.now(), rows.length), { numRuns: 40, seed })) {
+  for (const q of fc.sample(drawnQuery({ scopes: SCOPES, actions: ACTIONS, keys: fc.constantFrom(...KEYS, PUBLIC_ID), firstAt: firstAt, lastAt: v.clock.now(), maxId: rows.length, maxLimit: 40 }), { numRuns: 40, seed })) {
     expect(store.page(q), JSON.stringify(q)).toEqual(expectedPage(rows, q));
   }
 }
