@@ -315,18 +315,10 @@ CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE paren
 -- writes the key's rows: the secret's page is dirty anyway); a key span is
 -- written only for rows of a key with no live secret when their batch
 -- commits (a 404, key and webhook ids, a burn, a delete, an expiry), and by
--- the triggers below when a live secret stops being live (its head would
--- otherwise be lost). A query by key starts at the newest of the live
--- secret's head and the key's newest span, and follows `prev`.
+-- the secrets store when a live secret stops being live (SqliteSecretStore
+-- remove and expire: its head would otherwise be lost; a trigger doing the
+-- same doubled the sweeper's time per expiry), and for one row in about 64
+-- (a checkpoint). A query by key starts at the live secret's head, else the
+-- key's newest span, and follows `prev`.
 ALTER TABLE audit ADD COLUMN prev INTEGER;
 ALTER TABLE secrets ADD COLUMN audit_head INTEGER;
-CREATE TRIGGER secrets_audit_head_deleted AFTER DELETE ON secrets
-  WHEN old.audit_head IS NOT NULL AND old.state IN ('active', 'sealed')
-BEGIN
-  INSERT OR IGNORE INTO audit_span (kind, scope, value, lo, hi) VALUES ('k', old.scope, old.key, old.audit_head, old.audit_head);
-END;
-CREATE TRIGGER secrets_audit_head_expired AFTER UPDATE OF state ON secrets
-  WHEN old.audit_head IS NOT NULL AND old.state IN ('active', 'sealed') AND new.state NOT IN ('active', 'sealed')
-BEGIN
-  INSERT OR IGNORE INTO audit_span (kind, scope, value, lo, hi) VALUES ('k', old.scope, old.key, old.audit_head, old.audit_head);
-END;

@@ -38,17 +38,19 @@ const drawnBatches = fc.array(fc.array(drawnOp, { minLength: 1, maxLength: 30 })
 function runOp(v: TestVault, o: Op): Promise<void> {
   return v.tx.run((w) => {
     v.clock.advance(o.advanceMs);
-    const live = "state IN ('active', 'sealed')";
-    if (o.op === "create") {
+    const live = v.db.prepare("SELECT id FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')").get(o.scope, o.key) as
+      | { id: number }
+      | undefined;
+    if (o.op === "create" && live === undefined) {
       v.db
-        .prepare(`INSERT OR IGNORE INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at) VALUES (?, ?, ?, 'active', x'00', 0, 0)`)
+        .prepare(`INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at) VALUES (?, ?, ?, 'active', x'00', 0, 0)`)
         .run(o.scope, o.key, o.key === PUBLIC_ID ? 1 : 0);
-    } else if (o.op === "delete") {
-      v.db.prepare(`DELETE FROM secrets WHERE scope = ? AND key = ? AND ${live}`).run(o.scope, o.key);
-    } else if (o.op === "expire") {
-      v.db.prepare(`UPDATE secrets SET state = 'expired', ciphertext = NULL WHERE scope = ? AND key = ? AND ${live}`).run(o.scope, o.key);
+    } else if (o.op === "delete" && live !== undefined) {
+      w.secrets.remove(live.id);
+    } else if (o.op === "expire" && live !== undefined) {
+      w.secrets.expire(live.id, v.clock.now());
     } else if (o.op === "prune") {
-      v.db.prepare("DELETE FROM secrets WHERE scope = ? AND state = 'expired'").run(o.scope);
+      w.secrets.pruneExpired(o.scope, undefined);
     }
     return v.audit.record(w, { scope: o.scope, action: o.action, key: o.key, actor: "master", principalId: null, ip: null });
   });
