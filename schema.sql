@@ -303,3 +303,22 @@ ALTER TABLE webhooks ADD COLUMN previous_signing_until INTEGER;
 -- foreign key, so that the store deletes them itself, each with its audit row.
 ALTER TABLE principal_keys ADD COLUMN parent_key_id TEXT;
 CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE parent_key_id IS NOT NULL;
+
+-- version: 13
+-- A key's audit rows are chained instead of spanned (SqliteAuditStore): a
+-- read of another key no longer writes a key span on a random leaf of
+-- audit_span. Each row of a (scope, key) that gets key spans names the
+-- previous row of that (scope, key) in `prev` (set at insert, never changed,
+-- not covered by the chain hash; NULL: none, or a row written before this
+-- version, whose predecessors the key spans find). The newest row of a key
+-- is kept in its live secret's row (`audit_head`, moved by the batch that
+-- writes the key's rows: the secret's page is dirty anyway); a key span is
+-- written only for rows of a key with no live secret when their batch
+-- commits (a 404, key and webhook ids, a burn, a delete, an expiry), and by
+-- the secrets store when a live secret stops being live (SqliteSecretStore
+-- remove and expire: its head would otherwise be lost; a trigger doing the
+-- same doubled the sweeper's time per expiry), and for one row in about 64
+-- (a checkpoint). A query by key starts at the live secret's head, else the
+-- key's newest span, and follows `prev`.
+ALTER TABLE audit ADD COLUMN prev INTEGER;
+ALTER TABLE secrets ADD COLUMN audit_head INTEGER;

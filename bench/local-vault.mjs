@@ -4,7 +4,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/index.js";
+import { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } from "../dist/index.js";
 
 /** The value of the benchmark's secret: the 26 characters `../shared/bench/compare.sh` stores. */
 export const VALUE = "benchmark-value-0123456789";
@@ -18,23 +18,33 @@ const masterOrigin = () => ({ actor: "master", principalId: null, ip: "127.0.0.1
  * `bench` in the global scope, with VALUE and no TTL or read limit.
  *
  * `body` gets `{ vault, db, file, masterKey, read }`: `file` is the database's path (its WAL is
- * `${file}-wal`), `read()` one retrieve of `bench` in a unit of work of the group commit (a Promise
- * that settles after its batch's COMMIT). The database is closed and its directory removed when
+ * `${file}-wal`), `read(key = "bench")` one retrieve of a global key in a unit of work of the group
+ * commit (a Promise that settles after its batch's COMMIT). `options.dataDir`: a prepared data
+ * directory (bench/scale.mjs) whose vault.db is copied and whose encryption.key is used, instead of
+ * a new database holding `bench`. The database is closed and its directory removed when
  * `body` settles, also when it throws.
  * @param label names the temporary directory (`vault-<label>-XXXXXX` under the OS's tmpdir).
  * @returns what `body` returns.
  * @throws whatever building the vault, creating the secret or `body` throws.
  */
-export async function withLocalVault(label, body) {
+export async function withLocalVault(label, body, options = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vault-${label}-`));
   const file = path.join(dir, "vault.db");
+  // A prepared data directory (bench/scale.mjs `<SCALE_DATA_DIR>/n<N>/data`) is copied, never opened in place.
+  if (options.dataDir !== undefined) fs.copyFileSync(path.join(options.dataDir, "vault.db"), file);
+  const root =
+    options.dataDir !== undefined
+      ? Buffer.from(fs.readFileSync(path.join(options.dataDir, "encryption.key"), "utf8").trim(), "hex")
+      : crypto.randomBytes(32);
   const db = openDatabase(file);
+  const cipher = new ValueCipher(root);
+  const log = createLogger("error");
+  const engine = new SqliteEngine(db, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null, log });
   try {
     const masterKey = crypto.randomBytes(24).toString("hex");
-    const vault = createVault({
-      db,
-      cipher: new ValueCipher(crypto.randomBytes(32)),
-      log: createLogger("error"),
+    const vault = createVault(engine, {
+      cipher,
+      log,
       masterKey,
       now: () => Date.now(),
       activeLimit: () => null,
@@ -42,11 +52,14 @@ export async function withLocalVault(label, body) {
       maxValueBytes: 65536,
       trustProxy: false,
     });
-    await vault.tx.run((w) => vault.secrets.create(w, { scope: "global", key: "bench", value: VALUE }, masterOrigin()));
-    const read = () => vault.tx.run((w) => vault.secrets.retrieve(w, "global", "bench", { principalKeyId: null }, masterOrigin()));
+    if (options.dataDir === undefined) {
+      await vault.tx.run((w) => vault.secrets.create(w, { scope: "global", key: "bench", value: VALUE }, masterOrigin()));
+    }
+    const read = (key = "bench") =>
+      vault.tx.run((w) => vault.secrets.retrieve(w, "global", key, { principalKeyId: null }, masterOrigin()));
     return await body({ vault, db, file, masterKey, read });
   } finally {
-    db.close();
+    await engine.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,8 @@
 // What one COMMIT writes to the WAL, by b-tree: run by hand after `npm run build`.
 //   node bench/wal-frames.mjs            (env: BATCHES=100, BATCH=45 GETs per batch)
 // Builds a vault in process on a temporary file database (WAL, synchronous=FULL), creates one
-// secret, warms up, then runs BATCHES batches of BATCH concurrent reads through the group commit
+// secret (or, with DATA_DIR=<SCALE_DATA_DIR>/n<N>/data, a copy of a prepared data set, whose keys
+// s/1..s/N are read: KEYS=N reads a random one of them per GET, KEYS=1 the hot key s/1), warms up, then runs BATCHES batches of BATCH concurrent reads through the group commit
 // with automatic checkpoints off, so every COMMIT of the measured batches stays in the WAL. It then
 // reads the WAL's frame headers (SQLite file format, section "WAL File Format": a 32-byte header,
 // then per frame a 24-byte header whose first field is the page number and whose second is nonzero
@@ -12,18 +13,24 @@ import { withLocalVault } from "./local-vault.mjs";
 
 const BATCHES = Number(process.env.BATCHES ?? 100);
 const BATCH = Number(process.env.BATCH ?? 45);
+const DATA_DIR = process.env.DATA_DIR;
+const KEYS = Number(process.env.KEYS ?? 1);
+const pick = () => (DATA_DIR === undefined ? "bench" : `s/${1 + Math.floor(Math.random() * KEYS)}`);
 await withLocalVault("wal-frames", async ({ db, file, read }) => {
   const batch = () => {
     const reads = [];
-    for (let i = 0; i < BATCH; i++) reads.push(read());
+    for (let i = 0; i < BATCH; i++) reads.push(read(pick()));
     return Promise.all(reads);
   };
   for (let i = 0; i < 200; i++) await batch(); // warm-up: the b-trees grow past their first pages
   db.pragma("wal_autocheckpoint = 0");
   db.pragma("wal_checkpoint(TRUNCATE)");
   const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   for (let i = 0; i < BATCHES; i++) await batch();
   const batchUs = Number(process.hrtime.bigint() - started) / 1000 / BATCHES;
+  const used = process.cpuUsage(cpu);
+  const perRead = (us) => (us / BATCHES / BATCH).toFixed(1);
 
   const wal = fs.readFileSync(`${file}-wal`);
   const pageSize = wal.readUInt32BE(8);
@@ -47,6 +54,6 @@ await withLocalVault("wal-frames", async ({ db, file, read }) => {
     }
   }
   const total = commits.reduce((n, c) => n + c.length, 0);
-  console.log(`${commits.length} commits of ${BATCH} reads; ${(total / commits.length).toFixed(1)} WAL frames per COMMIT; ${batchUs.toFixed(0)} us per batch`);
+  console.log(`${commits.length} commits of ${BATCH} reads; ${(total / commits.length).toFixed(1)} WAL frames per COMMIT; ${batchUs.toFixed(0)} us per batch; CPU per GET ${perRead(used.user)} + ${perRead(used.system)} us (user + system)`);
   for (const [name, n] of [...tally].sort((a, b) => b[1] - a[1])) console.log(`${(n / commits.length).toFixed(2).padStart(6)}  ${name}`);
-});
+}, { dataDir: DATA_DIR });

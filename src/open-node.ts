@@ -65,7 +65,7 @@ export async function openSqliteNode(
     lock?.release();
     throw err;
   }
-  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
+  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys, { recordKeyCache: config.recordKeyCache });
   const engine = new SqliteEngine(db, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null, log, file: dbFile });
   try {
     await engine.verifyRootKeys(cipher);
@@ -101,7 +101,7 @@ export async function openPgNode(
   common: (keys: KeyMaterial, cipher: ValueCipher) => VaultOptions,
 ): Promise<VaultNode> {
   const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
-  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys);
+  const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys, { recordKeyCache: config.recordKeyCache });
   const url = config.databaseUrl as string;
   const { openPgEngine, verifyPgRootKeys, redactCredentials, redactUrl } = await import("./store/pg/index.js");
   let engine: Awaited<ReturnType<typeof openPgEngine>>;

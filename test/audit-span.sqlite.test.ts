@@ -2,9 +2,8 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
-import type { Db } from "../src/store/sqlite/db.js";
-import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
 import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit.js";
+import { allRows, drawnQuery, expectedPage } from "./audit-pages.js";
 import { buildSqliteTestVault } from "./helpers.js";
 
 // The SQLite audit store answers page queries from spans (schema.sql version 10), not per-row
@@ -38,41 +37,8 @@ const drawnBatches = fc.array(fc.record({ advanceMs: fc.integer({ min: 0, max: 3
   maxLength: 12,
 });
 
-/** A query over rows stored between `firstAt` and `lastAt` (ms) with ids 1..`maxId`. */
-function drawnQuery(firstAt: number, lastAt: number, maxId: number): fc.Arbitrary<AuditPageQuery> {
-  const time = fc.option(fc.integer({ min: firstAt - 1000, max: lastAt + 1000 }), { nil: undefined });
-  return fc.record({
-    scope: fc.constantFrom(...SCOPES),
-    sinceMs: time,
-    untilMs: time,
-    beforeId: fc.option(fc.integer({ min: 1, max: maxId + 1 }), { nil: undefined }),
-    action: fc.option(fc.constantFrom(...ACTIONS), { nil: null }),
-    key: fc.option(fc.constantFrom(...KEYS.filter((k) => k !== null)), { nil: null }),
-    keyPrefix: fc.option(fc.constantFrom("k", "a/", "0123"), { nil: null }),
-    limit: fc.integer({ min: 1, max: 60 }),
-  });
-}
 
-/** What a page must hold: every row of the table, filtered one by one, newest first. */
-function expectedPage(rows: AuditRow[], q: AuditPageQuery): AuditRow[] {
-  return rows
-    .filter(
-      (r) =>
-        r.scope === q.scope &&
-        (q.sinceMs === undefined || r.at >= q.sinceMs) &&
-        (q.untilMs === undefined || r.at < q.untilMs) &&
-        (q.beforeId === undefined || r.id < q.beforeId) &&
-        (q.action === null || r.action === q.action) &&
-        (q.key === null || r.key === q.key) &&
-        (q.keyPrefix === null || (r.key !== null && r.key.startsWith(q.keyPrefix))),
-    )
-    .sort((a, b) => b.id - a.id)
-    .slice(0, q.limit);
-}
 
-function allRows(db: Db): AuditRow[] {
-  return db.prepare("SELECT * FROM audit ORDER BY id").all() as AuditRow[];
-}
 
 describe("audit spans (schema.sql version 10)", () => {
   it("answer every page query like a filter over all rows, for rows written in batches through the group commit", async () => {
@@ -94,7 +60,7 @@ describe("audit spans (schema.sql version 10)", () => {
         }
         const rows = allRows(v.db);
         const store = new SqliteAuditStore(v.db, null);
-        const queries = fc.sample(drawnQuery(firstAt, v.clock.now(), rows.length), { numRuns: 40, seed: seeds.next().value as number });
+        const queries = fc.sample(drawnQuery({ scopes: SCOPES, actions: ACTIONS, keys: fc.option(fc.constantFrom(...KEYS.filter((k) => k !== null)), { nil: null }), firstAt: firstAt, lastAt: v.clock.now(), maxId: rows.length, maxLimit: 60 }), { numRuns: 40, seed: seeds.next().value as number });
         for (const q of queries) expect(store.page(q), JSON.stringify(q)).toEqual(expectedPage(rows, q));
       }),
       { numRuns: 40 },
@@ -153,7 +119,7 @@ describe("audit spans (schema.sql version 10)", () => {
           expect(indexes).toEqual([]);
           const rows = allRows(db);
           const store = new SqliteAuditStore(db, null);
-          for (const q of fc.sample(drawnQuery(Date.UTC(2026, 0, 1), at, rows.length), { numRuns: 60, seed })) {
+          for (const q of fc.sample(drawnQuery({ scopes: SCOPES, actions: ACTIONS, keys: fc.option(fc.constantFrom(...KEYS.filter((k) => k !== null)), { nil: null }), firstAt: Date.UTC(2026, 0, 1), lastAt: at, maxId: rows.length, maxLimit: 60 }), { numRuns: 60, seed })) {
             expect(store.page(q), JSON.stringify(q)).toEqual(expectedPage(rows, q));
           }
         } finally {

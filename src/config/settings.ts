@@ -98,6 +98,12 @@ export const SETTINGS: SettingsTable = {
     "TTL sweeper period, ms; 0 turns it off",
     "period of the TTL sweeper, ms; `0` turns it off (expired secrets are still never served)",
   ),
+  recordKeyCache: row(
+    ["VAULT_RECORD_KEY_CACHE"],
+    int(0, 4_000_000, 16_384),
+    "derived record keys kept in memory at most (about 140 bytes each); 0 keeps none",
+    "derived record keys (one per secret, HKDF of the root key and the record's salt) kept in memory at most, oldest dropped first: about 140 bytes each, so the default takes about 2 MB whatever the number of secrets (a million would take about 140 MB). A read of a secret whose key is kept skips the derivation (a few microseconds); `0` keeps none ([performance.md](performance.md) \"Reads at scale\")",
+  ),
   maxValueBytes: row(
     ["VAULT_MAX_VALUE_BYTES"],
     int(1, 1_048_576, 65_536),

@@ -28,6 +28,8 @@ export interface Config {
   webhookRetryBaseMs: number;
   /** Sweeper period, milliseconds; 0 turns the sweeper off. */
   sweepIntervalMs: number;
+  /** Derived record keys the cipher keeps in memory at most; 0 keeps none. */
+  recordKeyCache: number;
   /** Largest secret value, UTF-8 bytes. */
   maxValueBytes: number;
   trustProxy: boolean;

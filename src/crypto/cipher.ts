@@ -1,13 +1,14 @@
 import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
 import { randomBytesPooled } from "./random.js";
-import { hmacSha256 } from "./hmac.js";
+import { RECORD_KEY_INFO as HKDF_INFO, hkdfSha256Block } from "./hkdf.js";
 import { KEY_ID_BYTES, rootKeyId } from "./root-key.js";
 import { aadFor, aadForRecord } from "./aad.js";
 import type { RecordPlace } from "./aad.js";
 
-// Re-exported: the root key helpers live in root-key.ts, the AAD in aad.ts.
+// Re-exported: the root key helpers live in root-key.ts, the AAD in aad.ts, the HKDF in hkdf.ts.
 export { generateRootKey, parseRootKey, rootKeyId } from "./root-key.js";
 export { aadFor, aadForRecord } from "./aad.js";
+export { hkdfSha256Block } from "./hkdf.js";
 export type { RecordPlace } from "./aad.js";
 
 /**
@@ -24,11 +25,15 @@ const SALT_BYTES = 16;
 const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
 const TAG_BYTES = 16;
 const HEADER_BYTES = 1 + KEY_ID_BYTES + SALT_BYTES + NONCE_BYTES + TAG_BYTES;
+/** A record key's length (AES-256). */
+const RECORD_KEY_BYTES = 32;
 /** Where an envelope's key id and salt (what names its record key) end. */
 const RECORD_KEY_END = 1 + KEY_ID_BYTES + SALT_BYTES;
-const HKDF_INFO = Buffer.from("ephemeral-vault/v1/record-key");
-/** Derived record keys kept in memory (about 100 bytes each). */
-const RECORD_KEY_CACHE = 4096;
+/**
+ * Derived record keys kept in memory by default (about 140 bytes each:
+ * docs/configuration.md, VAULT_RECORD_KEY_CACHE).
+ */
+export const RECORD_KEY_CACHE = 16_384;
 
 /** Thrown when a ciphertext cannot be opened: wrong key, moved row, or damage. */
 export class DecryptError extends Error {
@@ -52,11 +57,24 @@ export class DecryptError extends Error {
 export class ValueCipher {
   private readonly keys = new Map<string, Buffer>();
   /**
-   * Derived record keys of recently written or read records, oldest first.
+   * Derived record keys of recently written or read records: the slot of
+   * each cached name. Slot i's key is bytes 32i..32i+31 of recordKeySlab
+   * (one allocation, not a Buffer per key: about 100 bytes a key in all).
    * HKDF is the largest single cost of a read; caching its output exposes
    * nothing the root key in the same memory does not already.
    */
-  private readonly recordKeys = new Map<string, Buffer>();
+  private readonly recordKeys = new Map<string, number>();
+  private readonly recordKeySlab: Buffer;
+  /**
+   * The cached names by slot, a ring of the cache's size: the slot of the
+   * next insert holds the oldest name, dropped in O(1) (a Map's own first
+   * key is found by skipping its deleted entries, about 4 us a miss at 4,096
+   * entries: docs/performance.md, "Reads at scale").
+   */
+  private readonly recordKeyRing: (string | undefined)[];
+  private recordKeyNext = 0;
+  /** The loaded root keys by their id's 8 bytes as a latin1 string (an envelope's key id as it stands). */
+  private readonly keysByLatin1 = new Map<string, Buffer>();
   /** Id of the key new records are written with. */
   readonly currentKeyId: string;
   /** The same id's 8 bytes as a latin1 string (the record key cache's names). */
@@ -67,8 +85,10 @@ export class ValueCipher {
   /**
    * @param current the root key for new writes (32 bytes).
    * @param previous older root keys, only for reading older records.
+   * @param options.recordKeyCache derived record keys kept in memory at most
+   *   (VAULT_RECORD_KEY_CACHE, docs/configuration.md); 0 keeps none.
    */
-  constructor(current: Buffer, previous: Buffer[] = []) {
+  constructor(current: Buffer, previous: Buffer[] = [], options: { recordKeyCache?: number } = {}) {
     this.currentKeyId = rootKeyId(current);
     this.currentKeyIdLatin1 = Buffer.from(this.currentKeyId, "hex").toString("latin1");
     this.keys.set(this.currentKeyId, current);
@@ -76,6 +96,15 @@ export class ValueCipher {
       const id = rootKeyId(key);
       if (!this.keys.has(id)) this.keys.set(id, key);
     }
+    for (const [id, key] of this.keys) this.keysByLatin1.set(Buffer.from(id, "hex").toString("latin1"), key);
+    const size = Math.max(0, Math.floor(options.recordKeyCache ?? RECORD_KEY_CACHE));
+    this.recordKeyRing = new Array<string | undefined>(size);
+    this.recordKeySlab = Buffer.alloc(size * RECORD_KEY_BYTES);
+  }
+
+  /** How many derived record keys are cached now (never above the cache's size). */
+  get cachedRecordKeys(): number {
+    return this.recordKeys.size;
   }
 
   /**
@@ -229,44 +258,33 @@ export class ValueCipher {
    */
   private recordKeyOf(envelope: Buffer): Buffer {
     const name = envelope.toString("latin1", 1, RECORD_KEY_END);
-    const cached = this.recordKeys.get(name);
-    if (cached !== undefined) return cached;
-    const keyId = envelope.toString("hex", 1, 1 + KEY_ID_BYTES);
-    const root = this.keys.get(keyId);
-    if (root === undefined) throw new DecryptError(`no root key with id ${keyId} is loaded`);
+    const slot = this.recordKeys.get(name);
+    // A view of the slot, used at once (createDecipheriv copies the key) before any insert can reuse it.
+    if (slot !== undefined) return this.recordKeySlab.subarray(slot * RECORD_KEY_BYTES, (slot + 1) * RECORD_KEY_BYTES);
+    const root = this.keysByLatin1.get(name.slice(0, KEY_ID_BYTES));
+    if (root === undefined) throw new DecryptError(`no root key with id ${envelope.toString("hex", 1, 1 + KEY_ID_BYTES)} is loaded`);
     const key = hkdfSha256Block(root, envelope.subarray(1 + KEY_ID_BYTES, RECORD_KEY_END), HKDF_INFO);
     this.cacheRecordKey(name, key);
     return key;
   }
 
   /**
-   * Keeps a derived record key, dropping the oldest entry beyond
-   * RECORD_KEY_CACHE (first in, first out: a hit costs one Map lookup and
-   * no reordering; a key dropped while still in use is derived again once).
+   * Keeps a derived record key, dropping the oldest entry once the cache
+   * holds its size (first in, first out: a hit costs one Map lookup and no
+   * reordering; a key dropped while still in use is derived again once).
+   * A name already cached is left in its slot.
    */
   private cacheRecordKey(name: string, key: Buffer): void {
-    if (this.recordKeys.size >= RECORD_KEY_CACHE) {
-      this.recordKeys.delete(this.recordKeys.keys().next().value as string);
-    }
-    this.recordKeys.set(name, key);
+    const ring = this.recordKeyRing;
+    if (ring.length === 0 || this.recordKeys.has(name)) return;
+    const slot = this.recordKeyNext;
+    const oldest = ring[slot];
+    if (oldest !== undefined) this.recordKeys.delete(oldest);
+    ring[slot] = name;
+    key.copy(this.recordKeySlab, slot * RECORD_KEY_BYTES);
+    this.recordKeys.set(name, slot);
+    this.recordKeyNext = (slot + 1) % ring.length;
   }
-}
-
-/** `info || 0x01`: the input of HKDF-Expand's first (and, for 32 bytes, only) block. */
-const HKDF_INFO_BLOCK1 = Buffer.concat([HKDF_INFO, Buffer.from([1])]);
-
-/**
- * HKDF-SHA256 (RFC 5869) with an output of one hash block (32 bytes), as two
- * HMACs: PRK = HMAC(salt, ikm) (Extract), OKM = HMAC(PRK, info || 0x01)
- * (Expand, T(1)). Byte-identical to hkdfSync("sha256", ikm, salt, info, 32),
- * at a fraction of its cost (no KeyObject, no generic L-block loop; and no
- * Hmac object: hmac.ts).
- * @param info the HKDF info (the record-key info's block input is precomputed).
- * @returns the 32-byte derived key.
- */
-export function hkdfSha256Block(ikm: Buffer, salt: Buffer, info: Buffer): Buffer {
-  const block = info === HKDF_INFO ? HKDF_INFO_BLOCK1 : Buffer.concat([info, Buffer.from([1])]);
-  return hmacSha256(hmacSha256(salt, ikm), block);
 }
 
 /** Reads the root key id out of an envelope without decrypting it. */

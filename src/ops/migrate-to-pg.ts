@@ -43,6 +43,13 @@ const IDENTITIES: readonly [string, string][] = [
   ["webhooks", "seq"],
 ];
 
+/**
+ * Columns of the SQLite schema that PostgreSQL does not have, left out of the
+ * copy: the SQLite audit store's key chain (schema.sql version 13), which the
+ * PostgreSQL audit store replaces with its index by key (docs/audit.md).
+ */
+const SQLITE_ONLY_COLUMNS: readonly string[] = ["audit.prev", "secrets.audit_head"];
+
 /** Rows per INSERT statement. */
 const BATCH = 500;
 
@@ -166,7 +173,7 @@ async function copy(
     await client.query("DELETE FROM meta");
     for (const table of TABLES) {
       const sqliteCount = (db.prepare(`SELECT count(*) AS n FROM ${ident(table.name)}`).get() as { n: number }).n;
-      const columns = schema.get(table.name) ?? [];
+      const columns = (schema.get(table.name) ?? []).filter((c) => !SQLITE_ONLY_COLUMNS.includes(`${table.name}.${c}`));
       const target = [...columns, ...(table.seq ? [table.seq] : []), ...(table.name === "audit" ? ["chain", "seq"] : [])].map(ident);
       const rows = db
         .prepare(`SELECT rowid AS __rowid, ${columns.map(ident).join(", ")} FROM ${ident(table.name)} ORDER BY rowid`)

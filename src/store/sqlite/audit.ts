@@ -1,12 +1,15 @@
 import type { Db } from "./db.js";
 import { GENESIS_HASH, rowHash } from "../../model/audit-chain.js";
 import { HEAD_META, headRecord } from "../../model/audit-head.js";
-import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { BatchEvents } from "./group-commit.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { globPrefix } from "./glob.js";
+import { AUDIT_COLUMNS, KeyChain, chainedKey } from "./audit-key-chain.js";
+import type { KeyLink } from "./audit-key-chain.js";
+import { MAX_SPAN_IDS, SpanSet } from "./audit-span.js";
+import type { SpanKind } from "./audit-span.js";
 
-export { HEAD_META };
+export { HEAD_META, MAX_SPAN_IDS };
 
 /** The chain's last row: where the next row links. */
 type Head = Pick<AuditRow, "id" | "at" | "hash">;
@@ -23,51 +26,6 @@ interface PageParams {
   key: string | null;
   glob: string | null;
   limit: number;
-}
-
-/** A span's kind (schema.sql version 10): a scope's rows, a scope's rows of one action, of one key. */
-type SpanKind = "s" | "a" | "k";
-
-/**
- * The most ids a span covers (schema.sql version 10): a batch with more rows
- * of one scope, action or key gets one span per 64 ids, so a query reads at
- * most 63 rows that do not match for each one that does, however large the
- * batch. The upgrade builds spans of the same bound.
- */
-export const MAX_SPAN_IDS = 64;
-
-/** Ids lo..hi (inclusive), at most MAX_SPAN_IDS, holding every row of one kind/scope/value in that range of one insert. */
-interface Span {
-  scope: string;
-  value: string;
-  lo: number;
-  hi: number;
-}
-
-/**
- * The spans of the rows of one insert, for one kind. Rows come in id order,
- * so an open span's hi is its last row's id.
- */
-class SpanSet {
-  readonly spans: Span[] = [];
-  /** The open span of each scope and value. */
-  private readonly open = new Map<string, Map<string, Span>>();
-
-  add(scope: string, value: string, id: number): void {
-    let values = this.open.get(scope);
-    if (values === undefined) {
-      values = new Map();
-      this.open.set(scope, values);
-    }
-    const span = values.get(value);
-    if (span !== undefined && id - span.lo < MAX_SPAN_IDS) {
-      span.hi = id;
-    } else {
-      const opened: Span = { scope, value, lo: id, hi: id };
-      values.set(value, opened);
-      this.spans.push(opened);
-    }
-  }
 }
 
 /** Above every row id: an open upper bound. */
@@ -91,9 +49,13 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
  *   batch of 45 reads of one secret writes three spans where per-row
  *   indexes wrote 135 entries, which cost a COMMIT about 6 WAL frames more
  *   (docs/performance-log.md, round six). Keys of a public id's shape get no key
- *   span (random keys: a span per row).
- * - Page queries walk the narrowest spans that hold every match (a key's,
- *   else an action's, else the scope's) newest first and read their id
+ *   span (random keys: a span per row). Since schema version 13 a key's rows
+ *   are chained instead (audit-key-chain.ts): a key span is written only for
+ *   rows of a key that no live secret holds the head of, so a read of a
+ *   secret adds no page of audit_span to its COMMIT.
+ * - Page queries by key follow the key's chain from its newest row, and
+ *   its spans below the first row without a link. Other page queries walk
+ *   the narrowest spans that hold every match (an action's, else the scope's) newest first and read their id
  *   ranges of the table, filtering the rows: rows come out in id order
  *   without a sort, and a span reads at most 63 rows that do not match.
  *   Time bounds become ids by a binary search over the primary key, so the
@@ -101,6 +63,7 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly q;
+  private readonly chain: KeyChain;
   private head: Head | undefined;
   private batch: BatchEvents | undefined;
   /** Rows of the open batch, chained and in id order, not yet inserted. */
@@ -118,12 +81,13 @@ export class SqliteAuditStore implements AuditStore {
     db: Db,
     private readonly chainKey: Buffer | null,
   ) {
+    this.chain = new KeyChain(db);
     this.q = {
       last: db.prepare<[], Head>("SELECT id, at, hash FROM audit WHERE id = (SELECT max(id) FROM audit)"),
       // Positional parameters: binding by name costs about 3 us more per row (measured).
-      insert: db.prepare<[number, string, number, string, string | null, string | null, string | null, string | null, number | null, string]>(
-        `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, count, hash)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      insert: db.prepare<[number, string, number, string, string | null, string | null, string | null, string | null, number | null, string, number | null]>(
+        `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, count, hash, prev)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       setHead: db.prepare<[string, string]>(
         "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -140,7 +104,7 @@ export class SqliteAuditStore implements AuditStore {
       // Spans newest first (the primary key, walked backwards), each span's ids newest first (the
       // table's rowid range): rows come out in id order with no sort, and the walk stops at the limit.
       page: db.prepare<PageParams, AuditRow>(
-        `SELECT a.* FROM audit_span AS s CROSS JOIN audit AS a
+        `SELECT ${AUDIT_COLUMNS.replace(/(\w+)/g, "a.$1")} FROM audit_span AS s CROSS JOIN audit AS a
          WHERE s.kind = @kind AND s.scope = @scope AND s.value = @value AND s.lo >= @from AND s.lo < @hi
            AND a.id >= max(s.lo, @lo) AND a.id <= min(s.hi, @hi - 1)
            AND a.scope = @scope AND (@action IS NULL OR a.action = @action) AND (@key IS NULL OR a.key = @key)
@@ -208,9 +172,21 @@ export class SqliteAuditStore implements AuditStore {
     if (query.untilMs !== undefined) hi = this.firstIdAtOrAfter(query.untilMs);
     if (query.beforeId !== undefined) hi = Math.min(hi, query.beforeId);
     if (lo >= hi) return [];
-    // The narrowest spans that hold every match: a key's (not a public id's: they have none), an action's, the scope's.
-    const [kind, value]: [SpanKind, string] =
-      query.key !== null && !PUBLIC_ID_PATTERN.test(query.key) ? ["k", query.key] : query.action !== null ? ["a", query.action] : ["s", ""];
+    const key = query.key;
+    if (chainedKey(key)) {
+      // A key's rows by its chain (schema.sql version 13), the older ones by its spans.
+      const glob = query.keyPrefix;
+      const keep = (r: AuditRow) => (query.action === null || r.action === query.action) && (glob === null || key.startsWith(glob));
+      return this.chain.page(query.scope, key, { lo, hi, limit: query.limit }, keep, (below, limit) =>
+        this.spanPage(query, "k", key, lo, below, limit),
+      );
+    }
+    // The narrowest spans that hold every match: an action's, else the scope's (a public id has no key span).
+    return query.action !== null ? this.spanPage(query, "a", query.action, lo, hi, query.limit) : this.spanPage(query, "s", "", lo, hi, query.limit);
+  }
+
+  /** The rows of ids lo..hi-1 that match `query`, newest first, by the spans of one kind and value. */
+  private spanPage(query: AuditPageQuery, kind: SpanKind, value: string, lo: number, hi: number, limit: number): AuditRow[] {
     const params: PageParams = {
       kind,
       scope: query.scope,
@@ -221,7 +197,7 @@ export class SqliteAuditStore implements AuditStore {
       action: query.action,
       key: query.key,
       glob: query.keyPrefix === null ? null : globPrefix(query.keyPrefix),
-      limit: query.limit,
+      limit,
     };
     return this.q.page.all(params);
   }
@@ -232,12 +208,15 @@ export class SqliteAuditStore implements AuditStore {
     const scopes = new SpanSet();
     const actions = new SpanSet();
     const keys = new SpanSet();
-    for (const r of rows) {
-      insert.run(r.id, r.scope, r.at, r.action, r.key, r.actor, r.principal_id, r.ip, r.count, r.hash);
+    // After every change of the batch: which keys have a live secret to hold their head is settled.
+    const links = this.chain.link(rows);
+    rows.forEach((r, i) => {
+      const link = links[i] as KeyLink;
+      insert.run(r.id, r.scope, r.at, r.action, r.key, r.actor, r.principal_id, r.ip, r.count, r.hash, link.prev);
       scopes.add(r.scope, "", r.id);
       actions.add(r.scope, r.action, r.id);
-      if (r.key !== null && !PUBLIC_ID_PATTERN.test(r.key)) keys.add(r.scope, r.key, r.id);
-    }
+      if (link.spanned) keys.add(r.scope, r.key as string, r.id);
+    });
     this.insertSpans("s", scopes);
     this.insertSpans("a", actions);
     this.insertSpans("k", keys);

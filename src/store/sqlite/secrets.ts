@@ -49,6 +49,14 @@ export class SqliteSecretStore implements SecretStore {
            WHERE id = ? AND read_count = ? AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)`,
       ),
       remove: db.prepare<[number]>("DELETE FROM secrets WHERE id = ?"),
+      // The audit head of a live secret about to stop being live (schema.sql version 13).
+      auditHead: db.prepare<[number], { scope: string; key: string; head: number }>(
+        "SELECT scope, key, audit_head AS head FROM secrets WHERE id = ? AND audit_head IS NOT NULL AND state IN ('active', 'sealed')",
+      ),
+      // A span of one row; the head may already have one (a checkpoint row).
+      keepHead: db.prepare<[string, string, number, number]>(
+        "INSERT OR IGNORE INTO audit_span (kind, scope, value, lo, hi) VALUES ('k', ?, ?, ?, ?)",
+      ),
       seal: db.prepare<[number, number]>("UPDATE secrets SET state = 'sealed', updated_at = ? WHERE id = ?"),
       expire: db.prepare<[number, number]>(
         "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = ? WHERE id = ?",
@@ -130,7 +138,18 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   remove(id: number): void {
+    this.keepAuditHead(id);
     this.q.remove.run(id);
+  }
+
+  /**
+   * Keeps the audit head of a live secret that stops being live (removed or
+   * expired) as a key span, where the audit store's key chain finds it once
+   * no live secret holds it (schema.sql version 13, store/sqlite/audit-key-chain.ts).
+   */
+  private keepAuditHead(id: number): void {
+    const h = this.q.auditHead.get(id);
+    if (h !== undefined) this.q.keepHead.run(h.scope, h.key, h.head, h.head);
   }
 
   seal(id: number, now: number): void {
@@ -138,6 +157,7 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   expire(id: number, now: number): void {
+    this.keepAuditHead(id);
     this.q.expire.run(now, id);
   }
 
