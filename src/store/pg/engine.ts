@@ -96,9 +96,9 @@ export function pgEngineOver(
   };
   const single = new PgUnitOfWork<Work>(
     pool,
-    (client, behind) => {
+    (client, behind, view) => {
       const state = stateOf(client);
-      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys, behind);
+      return createPgWork(view === undefined ? state.queryable : view(state.queryable), state.chain, options.auditChainKey, options.auditChainKeys, behind);
     },
     {
       // A rolled-back unit's rows never happened: read the head back next time.
