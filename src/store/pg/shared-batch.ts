@@ -7,7 +7,7 @@ type Queryable = Pick<pg.PoolClient, "query">;
  * lock, a `SKIP LOCKED` claim), refused to a unit while the units of a batch
  * run at once in one transaction: there it would order nothing (the lock is
  * the batch's own; a claim does not skip rows its own transaction locked).
- * The unit runs again after the concurrent ones, one at a time
+ * The unit runs again after the batch's concurrent units, one at a time
  * (store/pg/group-commit.ts).
  */
 export class NeedsOrder extends Error {

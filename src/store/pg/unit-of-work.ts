@@ -2,7 +2,7 @@ import type pg from "pg";
 import { ClosedError, DatabaseUnavailableError } from "../../model/engine-errors.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
-import { SharedBatch } from "./shared-batch.js";
+import { NeedsOrder, SharedBatch } from "./shared-batch.js";
 import { WriteBehind } from "./write-behind.js";
 
 /** How long a unit inside a batch may wait for a lock, milliseconds (PgUnitOfWork.runShared). */
@@ -79,14 +79,14 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * Runs the `fns` of a batch in one transaction on one client (the group
    * commit, store/pg/group-commit.ts): first all at once, their statements
    * interleaved on the pipelined connection; then, one after another, the
-   * units that asked for a statement that orders transactions (an advisory
-   * lock, a SKIP LOCKED claim: NeedsOrder, store/pg/shared-batch.ts) before
-   * changing anything, so that they see every other unit's rows and each
-   * other's. Savepoints would not isolate interleaved units, so there are
-   * none: any failed statement, or a unit that fails after changing a row,
-   * fails the whole batch (rolled back; the caller runs each unit again
-   * alone). A unit that fails without changing anything (a refusal) keeps
-   * its error as its outcome.
+   * units that asked, before changing anything, for a statement that orders
+   * transactions (an advisory lock, a SKIP LOCKED claim: NeedsOrder,
+   * store/pg/shared-batch.ts): they see every other unit's rows and each
+   * other's, as if they ran after them. Savepoints would not isolate
+   * interleaved units, so there are none: any failed statement, or a unit
+   * that fails after changing a row, fails the whole batch (rolled back; the
+   * caller runs each unit again alone). A unit that fails without changing
+   * anything (a refusal) keeps its error as its outcome.
    * @returns each unit's outcome, in order, once the COMMIT is confirmed
    *   (never before: a failure of the batch answers none of its units).
    * @throws (rejects) the batch's failure (rolled back: nothing of it
@@ -103,16 +103,18 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
       const runUnit = async (i: number, concurrent: boolean): Promise<void> => {
         const unit = batch.unit(concurrent);
         const own = new WriteBehind();
+        let outcome: PromiseSettledResult<unknown>;
         try {
           const value = await (fns[i] as (w: W) => Awaitable<unknown>)(this.workFor(client, own, unit.view));
           await own.settle();
-          outcomes[i] = { status: "fulfilled", value };
+          outcome = { status: "fulfilled", value };
         } catch (err) {
-          const reason = (await own.settled())?.error ?? err;
-          if (unit.wrote) batch.fail(reason);
-          else if (concurrent && unit.needsOrder) ordered.push(i);
-          else outcomes[i] = { status: "rejected", reason };
+          outcome = { status: "rejected", reason: (await own.settled())?.error ?? err };
         }
+        // Refused an ordering statement (even if it caught the refusal): this outcome does not count.
+        if (unit.needsOrder && !unit.wrote) ordered.push(i);
+        else if (unit.needsOrder || (outcome.status === "rejected" && unit.wrote)) batch.fail(outcome.status === "rejected" ? outcome.reason : new NeedsOrder(""));
+        else outcomes[i] = outcome;
       };
       await Promise.all(fns.map((_, i) => runUnit(i, true)));
       for (const i of ordered.sort((x, y) => x - y)) {
