@@ -76,6 +76,6 @@ export const DATABASE_SETTINGS: Pick<SettingsTable, "databaseUrl" | "databasePoo
     ["VAULT_DATABASE_GROUP_COMMIT"],
     flag(false),
     "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT",
-    "PostgreSQL: the units of work of one event-loop turn run one after another in one transaction, a savepoint each, every answer after the one COMMIT (bounded at 64 units, 4 batches in flight). Off by default: measured on two cores it won on a hot key and lost on reads spread over many keys ([performance.md](performance.md) \"PostgreSQL\")",
+    "PostgreSQL: the units of work of one event-loop turn run at once in one transaction (their statements interleaved on one pipelined connection), those that take an advisory lock or a `SKIP LOCKED` claim after them one at a time; every answer after the one COMMIT; any failed statement rolls the batch back and runs each unit again alone (bounded at 64 units, 4 batches in flight, a lock wait in a batch 100 ms). Off by default ([performance.md](performance.md) \"PostgreSQL\" says where it wins and where it does not)",
   ),
 };

@@ -13,6 +13,7 @@ import { PgOutboxStore } from "./outbox.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
 import { withoutPreparedStatements } from "./prepared.js";
+import { SubscriberPrefetch } from "./prefetch.js";
 import { PgSecretStore } from "./secrets.js";
 import type { PgUnits, Queryable } from "./unit-of-work.js";
 import { PgUnitOfWork } from "./unit-of-work.js";
@@ -34,6 +35,8 @@ export interface PgEngine extends Engine {
 /**
  * The work handle over one client: every PostgreSQL store, built per unit of
  * work (cheap objects; the hot-path statements are prepared, store/pg/prepared.ts).
+ * A counted read or a create reads its webhook subscribers ahead, pipelined
+ * before its own statement (store/pg/prefetch.ts).
  * @param client what the stores run their statements on (the pooled client,
  *   or its withoutPreparedStatements() view).
  * @param chain the audit chain this client writes (one per pooled client).
@@ -48,8 +51,10 @@ export function createPgWork(
   auditChainKeys?: readonly Buffer[],
   behind?: WriteBehind,
 ): Work {
-  return Object.assign(createSqlStores(new PgExecutor(client)), {
-    secrets: new PgSecretStore(client),
+  const stores = createSqlStores(new PgExecutor(client));
+  const subscribers = new SubscriberPrefetch(stores.webhooks, behind);
+  return Object.assign(stores, {
+    secrets: new PgSecretStore(client, (scope) => subscribers.prefetch(scope)),
     audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys, behind),
     outbox: new PgOutboxStore(client),
   });
@@ -91,9 +96,9 @@ export function pgEngineOver(
   };
   const single = new PgUnitOfWork<Work>(
     pool,
-    (client, behind) => {
+    (client, behind, view) => {
       const state = stateOf(client);
-      return createPgWork(state.queryable, state.chain, options.auditChainKey, options.auditChainKeys, behind);
+      return createPgWork(view === undefined ? state.queryable : view(state.queryable), state.chain, options.auditChainKey, options.auditChainKeys, behind);
     },
     {
       // A rolled-back unit's rows never happened: read the head back next time.

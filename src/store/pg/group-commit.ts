@@ -22,20 +22,23 @@ interface Waiting {
  * readers of one key take its row lock once (the transaction's) and the
  * node pays one BEGIN and one COMMIT, one fsync, for the batch.
  *
- * - The units run one after another in the batch's transaction, each under
- *   a savepoint of its own (PgUnitOfWork.runShared): each sees the ones
- *   before it, and every rule that holds between transactions (a row lock,
- *   the free-tier advisory lock, SKIP LOCKED claims) holds between them.
+ * - The units run at once in the batch's transaction, their statements
+ *   interleaved (PgUnitOfWork.runShared). A unit that needs the order
+ *   between transactions (the free-tier advisory lock, a SKIP LOCKED claim:
+ *   store/pg/shared-batch.ts) asks for it before changing anything, and runs
+ *   after the concurrent ones, one at a time, seeing every earlier unit's
+ *   rows.
  * - Every answer, success or failure, comes after the batch's COMMIT: no
  *   unit resolves with anything a later failure of its batch could undo.
- * - A unit that fails (it throws, or one of its statements fails) is rolled
- *   back to its savepoint and fails alone; the others commit. A deadlock or
- *   serialization failure, or a lock waited for longer than
- *   BATCH_LOCK_TIMEOUT_MS (another node's batch holding it), runs the unit
- *   again on its own; a batch that
- *   rolls back whole (its COMMIT refused) runs every unit again on its own
+ * - Interleaved units cannot be isolated from each other (savepoints would
+ *   roll back their neighbours' statements too): any failed statement, or a
+ *   unit that fails after changing a row, rolls the whole batch back, and
+ *   each of its units then runs again alone, in a transaction of its own
  *   (units are closures over the request, and a rolled-back transaction
- *   changed nothing, so running one again is the same unit of work).
+ *   changed nothing, so running one again is the same unit of work). So do
+ *   a lock waited for longer than BATCH_LOCK_TIMEOUT_MS (another node's
+ *   batch holding it) and a deadlock. A unit that fails without changing a
+ *   row (a refusal) answers its error after the COMMIT.
  * - A batch whose connection is lost (its COMMIT's fate unknown) answers
  *   every unit DatabaseUnavailableError (503): none is acknowledged, none is
  *   run again.
@@ -130,24 +133,10 @@ export class PgGroupCommit<W> implements UnitOfWork<W> {
       await Promise.all(batch.map(alone));
       return;
     }
-    const again: Waiting[] = [];
     batch.forEach((unit, i) => {
       const outcome = outcomes[i] as PromiseSettledResult<unknown>;
       if (outcome.status === "fulfilled") unit.resolve(outcome.value);
-      else if (mustRunAlone(outcome.reason)) again.push(unit);
       else unit.reject(outcome.reason);
     });
-    await Promise.all(again.map(alone));
   }
-}
-
-/**
- * A lock wait past the batch's lock_timeout (55P03), a deadlock (40P01) or a
- * serialization failure (40001) of a unit inside a batch: the batch holds
- * more locks, longer, than the unit alone would, so the unit runs again on
- * its own instead of failing.
- */
-function mustRunAlone(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === "55P03" || code === "40P01" || code === "40001";
 }

@@ -57,7 +57,18 @@ export const ACTIVE_LIMIT_LOCK = 0x65765f6c696d6974n; // "ev_limit"
  * Unix milliseconds.
  */
 export class PgSecretStore implements SecretStore {
-  constructor(private readonly db: Queryable) {}
+  /**
+   * @param db the unit of work's client.
+   * @param beforeChange called with the scope right before a counted read's
+   *   UPDATE or a create's INSERT is sent, for what the change's event will
+   *   need whatever its outcome (the webhook subscribers, store/pg/prefetch.ts):
+   *   sent first on the pipelined connection, so the change's statement is
+   *   the last of its round trip.
+   */
+  constructor(
+    private readonly db: Queryable,
+    private readonly beforeChange?: (scope: string) => void,
+  ) {}
 
   async live(scope: string, key: string): Promise<SecretRecord | undefined> {
     const r = await runPrepared<Row>(this.db, LIVE, [scope, key]);
@@ -83,6 +94,7 @@ export class PgSecretStore implements SecretStore {
   }
 
   private async insertRow(s: NewSecret): Promise<SecretRecord> {
+    this.beforeChange?.(s.scope);
     const r = await runPrepared<Row>(this.db, INSERT, newSecretValues(s));
     return toSecretRecord(r.rows[0] as Row);
   }
@@ -94,6 +106,7 @@ export class PgSecretStore implements SecretStore {
   }
 
   async countReadByKey(scope: string, key: string, now: number, principalKeyId: string | null): Promise<SecretRecord | undefined> {
+    this.beforeChange?.(scope);
     const r = await runPrepared<Row>(this.db, COUNTED_READ, [scope, key, now, principalKeyId]);
     const row = r.rows[0];
     return row === undefined ? undefined : toSecretRecord(row);

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ClosedError, DatabaseUnavailableError } from "../../model/engine-errors.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
 import { isConnectionError } from "./connection-errors.js";
+import { NeedsOrder, SharedBatch } from "./shared-batch.js";
 import { WriteBehind } from "./write-behind.js";
 
 /** How long a unit inside a batch may wait for a lock, milliseconds (PgUnitOfWork.runShared). */
@@ -43,13 +44,14 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * @param pool the node's pool (store/pg/pool.ts).
    * @param workFor builds the work handle over the unit's client; `behind`
    *   takes the statements it sends without waiting (settled before COMMIT
-   *   is confirmed).
+   *   is confirmed); `view`, when given, wraps what the stores send their
+   *   statements through (a unit's view of a batch's client).
    * @param hooks.onRollback told of each rolled-back unit's client, so
    *   engine state about that client (its audit chain's head) is dropped.
    */
   constructor(
     private readonly pool: pg.Pool,
-    private readonly workFor: (client: Queryable, behind: WriteBehind) => W,
+    private readonly workFor: (client: Queryable, behind: WriteBehind, view?: (db: Queryable) => Queryable) => W,
     private readonly hooks: { onRollback?: (client: Queryable) => void } = {},
   ) {}
 
@@ -74,38 +76,53 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
   }
 
   /**
-   * Runs the `fns` of a batch one after another in one transaction on one
-   * client (the group commit, store/pg/group-commit.ts), each under a
-   * savepoint of its own: a unit that fails is rolled back to its savepoint
-   * and the next one goes on; one COMMIT makes the others durable. A unit's
-   * SAVEPOINT and RELEASE ride its neighbours' statements (pipelined).
+   * Runs the `fns` of a batch in one transaction on one client (the group
+   * commit, store/pg/group-commit.ts): first all at once, their statements
+   * interleaved on the pipelined connection; then, one after another, the
+   * units that asked, before changing anything, for a statement that orders
+   * transactions (an advisory lock, a SKIP LOCKED claim: NeedsOrder,
+   * store/pg/shared-batch.ts): they see every other unit's rows and each
+   * other's, as if they ran after them. Savepoints would not isolate
+   * interleaved units, so there are none: any failed statement, or a unit
+   * that fails after changing a row, fails the whole batch (rolled back; the
+   * caller runs each unit again alone). A unit that fails without changing
+   * anything (a refusal) keeps its error as its outcome.
    * @returns each unit's outcome, in order, once the COMMIT is confirmed
    *   (never before: a failure of the batch answers none of its units).
-   * @throws (rejects) as run(): the batch's COMMIT or connection failed.
+   * @throws (rejects) the batch's failure (rolled back: nothing of it
+   *   committed), or as run() when its COMMIT or connection failed.
    */
   async runShared(fns: readonly ((w: W) => Awaitable<unknown>)[]): Promise<PromiseSettledResult<unknown>[]> {
     return this.transaction(async (client, behind) => {
-      // A unit that waits on a lock longer than this fails with 55P03 and runs again on its own: a batch
-      // never stalls long behind another node's (and two nodes' batches never wait out a deadlock's second).
+      // A lock wait past this fails the batch, which then runs unit by unit: a batch never stalls long
+      // behind another node's (and two nodes' batches never wait out a deadlock's second).
       behind.track(client.query(`SET LOCAL lock_timeout = ${BATCH_LOCK_TIMEOUT_MS}`));
+      const batch = new SharedBatch();
       const outcomes: PromiseSettledResult<unknown>[] = [];
-      for (const fn of fns) {
-        behind.track(client.query("SAVEPOINT unit"));
+      const ordered: number[] = [];
+      const runUnit = async (i: number, concurrent: boolean): Promise<void> => {
+        const unit = batch.unit(concurrent);
         const own = new WriteBehind();
+        let outcome: PromiseSettledResult<unknown>;
         try {
-          const value = await fn(this.workFor(client, own));
+          const value = await (fns[i] as (w: W) => Awaitable<unknown>)(this.workFor(client, own, unit.view));
           await own.settle();
-          behind.track(client.query("RELEASE SAVEPOINT unit"));
-          outcomes.push({ status: "fulfilled", value });
+          outcome = { status: "fulfilled", value };
         } catch (err) {
-          const reason = (await own.settled())?.error ?? err;
-          if (isConnectionError(reason)) throw reason;
-          this.hooks.onRollback?.(client);
-          await client.query("ROLLBACK TO SAVEPOINT unit");
-          behind.track(client.query("RELEASE SAVEPOINT unit"));
-          outcomes.push({ status: "rejected", reason });
+          outcome = { status: "rejected", reason: (await own.settled())?.error ?? err };
         }
+        // Refused an ordering statement (even if it caught the refusal): this outcome does not count.
+        if (unit.needsOrder && !unit.wrote) ordered.push(i);
+        else if (unit.needsOrder || (outcome.status === "rejected" && unit.wrote)) batch.fail(outcome.status === "rejected" ? outcome.reason : new NeedsOrder(""));
+        else outcomes[i] = outcome;
+      };
+      await Promise.all(fns.map((_, i) => runUnit(i, true)));
+      for (const i of ordered.sort((x, y) => x - y)) {
+        if (batch.failed !== undefined) break;
+        await runUnit(i, false);
       }
+      const failed = batch.failed;
+      if (failed !== undefined) throw failed.error;
       return outcomes;
     });
   }
