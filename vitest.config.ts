@@ -10,6 +10,15 @@ import { configDefaults, defineConfig } from "vitest/config";
 const ALL = "test/**/*.test.ts";
 const SQLITE_ONLY = "test/**/*.sqlite.test.ts";
 const PG_ONLY = "test/**/*.pg.test.ts";
+/** Both-engine files whose tests race units of work against each other (run once more on PostgreSQL without its group commit). */
+const GROUP_COMMIT_RACES = [
+  "test/concurrency.test.ts",
+  "test/principal-key-lineage.test.ts",
+  "test/webhook-delivery.test.ts",
+  "test/webhook-claims.test.ts",
+  "test/secret-replace.test.ts",
+  "test/rollback-limit.test.ts",
+];
 
 export default defineConfig({
   // The client workspace package from its sources, as tsconfig.json's paths do (the built server uses its dist/).
@@ -48,6 +57,18 @@ export default defineConfig({
           include: [ALL],
           exclude: [...configDefaults.exclude, PG_ONLY, SQLITE_ONLY],
           env: { VAULT_TEST_ENGINE: "pg" },
+          globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
+        },
+      },
+      {
+        // The tests of races between units of work, again on PostgreSQL with one
+        // transaction per unit (VAULT_DATABASE_GROUP_COMMIT=false; pg-matrix runs the
+        // default, the group commit: test/test-engine.ts).
+        extends: true,
+        test: {
+          name: "pg-single",
+          include: GROUP_COMMIT_RACES,
+          env: { VAULT_TEST_ENGINE: "pg", VAULT_TEST_PG_GROUP_COMMIT: "false" },
           globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
         },
       },

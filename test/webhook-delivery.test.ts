@@ -100,7 +100,9 @@ describe("deliveries to a real HTTPS receiver", () => {
     await expectStatus(v.asMaster("GET", "/secrets/k"), 200);
 
     const first = v.webhooks.worker.tick();
-    // While /a and /b have attempts in flight, a new event waits for them.
+    // Once /a and /b have attempts in flight (the claim committed: with PostgreSQL's group commit a
+    // claim queued in the same turn as the POST below would run after it), a new event waits for them.
+    await expect.poll(() => log.filter((l) => l.startsWith("start ")).length).toBe(2);
     await expectStatus(v.asMaster("POST", "/secrets", { key: "later", value: "v" }), 201);
     expect(await v.webhooks.worker.tick()).toBe(0);
     open();

@@ -67,7 +67,7 @@ export interface Config {
   databasePreparedStatements: boolean;
   /**
    * VAULT_DATABASE_GROUP_COMMIT: the units of work of one event-loop turn
-   * share one PostgreSQL transaction (store/pg/group-commit.ts; default false,
+   * share one PostgreSQL transaction (store/pg/group-commit.ts; default true,
    * docs/performance.md "PostgreSQL").
    */
   databaseGroupCommit: boolean;

@@ -72,8 +72,8 @@ interface ClientState {
  * requests on different clients and nodes never wait on one chain.
  * @param options.preparedStatements default true; false: the hot-path statements go out
  *   unnamed (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
- * @param options.groupCommit default false (one transaction per unit); true: the units of
- *   one event-loop turn share a transaction (VAULT_DATABASE_GROUP_COMMIT, store/pg/group-commit.ts).
+ * @param options.groupCommit default true: the units of one event-loop turn share a
+ *   transaction (VAULT_DATABASE_GROUP_COMMIT, store/pg/group-commit.ts); false: one transaction per unit.
  */
 export function pgEngineOver(
   pool: pg.Pool,
@@ -108,7 +108,7 @@ export function pgEngineOver(
       },
     },
   );
-  const tx: PgUnits<Work> = options.groupCommit === true ? new PgGroupCommit(single) : single;
+  const tx: PgUnits<Work> = options.groupCommit !== false ? new PgGroupCommit(single) : single;
   return {
     kind: "pg",
     label: "PostgreSQL",
@@ -142,7 +142,7 @@ export function pgEngineOver(
  * @param options.preparedStatements default true; false behind a transaction-mode pooler
  *   (VAULT_DATABASE_PREPARED_STATEMENTS).
  * @param options.groupCommit batch the units of one event-loop turn in one transaction
- *   (VAULT_DATABASE_GROUP_COMMIT; default false).
+ *   (VAULT_DATABASE_GROUP_COMMIT; default true).
  * @throws Error naming the redacted URL when the database cannot be reached,
  *   or the migration's error.
  */

@@ -1,6 +1,7 @@
 import { ClosedError } from "../sqlite/group-commit.js";
 import { DatabaseUnavailableError } from "../work.js";
 import type { Awaitable, UnitOfWork } from "../work.js";
+import { RUN_ALONE } from "./unit-of-work.js";
 import type { PgUnitOfWork, Queryable } from "./unit-of-work.js";
 
 /** The most units one batch takes. */
@@ -25,9 +26,10 @@ interface Waiting {
  * - The units run at once in the batch's transaction, their statements
  *   interleaved (PgUnitOfWork.runShared). A unit that needs the order
  *   between transactions (the free-tier advisory lock, a SKIP LOCKED claim:
- *   store/pg/shared-batch.ts) asks for it before changing anything, and runs
- *   after the concurrent ones, one at a time, seeing every earlier unit's
- *   rows.
+ *   store/pg/shared-batch.ts) asks for it before changing anything, and is
+ *   left out: it runs again after the batch's COMMIT in a transaction of its
+ *   own, where those statements order it against every other transaction
+ *   (inside one transaction two outbox claims would take the same delivery).
  * - Every answer, success or failure, comes after the batch's COMMIT: no
  *   unit resolves with anything a later failure of its batch could undo.
  * - Interleaved units cannot be isolated from each other (savepoints would
@@ -120,7 +122,7 @@ export class PgGroupCommit<W> implements UnitOfWork<W> {
       await alone(batch[0] as Waiting);
       return;
     }
-    let outcomes: PromiseSettledResult<unknown>[];
+    let outcomes: (PromiseSettledResult<unknown> | typeof RUN_ALONE)[];
     try {
       outcomes = await this.single.runShared(batch.map((unit) => unit.fn as (w: W) => Awaitable<unknown>));
     } catch (err) {
@@ -133,10 +135,14 @@ export class PgGroupCommit<W> implements UnitOfWork<W> {
       await Promise.all(batch.map(alone));
       return;
     }
+    const again: Waiting[] = [];
     batch.forEach((unit, i) => {
-      const outcome = outcomes[i] as PromiseSettledResult<unknown>;
-      if (outcome.status === "fulfilled") unit.resolve(outcome.value);
+      const outcome = outcomes[i];
+      if (outcome === RUN_ALONE || outcome === undefined) again.push(unit);
+      else if (outcome.status === "fulfilled") unit.resolve(outcome.value);
       else unit.reject(outcome.reason);
     });
+    // The units that need the order between transactions, each in its own, after the batch's COMMIT.
+    await Promise.all(again.map(alone));
   }
 }

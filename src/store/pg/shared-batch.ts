@@ -7,18 +7,18 @@ type Queryable = Pick<pg.PoolClient, "query">;
  * lock, a `SKIP LOCKED` claim), refused to a unit while the units of a batch
  * run at once in one transaction: there it would order nothing (the lock is
  * the batch's own; a claim does not skip rows its own transaction locked).
- * The unit runs again after the batch's concurrent units, one at a time
- * (store/pg/group-commit.ts).
+ * The unit runs again after the batch's COMMIT, in a transaction of its
+ * own (store/pg/group-commit.ts).
  */
 export class NeedsOrder extends Error {
   constructor(readonly statement: string) {
-    super("this unit of work needs the order between transactions: it runs after the batch's concurrent units");
+    super("this unit of work needs the order between transactions: it runs again alone, after the batch");
     this.name = "NeedsOrder";
   }
 }
 
 /** The statements that only order units when each unit is a transaction of its own. */
-const ORDERING = /pg_advisory_xact_lock|SKIP\s+LOCKED/i;
+const ORDERING = /pg_advisory_xact_lock|SKIP\s+LOCKED|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|\bFOR\s+(KEY\s+)?SHARE\b/i;
 
 /** The text of a statement as client.query receives it (a string or a query config). */
 function textOf(config: unknown): string {

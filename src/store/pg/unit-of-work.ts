@@ -8,6 +8,9 @@ import { WriteBehind } from "./write-behind.js";
 /** How long a unit inside a batch may wait for a lock, milliseconds (PgUnitOfWork.runShared). */
 export const BATCH_LOCK_TIMEOUT_MS = 100;
 
+/** runShared()'s outcome for a unit that needs the order between transactions: run it again alone, after the batch. */
+export const RUN_ALONE: unique symbol = Symbol("run alone");
+
 /** What runs a PostgreSQL node's units of work: PgUnitOfWork, or the group commit over it (store/pg/group-commit.ts). */
 export type PgUnits<W> = Pick<PgUnitOfWork<W>, "run" | "runOnClient" | "close">;
 
@@ -77,31 +80,35 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
 
   /**
    * Runs the `fns` of a batch in one transaction on one client (the group
-   * commit, store/pg/group-commit.ts): first all at once, their statements
-   * interleaved on the pipelined connection; then, one after another, the
-   * units that asked, before changing anything, for a statement that orders
-   * transactions (an advisory lock, a SKIP LOCKED claim: NeedsOrder,
-   * store/pg/shared-batch.ts): they see every other unit's rows and each
-   * other's, as if they ran after them. Savepoints would not isolate
+   * commit, store/pg/group-commit.ts), all at once, their statements
+   * interleaved on the pipelined connection. A unit that asks, before
+   * changing anything, for a statement that orders transactions (an
+   * advisory lock, a SKIP LOCKED claim: NeedsOrder, store/pg/shared-batch.ts)
+   * is left out of the batch: its outcome is RUN_ALONE, and the caller runs
+   * it again in a transaction of its own after the COMMIT, where those
+   * statements order it against every other transaction (inside one
+   * transaction two claims would take the same row, and two advisory locks
+   * would both pass). Savepoints would not isolate
    * interleaved units, so there are none: any failed statement, or a unit
    * that fails after changing a row, fails the whole batch (rolled back; the
    * caller runs each unit again alone). A unit that fails without changing
    * anything (a refusal) keeps its error as its outcome.
    * @returns each unit's outcome, in order, once the COMMIT is confirmed
-   *   (never before: a failure of the batch answers none of its units).
+   *   (never before: a failure of the batch answers none of its units), or
+   *   RUN_ALONE for a unit to run again on its own.
    * @throws (rejects) the batch's failure (rolled back: nothing of it
    *   committed), or as run() when its COMMIT or connection failed.
    */
-  async runShared(fns: readonly ((w: W) => Awaitable<unknown>)[]): Promise<PromiseSettledResult<unknown>[]> {
+  async runShared(fns: readonly ((w: W) => Awaitable<unknown>)[]): Promise<(PromiseSettledResult<unknown> | typeof RUN_ALONE)[]> {
     return this.transaction(async (client, behind) => {
       // A lock wait past this fails the batch, which then runs unit by unit: a batch never stalls long
       // behind another node's (and two nodes' batches never wait out a deadlock's second).
       behind.track(client.query(`SET LOCAL lock_timeout = ${BATCH_LOCK_TIMEOUT_MS}`));
       const batch = new SharedBatch();
-      const outcomes: PromiseSettledResult<unknown>[] = [];
+      const outcomes: (PromiseSettledResult<unknown> | typeof RUN_ALONE)[] = [];
       const ordered: number[] = [];
-      const runUnit = async (i: number, concurrent: boolean): Promise<void> => {
-        const unit = batch.unit(concurrent);
+      const runUnit = async (i: number): Promise<void> => {
+        const unit = batch.unit(true);
         const own = new WriteBehind();
         let outcome: PromiseSettledResult<unknown>;
         try {
@@ -116,13 +123,12 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
         else if (unit.needsOrder || (outcome.status === "rejected" && unit.wrote)) batch.fail(outcome.status === "rejected" ? outcome.reason : new NeedsOrder(""));
         else outcomes[i] = outcome;
       };
-      await Promise.all(fns.map((_, i) => runUnit(i, true)));
-      for (const i of ordered.sort((x, y) => x - y)) {
-        if (batch.failed !== undefined) break;
-        await runUnit(i, false);
-      }
+      await Promise.all(fns.map((_, i) => runUnit(i)));
       const failed = batch.failed;
       if (failed !== undefined) throw failed.error;
+      // The units that asked for order run after the COMMIT, each alone (the caller): in the batch's
+      // transaction, two SKIP LOCKED claims would not skip each other's rows, nor two advisory locks wait.
+      for (const i of ordered) outcomes[i] = RUN_ALONE;
       return outcomes;
     });
   }
