@@ -5,8 +5,15 @@ import { isConnectionError } from "./connection-errors.js";
 import { NeedsOrder, SharedBatch } from "./shared-batch.js";
 import { WriteBehind } from "./write-behind.js";
 
-/** How long a unit inside a batch may wait for a lock, milliseconds (PgUnitOfWork.runShared). */
-export const BATCH_LOCK_TIMEOUT_MS = 100;
+/**
+ * How long a unit inside a batch may wait for a lock, milliseconds
+ * (PgUnitOfWork.runShared): past it the batch runs again unit by unit.
+ * Batches in flight lock many rows each in arrival order, so two of them
+ * can deadlock; at 100 ms that wait set the p99 of spread reads (82-97 ms
+ * against the skeleton's 26-31), at 20 ms it is at the skeleton's
+ * (docs/performance.md, "PostgreSQL").
+ */
+export const BATCH_LOCK_TIMEOUT_MS = 20;
 
 /** runShared()'s outcome for a unit that needs the order between transactions: run it again alone, after the batch. */
 export const RUN_ALONE: unique symbol = Symbol("run alone");
