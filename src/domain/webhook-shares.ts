@@ -129,15 +129,15 @@ export function planClaims(due: readonly DueScope[], limit: number, afterScope: 
   const claims = turns.map((c) => ({ scope: c.scope, count: 0 }));
   let left = limit;
   for (let turn = 0; left > 0; turn++) {
-    let any = false;
+    let grew = false;
     turns.forEach((c, i) => {
       const claim = claims[i];
       if (left === 0 || claim === undefined || c.cap <= turn) return;
       claim.count++;
       left--;
-      any = true;
+      grew = true;
     });
-    if (!any) break;
+    if (!grew) break;
   }
   return claims;
 }
