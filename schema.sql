@@ -322,3 +322,16 @@ CREATE INDEX principal_keys_parent ON principal_keys (parent_key_id) WHERE paren
 -- key's newest span, and follows `prev`.
 ALTER TABLE audit ADD COLUMN prev INTEGER;
 ALTER TABLE secrets ADD COLUMN audit_head INTEGER;
+
+-- version: 14
+-- Read counts are written behind (store/sqlite/read-tally.ts): inside a
+-- batch, a counted read of a secret with an audit chain moves its count and
+-- its key's audit head in memory, and the secret's row is written back by
+-- the next batch that writes it anyway, or about once a second; the audit
+-- log, which records every counted read in the read's own transaction, is
+-- the redo log. A row's read_count always counts exactly the reads at or
+-- below its audit_head. Meta `reads_flushed` is an audit id at or below
+-- which every row is in the secrets' rows; after a crash the vault replays
+-- the rows above it before it serves (store/sqlite/read-replay.ts). A build
+-- before this version would not replay them, hence the version.
+INSERT INTO meta (name, value) SELECT 'reads_flushed', coalesce(max(id), 0) FROM audit;

@@ -9,8 +9,9 @@
 //   1. prepares N live secrets (keys s/1 .. s/N, 64-byte values, no TTL): on SQLite created through
 //      the built vault in process (dist/, the server stopped; HTTP would take an hour for a
 //      million on two busy cores), on PostgreSQL over HTTP;
-//   2. GETs of random keys and of one hot key (wrk -t1 -c50, a Lua script picks the key),
-//      alternating, SCALE_REPEAT times each, the median of each figure reported, with the
+//   2. after a warm-up run of random GETs (SCALE_WARMUP_SECONDS, not counted: the JIT and the
+//      caches after a start), GETs of random keys and of one hot key (wrk -t1 -c50, a Lua script
+//      picks the key), alternating, SCALE_REPEAT times each, the median of each figure reported, with the
 //      server's CPU time per request (steadier than req/s on a shared machine); then the first
 //      page of the list (limit 100) and an audit query by key (limit 100);
 //   3. the server's RSS (VmRSS, after the reads), the data directory's bytes per secret, the
@@ -25,7 +26,7 @@
 // the settings it was made with, made once and reused by later runs; each run measures a copy of
 // it, so before/after comparisons read the same rows. Without it, a temporary directory per size.
 //
-// Settings: SCALE_SIZES, SCALE_SECONDS (5), SCALE_CONNECTIONS (50), SCALE_REPEAT (3),
+// Settings: SCALE_SIZES, SCALE_SECONDS (5), SCALE_WARMUP_SECONDS (3), SCALE_CONNECTIONS (50), SCALE_REPEAT (3),
 // SCALE_EXPIRING (100000; 0 skips step 4), SCALE_CREATE_CONCURRENCY (64), SCALE_DATA_DIR,
 // SCALE_PREPARE_ONLY=1 (with SCALE_DATA_DIR: make the data sets and stop),
 // SCALE_DATABASE_URL (an empty PostgreSQL database), SCALE_SERVER_ENV (extra VAULT_* settings
@@ -39,6 +40,7 @@ import { makeLicense, startServer, stopServer } from "./server.mjs";
 
 const SIZES = (process.env.SCALE_SIZES ?? "1000,100000,1000000").split(",").map((s) => Number(s.trim()));
 const SECONDS = Number(process.env.SCALE_SECONDS ?? 5);
+const WARMUP_SECONDS = Number(process.env.SCALE_WARMUP_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.SCALE_CONNECTIONS ?? 50);
 const REPEAT = Math.max(1, Number(process.env.SCALE_REPEAT ?? 3));
 const EXPIRING = Number(process.env.SCALE_EXPIRING ?? 100_000);
@@ -231,6 +233,8 @@ async function measure(n) {
   const token = env.VAULT_MASTER_KEY;
   let server = await startServer(dataDir, env);
   try {
+    // A warm-up run, not counted: the first seconds after a start measure the JIT and cold caches.
+    wrk(server, token, randomKeyLua(n), WARMUP_SECONDS);
     const randoms = [];
     const hots = [];
     for (let i = 0; i < REPEAT; i++) {

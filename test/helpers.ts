@@ -116,7 +116,13 @@ export function buildSqliteTestVault(options: Partial<VaultOptions> & { db?: Db 
 function sqliteTestVault(options: Partial<VaultOptions>, db: Db = openDatabase(":memory:")): TestVault<SqliteEngine> {
   const { clock, common } = testOptions(options);
   const engine = new SqliteEngine(db, { auditChainKey: common.cipher.auditChainKeys().get(common.cipher.currentKeyId) ?? null, log: common.log });
-  return withRequests(createVault(engine, common), clock, common.cipher, sqliteQuery(db));
+  // Raw SQL sees the rows as a stop would leave them: the read tally written back first (read-tally.ts).
+  const raw = sqliteQuery(db);
+  const query: RawQuery = (sql, ...params) => {
+    if (!db.inTransaction) engine.work.tally.flushAll(db);
+    return raw(sql, ...params);
+  };
+  return withRequests(createVault(engine, common), clock, common.cipher, query);
 }
 
 /** Adds the clock, the request helpers and the raw reader to a built vault. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
 import { openDatabase } from "../store/sqlite/db.js";
+import { readsToReplay } from "../store/sqlite/read-replay.js";
 import { latestSchemaVersion } from "../store/sqlite/migrate.js";
 import { migratePg, openPgPool } from "../store/pg/index.js";
 import { analyzeVaultTables } from "../store/pg/migrate.js";
@@ -131,6 +132,9 @@ export async function migrateFromSqlite(options: { dataDir: string; url: string;
       const version = Number(db.pragma("user_version", { simple: true }));
       if (version !== latestSchemaVersion()) {
         throw new ConfigError(`${file} has schema version ${version}; start this ephemeral-vault on it once (it migrates), stop it, then copy`);
+      }
+      if (readsToReplay(db)) {
+        throw new ConfigError(`${file} holds reads its secrets' rows do not count yet (the vault did not stop cleanly); start this ephemeral-vault on it once (it counts them), stop it, then copy`);
       }
       const columns = schemaColumns();
       checkColumns(db, file, columns);

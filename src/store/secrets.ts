@@ -102,11 +102,14 @@ export interface SecretStore {
    *   other writer runs between the unit's read and this, so it refuses only
    *   what the guard refuses; a reader on another connection that saw an
    *   older count is refused too, never counted twice.
+   *   Inside a batch, for a secret whose key has an audit chain, the count
+   *   is written behind (store/sqlite/read-tally.ts): the same guard,
+   *   checked on the row and count the unit read, and no page written.
    * - PostgreSQL: increments the count as it is now (other nodes count
    *   concurrently), RETURNING it.
    * @returns the counts after the read, or undefined when the guard refused.
    */
-  countRead(row: Pick<SecretRecord, "id" | "readCount" | "maxReads">): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
+  countRead(row: Pick<SecretRecord, "id" | "key" | "state" | "readCount" | "maxReads">): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
   /**
    * Optional, for an engine where a round trip costs more than a statement
    * (PostgreSQL): the read's lookup and its guarded count in one statement.

@@ -1,6 +1,7 @@
 import type { Db } from "./db.js";
 import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { AuditRow } from "../audit.js";
+import type { ReadTally } from "./read-tally.js";
 
 /** The audit columns a page answers with (not `prev`, which is the store's own). */
 export const AUDIT_COLUMNS = "id, scope, at, action, key, actor, principal_id, ip, count, hash";
@@ -19,6 +20,8 @@ interface OpenKey {
   last: number | null;
   /** The live secret holding the key's head, if any. */
   secretId: number | undefined;
+  /** The key's first row in this insert. */
+  first: number;
 }
 
 /**
@@ -48,14 +51,22 @@ export function chainedKey(key: string | null): key is string {
  * row names the previous row of its (scope, key) in `prev`, and the newest
  * is kept in the live secret's `audit_head`, or, where no secret is live, in
  * the key's newest span (`audit_span` kind 'k', whose `hi` is a row of the
- * key). A read of a secret thus moves a column of the row its count already
- * dirtied instead of adding a key span on a random leaf of `audit_span`
- * (docs/performance.md, "Reads at scale").
+ * key). A read of a secret thus moves a column of its own row instead of
+ * adding a key span on a random leaf of `audit_span`, and inside a batch
+ * not even that: the head is written behind with the read count
+ * (read-tally.ts; docs/performance.md, "Reads at scale").
  */
 export class KeyChain {
   private readonly q;
 
-  constructor(db: Db) {
+  /**
+   * @param db the vault's database.
+   * @param tally the write-behind heads and read counts (shared with the secrets store).
+   */
+  constructor(
+    db: Db,
+    private readonly tally: ReadTally,
+  ) {
     this.q = {
       liveHead: db.prepare<[string, string], { id: number; head: number | null }>(
         "SELECT id, audit_head AS head FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
@@ -79,7 +90,7 @@ export class KeyChain {
    */
   head(scope: string, key: string): { secretId: number | undefined; head: number | null } {
     const live = this.q.liveHead.get(scope, key);
-    const head = live?.head ?? this.q.spanHead.get(scope, key)?.hi ?? null;
+    const head = (live === undefined ? null : this.tally.head(live.id, live.head)) ?? this.q.spanHead.get(scope, key)?.hi ?? null;
     return { secretId: live?.id, head };
   }
 
@@ -99,14 +110,19 @@ export class KeyChain {
       let key = open.get(name);
       if (key === undefined) {
         const found = this.head(r.scope, r.key);
-        key = { last: found.head, secretId: found.secretId };
+        key = { last: found.head, secretId: found.secretId, first: r.id };
         open.set(name, key);
       }
       const prev = key.last;
       key.last = r.id;
       return { prev, spanned: key.secretId === undefined || isCheckpoint(r.hash) };
     });
-    for (const key of open.values()) if (key.secretId !== undefined && key.last !== null) this.q.setHead.run(key.last, key.secretId);
+    const behind = this.tally.active;
+    for (const key of open.values()) {
+      if (key.secretId === undefined || key.last === null) continue;
+      if (behind) this.tally.setHead(key.secretId, key.last, key.first);
+      else this.q.setHead.run(key.last, key.secretId);
+    }
     return links;
   }
 

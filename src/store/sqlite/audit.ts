@@ -8,6 +8,7 @@ import { AUDIT_COLUMNS, KeyChain, chainedKey } from "./audit-key-chain.js";
 import type { KeyLink } from "./audit-key-chain.js";
 import { MAX_SPAN_IDS, SpanSet } from "./audit-span.js";
 import type { SpanKind } from "./audit-span.js";
+import { ReadTally } from "./read-tally.js";
 
 export { HEAD_META, MAX_SPAN_IDS };
 
@@ -76,12 +77,16 @@ export class SqliteAuditStore implements AuditStore {
    * @param db the vault's database.
    * @param chainKey the key rows are MACed with (ValueCipher.auditChainKeys()
    *   of the current root key); null: plain SHA-256 (tools that only read).
+   * @param tally the write-behind heads and read counts (shared with the
+   *   secrets store; read-tally.ts); by default one of its own, which
+   *   defers nothing until attached to a group commit.
    */
   constructor(
     db: Db,
     private readonly chainKey: Buffer | null,
+    tally: ReadTally = new ReadTally(db),
   ) {
-    this.chain = new KeyChain(db);
+    this.chain = new KeyChain(db, tally);
     this.q = {
       last: db.prepare<[], Head>("SELECT id, at, hash FROM audit WHERE id = (SELECT max(id) FROM audit)"),
       // Positional parameters: binding by name costs about 3 us more per row (measured).

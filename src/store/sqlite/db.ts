@@ -2,6 +2,7 @@ import { chmodSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
 import { migrate } from "./migrate.js";
+import { replayReads } from "./read-replay.js";
 
 export type { Db };
 
@@ -16,6 +17,7 @@ export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
  * Pragmas: WAL journal; `synchronous=FULL` so an acknowledged commit survives
  * power loss (docs/operations.md, "Durability"); `secure_delete` so a burned
  * secret's ciphertext is overwritten, not left in free pages; foreign keys on.
+ * Then replays the reads a crash left only in the audit log (read-replay.ts).
  *
  * @param file a path, or ":memory:".
  * @throws Error when the file is not a database, or was written by a newer
@@ -35,6 +37,8 @@ export function openDatabase(file: string): Db {
     if (file !== ":memory:") db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     migrate(db);
+    // Read counts a crash left only in the audit log (read-tally.ts), before anything reads a row.
+    replayReads(db);
   } catch (err) {
     db.close();
     throw err;

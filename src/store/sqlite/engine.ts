@@ -45,6 +45,8 @@ export class SqliteEngine implements Engine {
     const tx = new GroupCommit<Work>(db, this.work);
     this.tx = tx;
     this.work.audit.attach(tx);
+    // After the audit store: its pre-commit hook moves the heads the tally writes back.
+    this.work.tally.attach(tx);
     const scrubber = new WalScrubber({ db, tx, log: options.log });
     this.walScrubber = scrubber;
     this.hooks = {
@@ -76,6 +78,7 @@ export class SqliteEngine implements Engine {
 
   async close(): Promise<void> {
     this.tx.close();
+    this.work.tally.flushAll(this.db);
     this.walScrubber.stop();
     this.db.close();
   }

@@ -5,6 +5,7 @@ import { SqliteAuditStore } from "./audit.js";
 import { SqliteOutboxStore } from "./outbox.js";
 import { SqliteSecretStore } from "./secrets.js";
 import { SqliteExecutor } from "./executor.js";
+import { ReadTally } from "./read-tally.js";
 
 /**
  * The SQLite engine's work handle: every store over one connection, built
@@ -18,6 +19,8 @@ export interface SqliteWork extends Work {
   readonly secrets: SqliteSecretStore;
   readonly audit: SqliteAuditStore;
   readonly outbox: SqliteOutboxStore;
+  /** The write-behind read counts and audit heads (read-tally.ts), shared by the secrets and audit stores. */
+  readonly tally: ReadTally;
 }
 
 /**
@@ -26,9 +29,11 @@ export interface SqliteWork extends Work {
  *   current root key's chain key); null: plain SHA-256, for tools that only read.
  */
 export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null } = { auditChainKey: null }): SqliteWork {
+  const tally = new ReadTally(db);
   return Object.assign(createSqlStores(new SqliteExecutor(db)), {
-    secrets: new SqliteSecretStore(db),
-    audit: new SqliteAuditStore(db, options.auditChainKey),
+    secrets: new SqliteSecretStore(db, tally),
+    audit: new SqliteAuditStore(db, options.auditChainKey, tally),
     outbox: new SqliteOutboxStore(db),
+    tally,
   });
 }

@@ -8,6 +8,8 @@ import type { SecretRow as Row } from "../rows.js";
 import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
+import { chainedKey } from "./audit-key-chain.js";
+import { ReadTally } from "./read-tally.js";
 
 interface ListParams {
   scope: string;
@@ -17,18 +19,28 @@ interface ListParams {
   limit: number;
 }
 
-const toRecords = (rows: Row[]): SecretRecord[] => rows.map(toSecretRecord);
 
 /**
  * The SQLite `secrets` store: statements prepared once per database, every
  * method synchronous (it runs inside the group commit's unit of work).
- * Times are Unix milliseconds.
+ * Read counts are written behind (read-tally.ts): every record it returns
+ * carries the tally's count, and every change of a row first writes the
+ * tally's pair into it. Times are Unix milliseconds.
  */
 export class SqliteSecretStore implements SecretStore {
   private readonly q;
   private readonly lists = new Map<string, Statement<ListParams, Row>>();
 
-  constructor(private readonly db: Db) {
+  /**
+   * @param db the vault's database.
+   * @param tally the write-behind read counts (shared with the audit
+   *   store's key chain); by default one of its own, which defers nothing
+   *   until attached to a group commit.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly tally: ReadTally = new ReadTally(db),
+  ) {
     this.q = {
       // Raw rows (arrays, in SECRET_COLUMNS order): better-sqlite3 makes no
       // property name per column for them, the hot read's cheapest form.
@@ -91,7 +103,19 @@ export class SqliteSecretStore implements SecretStore {
 
   live(scope: string, key: string): SecretRecord | undefined {
     const r = this.q.live.get(scope, key);
-    return r === undefined ? undefined : secretRecordFromColumns(r);
+    if (r === undefined) return undefined;
+    const record = secretRecordFromColumns(r);
+    record.readCount = this.tally.readCount(record.id, record.readCount);
+    return record;
+  }
+
+  /** Records of rows, with the tally's read counts. */
+  private toRecords(rows: Row[]): SecretRecord[] {
+    return rows.map((row) => {
+      const record = toSecretRecord(row);
+      record.readCount = this.tally.readCount(record.id, record.readCount);
+      return record;
+    });
   }
 
   liveForChange(scope: string, key: string): SecretRecord | undefined {
@@ -103,6 +127,7 @@ export class SqliteSecretStore implements SecretStore {
     let id: number;
     try {
       id = this.insertRow(s);
+      this.tally.touch(id);
     } catch (err) {
       if ((err as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") throw new VaultError("conflict", DUPLICATE_KEY);
       throw err;
@@ -131,13 +156,24 @@ export class SqliteSecretStore implements SecretStore {
     return Number(result.lastInsertRowid);
   }
 
-  countRead(secret: Pick<SecretRecord, "id" | "readCount" | "maxReads">): { readCount: number; maxReads: number | null } | undefined {
+  countRead(secret: Pick<SecretRecord, "id" | "key" | "state" | "readCount" | "maxReads">): { readCount: number; maxReads: number | null } | undefined {
+    const counted = { readCount: secret.readCount + 1, maxReads: secret.maxReads };
+    if (this.tally.active && chainedKey(secret.key)) {
+      // Written behind: the unit read the row and the tally's count in this transaction, so the
+      // guard is checked here; the secret.read audit row is the count's redo log (read-tally.ts).
+      if (secret.state !== "active" || (secret.maxReads !== null && secret.readCount >= secret.maxReads)) return undefined;
+      if (this.tally.readCount(secret.id, secret.readCount) !== secret.readCount) return undefined;
+      this.tally.setReadCount(secret.id, counted.readCount);
+      return counted;
+    }
     // Compare-and-set on the count the unit read (SecretStore.countRead).
+    this.tally.settle(secret.id);
     if (this.q.countRead.run(secret.id, secret.readCount).changes !== 1) return undefined;
-    return { readCount: secret.readCount + 1, maxReads: secret.maxReads };
+    return counted;
   }
 
   remove(id: number): void {
+    this.tally.settle(id);
     this.keepAuditHead(id);
     this.q.remove.run(id);
   }
@@ -153,19 +189,23 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   seal(id: number, now: number): void {
+    this.tally.settle(id);
     this.q.seal.run(now, id);
   }
 
   expire(id: number, now: number): void {
+    this.tally.settle(id);
     this.keepAuditHead(id);
     this.q.expire.run(now, id);
   }
 
   patch(id: number, p: SecretPatch, now: number): SecretRecord {
+    this.tally.settle(id);
     return toSecretRecord(this.q.patch.get(p.expiresAt, p.maxReads, p.readCount, p.state, now, id) as Row);
   }
 
   replace(id: number, r: SecretReplacement, now: number): SecretRecord | undefined {
+    this.tally.settle(id);
     const row = this.q.replace.get(
       r.ciphertext,
       r.expiresAt,
@@ -179,11 +219,11 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   due(now: number, limit: number): SecretRecord[] {
-    return toRecords(this.q.due.all(now, limit));
+    return this.toRecords(this.q.due.all(now, limit));
   }
 
   dueInScope(now: number, scope: string): SecretRecord[] {
-    return toRecords(this.q.dueInScope.all(now, scope));
+    return this.toRecords(this.q.dueInScope.all(now, scope));
   }
 
   pruneExpired(scope: string, keyPrefix: string | undefined): number {
@@ -197,7 +237,7 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   list(query: SecretListQuery): SecretRecord[] {
-    return toRecords(
+    return this.toRecords(
       this.listStatement(query.includeSealed, query.keyPrefix !== undefined).all({
         scope: query.scope,
         now: query.now,

@@ -1,0 +1,85 @@
+import type { Db } from "./db.js";
+import { chainedKey } from "./audit-key-chain.js";
+
+/**
+ * The meta row holding an audit id at or below which every audit row is
+ * reflected in the secrets' rows (`read_count`, `audit_head`): the read
+ * tally's write-back mark (store/sqlite/read-tally.ts, schema.sql version 14).
+ */
+export const READS_FLUSHED_META = "reads_flushed";
+
+interface LiveSecret {
+  id: number;
+  readCount: number;
+  head: number | null;
+  changed: boolean;
+}
+
+/** The write-back mark, or undefined for a database without one (before schema version 14). */
+function flushedMark(db: Db): number | undefined {
+  const row = db.prepare("SELECT value FROM meta WHERE name = ?").get(READS_FLUSHED_META) as { value: string } | undefined;
+  return row === undefined ? undefined : Number(row.value);
+}
+
+/**
+ * True when audit rows above the write-back mark may hold reads that the
+ * secrets' rows do not (the vault stopped without writing its read tally
+ * back: a crash). A tool that copies rows as they are (`migrate
+ * --from-sqlite`) refuses such a file until a vault has opened it once.
+ */
+export function readsToReplay(db: Db): boolean {
+  const mark = flushedMark(db);
+  if (mark === undefined) return false;
+  const row = db.prepare("SELECT 1 AS one FROM audit WHERE id > ? LIMIT 1").get(mark);
+  return row !== undefined;
+}
+
+/**
+ * Brings the secrets' read counts and audit heads up to the audit log after
+ * a stop that left some only in the read tally (kill -9, power loss): in id
+ * order, each audit row above the write-back mark whose (scope, key) has a
+ * live secret and an audit chain, and whose id is above that secret's
+ * audit_head, moves the head to it; a `secret.read` row among them counts a
+ * read. A row's pair (read_count, audit_head) always agrees (read-tally.ts),
+ * so a read at or below the head is in its count and one above is not.
+ * Then moves the mark to the last row. One transaction; runs before the
+ * vault serves (openDatabase), O(rows above the mark).
+ * @returns how many reads it counted.
+ */
+export function replayReads(db: Db): number {
+  const mark = flushedMark(db);
+  if (mark === undefined) return 0;
+  const rows = db
+    .prepare("SELECT id, scope, key, action FROM audit WHERE id > ? ORDER BY id")
+    .all(mark) as { id: number; scope: string; key: string | null; action: string }[];
+  if (rows.length === 0) return 0;
+  const live = db.prepare<[string, string], { id: number; read_count: number; audit_head: number | null }>(
+    "SELECT id, read_count, audit_head FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
+  );
+  const secrets = new Map<string, LiveSecret | null>();
+  let reads = 0;
+  for (const row of rows) {
+    if (!chainedKey(row.key)) continue;
+    const name = `${row.scope}\u0000${row.key}`;
+    let secret = secrets.get(name);
+    if (secret === undefined) {
+      const found = live.get(row.scope, row.key);
+      secret = found === undefined ? null : { id: found.id, readCount: found.read_count, head: found.audit_head, changed: false };
+      secrets.set(name, secret);
+    }
+    if (secret === null || (secret.head !== null && row.id <= secret.head)) continue;
+    secret.head = row.id;
+    secret.changed = true;
+    if (row.action === "secret.read") {
+      secret.readCount++;
+      reads++;
+    }
+  }
+  const write = db.prepare<[number, number | null, number]>("UPDATE secrets SET read_count = ?, audit_head = ? WHERE id = ?");
+  const setMark = db.prepare<[string, string]>("UPDATE meta SET value = ? WHERE name = ?");
+  db.transaction(() => {
+    for (const s of secrets.values()) if (s?.changed) write.run(s.readCount, s.head, s.id);
+    setMark.run(String((rows[rows.length - 1] as { id: number }).id), READS_FLUSHED_META);
+  }).immediate();
+  return reads;
+}

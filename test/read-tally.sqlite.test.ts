@@ -1,0 +1,166 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../src/store/sqlite/db.js";
+import type { Db } from "../src/store/sqlite/db.js";
+import { READS_FLUSHED_META, readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
+import { FLUSH_INTERVAL_MS } from "../src/store/sqlite/read-tally.js";
+import { buildSqliteTestVault } from "./helpers.js";
+import type { SqliteTestVault } from "./helpers.js";
+
+// Read counts are written behind (src/store/sqlite/read-tally.ts): a counted read inside a batch
+// writes no page of `secrets`; the audit log is the count's redo log, and a vault opened after a
+// crash replays it (read-replay.ts). These tests take crash images (the database and its WAL as
+// the last COMMIT left them, the vault still open: what kill -9 leaves) and check that no
+// acknowledged read is lost, none is counted twice, and a read limit stays exact.
+
+const dirs: string[] = [];
+afterEach(() => {
+  vi.useRealTimers();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function fileVault(): { v: SqliteTestVault; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "ev-tally-"));
+  dirs.push(dir);
+  return { v: buildSqliteTestVault({ db: openDatabase(join(dir, "vault.db")) }), dir };
+}
+
+/** The database files as they are now, copied aside and opened: the vault's state after a kill -9 at this moment. */
+function crashImage(dir: string): Db {
+  const to = mkdtempSync(join(tmpdir(), "ev-tally-crash-"));
+  dirs.push(to);
+  copyFileSync(join(dir, "vault.db"), join(to, "vault.db"));
+  if (existsSync(join(dir, "vault.db-wal"))) copyFileSync(join(dir, "vault.db-wal"), join(to, "vault.db-wal"));
+  return openDatabase(join(to, "vault.db"));
+}
+
+/** The stored rows (no write-back first): key -> read_count. */
+function storedCounts(db: Db): Map<string, number> {
+  const rows = db.prepare("SELECT key, read_count FROM secrets WHERE state IN ('active', 'sealed')").all() as { key: string; read_count: number }[];
+  return new Map(rows.map((r) => [r.key, r.read_count]));
+}
+
+/** The vault's own answer: key -> read_count, from the list (no read counted). */
+async function listedCounts(v: SqliteTestVault): Promise<Map<string, number>> {
+  const res = await v.asMaster("GET", "/secrets?limit=1000");
+  const body = (await res.json()) as { secrets: { key: string; read_count: number }[] };
+  return new Map(body.secrets.map((s) => [s.key, s.read_count]));
+}
+
+describe("the read tally", () => {
+  it("a counted read writes no page of secrets inside a batch; the API answers the tally's count", async () => {
+    const { v } = fileVault();
+    expect((await v.asMaster("POST", "/secrets", { key: "k", value: "v", max_reads: 5 })).status).toBe(201);
+    for (let i = 1; i <= 3; i++) expect(await (await v.asMaster("GET", "/secrets/k")).json()).toMatchObject({ read_count: i });
+    // The row still holds the create's count; the tally holds three reads.
+    expect(storedCounts(v.db).get("k")).toBe(0);
+    expect(v.sqlite.work.tally.size).toBe(1);
+    expect(await listedCounts(v)).toEqual(new Map([["k", 3]]));
+    expect(await (await v.asMaster("GET", "/secrets?limit=1")).json()).toMatchObject({ secrets: [{ key: "k", read_count: 3 }] });
+    // A stop writes it back.
+    await v.engine.close();
+    const reopened = openDatabase(v.db.name);
+    expect(storedCounts(reopened).get("k")).toBe(3);
+    expect(readsToReplay(reopened)).toBe(false);
+    reopened.close();
+  });
+
+  it("writes a row back once it has waited FLUSH_INTERVAL_MS, with the mark", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const { v } = fileVault();
+    await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
+    await v.asMaster("GET", "/secrets/a");
+    expect(storedCounts(v.db).get("a")).toBe(0);
+    vi.setSystemTime(Date.now() + FLUSH_INTERVAL_MS + 1);
+    // The next batch (any request that commits) writes the oldest pending rows back.
+    await v.asMaster("POST", "/secrets", { key: "b", value: "v" });
+    expect(storedCounts(v.db).get("a")).toBe(1);
+    expect(v.sqlite.work.tally.size).toBe(0);
+    const mark = v.db.prepare("SELECT value FROM meta WHERE name = ?").get(READS_FLUSHED_META) as { value: string };
+    const last = v.db.prepare("SELECT max(id) AS id FROM audit").get() as { id: number };
+    expect(Number(mark.value)).toBe(last.id);
+  });
+
+  it("a crash image replays every acknowledged read once: the read limit stays exact", async () => {
+    const { v, dir } = fileVault();
+    await v.asMaster("POST", "/secrets", { key: "limited", value: "v", max_reads: 3 });
+    await v.asMaster("POST", "/secrets", { key: "other", value: "v" });
+    expect((await v.asMaster("GET", "/secrets/limited")).status).toBe(200);
+    expect((await v.asMaster("GET", "/secrets/limited")).status).toBe(200);
+    await Promise.all([v.asMaster("GET", "/secrets/other"), v.asMaster("GET", "/secrets/other")]);
+    expect(storedCounts(v.db).get("limited")).toBe(0);
+
+    const db = crashImage(dir);
+    expect(storedCounts(db)).toEqual(new Map([["limited", 2], ["other", 2]]));
+    expect(readsToReplay(db)).toBe(false);
+    // Replaying again counts nothing more.
+    expect(replayReads(db)).toBe(0);
+    const after = buildSqliteTestVault({ db, cipher: v.cipher });
+    expect(await (await after.asMaster("GET", "/secrets/limited")).json()).toMatchObject({ read_count: 3, max_reads: 3 });
+    expect((await after.asMaster("GET", "/secrets/limited")).status).toBe(404);
+  });
+
+  it("a replace, a patch, a burn and a key created again after it are replayed as the vault answered", async () => {
+    const { v, dir } = fileVault();
+    await v.asMaster("POST", "/secrets", { key: "r", value: "v" });
+    await v.asMaster("POST", "/secrets", { key: "p", value: "v", max_reads: 10 });
+    await v.asMaster("POST", "/secrets", { key: "b", value: "v", max_reads: 2 });
+    // In one batch each: reads, then the change, then reads again.
+    await Promise.all([v.asMaster("GET", "/secrets/r"), v.asMaster("PUT", "/secrets/r", { value: "w" }), v.asMaster("GET", "/secrets/r")]);
+    await Promise.all([v.asMaster("GET", "/secrets/p"), v.asMaster("PATCH", "/secrets/p", { max_reads: 4 }), v.asMaster("GET", "/secrets/p")]);
+    await Promise.all([v.asMaster("GET", "/secrets/b"), v.asMaster("GET", "/secrets/b")]);
+    await Promise.all([v.asMaster("POST", "/secrets", { key: "b", value: "again" }), v.asMaster("GET", "/secrets/b")]);
+    // Whatever order the units ran in, the crash image holds what the vault answers.
+    const answered = await listedCounts(v);
+    expect([...answered.keys()].sort()).toEqual(["b", "p", "r"]);
+    expect(storedCounts(crashImage(dir))).toEqual(answered);
+  });
+
+  it("a read whose unit rolls back is not counted, in the tally or after a crash", async () => {
+    const { v, dir } = fileVault();
+    await v.asMaster("POST", "/secrets", { key: "good", value: "v" });
+    await v.asMaster("POST", "/secrets", { key: "bad", value: "v" });
+    // A ciphertext that no longer opens: the read's unit fails after counting, and rolls back.
+    v.db.prepare("UPDATE secrets SET ciphertext = zeroblob(64) WHERE key = 'bad'").run();
+    const [good, bad] = await Promise.all([v.asMaster("GET", "/secrets/good"), v.asMaster("GET", "/secrets/bad")]);
+    expect(good.status).toBe(200);
+    expect(bad.status).toBe(500);
+    expect(await listedCounts(v)).toEqual(new Map([["good", 1], ["bad", 0]]));
+    expect(storedCounts(crashImage(dir))).toEqual(new Map([["good", 1], ["bad", 0]]));
+  });
+
+  it("random reads, replaces, patches, deletes and creates in batches: every crash image holds the counts the vault answered", async () => {
+    const KEYS = ["a", "b", "c", "d/e", "f"];
+    const op = fc.record({
+      kind: fc.constantFrom("read", "read", "read", "read", "create", "replace", "patch", "delete"),
+      key: fc.constantFrom(...KEYS),
+      maxReads: fc.constantFrom(undefined, 2, 5),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }), async (batches) => {
+        const { v, dir } = fileVault();
+        for (const batch of batches) {
+          await Promise.all(
+            batch.map((o) => {
+              const path = `/secrets/${o.key}`;
+              if (o.kind === "read") return v.asMaster("GET", path);
+              if (o.kind === "create") return v.asMaster("POST", "/secrets", { key: o.key, value: "v", max_reads: o.maxReads });
+              if (o.kind === "replace") return v.asMaster("PUT", path, { value: "w", max_reads: o.maxReads });
+              if (o.kind === "patch") return v.asMaster("PATCH", path, { max_reads: o.maxReads ?? 7 });
+              return v.asMaster("DELETE", path);
+            }),
+          );
+          const answered = await listedCounts(v);
+          const image = crashImage(dir);
+          expect(storedCounts(image)).toEqual(answered);
+          image.close();
+        }
+        await v.engine.close();
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
