@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { READS_FLUSHED_META, readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
@@ -162,5 +163,27 @@ describe("the read tally", () => {
       }),
       { numRuns: 15 },
     );
+  });
+
+  it("migrate --from-sqlite refuses a file a crash left with reads to replay, and takes it after a vault opened it", async () => {
+    const { v, dir } = fileVault();
+    await v.asMaster("POST", "/secrets", { key: "k", value: "v", max_reads: 4 });
+    await v.asMaster("GET", "/secrets/k");
+    const image = crashImage(dir);
+    // openDatabase replayed the image already; a raw copy of the files has not been.
+    image.close();
+    const raw = mkdtempSync(join(tmpdir(), "ev-tally-raw-"));
+    dirs.push(raw);
+    copyFileSync(join(dir, "vault.db"), join(raw, "vault.db"));
+    copyFileSync(join(dir, "vault.db-wal"), join(raw, "vault.db-wal"));
+    // Refused before any connection: the URL is never dialled.
+    await expect(migrateFromSqlite({ dataDir: raw, url: "postgres://nobody@127.0.0.1:1/none" })).rejects.toThrow(
+      /holds reads its secrets' rows do not count yet .* start this ephemeral-vault on it once/,
+    );
+    const opened = openDatabase(join(raw, "vault.db"));
+    expect(storedCounts(opened).get("k")).toBe(1);
+    expect(readsToReplay(opened)).toBe(false);
+    opened.close();
+    await expect(migrateFromSqlite({ dataDir: raw, url: "postgres://nobody@127.0.0.1:1/none" })).rejects.toThrow(/--to postgres:/);
   });
 });

@@ -18,7 +18,7 @@ export interface TallyBatch extends BatchEvents {
   onCommitted(hook: (batchSize: number, ms: number) => void): void;
 }
 
-/** More pending secrets than this: the batch writes the oldest back (bounds the memory, about 100 bytes each). */
+/** More pending secrets than this: the batch writes the oldest back, and the excess (bounds the memory, about 100 bytes each). */
 export const MAX_PENDING = 16_384;
 /** Rows a batch writes back at most when the tally is due (bounds what one COMMIT adds: a page each at worst). */
 export const FLUSH_CHUNK = 128;
@@ -84,7 +84,7 @@ export class ReadTally {
    */
   constructor(
     db: Db,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {
     this.q = {
       writeBack: db.prepare<[number | null, number | null, number]>(
@@ -181,11 +181,11 @@ export class ReadTally {
   }
 
   /**
-   * Writes back every pending secret, and the meta mark, outside any batch
-   * (a graceful stop, after the group commit's last COMMIT).
+   * Writes back every pending secret, and moves the meta mark to the last
+   * audit row, outside any batch (a graceful stop, after the group commit's
+   * last COMMIT): the file then has no read to replay.
    */
   flushAll(db: Db): void {
-    if (this.pending.size === 0) return;
     db.transaction(() => {
       for (const [id, entry] of this.pending) this.q.writeBack.run(entry.readCount ?? null, entry.head ?? null, id);
       this.pending.clear();
@@ -206,9 +206,11 @@ export class ReadTally {
     this.touched.clear();
     const due = this.pending.size > MAX_PENDING || (this.pending.size > 0 && this.now() >= this.nextWriteBackAt);
     if (due) {
+      // Above MAX_PENDING, the excess too: however many reads a batch carries, the tally stays bounded.
+      const limit = FLUSH_CHUNK + Math.max(0, this.pending.size - MAX_PENDING);
       let n = 0;
       for (const id of this.pending.keys()) {
-        if (n++ >= FLUSH_CHUNK) break;
+        if (n++ >= limit) break;
         written.push(id);
       }
     }
