@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Database as Db } from "better-sqlite3";
 import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { AuditRow } from "../audit.js";
 import type { ReadTally } from "./read-tally.js";

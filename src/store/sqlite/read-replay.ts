@@ -1,12 +1,8 @@
-import type { Db } from "./db.js";
+import type { Database as Db } from "better-sqlite3";
 import { chainedKey } from "./audit-key-chain.js";
+import { READS_FLUSHED_META } from "./read-tally.js";
 
-/**
- * The meta row holding an audit id at or below which every audit row is
- * reflected in the secrets' rows (`read_count`, `audit_head`): the read
- * tally's write-back mark (store/sqlite/read-tally.ts, schema.sql version 14).
- */
-export const READS_FLUSHED_META = "reads_flushed";
+export { READS_FLUSHED_META };
 
 interface LiveSecret {
   id: number;

@@ -1,6 +1,13 @@
-import type { Db } from "./db.js";
+import type { Database as Db } from "better-sqlite3";
 import type { BatchEvents } from "./batch-hooks.js";
-import { READS_FLUSHED_META } from "./read-replay.js";
+
+/**
+ * The meta row holding an audit id at or below which every audit row is
+ * reflected in the secrets' rows (`read_count`, `audit_head`): the read
+ * tally's write-back mark (schema.sql version 14; read-replay.ts replays
+ * the rows above it).
+ */
+export const READS_FLUSHED_META = "reads_flushed";
 
 /**
  * What a live secret's row does not hold yet: its read count and its key's
