@@ -8,7 +8,7 @@ import { createHttpServer } from "./http/server.js";
 import type { KeyMaterial, Notice } from "./ops/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "./crypto/license.js";
 import type { Logger } from "./log/log.js";
-import { startSweeper } from "./ops/sweeper.js";
+import { SWEEP_BATCH, SWEEP_BATCH_AWAITED, startSweeper } from "./ops/sweeper.js";
 import { openPgNode, openSqliteNode } from "./open-node.js";
 import type { VaultOptions } from "./vault.js";
 
@@ -102,7 +102,14 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
     );
   }
   const vault = node.vault;
-  const sweeper = startSweeper({ secrets: vault.secrets, tx: vault.tx, log, intervalMs: config.sweepIntervalMs });
+  const sweeper = startSweeper({
+    secrets: vault.secrets,
+    tx: vault.tx,
+    log,
+    intervalMs: config.sweepIntervalMs,
+    // SQLite's units run on the event loop, between requests; PostgreSQL's are awaited.
+    batch: vault.engine.kind === "sqlite" ? SWEEP_BATCH : SWEEP_BATCH_AWAITED,
+  });
   // Summary rows of coalesced failed authentications, once per window.
   const authFailureDrain = setInterval(() => {
     vault.flushAuthFailures().catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));

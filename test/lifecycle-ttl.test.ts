@@ -105,6 +105,27 @@ describe("SecretLifecycle: TTL", () => {
     expect((await rawRow(v, GLOBAL_SCOPE, "kept"))?.state).toBe("active");
   });
 
+  it("the sweeper's unit size is its deps' batch: 12 due in units of 5 are three units", async () => {
+    const v = buildTestVault();
+    await inTx(v.tx, async (w) => {
+      for (let i = 0; i < 12; i++) await v.secrets.create(w, { scope: GLOBAL_SCOPE, value: "v", ttlSeconds: 1 }, ORIGIN);
+    });
+    v.clock.advance(1_000);
+    const units: number[] = [];
+    const tx: typeof v.tx = {
+      ...v.tx,
+      run: (fn) => v.tx.run(async (w) => {
+        const n = await fn(w);
+        units.push(n as number);
+        return n;
+      }),
+    };
+    const sweeper = startSweeper({ secrets: v.secrets, tx, log: createLogger("silent"), intervalMs: 0, batch: 5 });
+    expect(await sweeper.sweepNow()).toBe(12);
+    await sweeper.stop();
+    expect(units).toEqual([5, 5, 2]);
+  });
+
   it("expires the oldest due first, and leaves secrets not yet due alone", async () => {
     const v = buildTestVault();
     await inTx(v.tx, (w) => v.secrets.create(w, { scope: GLOBAL_SCOPE, key: "late", value: "v", ttlSeconds: 30 }, ORIGIN));

@@ -12,31 +12,41 @@ import type { Logger } from "../log/log.js";
  */
 export const SWEEP_BATCH = 64;
 
+/**
+ * Secrets expired per unit of work where units are awaited, not run on the
+ * event loop (PostgreSQL): a unit holds no request up, so it stays as large
+ * as it was before SWEEP_BATCH shrank for SQLite.
+ */
+export const SWEEP_BATCH_AWAITED = 256;
+
 export interface SweeperDeps {
   secrets: SecretLifecycle;
   tx: UnitOfWork<Work>;
   log: Logger;
   /** Period, milliseconds; 0 disables the sweeper. */
   intervalMs: number;
+  /** Secrets expired per unit of work; SWEEP_BATCH when absent. */
+  batch?: number;
 }
 
 /**
  * The TTL sweeper (VAULT_SWEEP_INTERVAL_MS): every period, expires the
- * secrets whose expires_at has passed, in batches of SWEEP_BATCH through the
- * group commit, yielding to requests between batches.
+ * secrets whose expires_at has passed, in units of `deps.batch` (default
+ * SWEEP_BATCH) through the unit of work, yielding to requests between units.
  * @returns stop(), which cancels the timer and resolves once no batch runs.
  */
 export function startSweeper(deps: SweeperDeps): { stop: () => Promise<void>; sweepNow: () => Promise<number> } {
   let running: Promise<number> | null = null;
   let stopped = false;
+  const batch = deps.batch ?? SWEEP_BATCH;
 
   const sweep = async (): Promise<number> => {
     let total = 0;
     for (;;) {
       if (stopped) return total;
-      const n = await deps.tx.run((w) => deps.secrets.expireDue(w, SWEEP_BATCH, SYSTEM_ORIGIN));
+      const n = await deps.tx.run((w) => deps.secrets.expireDue(w, batch, SYSTEM_ORIGIN));
       total += n;
-      if (n < SWEEP_BATCH) return total;
+      if (n < batch) return total;
     }
   };
 
