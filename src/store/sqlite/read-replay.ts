@@ -18,15 +18,17 @@ function flushedMark(db: Db): number | undefined {
 }
 
 /**
- * True when audit rows above the write-back mark may hold reads that the
- * secrets' rows do not (the vault stopped without writing its read tally
- * back: a crash). A tool that copies rows as they are (`migrate
+ * True when `secret.read` rows above the write-back mark may be reads that
+ * the secrets' rows do not count (the vault stopped without writing its
+ * read tally back: a crash). A tool that copies rows as they are (`migrate
  * --from-sqlite`) refuses such a file until a vault has opened it once.
+ * Other rows above the mark only move audit heads, which such a copy does
+ * not take.
  */
 export function readsToReplay(db: Db): boolean {
   const mark = flushedMark(db);
   if (mark === undefined) return false;
-  const row = db.prepare("SELECT 1 AS one FROM audit WHERE id > ? LIMIT 1").get(mark);
+  const row = db.prepare("SELECT 1 AS one FROM audit WHERE id > ? AND action = 'secret.read' LIMIT 1").get(mark);
   return row !== undefined;
 }
 
