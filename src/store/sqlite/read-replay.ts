@@ -43,6 +43,8 @@ export function readsToReplay(db: Db): boolean {
  * Then moves the mark to the last row. One transaction; runs before the
  * vault serves (openDatabase), O(rows above the mark).
  * @returns how many reads it counted.
+ * @throws whatever SQLite throws (a read-only or full file): openDatabase
+ *   then refuses to open it, and nothing is served with stale counts.
  */
 export function replayReads(db: Db): number {
   const mark = flushedMark(db);

@@ -191,6 +191,8 @@ export class ReadTally {
    * Writes back every pending secret, and moves the meta mark to the last
    * audit row, outside any batch (a graceful stop, after the group commit's
    * last COMMIT): the file then has no read to replay.
+   * @throws whatever SQLite throws (a full disk): the counts stay in the
+   *   audit log, and the next open replays them (SqliteEngine.close logs it).
    */
   flushAll(db: Db): void {
     db.transaction(() => {
