@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
-import { READS_FLUSHED_META, readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
-import { FLUSH_INTERVAL_MS } from "../src/store/sqlite/read-tally.js";
+import { readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
+import { FLUSH_INTERVAL_MS, READS_FLUSHED_META } from "../src/store/sqlite/read-tally.js";
 import { buildSqliteTestVault } from "./helpers.js";
 import type { SqliteTestVault } from "./helpers.js";
 

@@ -18,7 +18,7 @@ export interface KeyLink {
 interface OpenKey {
   /** The newest row of the key so far, or null. */
   last: number | null;
-  /** The live secret holding the key's head, if any. */
+  /** The live secret holding the key's head; undefined when the key has none. */
   secretId: number | undefined;
   /** The key's first row in this insert. */
   first: number;

@@ -2,8 +2,6 @@ import type { Database as Db } from "better-sqlite3";
 import { chainedKey } from "./audit-key-chain.js";
 import { READS_FLUSHED_META } from "./read-tally.js";
 
-export { READS_FLUSHED_META };
-
 interface LiveSecret {
   id: number;
   readCount: number;

@@ -177,7 +177,7 @@ export class ReadTally {
     if (this.batch !== undefined) this.touched.add(id);
     const entry = this.pending.get(id);
     if (entry === undefined) return;
-    this.q.writeBack.run(entry.readCount ?? null, entry.head ?? null, id);
+    this.writeRow(id, entry);
     this.remember(id, entry);
     this.pending.delete(id);
   }
@@ -189,14 +189,14 @@ export class ReadTally {
 
   /**
    * Writes back every pending secret, and moves the meta mark to the last
-   * audit row, outside any batch (a graceful stop, after the group commit's
+   * audit row, outside a batch (a graceful stop, after the group commit's
    * last COMMIT): the file then has no read to replay.
    * @throws whatever SQLite throws (a full disk): the counts stay in the
    *   audit log, and the next open replays them (SqliteEngine.close logs it).
    */
   flushAll(db: Db): void {
     db.transaction(() => {
-      for (const [id, entry] of this.pending) this.q.writeBack.run(entry.readCount ?? null, entry.head ?? null, id);
+      for (const [id, entry] of this.pending) this.writeRow(id, entry);
       this.pending.clear();
       this.q.setFlushed.run(READS_FLUSHED_META, String(this.q.lastAudit.get()?.id ?? 0));
     }).immediate();
@@ -227,7 +227,7 @@ export class ReadTally {
     for (const id of written) {
       const entry = this.pending.get(id);
       if (entry === undefined) continue;
-      this.q.writeBack.run(entry.readCount ?? null, entry.head ?? null, id);
+      this.writeRow(id, entry);
       this.remember(id, entry);
       this.pending.delete(id);
     }
@@ -242,6 +242,11 @@ export class ReadTally {
     let lowest = Number.POSITIVE_INFINITY;
     for (const entry of this.pending.values()) if (entry.since < lowest) lowest = entry.since;
     return lowest === Number.POSITIVE_INFINITY ? (this.q.lastAudit.get()?.id ?? 0) : lowest - 1;
+  }
+
+  /** Writes a pending pair into its row (a field the tally does not hold stays as stored). */
+  private writeRow(id: number, entry: Pending): void {
+    this.q.writeBack.run(entry.readCount ?? null, entry.head ?? null, id);
   }
 
   private change(id: number, since: number): Pending {

@@ -103,19 +103,18 @@ export class SqliteSecretStore implements SecretStore {
 
   live(scope: string, key: string): SecretRecord | undefined {
     const r = this.q.live.get(scope, key);
-    if (r === undefined) return undefined;
-    const record = secretRecordFromColumns(r);
+    return r === undefined ? undefined : this.withTally(secretRecordFromColumns(r));
+  }
+
+  /** A record with the read tally's count (read-tally.ts), in place. */
+  private withTally(record: SecretRecord): SecretRecord {
     record.readCount = this.tally.readCount(record.id, record.readCount);
     return record;
   }
 
   /** Records of rows, with the tally's read counts. */
   private toRecords(rows: Row[]): SecretRecord[] {
-    return rows.map((row) => {
-      const record = toSecretRecord(row);
-      record.readCount = this.tally.readCount(record.id, record.readCount);
-      return record;
-    });
+    return rows.map((row) => this.withTally(toSecretRecord(row)));
   }
 
   liveForChange(scope: string, key: string): SecretRecord | undefined {
