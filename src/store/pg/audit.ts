@@ -16,6 +16,27 @@ const APPEND = prepared(
    UPDATE audit_chains SET seq = $10, hash = $11, at = $2, mac = $12 WHERE chain = $9`,
 );
 
+/**
+ * One page of the audit log, newest first: $1 scope, $2/$3 since/until (ms,
+ * or NULL), $4 the cursor (rows below this id, or NULL), $5 action, $6 key,
+ * $7 key prefix (each NULL: no filter), $8 the limit. Exported for the plan
+ * tests.
+ */
+export const AUDIT_PAGE_SQL = `SELECT id, scope, at, action, key, actor, principal_id, ip, count, hash FROM audit
+  WHERE scope = $1
+    AND ($2::bigint IS NULL OR at >= $2) AND ($3::bigint IS NULL OR at < $3) AND ($4::bigint IS NULL OR id < $4)
+    AND ($5::text IS NULL OR action = $5) AND ($6::text IS NULL OR key = $6)
+    AND ($7::text IS NULL OR starts_with(key, $7))
+  ORDER BY id DESC LIMIT $8`;
+
+/**
+ * Sorts off around AUDIT_PAGE_SQL, in its transaction only (SET LOCAL; the
+ * reset puts back the server's setting for the statements after it): the
+ * page is read from an index in id order whatever the statistics say
+ * (PgAuditStore.page).
+ */
+export const AUDIT_PAGE_HINT = { on: "SET LOCAL enable_sort = off", off: "SET LOCAL enable_sort TO DEFAULT" } as const;
+
 /** A chain's head as `audit_chains` keeps it: its last position, hash and time (ms). */
 export interface ChainHead {
   seq: number;
@@ -116,17 +137,33 @@ export class PgAuditStore implements AuditStore {
     return undefined;
   }
 
+  /**
+   * One page of a scope's rows, newest first (AuditStore.page).
+   *
+   * Every filter but a key prefix alone has an index that holds its rows in
+   * id order (`audit_scope`, `audit_scope_action`, `audit_scope_key`, each
+   * ending with the id), so a backward scan of it stops at the limit. The
+   * planner chose otherwise when its statistics were older than a key's rows
+   * (the table analysed while it was empty, or before one key grew fast): it
+   * expected a few rows, fetched all of the key's by a bitmap scan and
+   * sorted them, 30-45 ms a page for a key with 65,000 rows instead of 0.1
+   * (docs/performance.md, "Reads at scale"). So the page runs with sorts
+   * off for this statement alone (AUDIT_PAGE_HINT, reset after it in the
+   * same transaction; the three go out together on the pipelined
+   * connection, so no other unit's statement comes between them). A key
+   * prefix alone is planned as statistics say: a range of `audit_scope_key`
+   * and a sort may then be the cheaper plan.
+   * @throws whatever node-postgres throws for the statement.
+   */
   async page(q: AuditPageQuery): Promise<AuditRow[]> {
-    const r = await this.db.query<AuditRow>(
-      `SELECT id, scope, at, action, key, actor, principal_id, ip, count, hash FROM audit
-         WHERE scope = $1
-           AND ($2::bigint IS NULL OR at >= $2) AND ($3::bigint IS NULL OR at < $3) AND ($4::bigint IS NULL OR id < $4)
-           AND ($5::text IS NULL OR action = $5) AND ($6::text IS NULL OR key = $6)
-           AND ($7::text IS NULL OR starts_with(key, $7))
-         ORDER BY id DESC LIMIT $8`,
-      [q.scope, q.sinceMs ?? null, q.untilMs ?? null, q.beforeId ?? null, q.action, q.key, q.keyPrefix, q.limit],
-    );
-    return r.rows;
+    const values = [q.scope, q.sinceMs ?? null, q.untilMs ?? null, q.beforeId ?? null, q.action, q.key, q.keyPrefix, q.limit];
+    if (q.keyPrefix !== null && q.key === null) return (await this.db.query<AuditRow>(AUDIT_PAGE_SQL, values)).rows;
+    const [, page] = await Promise.all([
+      this.db.query(AUDIT_PAGE_HINT.on),
+      this.db.query<AuditRow>(AUDIT_PAGE_SQL, values),
+      this.db.query(AUDIT_PAGE_HINT.off),
+    ]);
+    return page.rows;
   }
 
   /**
