@@ -32,7 +32,7 @@ export interface Recorded {
  * A lifecycle of our own, with an EventSink that records what it is given, over
  * the engine under test (buildTestWork: SQLite's group commit, or PostgreSQL in pg-matrix).
  */
-export function recordingLifecycle(options: { activeLimit?: number | null } = {}): {
+export function recordingLifecycle(options: { activeLimit?: number | null; failEvent?: (event: SecretEvent) => boolean } = {}): {
   secrets: SecretLifecycle;
   tx: UnitOfWork<Work>;
   query: TestVault["query"];
@@ -44,6 +44,8 @@ export function recordingLifecycle(options: { activeLimit?: number | null } = {}
   const events: EventSink = {
     secretEvent: (_w, event) => {
       recorded.events.push(structuredClone(event));
+      // A sink that fails after the unit awaited something: the unit's own statements already ran.
+      if (options.failEvent?.(event)) return Promise.reject(new Error(`sink refused ${event.type} ${event.key}`));
     },
     secretsPruned: (_w, scope, count) => {
       recorded.pruned.push({ scope, count });

@@ -89,6 +89,19 @@ describe("SecretLifecycle: TTL", () => {
     expect(await countOf(v, "SELECT count(*) AS n FROM secrets WHERE state = 'expired' AND ciphertext IS NOT NULL")).toBe(0);
   });
 
+  it("expireDue fails as a whole when one row's event fails, after every row of the unit settled: nothing expired", async () => {
+    const life = recordingLifecycle({ failEvent: (event) => event.type === "secret.expired" && event.key === "due/2" });
+    for (let i = 1; i <= 3; i++) {
+      await inTx(life.tx, (w) => life.secrets.create(w, { scope: GLOBAL_SCOPE, key: `due/${i}`, value: "v", ttlSeconds: 1 }, ORIGIN));
+    }
+    life.clock.advance(60_000);
+    await expect(inTx(life.tx, (w) => life.secrets.expireDue(w, 10, ORIGIN))).rejects.toThrow("sink refused secret.expired due/2");
+    // Each row's event was attempted before the unit failed, and its rollback undid all three.
+    expect(life.recorded.events.filter((e) => e.type === "secret.expired").map((e) => e.key)).toEqual(["due/1", "due/2", "due/3"]);
+    const states = await life.query("SELECT state, count(*) AS n FROM secrets GROUP BY state");
+    expect(states).toEqual([{ state: "active", n: 3 }]);
+  });
+
   it("the sweeper expires everything due, SWEEP_BATCH at a time, through the group commit", async () => {
     const v = buildTestVault();
     const n = SWEEP_BATCH * 2 + 10;

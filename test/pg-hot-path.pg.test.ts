@@ -7,7 +7,7 @@ import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-
 import type { TestDatabase } from "./pg-database.js";
 
 // The PostgreSQL hot path (docs/performance.md, "PostgreSQL"): statements sent without waiting
-// (BEGIN, the audit append) never let a unit answer past their failure, and a read folded into its
+// (BEGIN, the audit append, an expiry) never let a unit answer past their failure, and a read folded into its
 // guarded UPDATE answers with the row version it counted, never an old value with new limits.
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -69,6 +69,22 @@ describePg("the PostgreSQL hot path", () => {
       await w.audit.append(Object.assign({}, badRow, { count: 1 }));
     });
     expect(await liveCount(engine, "wb/next")).toBe(1);
+  });
+
+  it("fails the unit, and commits none of it, when an expiry sent without waiting fails", async () => {
+    const { engine } = nodes[0] as { engine: PgEngine };
+    const live = await engine.tx.run((w) => w.secrets.insert(secret("wb/expire")));
+    const run = engine.tx.run(async (w) => {
+      await w.secrets.expire(live.id, NOW);
+      await w.secrets.insert(secret("wb/expire-later"));
+      // NaN is no bigint: the server refuses this UPDATE after the unit went on without its answer.
+      await w.secrets.expire(live.id, Number.NaN);
+      return "acknowledged";
+    });
+    await expect(run).rejects.toMatchObject({ code: "22P02" });
+    expect(await liveCount(engine, "wb/expire-later")).toBe(0);
+    const state = await engine.pool.query<{ state: string }>("SELECT state FROM secrets WHERE id = $1", [live.id]);
+    expect(state.rows[0]?.state).toBe("active");
   });
 
   it("never answers a read with the old value and the new limits while PUTs replace it on the other node", async () => {

@@ -226,12 +226,20 @@ export class SecretLifecycle {
   /**
    * The sweeper's step: expires up to `batch` secrets whose expires_at has
    * passed, destroying their values and emitting `secret.expired`.
+   * The rows are independent: each row's statements are issued without
+   * waiting for the row before, and all have settled
+   * before it returns or throws (on PostgreSQL they share the unit's round
+   * trips on the pipelined connection instead of taking one or two each;
+   * on SQLite they run one after the other as before), and a failure of any
+   * fails the whole unit.
    * @returns how many were expired (less than `batch` means none remain).
    */
   async expireDue(w: Work, batch: number, origin: Origin): Promise<number> {
     const now = this.deps.now();
     const rows = await w.secrets.due(now, batch);
-    for (const row of rows) await this.expireRow(w, row, now, origin);
+    // Every row settled before the unit ends, failed or not: no statement of it runs after a rollback.
+    const settled = await Promise.allSettled(rows.map((row) => this.expireRow(w, row, now, origin)));
+    for (const outcome of settled) if (outcome.status === "rejected") throw outcome.reason;
     return rows.length;
   }
 

@@ -54,7 +54,7 @@ export function createPgWork(
   const stores = createSqlStores(new PgExecutor(client));
   const subscribers = new SubscriberPrefetch(stores.webhooks, behind);
   return Object.assign(stores, {
-    secrets: new PgSecretStore(client, (scope) => subscribers.prefetch(scope)),
+    secrets: new PgSecretStore(client, (scope) => subscribers.prefetch(scope), behind),
     audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys, behind),
     outbox: new PgOutboxStore(client),
   });

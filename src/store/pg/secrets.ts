@@ -6,6 +6,7 @@ import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretRepla
 import { newSecretValues } from "../secrets.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
+import type { WriteBehind } from "./write-behind.js";
 
 const COLUMNS = SECRET_COLUMNS.join(", ");
 
@@ -64,10 +65,14 @@ export class PgSecretStore implements SecretStore {
    *   need whatever its outcome (the webhook subscribers, store/pg/prefetch.ts):
    *   sent first on the pipelined connection, so the change's statement is
    *   the last of its round trip.
+   * @param behind the unit of work's write-behind statements: an expiry is
+   *   sent without waiting for its answer (store/pg/write-behind.ts); absent,
+   *   expire() waits for it.
    */
   constructor(
     private readonly db: Queryable,
     private readonly beforeChange?: (scope: string) => void,
+    private readonly behind?: WriteBehind,
   ) {}
 
   async live(scope: string, key: string): Promise<SecretRecord | undefined> {
@@ -120,8 +125,21 @@ export class PgSecretStore implements SecretStore {
     await runPrepared(this.db, SEAL, [id, now]);
   }
 
-  async expire(id: number, now: number): Promise<void> {
-    await runPrepared(this.db, EXPIRE, [id, now]);
+  /**
+   * Makes secret `id` a tombstone (SecretStore.expire). With the unit's
+   * write-behind set, returns once the UPDATE is sent: nothing in the unit
+   * reads its answer, and the sweeper expires a unit's secrets one after
+   * the other, so awaiting each UPDATE put a round trip per secret on the
+   * sweeper, about a millisecond each while reads kept the event loop busy
+   * (docs/performance.md, "Reads at scale"). A failure fails the unit at
+   * COMMIT; later statements of the unit see the row expired (the
+   * connection runs them in order).
+   */
+  expire(id: number, now: number): Promise<void> | undefined {
+    const statement = runPrepared(this.db, EXPIRE, [id, now]);
+    if (this.behind === undefined) return statement.then(() => undefined);
+    this.behind.track(statement);
+    return undefined;
   }
 
   async patch(id: number, p: SecretPatch, now: number): Promise<SecretRecord> {
