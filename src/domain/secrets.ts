@@ -226,13 +226,16 @@ export class SecretLifecycle {
   /**
    * The sweeper's step: expires up to `batch` secrets whose expires_at has
    * passed, destroying their values and emitting `secret.expired`.
-   * The rows are independent: each row's statements are issued without
-   * waiting for the row before, and all have settled
-   * before it returns or throws (on PostgreSQL they share the unit's round
-   * trips on the pipelined connection instead of taking one or two each;
-   * on SQLite they run one after the other as before), and a failure of any
-   * fails the whole unit.
+   * The rows are independent, so each row's statements are issued without
+   * waiting for the row before: on PostgreSQL they share the unit's round
+   * trips on the pipelined connection instead of taking one or two each
+   * (docs/performance.md, "Reads at scale"); on SQLite, whose statements
+   * answer at once, they run one after the other as before. Every row has
+   * settled before this returns or throws, and a failure of any fails the
+   * whole unit.
    * @returns how many were expired (less than `batch` means none remain).
+   * @throws (rejects) the first row's failure in row order, a store's or an
+   *   event sink's: the caller's unit rolls back, nothing of it expired.
    */
   async expireDue(w: Work, batch: number, origin: Origin): Promise<number> {
     const now = this.deps.now();
