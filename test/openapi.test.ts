@@ -64,6 +64,17 @@ describe("the OpenAPI document", () => {
     }
   });
 
+  it("documents the 400 of every operation that takes a cursor (a bad cursor or limit is refused)", async () => {
+    const doc = await documentOf(buildTestVault());
+    const paged = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => (op.parameters ?? []).some((p) => p.in === "query" && p.name === "cursor"))
+        .map(([method, op]) => ({ name: `${method} ${path}`, op })),
+    );
+    expect(paged.map((p) => p.name)).toContain("get /orgs/{org_id}/principals");
+    for (const { name, op } of paged) expect(Object.keys(op.responses), name).toContain("400");
+  });
+
   it("gives every response of every operation a JSON schema", async () => {
     const doc = await documentOf(buildTestVault());
     for (const [path, ops] of Object.entries(doc.paths)) {

@@ -7,7 +7,7 @@ import { int, nullableInt } from "./answers.js";
 import { intRange, MAX_UNIX_SECONDS, seconds } from "./input.js";
 import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
 import type { Route } from "./declare.js";
-import { BAD_PAGE, DELETED, listOp, op } from "./ops.js";
+import { DELETED, listOp, op } from "./ops.js";
 import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** POST /keys body (docs/keys.md, docs/contract.md §4, §5 and §8). */
@@ -106,7 +106,6 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
       auditAction: "key.listed",
       field: "keys",
       item: keySchema,
-      errors: { 400: BAD_PAGE },
       // Read through the group commit, like every other request: the answer
       // leaves only once what it shows is committed.
       page: (c, _params, { limit, afterId }) => tx.run((w) => scopedKeys.list(w, keyPrefixOf(c) ?? null, { limit, after: afterId })),

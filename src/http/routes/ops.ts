@@ -49,7 +49,7 @@ export interface OpDecl<P extends ParamsSchema | undefined, Q extends ParamsSche
 export const DELETED = [200, "{deleted: true}", deletedSchema] as const;
 
 /** The 400 of a paged list (input.ts pageQuery, decodeCursor). */
-export const BAD_PAGE = "invalid limit or cursor";
+const BAD_PAGE = "invalid limit or cursor";
 
 /** The responses route() declares: the success `ok`, and the errors (a bare description becomes `{description}`). */
 function responsesOf(errors: Errors | undefined, status: number, ok: ResponseDecl): Record<number, ResponseDecl> {
@@ -117,7 +117,8 @@ export function listOp<P extends ParamsSchema | undefined = undefined, T = unkno
     auditAction: decl.auditAction,
     params: decl.params,
     query: pageQuery,
-    responses: responsesOf(decl.errors, 200, { description, schema: listSchema(field, decl.item) }),
+    // Every list refuses a bad limit or cursor (pageOf), whatever else its route refuses.
+    responses: responsesOf({ 400: BAD_PAGE, ...decl.errors }, 200, { description, schema: listSchema(field, decl.item) }),
     handler: async (c, { params, query }) => {
       const args = pageOf(query);
       const got = await page(c, params, args);

@@ -6,7 +6,7 @@ import { int } from "./answers.js";
 import type { Route } from "./declare.js";
 import { seconds } from "./input.js";
 import { inOrg } from "./org-scope.js";
-import { BAD_PAGE, DELETED, listOp, NO_ORG, op } from "./ops.js";
+import { DELETED, listOp, NO_ORG, op } from "./ops.js";
 import { metadataField, nameField } from "./org-input.js";
 
 /** POST /orgs body (docs/orgs.md, docs/contract.md §4). */
@@ -46,7 +46,6 @@ export function orgManagementRoutes(deps: OrgRouteDeps): Route[] {
       summary: "List organizations, oldest first.",
       field: "orgs",
       item: orgSchema,
-      errors: { 400: BAD_PAGE },
       page: (_c, _params, { limit, afterId }) => tx.run((w) => orgs.list(w, limit, afterId)),
       json: orgSummary,
     }),

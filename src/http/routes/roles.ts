@@ -3,7 +3,7 @@ import type { Role, Roles } from "../../domain/roles.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import type { Route } from "./declare.js";
 import { inOrg } from "./org-scope.js";
-import { BAD_PAGE, DELETED, listOp, NO_ORG, op } from "./ops.js";
+import { DELETED, listOp, NO_ORG, op } from "./ops.js";
 import { idOrNotFound, ROLE_NAME_PATTERN, permissionsField, roleNameField } from "./org-input.js";
 
 /** POST /orgs/:org_id/roles body (docs/contract.md §2, §4 and §8). */
@@ -63,7 +63,7 @@ export function roleRoutes(deps: RoleRouteDeps): Route[] {
       field: "roles",
       item: v.object({ name: v.string(), permissions: v.string(), builtin: v.boolean() }),
       description: "{roles: [{name, permissions, builtin}], next_cursor?}",
-      errors: { 400: BAD_PAGE, 404: NO_ORG },
+      errors: { 404: NO_ORG },
       page: (c, _params, { limit, afterId }) => inOrg(tx, c, (w, orgId) => roles.list(w, orgId, limit, afterId)),
       json: (r) => ({ name: r.name, permissions: r.permissions, builtin: r.builtin }),
     }),

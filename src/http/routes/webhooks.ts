@@ -6,7 +6,7 @@ import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import { checkWebhookTarget, parseWebhookUrl } from "../../webhooks/address-guard.js";
 import type { Lookup } from "../../webhooks/address-guard.js";
 import type { Route } from "./declare.js";
-import { BAD_PAGE, DELETED, listOp, op } from "./ops.js";
+import { DELETED, listOp, op } from "./ops.js";
 import { idOrNotFound } from "./org-input.js";
 import type { RouteScope } from "./scope.js";
 import { byScope, SCOPES } from "./scope.js";
@@ -86,7 +86,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       auditAction,
       field: "webhooks",
       item: webhookSchema,
-      errors: { 400: BAD_PAGE, ...scope.missing },
+      errors: { ...scope.missing },
       page: (c, _params, { limit, afterId }) => tx.run(async (w) => registry.list(w, await viewIn(w, c, scope), { limit, afterId })),
       json: webhookJson,
     }),
@@ -125,7 +125,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       params: webhookParams,
       field: "deliveries",
       item: attemptSchema,
-      errors: { 400: BAD_PAGE, ...NO_WEBHOOK },
+      errors: { ...NO_WEBHOOK },
       // Newest first: the cursor is the row id the next page ends before.
       page: (c, params, { limit, afterId }) => onWebhook(tx, c, scope, params.id, (w, view, id) => registry.attempts(w, view, id, { limit, beforeId: afterId })),
       json: attemptJson,
