@@ -3,14 +3,16 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger, createVault, openDatabase, ValueCipher } from "../dist/index.js";
+import { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } from "../dist/index.js";
 import { renderSchema, SCHEMA_PATH } from "./client-schema.mjs";
 
 const root = join(import.meta.dirname, "..");
-const vault = createVault({
-  db: openDatabase(":memory:"),
-  cipher: new ValueCipher(randomBytes(32)),
-  log: createLogger("silent"),
+const cipher = new ValueCipher(randomBytes(32));
+const log = createLogger("silent");
+const engine = new SqliteEngine(openDatabase(":memory:"), { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null, log });
+const vault = createVault(engine, {
+  cipher,
+  log,
   masterKey: randomBytes(16).toString("hex"),
   now: () => Date.now(),
   activeLimit: () => null,

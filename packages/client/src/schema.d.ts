@@ -663,6 +663,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description missing, invalid, expired or revoked token */
                 401: {
                     headers: {
@@ -1522,6 +1534,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description missing, invalid, expired or revoked token */
                 401: {
                     headers: {
@@ -2024,6 +2048,18 @@ export interface paths {
                                 valid_before: number | null;
                             }[];
                             next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
                         };
                     };
                 };
