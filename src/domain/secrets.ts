@@ -240,9 +240,7 @@ export class SecretLifecycle {
   async expireDue(w: Work, batch: number, origin: Origin): Promise<number> {
     const now = this.deps.now();
     const rows = await w.secrets.due(now, batch);
-    // Every row settled before the unit ends, failed or not: no statement of it runs after a rollback.
-    const settled = await Promise.allSettled(rows.map((row) => this.expireRow(w, row, now, origin)));
-    for (const outcome of settled) if (outcome.status === "rejected") throw outcome.reason;
+    await this.expireRows(w, rows, now, origin);
     return rows.length;
   }
 
@@ -253,11 +251,9 @@ export class SecretLifecycle {
    */
   async prune(w: Work, scope: string, origin: Origin, keyPrefix?: string): Promise<number> {
     const now = this.deps.now();
-    for (const row of await w.secrets.dueInScope(now, scope)) {
-      // A prefix-scoped prune touches only its prefix, expiries included.
-      if (keyPrefix !== undefined && (row.isPublic || !row.key.startsWith(keyPrefix))) continue;
-      await this.expireRow(w, row, now, origin);
-    }
+    // A prefix-scoped prune touches only its prefix, expiries included.
+    const due = (await w.secrets.dueInScope(now, scope)).filter((row) => keyPrefix === undefined || (!row.isPublic && row.key.startsWith(keyPrefix)));
+    await this.expireRows(w, due, now, origin);
     const pruned = await w.secrets.pruneExpired(scope, keyPrefix);
     await this.deps.events.secretsPruned(w, scope, pruned, origin);
     return pruned;
@@ -277,6 +273,17 @@ export class SecretLifecycle {
     if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
     if (isDue(row, now)) throw new PastTtl(row.scope, row.key);
     return row;
+  }
+
+  /**
+   * Expires `rows` (expireDue, prune), each row's statements issued without
+   * waiting for the row before; every row settled, failed or not, before it
+   * returns or throws: no statement of the unit runs after its rollback.
+   * @throws (rejects) the first failure in row order.
+   */
+  private async expireRows(w: Work, rows: readonly SecretRecord[], now: number, origin: Origin): Promise<void> {
+    const settled = await Promise.allSettled(rows.map((row) => this.expireRow(w, row, now, origin)));
+    for (const outcome of settled) if (outcome.status === "rejected") throw outcome.reason;
   }
 
   private async expireRow(w: Work, row: SecretRecord, now: number, origin: Origin): Promise<void> {
