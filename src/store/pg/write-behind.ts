@@ -1,7 +1,7 @@
 /**
  * The statements of one unit of work that are sent without waiting for
- * their answer: BEGIN, and the audit append (a row nothing in the unit
- * reads back). The pool's connections are pipelined (store/pg/pool.ts), so
+ * their answer: BEGIN, the audit append and an expiry (statements whose
+ * answer nothing in the unit reads). The pool's connections are pipelined (store/pg/pool.ts), so
  * such a statement rides the round trip of the next statement the unit
  * waits for, or of its COMMIT (docs/performance.md, "PostgreSQL").
  *
