@@ -29,7 +29,8 @@
 //
 // Settings: SCALE_SIZES, SCALE_SECONDS (5), SCALE_WARMUP_SECONDS (3), SCALE_CONNECTIONS (50), SCALE_REPEAT (3),
 // SCALE_EXPIRING (100000; 0 skips step 4), SCALE_CREATE_CONCURRENCY (64), SCALE_DATA_DIR,
-// SCALE_PREPARE_ONLY=1 (with SCALE_DATA_DIR: make the data sets and stop),
+// SCALE_PREPARE_ONLY=1 (with SCALE_DATA_DIR: make the data sets and stop), SCALE_ALLOW_OLD_DATA=1
+// (measure kept data sets made at an older schema version, refused otherwise),
 // SCALE_DATABASE_URL (an empty PostgreSQL database), SCALE_SERVER_ENV (extra VAULT_* settings
 // for the server, "NAME=value,NAME=value").
 import { execFileSync } from "node:child_process";
@@ -185,6 +186,31 @@ async function eventCount(url, token, type) {
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "-");
 
+/** The newest schema version schema.sql declares (its `-- version: N` sections): the build's. */
+function buildSchemaVersion() {
+  const sql = readFileSync(new URL("../schema.sql", import.meta.url), "utf8");
+  return Math.max(...[...sql.matchAll(/^-- version: (\d+)$/gm)].map((m) => Number(m[1])));
+}
+
+/**
+ * Refuses a kept data set made at an older schema version (SQLite's user_version) unless
+ * SCALE_ALLOW_OLD_DATA=1: the server would migrate its copy at the start, and its reads would
+ * measure the upgrade (a secret made before version 13 has no audit head, so its first read
+ * writes its row at once), not the build.
+ */
+async function refuseOlderSchema(n, home) {
+  const { default: Database } = await import("better-sqlite3");
+  const db = new Database(join(home, "data", "vault.db"), { readonly: true, fileMustExist: true });
+  const made = Number(db.pragma("user_version", { simple: true }));
+  db.close();
+  const build = buildSchemaVersion();
+  if (made >= build || process.env.SCALE_ALLOW_OLD_DATA === "1") return;
+  throw new Error(
+    `N=${n}: ${home} was made at schema version ${made}, this build's is ${build}: its reads would measure the upgrade. ` +
+      "Make the data sets again (SCALE_PREPARE_ONLY=1 with a new SCALE_DATA_DIR), or set SCALE_ALLOW_OLD_DATA=1.",
+  );
+}
+
 /**
  * N live secrets in a data directory: `{dir, env, home, temporary}`. With SCALE_DATA_DIR,
  * made once into `<dir>/n<N>/` (data/ and settings.json) and reused; else in a temporary directory.
@@ -194,6 +220,7 @@ async function prepare(n) {
   const settingsFile = join(home, "settings.json");
   if (KEEP_DIR !== undefined && existsSync(settingsFile)) {
     const saved = JSON.parse(readFileSync(settingsFile, "utf8"));
+    await refuseOlderSchema(n, home);
     process.stderr.write(`N=${n}: reusing ${home}\n`);
     return { dir: join(home, "data"), env: saved.env, home, temporary: false };
   }
