@@ -186,10 +186,15 @@ async function eventCount(url, token, type) {
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "-");
 
-/** The newest schema version schema.sql declares (its `-- version: N` sections): the build's. */
-function buildSchemaVersion() {
-  const sql = readFileSync(new URL("../schema.sql", import.meta.url), "utf8");
-  return Math.max(...[...sql.matchAll(/^-- version: (\d+)$/gm)].map((m) => Number(m[1])));
+/** The build's schema version: the user_version its migrations give a new database (dist/). */
+async function buildSchemaVersion() {
+  const { openDatabase } = await import("../dist/index.js");
+  const db = openDatabase(":memory:");
+  try {
+    return Number(db.pragma("user_version", { simple: true }));
+  } finally {
+    db.close();
+  }
 }
 
 /**
@@ -203,7 +208,7 @@ async function refuseOlderSchema(n, home) {
   const db = new Database(join(home, "data", "vault.db"), { readonly: true, fileMustExist: true });
   const made = Number(db.pragma("user_version", { simple: true }));
   db.close();
-  const build = buildSchemaVersion();
+  const build = await buildSchemaVersion();
   if (made >= build || process.env.SCALE_ALLOW_OLD_DATA === "1") return;
   throw new Error(
     `N=${n}: ${home} was made at schema version ${made}, this build's is ${build}: its reads would measure the upgrade. ` +
