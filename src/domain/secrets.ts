@@ -231,7 +231,7 @@ export class SecretLifecycle {
    * trips on the pipelined connection instead of taking one or two each
    * (docs/performance.md, "Reads at scale"); on SQLite, whose statements
    * answer at once, they run one after the other as before. Every row has
-   * settled before this returns or throws, and a failure of any fails the
+   * settled before this returns or throws, and one row's failure fails the
    * whole unit.
    * @returns how many were expired (less than `batch` means none remain).
    * @throws (rejects) the first row's failure in row order, a store's or an
