@@ -86,7 +86,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       auditAction,
       field: "webhooks",
       item: webhookSchema,
-      errors: { ...scope.missing },
+      errors: scope.missing,
       page: (c, _params, { limit, afterId }) => tx.run(async (w) => registry.list(w, await viewIn(w, c, scope), { limit, afterId })),
       json: webhookJson,
     }),
@@ -125,7 +125,7 @@ function webhookFamily(deps: WebhookRouteDeps, scope: RouteScope): Route[] {
       params: webhookParams,
       field: "deliveries",
       item: attemptSchema,
-      errors: { ...NO_WEBHOOK },
+      errors: NO_WEBHOOK,
       // Newest first: the cursor is the row id the next page ends before.
       page: (c, params, { limit, afterId }) => onWebhook(tx, c, scope, params.id, (w, view, id) => registry.attempts(w, view, id, { limit, beforeId: afterId })),
       json: attemptJson,
