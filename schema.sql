@@ -335,3 +335,22 @@ ALTER TABLE secrets ADD COLUMN audit_head INTEGER;
 -- the rows above it before it serves (store/sqlite/read-replay.ts). A build
 -- before this version would not replay them, hence the version.
 INSERT INTO meta (name, value) SELECT 'reads_flushed', coalesce(max(id), 0) FROM audit;
+
+-- version: 15
+-- Written-back read counts (store/sqlite/read-tally.ts): the read tally
+-- writes a secret's pending pair (read_count, audit_head) here, not into the
+-- secret's row. A secrets row of about 170 bytes shares its page with about
+-- 24 others, so at a million secrets read at random every write-back wrote a
+-- page of its own (a WAL frame, then a checkpoint write); a row here is about
+-- 14 bytes, about 290 share a page, and the tally writes back the pending
+-- secrets of one range of 256 ids together. A row here supersedes its
+-- secret's pair, and agrees with itself as the secret's row does (read_count
+-- counts exactly the reads at or below audit_head); a change of the secret's
+-- row (patch, replace, seal, expire, remove, a compare-and-set read) first
+-- folds it into the row and deletes it, so it exists only for a live secret
+-- whose row has not been written since. No foreign key: the stores keep it.
+CREATE TABLE secret_reads (
+  id         INTEGER PRIMARY KEY,                   -- secrets.id
+  read_count INTEGER NOT NULL CHECK (read_count >= 0),
+  audit_head INTEGER
+) STRICT;

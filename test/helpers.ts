@@ -116,10 +116,18 @@ export function buildSqliteTestVault(options: Partial<VaultOptions> & { db?: Db 
 function sqliteTestVault(options: Partial<VaultOptions>, db: Db = openDatabase(":memory:")): TestVault<SqliteEngine> {
   const { clock, common } = testOptions(options);
   const engine = new SqliteEngine(db, { auditChainKey: common.cipher.auditChainKeys().get(common.cipher.currentKeyId) ?? null, log: common.log });
-  // Raw SQL sees the rows as a stop would leave them: the read tally written back first (read-tally.ts).
+  // Raw SQL sees every read counted in the secrets' own rows, as PostgreSQL keeps them: the read
+  // tally written back as a stop writes it (read-tally.ts), then the written-back pairs folded into
+  // their rows (schema.sql version 15: a `secret_reads` row supersedes its secret's pair).
   const raw = sqliteQuery(db);
   const query: RawQuery = (sql, ...params) => {
-    if (!db.inTransaction) engine.work.tally.flushAll(db);
+    if (!db.inTransaction) {
+      engine.work.tally.flushAll(db);
+      db.exec(
+        `UPDATE secrets SET read_count = r.read_count, audit_head = r.audit_head FROM secret_reads AS r WHERE r.id = secrets.id;
+         DELETE FROM secret_reads;`,
+      );
+    }
     return raw(sql, ...params);
   };
   return withRequests(createVault(engine, common), clock, common.cipher, query);

@@ -63,6 +63,13 @@ async function sqliteVault(): Promise<string> {
 describePg("migrate --from-sqlite and audit verify on PostgreSQL", () => {
   it("copies everything with ids and ciphertexts, keeps the audit chain verifiable, and goes on from there", async () => {
     const dir = await sqliteVault();
+    // The stop wrote the read back into secret_reads (schema.sql version 15), not into the secret's row.
+    const file = openDatabase(join(dir, "vault.db"));
+    expect(file.prepare("SELECT s.read_count AS row, r.read_count AS side FROM secrets s JOIN secret_reads r ON r.id = s.id WHERE s.key = 'db/pass'").get()).toEqual({
+      row: 0,
+      side: 1,
+    });
+    file.close();
     const target = await createTestDatabase();
     databases.push(target);
     const lines: string[] = [];

@@ -7,7 +7,8 @@ import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
-import { FLUSH_INTERVAL_MS, READS_FLUSHED_META } from "../src/store/sqlite/read-tally.js";
+import { FLUSH_CHUNK, FLUSH_INTERVAL_MS, GROUP_BITS, READS_FLUSHED_META } from "../src/store/sqlite/read-tally.js";
+import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
 import { buildSqliteTestVault } from "./helpers.js";
 import type { SqliteTestVault } from "./helpers.js";
 
@@ -38,8 +39,19 @@ function crashImage(dir: string): Db {
   return openDatabase(join(to, "vault.db"));
 }
 
-/** The stored rows (no write-back first): key -> read_count. */
+/** The stored pairs (no write-back first): key -> read_count, its `secret_reads` row's if it has one, else its row's. */
 function storedCounts(db: Db): Map<string, number> {
+  const rows = db
+    .prepare(
+      `SELECT s.key, coalesce(r.read_count, s.read_count) AS read_count
+         FROM secrets s LEFT JOIN secret_reads r ON r.id = s.id WHERE s.state IN ('active', 'sealed')`,
+    )
+    .all() as { key: string; read_count: number }[];
+  return new Map(rows.map((r) => [r.key, r.read_count]));
+}
+
+/** The secrets' own rows, `secret_reads` left out: key -> read_count. */
+function rowCounts(db: Db): Map<string, number> {
   const rows = db.prepare("SELECT key, read_count FROM secrets WHERE state IN ('active', 'sealed')").all() as { key: string; read_count: number }[];
   return new Map(rows.map((r) => [r.key, r.read_count]));
 }
@@ -83,6 +95,77 @@ describe("the read tally", () => {
     const mark = v.db.prepare("SELECT value FROM meta WHERE name = ?").get(READS_FLUSHED_META) as { value: string };
     const last = v.db.prepare("SELECT max(id) AS id FROM audit").get() as { id: number };
     expect(Number(mark.value)).toBe(last.id);
+  });
+
+  it("a write-back writes the pairs into secret_reads, not the secrets' rows; a change of the row folds them back", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const { v, dir } = fileVault();
+    for (const key of ["p", "d", "r"]) await v.asMaster("POST", "/secrets", { key, value: "v", max_reads: 9 });
+    for (const key of ["p", "p", "d", "r"]) await v.asMaster("GET", `/secrets/${key}`);
+    vi.setSystemTime(Date.now() + FLUSH_INTERVAL_MS + 1);
+    await v.asMaster("POST", "/secrets", { key: "later", value: "v" });
+    expect(v.sqlite.work.tally.size).toBe(0);
+    expect(storedCounts(v.db)).toEqual(new Map([["p", 2], ["d", 1], ["r", 1], ["later", 0]]));
+    expect(rowCounts(v.db)).toEqual(new Map([["p", 0], ["d", 0], ["r", 0], ["later", 0]]));
+    const side = () => (v.db.prepare("SELECT s.key FROM secret_reads r JOIN secrets s ON s.id = r.id ORDER BY s.key").all() as { key: string }[]).map((r) => r.key);
+    expect(side()).toEqual(["d", "p", "r"]);
+    // The vault answers the written-back counts, in a read and in the list.
+    expect(await (await v.asMaster("GET", "/secrets/p")).json()).toMatchObject({ read_count: 3 });
+    expect(await listedCounts(v)).toEqual(new Map([["p", 3], ["d", 1], ["r", 1], ["later", 0]]));
+    expect(storedCounts(crashImage(dir))).toEqual(new Map([["p", 3], ["d", 1], ["r", 1], ["later", 0]]));
+    // A patch folds p's pair into its row first (then resets it), a delete removes d's, a replace r's.
+    expect((await v.asMaster("PATCH", "/secrets/p", { max_reads: 4 })).status).toBe(200);
+    expect((await v.asMaster("DELETE", "/secrets/d")).status).toBe(200);
+    expect((await v.asMaster("PUT", "/secrets/r", { value: "w" })).status).toBe(200);
+    expect(side()).toEqual([]);
+    expect(v.db.prepare("SELECT count(*) AS n FROM secret_reads").get()).toEqual({ n: 0 });
+    expect(rowCounts(v.db)).toEqual(new Map([["p", 0], ["r", 0], ["later", 0]]));
+    expect(await (await v.asMaster("GET", "/secrets/p")).json()).toMatchObject({ read_count: 1, max_reads: 4 });
+  });
+
+  it("a write-back takes every pending secret of the oldest secrets' id ranges, one leaf of secret_reads each", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const { v } = fileVault();
+    const n = (1 << GROUP_BITS) + 40;
+    for (let i = 0; i < n; i += 50) {
+      await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => v.asMaster("POST", "/secrets", { key: `k${i + j}`, value: "v" })));
+    }
+    const ids = v.db.prepare("SELECT id FROM secrets ORDER BY id").all() as { id: number }[];
+    expect(ids.at(-1)?.id).toBe(n);
+    // Read every secret, the newest range first: its secrets are the oldest pending.
+    const byId = [...ids].sort((a, b) => (b.id >> GROUP_BITS) - (a.id >> GROUP_BITS) || a.id - b.id);
+    for (const { id } of byId) {
+      const key = (v.db.prepare("SELECT key FROM secrets WHERE id = ?").get(id) as { key: string }).key;
+      expect((await v.asMaster("GET", `/secrets/${key}`)).status).toBe(200);
+    }
+    expect(v.sqlite.work.tally.size).toBe(n);
+    vi.setSystemTime(Date.now() + FLUSH_INTERVAL_MS + 1);
+    await v.asMaster("POST", "/secrets", { key: "later", value: "v" });
+    // The oldest FLUSH_CHUNK lie in the last range (ids 256 and above, 41 of them) and the first:
+    // both ranges whole, every one of the n, although the chunk is smaller.
+    expect(FLUSH_CHUNK).toBeLessThan(n);
+    expect(v.sqlite.work.tally.size).toBe(0);
+    expect(v.db.prepare("SELECT count(*) AS n FROM secret_reads").get()).toEqual({ n });
+  });
+
+  it("outside a batch, a compare-and-set read and a row change fold the secret_reads row first", async () => {
+    const db = openDatabase(":memory:");
+    const store = new SqliteSecretStore(db);
+    const base = { isPublic: false, ciphertext: Buffer.from("c"), now: 1, expiresAt: null, burnOnLimit: true, ownerId: null, allowedKeys: null };
+    const a = store.insert({ ...base, scope: "global", key: "a", maxReads: 4 });
+    const b = store.insert({ ...base, scope: "global", key: "b", maxReads: null });
+    db.prepare("INSERT INTO secret_reads (id, read_count, audit_head) VALUES (?, 2, NULL), (?, 5, NULL)").run(a.id, b.id);
+    const read = store.live("global", "a");
+    expect(read?.readCount).toBe(2);
+    expect(store.countRead(read as NonNullable<typeof read>)).toEqual({ readCount: 3, maxReads: 4 });
+    expect(rowCounts(db).get("a")).toBe(3);
+    // A stale count (the row's own 0, not the stored 2) is refused.
+    expect(store.countRead({ ...a, readCount: 0 })).toBeUndefined();
+    expect(store.list({ scope: "global", now: 2, afterId: 0, limit: 10, includeSealed: false, keyPrefix: undefined }).map((s) => s.readCount)).toEqual([3, 5]);
+    store.seal(b.id, 2);
+    expect(rowCounts(db)).toEqual(new Map([["a", 3], ["b", 5]]));
+    expect(db.prepare("SELECT count(*) AS n FROM secret_reads").get()).toEqual({ n: 0 });
+    db.close();
   });
 
   it("a crash image replays every acknowledged read once: the read limit stays exact", async () => {
@@ -140,10 +223,14 @@ describe("the read tally", () => {
       key: fc.constantFrom(...KEYS),
       maxReads: fc.constantFrom(undefined, 2, 5),
     });
+    // A batch that comes FLUSH_INTERVAL_MS late writes back the pending pairs into secret_reads first.
+    const batchOf = fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 12 }), late: fc.boolean() });
+    vi.useFakeTimers({ toFake: ["Date"] });
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }), async (batches) => {
+      fc.asyncProperty(fc.array(batchOf, { minLength: 1, maxLength: 6 }), async (batches) => {
         const { v, dir } = fileVault();
-        for (const batch of batches) {
+        for (const { ops: batch, late } of batches) {
+          if (late) vi.setSystemTime(Date.now() + FLUSH_INTERVAL_MS + 1);
           await Promise.all(
             batch.map((o) => {
               const path = `/secrets/${o.key}`;

@@ -51,6 +51,16 @@ const IDENTITIES: readonly [string, string][] = [
  */
 const SQLITE_ONLY_COLUMNS: readonly string[] = ["audit.prev", "secrets.audit_head"];
 
+/**
+ * Columns copied from an expression rather than the column itself: a
+ * secret's read count is its `secret_reads` row's when it has one, the
+ * SQLite read tally's written-back pair (schema.sql version 15), a table
+ * PostgreSQL does not have.
+ */
+const COPIED_FROM: Readonly<Record<string, string>> = {
+  "secrets.read_count": 'coalesce((SELECT r.read_count FROM secret_reads AS r WHERE r.id = "secrets".id), "secrets".read_count)',
+};
+
 /** Rows per INSERT statement. */
 const BATCH = 500;
 
@@ -180,7 +190,10 @@ async function copy(
       const columns = (schema.get(table.name) ?? []).filter((c) => !SQLITE_ONLY_COLUMNS.includes(`${table.name}.${c}`));
       const target = [...columns, ...(table.seq ? [table.seq] : []), ...(table.name === "audit" ? ["chain", "seq"] : [])].map(ident);
       const rows = db
-        .prepare(`SELECT rowid AS __rowid, ${columns.map(ident).join(", ")} FROM ${ident(table.name)} ORDER BY rowid`)
+        .prepare(
+          `SELECT rowid AS __rowid, ${columns.map((c) => `${COPIED_FROM[`${table.name}.${c}`] ?? ident(c)} AS ${ident(c)}`).join(", ")}
+             FROM ${ident(table.name)} ORDER BY rowid`,
+        )
         .iterate() as IterableIterator<Record<string, unknown>>;
       let batch: unknown[][] = [];
       const flush = async () => {

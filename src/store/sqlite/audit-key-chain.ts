@@ -2,6 +2,7 @@ import type { Database as Db } from "better-sqlite3";
 import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { AuditRow } from "../audit.js";
 import type { ReadTally } from "./read-tally.js";
+import { secretsWithReads } from "./read-tally.js";
 
 /** The audit columns a page answers with (not `prev`, which is the store's own). */
 export const AUDIT_COLUMNS = "id, scope, at, action, key, actor, principal_id, ip, count, hash";
@@ -20,8 +21,6 @@ interface OpenKey {
   last: number | null;
   /** The live secret holding the key's head; undefined when the key has none. */
   secretId: number | undefined;
-  /** The key's first row in this insert. */
-  first: number;
 }
 
 /**
@@ -69,7 +68,8 @@ export class KeyChain {
   ) {
     this.q = {
       liveHead: db.prepare<[string, string], { id: number; head: number | null }>(
-        "SELECT id, audit_head AS head FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
+        `SELECT s.id, coalesce(r.audit_head, s.audit_head) AS head FROM ${secretsWithReads()}
+           WHERE s.scope = ? AND s.key = ? AND s.state IN ('active', 'sealed')`,
       ),
       setHead: db.prepare<[number, number]>("UPDATE secrets SET audit_head = ? WHERE id = ?"),
       // Spans of one key never overlap: the one starting last ends last.
@@ -110,7 +110,7 @@ export class KeyChain {
       let key = open.get(name);
       if (key === undefined) {
         const found = this.head(r.scope, r.key);
-        key = { last: found.head, secretId: found.secretId, first: r.id };
+        key = { last: found.head, secretId: found.secretId };
         open.set(name, key);
       }
       const prev = key.last;
@@ -120,8 +120,12 @@ export class KeyChain {
     const behind = this.tally.active;
     for (const key of open.values()) {
       if (key.secretId === undefined || key.last === null) continue;
-      if (behind) this.tally.setHead(key.secretId, key.last, key.first);
-      else this.q.setHead.run(key.last, key.secretId);
+      if (behind) this.tally.setHead(key.secretId, key.last);
+      else {
+        // The row is written at once: its `secret_reads` row first (read-tally.ts).
+        this.tally.settle(key.secretId);
+        this.q.setHead.run(key.last, key.secretId);
+      }
     }
     return links;
   }

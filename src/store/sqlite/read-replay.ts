@@ -1,6 +1,6 @@
 import type { Database as Db } from "better-sqlite3";
 import { chainedKey } from "./audit-key-chain.js";
-import { READS_FLUSHED_META } from "./read-tally.js";
+import { READS_FLUSHED_META, STORED_READ_COUNT, secretsWithReads } from "./read-tally.js";
 
 interface LiveSecret {
   id: number;
@@ -35,9 +35,11 @@ export function readsToReplay(db: Db): boolean {
  * a stop that left some only in the read tally (kill -9, power loss): in id
  * order, each audit row above the write-back mark whose (scope, key) has a
  * live secret and an audit chain, and whose id is above that secret's
- * audit_head, moves the head to it; a `secret.read` row among them counts a
- * read. A row's pair (read_count, audit_head) always agrees (read-tally.ts),
- * so a read at or below the head is in its count and one above is not.
+ * stored audit_head (its `secret_reads` row's, else its row's), moves the
+ * head to it; a `secret.read` row among them counts a read. A stored pair
+ * (read_count, audit_head) always agrees (read-tally.ts), so a read at or
+ * below the head is in its count and one above is not. The new pairs go
+ * into `secret_reads`, as a write-back writes them.
  * Then moves the mark to the last row. One transaction; runs before the
  * vault serves (openDatabase), O(rows above the mark).
  * @returns how many reads it counted.
@@ -52,7 +54,8 @@ export function replayReads(db: Db): number {
     .all(mark) as { id: number; scope: string; key: string | null; action: string }[];
   if (rows.length === 0) return 0;
   const live = db.prepare<[string, string], { id: number; read_count: number; audit_head: number | null }>(
-    "SELECT id, read_count, audit_head FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')",
+    `SELECT s.id, ${STORED_READ_COUNT} AS read_count, coalesce(r.audit_head, s.audit_head) AS audit_head
+       FROM ${secretsWithReads()} WHERE s.scope = ? AND s.key = ? AND s.state IN ('active', 'sealed')`,
   );
   const secrets = new Map<string, LiveSecret | null>();
   let reads = 0;
@@ -73,10 +76,14 @@ export function replayReads(db: Db): number {
       reads++;
     }
   }
-  const write = db.prepare<[number, number | null, number]>("UPDATE secrets SET read_count = ?, audit_head = ? WHERE id = ?");
+  // Into secret_reads, as a write-back writes (read-tally.ts): the pair is whole.
+  const write = db.prepare<[number, number, number | null]>(
+    `INSERT INTO secret_reads (id, read_count, audit_head) VALUES (?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET read_count = excluded.read_count, audit_head = excluded.audit_head`,
+  );
   const setMark = db.prepare<[string, string]>("UPDATE meta SET value = ? WHERE name = ?");
   db.transaction(() => {
-    for (const s of secrets.values()) if (s?.changed) write.run(s.readCount, s.head, s.id);
+    for (const s of secrets.values()) if (s?.changed) write.run(s.id, s.readCount, s.head);
     setMark.run(String((rows[rows.length - 1] as { id: number }).id), READS_FLUSHED_META);
   }).immediate();
   return reads;

@@ -3,22 +3,43 @@ import type { BatchEvents } from "./batch-hooks.js";
 
 /**
  * The meta row holding an audit id at or below which every audit row is
- * reflected in the secrets' rows (`read_count`, `audit_head`): the read
- * tally's write-back mark (schema.sql version 14; read-replay.ts replays
- * the rows above it).
+ * reflected in the secrets' pairs (`read_count`, `audit_head`, in
+ * `secret_reads` or the secrets' rows): the read tally's write-back mark
+ * (schema.sql versions 14 and 15; read-replay.ts replays the rows above it).
  */
 export const READS_FLUSHED_META = "reads_flushed";
 
 /**
- * What a live secret's row does not hold yet: its read count and its key's
- * newest audit row (`read_count`, `audit_head`), and the lowest audit row id
- * that may be missing from the row (`since`).
+ * What a live secret's stored pair does not hold yet: its read count and its
+ * key's newest audit row (`read_count`, `audit_head`), the lowest audit row
+ * id that may be missing from it (`since`), and when it became pending (`at`,
+ * Unix milliseconds).
  */
 interface Pending {
   readCount: number | undefined;
   head: number | undefined;
   since: number;
+  at: number;
 }
+
+/** A `secret_reads` row: a secret's written-back pair. */
+interface SideRow {
+  read_count: number;
+  audit_head: number | null;
+}
+
+/**
+ * The secrets joined with their written-back pairs, for a FROM clause: `s`
+ * the secret's row, `r` its `secret_reads` row if it has one, whose pair
+ * supersedes the row's (schema.sql version 15).
+ * @param index an index of `secrets` the query must use (INDEXED BY), if any.
+ */
+export function secretsWithReads(index?: string): string {
+  return `secrets AS s${index === undefined ? "" : ` INDEXED BY ${index}`} LEFT JOIN secret_reads AS r ON r.id = s.id`;
+}
+
+/** A secret's stored read count in a query FROM secretsWithReads(). */
+export const STORED_READ_COUNT = "coalesce(r.read_count, s.read_count)";
 
 /** The group commit as the tally uses it: its batch moments and committed batches. */
 export interface TallyBatch extends BatchEvents {
@@ -26,15 +47,25 @@ export interface TallyBatch extends BatchEvents {
 }
 
 /** More pending secrets than this: the batch writes the oldest back, and the excess (bounds the memory, about 100 bytes each). */
-export const MAX_PENDING = 16_384;
-/** Rows a batch writes back at most when the tally is due (bounds what one COMMIT adds: a page each at worst). */
+export const MAX_PENDING = 32_768;
+/** Rows a batch writes back at least when the tally is due, their id ranges' other pending rows with them. */
 export const FLUSH_CHUNK = 128;
-/** How long a read count may stay only in the tally and the audit log, milliseconds. */
-export const FLUSH_INTERVAL_MS = 1000;
+/**
+ * How long a read count may stay only in the tally and the audit log,
+ * milliseconds: it bounds the audit rows a restart after a crash replays.
+ */
+export const FLUSH_INTERVAL_MS = 5000;
+/**
+ * A write-back takes the pending secrets of whole id ranges of 2^GROUP_BITS
+ * ids: about one leaf of `secret_reads` (about 290 rows a page), so the
+ * pending secrets of one range cost one page written, not one each.
+ */
+export const GROUP_BITS = 8;
 
 /**
- * The read counts and audit heads of live secrets that their rows do not
- * hold yet: a write-behind tally (docs/performance.md, "Reads at scale").
+ * The read counts and audit heads of live secrets that their stored pairs
+ * do not hold yet: a write-behind tally (docs/performance.md, "Reads at
+ * scale").
  *
  * A counted read dirtied its secret's leaf of `secrets` in every COMMIT,
  * a page of the WAL and then of the checkpoint per secret read: reading
@@ -45,27 +76,35 @@ export const FLUSH_INTERVAL_MS = 1000;
  *
  * - Inside a batch, a counted read of a secret whose key has an audit
  *   chain (store/sqlite/audit-key-chain.ts chainedKey) moves the count
- *   here, and the key chain moves the head here; its row is written back
- *   later, by a batch that writes it anyway or by a write-back.
- * - A row always holds a consistent pair: its read_count counts exactly the
+ *   here, and the key chain moves the head here.
+ * - A secret's stored pair is its `secret_reads` row when it has one, else
+ *   its own row's (schema.sql version 15); the stores' reads join the two.
+ *   A write-back writes the pair into `secret_reads`, whose rows are small
+ *   and keyed by id: it takes the pending secrets of whole id ranges
+ *   (GROUP_BITS), one leaf each, so at a million secrets read at random a
+ *   page written carries several reads, not one.
+ * - A stored pair is always consistent: its read_count counts exactly the
  *   reads whose audit rows are at or below its audit_head. A write-back
  *   writes both; a change of the row (patch, replace, seal, expire, remove)
- *   first writes the tally's pair (`settle`), and a row written by a batch is
- *   written again with its new head before that COMMIT (`touch`).
- * - Meta `reads_flushed` is an audit id at or below which every row is
- *   reflected in the secrets' rows. After a crash, read-replay.ts replays
+ *   first folds the `secret_reads` row and the tally's pair into the row
+ *   (`settle`), and a row written by a batch is written again with its new
+ *   head before that COMMIT (`touch`).
+ * - Meta `reads_flushed` is an audit id at or below which every audit row is
+ *   reflected in the stored pairs. After a crash, read-replay.ts replays
  *   the audit rows above it: each row above a live secret's audit_head
  *   moves the head, each `secret.read` row adds a read. No acknowledged
  *   read is lost and none is counted twice.
  * - A write-back is due when more than MAX_PENDING secrets are pending, or
- *   FLUSH_INTERVAL_MS after the last time the tally was emptied; a batch
- *   then writes back its FLUSH_CHUNK oldest, so no COMMIT carries a burst.
+ *   when the oldest became pending FLUSH_INTERVAL_MS ago; a batch then
+ *   writes back the id ranges of its FLUSH_CHUNK oldest (and of the excess
+ *   over MAX_PENDING), so no COMMIT carries a burst.
  * - A rolled-back savepoint or batch undoes its changes here (a journal of
- *   the entries as they were).
+ *   the entries as they were); SQLite undoes the rows.
  * - Outside a batch (tools, a store not attached to a group commit) nothing
  *   is deferred: the stores write the row at once.
  */
 export class ReadTally {
+  /** Pending secrets by id, oldest first (an entry's `since` never decreases along the map, see `ordered`). */
   private readonly pending = new Map<number, Pending>();
   /** The entries as they were before each change of the open batch, newest last: [id, entry or undefined]. */
   private journal: [number, Pending | undefined][] = [];
@@ -77,9 +116,10 @@ export class ReadTally {
    * already false).
    */
   private open = false;
+  /** False after a rollback put back an entry at the map's end: the map is sorted by `since` before its first entry is taken as the oldest. */
+  private ordered = true;
   private readonly touched = new Set<number>();
-  private nextWriteBackAt = 0;
-  /** The newest audit row id before the open batch's rows: a lower bound for a read's own row, less one. */
+  /** The newest audit row id before the open batch's rows: every row the batch writes is above it. */
   private floor = 0;
   /** The floor once the open batch commits. */
   private nextFloor = 0;
@@ -94,8 +134,22 @@ export class ReadTally {
     private readonly now: () => number = () => Date.now(),
   ) {
     this.q = {
-      writeBack: db.prepare<[number | null, number | null, number]>(
+      writeRow: db.prepare<[number | null, number | null, number]>(
         "UPDATE secrets SET read_count = coalesce(?, read_count), audit_head = coalesce(?, audit_head) WHERE id = ?",
+      ),
+      side: db.prepare<[number], SideRow>("SELECT read_count, audit_head FROM secret_reads WHERE id = ?"),
+      dropSide: db.prepare<[number]>("DELETE FROM secret_reads WHERE id = ?"),
+      // A whole pair: no page of `secrets` is read.
+      writeSide: db.prepare<[number, number, number]>(
+        `INSERT INTO secret_reads (id, read_count, audit_head) VALUES (?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET read_count = excluded.read_count, audit_head = excluded.audit_head`,
+      ),
+      // Half a pair (a head moved without a read, or the reverse): the other half as stored.
+      mergeSide: db.prepare<[number | null, number | null, number]>(
+        `INSERT INTO secret_reads (id, read_count, audit_head)
+           SELECT s.id, coalesce(?, r.read_count, s.read_count), coalesce(?, r.audit_head, s.audit_head)
+             FROM secrets s LEFT JOIN secret_reads r ON r.id = s.id WHERE s.id = ?
+           ON CONFLICT (id) DO UPDATE SET read_count = excluded.read_count, audit_head = excluded.audit_head`,
       ),
       lastAudit: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit"),
       setFlushed: db.prepare<[string, string]>(
@@ -111,7 +165,6 @@ export class ReadTally {
    */
   attach(tx: TallyBatch): void {
     this.batch = tx;
-    this.nextWriteBackAt = this.now() + FLUSH_INTERVAL_MS;
     this.floor = this.q.lastAudit.get()?.id ?? 0;
     tx.onSavepoint(() => {
       this.open = true;
@@ -140,13 +193,13 @@ export class ReadTally {
     return this.pending.size;
   }
 
-  /** The read count of secret `id`: the tally's, else `stored` (its row's). */
+  /** The read count of secret `id`: the tally's, else `stored` (its stored pair's). */
   readCount(id: number, stored: number): number {
     if (this.pending.size === 0) return stored;
     return this.pending.get(id)?.readCount ?? stored;
   }
 
-  /** The newest audit row of secret `id`'s key: the tally's, else `stored` (its row's audit_head). */
+  /** The newest audit row of secret `id`'s key: the tally's, else `stored` (its stored pair's audit_head). */
   head(id: number, stored: number | null): number | null {
     if (this.pending.size === 0) return stored;
     return this.pending.get(id)?.head ?? stored;
@@ -157,27 +210,39 @@ export class ReadTally {
    * its `secret.read` row is one of the open batch's.
    */
   setReadCount(id: number, readCount: number): void {
-    this.change(id, this.floor + 1).readCount = readCount;
+    this.change(id).readCount = readCount;
+  }
+
+  /** Records the newest audit row of secret `id`'s key, one of the open batch's (only while `active`). */
+  setHead(id: number, head: number): void {
+    this.change(id).head = head;
   }
 
   /**
-   * Records the newest audit row of secret `id`'s key (only while `active`).
-   * @param since the id of the key's first row in this insert.
-   */
-  setHead(id: number, head: number, since: number): void {
-    this.change(id, since).head = head;
-  }
-
-  /**
-   * Writes secret `id`'s pending pair into its row and forgets it, before a
-   * change of the row (patch, replace, seal, expire, remove), and marks the
-   * row to be written again with its head before the COMMIT.
+   * Writes secret `id`'s stored pair (its `secret_reads` row, deleted) and
+   * pending pair into its row and forgets them, before a change of the row
+   * (patch, replace, seal, expire, remove, a compare-and-set read, a head
+   * written at once), and marks the row to be written again with its head
+   * before the COMMIT.
    */
   settle(id: number): void {
     if (this.batch !== undefined) this.touched.add(id);
-    const entry = this.pending.get(id);
+    this.fold(id, this.pending.get(id));
+  }
+
+  /**
+   * Writes secret `id`'s `secret_reads` row (deleted) and pending pair into
+   * its row, the pending one winning, and forgets the pending pair.
+   */
+  private fold(id: number, entry: Pending | undefined): void {
+    const side = this.q.side.get(id);
+    if (side !== undefined) {
+      this.q.writeRow.run(entry?.readCount ?? side.read_count, entry?.head ?? side.audit_head, id);
+      this.q.dropSide.run(id);
+    } else if (entry !== undefined) {
+      this.q.writeRow.run(entry.readCount ?? null, entry.head ?? null, id);
+    }
     if (entry === undefined) return;
-    this.writeRow(id, entry);
     this.remember(id, entry);
     this.pending.delete(id);
   }
@@ -196,7 +261,7 @@ export class ReadTally {
    */
   flushAll(db: Db): void {
     db.transaction(() => {
-      for (const [id, entry] of this.pending) this.writeRow(id, entry);
+      for (const [id, entry] of this.pending) this.writeSide(id, entry);
       this.pending.clear();
       this.q.setFlushed.run(READS_FLUSHED_META, String(this.q.lastAudit.get()?.id ?? 0));
     }).immediate();
@@ -208,55 +273,84 @@ export class ReadTally {
     this.nextFloor = this.q.lastAudit.get()?.id ?? 0;
   }
 
-  /** Writes back the rows the batch wrote, and when due the oldest pending ones with the meta mark. */
+  /**
+   * Writes the rows the batch wrote again with their pairs (their pages are
+   * dirty anyway), and when due writes back the id ranges of the oldest
+   * pending secrets into `secret_reads`, with the meta mark.
+   */
   private writeBack(): void {
-    const written: number[] = [];
-    for (const id of this.touched) if (this.pending.has(id)) written.push(id);
-    this.touched.clear();
-    const due = this.pending.size > MAX_PENDING || (this.pending.size > 0 && this.now() >= this.nextWriteBackAt);
-    if (due) {
-      // Above MAX_PENDING, the excess too: however many reads a batch carries, the tally stays bounded.
-      const limit = FLUSH_CHUNK + Math.max(0, this.pending.size - MAX_PENDING);
-      let n = 0;
-      for (const id of this.pending.keys()) {
-        if (n++ >= limit) break;
-        written.push(id);
-      }
+    for (const id of this.touched) {
+      // A savepoint rolled back since the row was settled may have brought its `secret_reads` row back.
+      const entry = this.pending.get(id);
+      if (entry !== undefined) this.fold(id, entry);
     }
-    if (written.length === 0) return;
-    for (const id of written) {
+    this.touched.clear();
+    const oldest = this.oldest();
+    if (oldest === undefined) return;
+    const over = this.pending.size - MAX_PENDING;
+    if (over <= 0 && this.now() - oldest.at < FLUSH_INTERVAL_MS) return;
+    // Above MAX_PENDING, the excess too: however many reads a batch carries, the tally stays bounded.
+    const limit = FLUSH_CHUNK + Math.max(0, over);
+    const ranges: number[] = [];
+    let taken = 0;
+    for (const id of this.pending.keys()) {
+      if (taken >= limit) break;
+      const range = id >> GROUP_BITS;
+      if (ranges.includes(range)) continue;
+      ranges.push(range);
+      taken += this.writeBackRange(range);
+    }
+    this.q.setFlushed.run(READS_FLUSHED_META, String(this.flushedMark()));
+  }
+
+  /** Writes back the pending secrets of one id range into `secret_reads`. @returns how many. */
+  private writeBackRange(range: number): number {
+    let n = 0;
+    for (let id = range << GROUP_BITS, end = (range + 1) << GROUP_BITS; id < end; id++) {
       const entry = this.pending.get(id);
       if (entry === undefined) continue;
-      this.writeRow(id, entry);
+      this.writeSide(id, entry);
       this.remember(id, entry);
       this.pending.delete(id);
+      n++;
     }
-    if (due) {
-      this.q.setFlushed.run(READS_FLUSHED_META, String(this.flushedMark()));
-      if (this.pending.size === 0) this.nextWriteBackAt = this.now() + FLUSH_INTERVAL_MS;
-    }
+    return n;
   }
 
-  /** An audit id at or below which every row is in the secrets' rows: below the oldest pending row. */
+  /** The oldest pending entry (the map's first, once in order), or undefined. */
+  private oldest(): Pending | undefined {
+    if (!this.ordered) {
+      const sorted = [...this.pending].sort((a, b) => a[1].since - b[1].since);
+      this.pending.clear();
+      for (const [id, entry] of sorted) this.pending.set(id, entry);
+      this.ordered = true;
+    }
+    for (const entry of this.pending.values()) return entry;
+    return undefined;
+  }
+
+  /** An audit id at or below which every row is in the stored pairs: below the oldest pending row. */
   private flushedMark(): number {
-    let lowest = Number.POSITIVE_INFINITY;
-    for (const entry of this.pending.values()) if (entry.since < lowest) lowest = entry.since;
-    return lowest === Number.POSITIVE_INFINITY ? (this.q.lastAudit.get()?.id ?? 0) : lowest - 1;
+    const oldest = this.oldest();
+    return oldest === undefined ? (this.q.lastAudit.get()?.id ?? 0) : oldest.since - 1;
   }
 
-  /** Writes a pending pair into its row (a field the tally does not hold stays as stored). */
-  private writeRow(id: number, entry: Pending): void {
-    this.q.writeBack.run(entry.readCount ?? null, entry.head ?? null, id);
+  /** Writes a pending pair into `secret_reads` (a field the tally does not hold stays as stored). */
+  private writeSide(id: number, entry: Pending): void {
+    if (entry.readCount !== undefined && entry.head !== undefined) this.q.writeSide.run(id, entry.readCount, entry.head);
+    else this.q.mergeSide.run(entry.readCount ?? null, entry.head ?? null, id);
   }
 
-  private change(id: number, since: number): Pending {
+  /**
+   * The entry of secret `id`, made pending if it was not. Its `since` is the
+   * lowest id a row of the open batch can have, so entries made later never
+   * have a lower one and the map's first entry is the oldest.
+   */
+  private change(id: number): Pending {
     const entry = this.pending.get(id);
     this.remember(id, entry);
-    if (entry !== undefined) {
-      if (since < entry.since) entry.since = since;
-      return entry;
-    }
-    const fresh: Pending = { readCount: undefined, head: undefined, since };
+    if (entry !== undefined) return entry;
+    const fresh: Pending = { readCount: undefined, head: undefined, since: this.floor + 1, at: this.now() };
     this.pending.set(id, fresh);
     return fresh;
   }
@@ -272,7 +366,11 @@ export class ReadTally {
     for (let i = this.journal.length - 1; i >= to; i--) {
       const [id, before] = this.journal[i] as [number, Pending | undefined];
       if (before === undefined) this.pending.delete(id);
-      else this.pending.set(id, before);
+      else {
+        // An entry written back or settled in the rolled-back part comes back at the map's end.
+        if (!this.pending.has(id)) this.ordered = false;
+        this.pending.set(id, before);
+      }
     }
     this.journal.length = to;
     if (to === 0) {

@@ -9,7 +9,10 @@ import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretRepla
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 import { chainedKey } from "./audit-key-chain.js";
-import { ReadTally } from "./read-tally.js";
+import { ReadTally, STORED_READ_COUNT, secretsWithReads } from "./read-tally.js";
+
+/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (read-tally.ts). */
+const COLUMNS = SECRET_COLUMNS.map((c) => (c === "read_count" ? `${STORED_READ_COUNT} AS read_count` : `s.${c}`)).join(", ");
 
 interface ListParams {
   scope: string;
@@ -46,7 +49,7 @@ export class SqliteSecretStore implements SecretStore {
       // property name per column for them, the hot read's cheapest form.
       live: db
         .prepare<[string, string], unknown[]>(
-          `SELECT ${SECRET_COLUMNS.join(", ")} FROM secrets WHERE scope = ? AND key = ? AND state IN ('active', 'sealed')`,
+          `SELECT ${COLUMNS} FROM ${secretsWithReads()} WHERE s.scope = ? AND s.key = ? AND s.state IN ('active', 'sealed')`,
         )
         .raw(true),
       // The id from lastInsertRowid, not RETURNING (a temporary table per statement in SQLite).
@@ -83,12 +86,13 @@ export class SqliteSecretStore implements SecretStore {
            WHERE id = ? AND state IN ('active', 'sealed') RETURNING *`,
       ),
       due: db.prepare<[number, number], Row>(
-        `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ?
-           ORDER BY expires_at LIMIT ?`,
+        `SELECT ${COLUMNS} FROM ${secretsWithReads()}
+           WHERE s.state IN ('active', 'sealed') AND s.expires_at IS NOT NULL AND s.expires_at <= ?
+           ORDER BY s.expires_at LIMIT ?`,
       ),
       dueInScope: db.prepare<[number, string], Row>(
-        `SELECT * FROM secrets INDEXED BY secrets_due
-           WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= ? AND scope = ?`,
+        `SELECT ${COLUMNS} FROM ${secretsWithReads("secrets_due")}
+           WHERE s.state IN ('active', 'sealed') AND s.expires_at IS NOT NULL AND s.expires_at <= ? AND s.scope = ?`,
       ),
       pruneScope: db.prepare<[string]>("DELETE FROM secrets WHERE scope = ? AND state = 'expired'"),
       pruneScopePrefix: db.prepare<[string, string]>(
@@ -256,12 +260,12 @@ export class SqliteSecretStore implements SecretStore {
     let statement = this.lists.get(name);
     if (!statement) {
       const states = includeSealed ? "('active', 'sealed')" : "('active')";
-      const prefixClause = byPrefix ? "AND is_public = 0 AND key GLOB @glob" : "";
+      const prefixClause = byPrefix ? "AND s.is_public = 0 AND s.key GLOB @glob" : "";
       statement = this.db.prepare<ListParams, Row>(
-        `SELECT * FROM secrets INDEXED BY secrets_live_list
-         WHERE scope = @scope AND state IN ('active', 'sealed') AND state IN ${states}
-           AND (expires_at IS NULL OR expires_at > @now) AND id > @after ${prefixClause}
-         ORDER BY id LIMIT @limit`,
+        `SELECT ${COLUMNS} FROM ${secretsWithReads("secrets_live_list")}
+         WHERE s.scope = @scope AND s.state IN ('active', 'sealed') AND s.state IN ${states}
+           AND (s.expires_at IS NULL OR s.expires_at > @now) AND s.id > @after ${prefixClause}
+         ORDER BY s.id LIMIT @limit`,
       );
       this.lists.set(name, statement);
     }
