@@ -106,6 +106,8 @@ export const GROUP_BITS = 8;
 export class ReadTally {
   /** Pending secrets by id, oldest first (an entry's `since` never decreases along the map, see `ordered`). */
   private readonly pending = new Map<number, Pending>();
+  /** The ids of `pending` by id range (id >> GROUP_BITS). */
+  private readonly ranges = new Map<number, Set<number>>();
   /** The entries as they were before each change of the open batch, newest last: [id, entry or undefined]. */
   private journal: [number, Pending | undefined][] = [];
   private mark = 0;
@@ -244,7 +246,7 @@ export class ReadTally {
     }
     if (entry === undefined) return;
     this.remember(id, entry);
-    this.pending.delete(id);
+    this.drop(id);
   }
 
   /** Marks a row the batch wrote (an insert): written again with its head before the COMMIT. */
@@ -263,6 +265,7 @@ export class ReadTally {
     db.transaction(() => {
       for (const [id, entry] of this.pending) this.writeSide(id, entry);
       this.pending.clear();
+      this.ranges.clear();
       this.q.setFlushed.run(READS_FLUSHED_META, String(this.q.lastAudit.get()?.id ?? 0));
     }).immediate();
     this.journal = [];
@@ -291,29 +294,27 @@ export class ReadTally {
     if (over <= 0 && this.now() - oldest.at < FLUSH_INTERVAL_MS) return;
     // Above MAX_PENDING, the excess too: however many reads a batch carries, the tally stays bounded.
     const limit = FLUSH_CHUNK + Math.max(0, over);
-    const ranges: number[] = [];
     let taken = 0;
     for (const id of this.pending.keys()) {
       if (taken >= limit) break;
-      const range = id >> GROUP_BITS;
-      if (ranges.includes(range)) continue;
-      ranges.push(range);
-      taken += this.writeBackRange(range);
+      // The first entry of a range not yet written back: a range written back left none behind.
+      taken += this.writeBackRange(id >> GROUP_BITS);
     }
     this.q.setFlushed.run(READS_FLUSHED_META, String(this.flushedMark()));
   }
 
   /** Writes back the pending secrets of one id range into `secret_reads`. @returns how many. */
   private writeBackRange(range: number): number {
-    let n = 0;
-    for (let id = range << GROUP_BITS, end = (range + 1) << GROUP_BITS; id < end; id++) {
-      const entry = this.pending.get(id);
-      if (entry === undefined) continue;
+    const ids = this.ranges.get(range);
+    if (ids === undefined) return 0;
+    const n = ids.size;
+    for (const id of ids) {
+      const entry = this.pending.get(id) as Pending;
       this.writeSide(id, entry);
       this.remember(id, entry);
       this.pending.delete(id);
-      n++;
     }
+    this.ranges.delete(range);
     return n;
   }
 
@@ -351,8 +352,27 @@ export class ReadTally {
     this.remember(id, entry);
     if (entry !== undefined) return entry;
     const fresh: Pending = { readCount: undefined, head: undefined, since: this.floor + 1, at: this.now() };
-    this.pending.set(id, fresh);
+    this.put(id, fresh);
     return fresh;
+  }
+
+  /** Adds or replaces a pending entry, in `pending` and `ranges`. */
+  private put(id: number, entry: Pending): void {
+    this.pending.set(id, entry);
+    const range = id >> GROUP_BITS;
+    const ids = this.ranges.get(range);
+    if (ids === undefined) this.ranges.set(range, new Set([id]));
+    else ids.add(id);
+  }
+
+  /** Forgets a pending entry, in `pending` and `ranges`. */
+  private drop(id: number): void {
+    if (!this.pending.delete(id)) return;
+    const range = id >> GROUP_BITS;
+    const ids = this.ranges.get(range);
+    if (ids === undefined) return;
+    ids.delete(id);
+    if (ids.size === 0) this.ranges.delete(range);
   }
 
   /** Journals an entry as it is before a change (a copy), while a batch is open. */
@@ -365,11 +385,11 @@ export class ReadTally {
   private undo(to: number): void {
     for (let i = this.journal.length - 1; i >= to; i--) {
       const [id, before] = this.journal[i] as [number, Pending | undefined];
-      if (before === undefined) this.pending.delete(id);
+      if (before === undefined) this.drop(id);
       else {
         // An entry written back or settled in the rolled-back part comes back at the map's end.
         if (!this.pending.has(id)) this.ordered = false;
-        this.pending.set(id, before);
+        this.put(id, before);
       }
     }
     this.journal.length = to;
