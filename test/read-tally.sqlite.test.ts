@@ -7,7 +7,8 @@ import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
-import { FLUSH_CHUNK, FLUSH_INTERVAL_MS, GROUP_BITS, READS_FLUSHED_META } from "../src/store/sqlite/read-tally.js";
+import { FLUSH_CHUNK, FLUSH_INTERVAL_MS, GROUP_BITS, READS_FLUSHED_META, ReadTally } from "../src/store/sqlite/read-tally.js";
+import type { TallyBatch } from "../src/store/sqlite/read-tally.js";
 import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
 import { buildSqliteTestVault } from "./helpers.js";
 import type { SqliteTestVault } from "./helpers.js";
@@ -165,6 +166,74 @@ describe("the read tally", () => {
     store.seal(b.id, 2);
     expect(rowCounts(db)).toEqual(new Map([["a", 3], ["b", 5]]));
     expect(db.prepare("SELECT count(*) AS n FROM secret_reads").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it("an entry a rolled-back savepoint puts back is still the oldest: its age makes the write-back due", () => {
+    const db = openDatabase(":memory:");
+    let t = 0;
+    const tally = new ReadTally(db, () => t);
+    const store = new SqliteSecretStore(db, tally);
+    const base = { scope: "global", isPublic: false, ciphertext: Buffer.from("c"), now: 1, expiresAt: null, maxReads: null, burnOnLimit: true, ownerId: null, allowedKeys: null };
+    const a = store.insert({ ...base, key: "a" });
+    // b in another id range than a: a write-back of a's range leaves b pending.
+    db.prepare("INSERT INTO secrets (id, scope, key, state, ciphertext, created_at, updated_at) VALUES (?, 'global', 'b', 'active', x'00', 1, 1)").run(1 << (GROUP_BITS + 1));
+    const b = 1 << (GROUP_BITS + 1);
+    const hooks = { savepoint: [] as (() => void)[], before: [] as (() => void)[], rollback: [] as ((whole: boolean) => void)[], committed: [] as (() => void)[] };
+    const batch: TallyBatch = {
+      inBatch: true,
+      onSavepoint: (h) => hooks.savepoint.push(h),
+      onBeforeCommit: (h) => hooks.before.push(h),
+      onRollback: (h) => hooks.rollback.push(h),
+      onCommitted: (h) => hooks.committed.push(() => h(1, 0)),
+    };
+    tally.attach(batch);
+    const row = () => Number(db.prepare("INSERT INTO audit (scope, at, action, key, hash) VALUES ('global', 0, 'secret.read', 'x', 'h')").run().lastInsertRowid);
+    const commitBatch = (unit: () => void) => {
+      db.exec("BEGIN");
+      for (const h of hooks.savepoint) h();
+      unit();
+      for (const h of hooks.before) h();
+      db.exec("COMMIT");
+      for (const h of hooks.committed) h();
+    };
+    const mark = () => Number((db.prepare("SELECT value FROM meta WHERE name = ?").get(READS_FLUSHED_META) as { value: string }).value);
+    // A read of a at 0 ms, of b at 1,000 ms: a is the oldest.
+    const readA = row();
+    commitBatch(() => {
+      tally.setReadCount(a.id, 1);
+      tally.setHead(a.id, readA);
+    });
+    t = 1000;
+    const readB = row();
+    commitBatch(() => {
+      tally.setReadCount(b, 1);
+      tally.setHead(b, readB);
+    });
+    // A unit settles a (a change of its row) and rolls back: a's entry comes back behind b's.
+    t = 2000;
+    commitBatch(() => {
+      db.exec("SAVEPOINT unit");
+      tally.settle(a.id);
+      db.exec("ROLLBACK TO unit");
+      db.exec("RELEASE unit");
+      for (const h of hooks.rollback) h(false);
+    });
+    expect(tally.size).toBe(2);
+    // Nothing is due before a has waited FLUSH_INTERVAL_MS; the mark stays below a's read.
+    t = FLUSH_INTERVAL_MS - 1;
+    commitBatch(() => {});
+    expect(tally.size).toBe(2);
+    expect(mark()).toBeLessThan(readA);
+    // Then a write-back is due, by a's age (b has waited 4 s): both ranges go, within FLUSH_CHUNK.
+    t = FLUSH_INTERVAL_MS;
+    commitBatch(() => {});
+    expect(db.prepare("SELECT id, read_count, audit_head FROM secret_reads ORDER BY id").all()).toEqual([
+      { id: a.id, read_count: 1, audit_head: readA },
+      { id: b, read_count: 1, audit_head: readB },
+    ]);
+    expect(tally.size).toBe(0);
+    expect(mark()).toBe(readB);
     db.close();
   });
 
