@@ -169,7 +169,7 @@ describe("the read tally", () => {
     db.close();
   });
 
-  it("an entry a rolled-back savepoint puts back is still the oldest: its age makes the write-back due", () => {
+  it("entries a rolled-back batch puts back stay in age order; a rolled-back savepoint restores an entry in place", () => {
     const db = openDatabase(":memory:");
     let t = 0;
     const tally = new ReadTally(db, () => t);
@@ -210,15 +210,17 @@ describe("the read tally", () => {
       tally.setReadCount(b, 1);
       tally.setHead(b, readB);
     });
-    // A unit settles a (a change of its row) and rolls back: a's entry comes back behind b's.
+    // A unit counts a second read of b and rolls back: b's entry is as it was, in place.
     t = 2000;
     commitBatch(() => {
+      for (const h of hooks.savepoint) h();
       db.exec("SAVEPOINT unit");
-      tally.settle(a.id);
+      tally.setReadCount(b, 2);
       db.exec("ROLLBACK TO unit");
       db.exec("RELEASE unit");
       for (const h of hooks.rollback) h(false);
     });
+    expect(tally.readCount(b, 0)).toBe(1);
     expect(tally.size).toBe(2);
     // Nothing is due before a has waited FLUSH_INTERVAL_MS; the mark stays below a's read.
     t = FLUSH_INTERVAL_MS - 1;
@@ -226,7 +228,18 @@ describe("the read tally", () => {
     expect(tally.size).toBe(2);
     expect(mark()).toBeLessThan(readA);
     // Then a write-back is due, by a's age (b has waited 4 s): both ranges go, within FLUSH_CHUNK.
+    // The batch's COMMIT fails (a full disk): the whole batch rolls back, both entries come back,
+    // b's before a's (undone newest first).
     t = FLUSH_INTERVAL_MS;
+    db.exec("BEGIN");
+    for (const h of hooks.savepoint) h();
+    for (const h of hooks.before) h();
+    expect(tally.size).toBe(0);
+    db.exec("ROLLBACK");
+    for (const h of hooks.rollback) h(true);
+    expect(tally.size).toBe(2);
+    expect(db.prepare("SELECT count(*) AS n FROM secret_reads").get()).toEqual({ n: 0 });
+    // a is still the oldest: the next batch writes both back.
     commitBatch(() => {});
     expect(db.prepare("SELECT id, read_count, audit_head FROM secret_reads ORDER BY id").all()).toEqual([
       { id: a.id, read_count: 1, audit_head: readA },
@@ -235,6 +248,22 @@ describe("the read tally", () => {
     expect(tally.size).toBe(0);
     expect(mark()).toBe(readB);
     db.close();
+  });
+
+  it("a unit that fails after others created secrets in its batch leaves their heads written: a crash does not give a new secret its predecessor's reads", async () => {
+    const { v, dir } = fileVault();
+    await v.asMaster("POST", "/secrets", { key: "b", value: "v" });
+    await Promise.all([v.asMaster("GET", "/secrets/b"), v.asMaster("DELETE", "/secrets/b")]);
+    // One batch: b created again and a created, then a unit refused (409) before any read was counted.
+    const answers = await Promise.all([
+      v.asMaster("POST", "/secrets", { key: "b", value: "again" }),
+      v.asMaster("POST", "/secrets", { key: "a", value: "v" }),
+      v.asMaster("POST", "/secrets", { key: "a", value: "v" }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 409]);
+    expect(v.db.prepare("SELECT count(*) AS n FROM secrets WHERE audit_head IS NULL").get()).toEqual({ n: 0 });
+    expect(storedCounts(crashImage(dir))).toEqual(new Map([["a", 0], ["b", 0]]));
+    expect(await listedCounts(v)).toEqual(new Map([["a", 0], ["b", 0]]));
   });
 
   it("a crash image replays every acknowledged read once: the read limit stays exact", async () => {
@@ -317,10 +346,10 @@ describe("the read tally", () => {
         }
         await v.engine.close();
       }),
-      { numRuns: 12 },
+      { numRuns: 30 },
     );
     // File databases, an fsync per COMMIT and a copy per batch: slow on a busy disk.
-  }, 60_000);
+  }, 120_000);
 
   it("migrate --from-sqlite refuses a file a crash left with reads to replay, and takes it after a vault opened it", async () => {
     const { v, dir } = fileVault();
