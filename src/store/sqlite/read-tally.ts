@@ -33,7 +33,7 @@ interface SideRow {
  * The secrets joined with their written-back pairs, for a FROM clause: `s`
  * the secret's row, `r` its `secret_reads` row if it has one, whose pair
  * supersedes the row's (schema.sql version 15).
- * @param index an index of `secrets` the query must use (INDEXED BY), if any.
+ * @param index an index of `secrets` the query must use (INDEXED BY); none when omitted.
  */
 export function secretsWithReads(index?: string): string {
   return `secrets AS s${index === undefined ? "" : ` INDEXED BY ${index}`} LEFT JOIN secret_reads AS r ON r.id = s.id`;
