@@ -2,7 +2,7 @@ import type { Database as Db } from "better-sqlite3";
 import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { AuditRow } from "../audit.js";
 import type { ReadTally } from "./read-tally.js";
-import { secretsWithReads } from "./read-tally.js";
+import { STORED_AUDIT_HEAD, secretsWithReads } from "./secret-reads.js";
 
 /** The audit columns a page answers with (not `prev`, which is the store's own). */
 export const AUDIT_COLUMNS = "id, scope, at, action, key, actor, principal_id, ip, count, hash";
@@ -68,7 +68,7 @@ export class KeyChain {
   ) {
     this.q = {
       liveHead: db.prepare<[string, string], { id: number; head: number | null }>(
-        `SELECT s.id, coalesce(r.audit_head, s.audit_head) AS head FROM ${secretsWithReads()}
+        `SELECT s.id, ${STORED_AUDIT_HEAD} AS head FROM ${secretsWithReads()}
            WHERE s.scope = ? AND s.key = ? AND s.state IN ('active', 'sealed')`,
       ),
       setHead: db.prepare<[number, number]>("UPDATE secrets SET audit_head = ? WHERE id = ?"),
@@ -122,7 +122,7 @@ export class KeyChain {
       if (key.secretId === undefined || key.last === null) continue;
       if (behind) this.tally.setHead(key.secretId, key.last);
       else {
-        // The row is written at once: its `secret_reads` row first (read-tally.ts).
+        // The row is written at once: its `secret_reads` row folded into it first (read-tally.ts).
         this.tally.settle(key.secretId);
         this.q.setHead.run(key.last, key.secretId);
       }

@@ -1,6 +1,7 @@
 import type { Database as Db } from "better-sqlite3";
 import { chainedKey } from "./audit-key-chain.js";
-import { READS_FLUSHED_META, STORED_READ_COUNT, secretsWithReads } from "./read-tally.js";
+import { READS_FLUSHED_META } from "./read-tally.js";
+import { STORED_AUDIT_HEAD, STORED_READ_COUNT, SecretReads, secretsWithReads } from "./secret-reads.js";
 
 interface LiveSecret {
   id: number;
@@ -54,7 +55,7 @@ export function replayReads(db: Db): number {
     .all(mark) as { id: number; scope: string; key: string | null; action: string }[];
   if (rows.length === 0) return 0;
   const live = db.prepare<[string, string], { id: number; read_count: number; audit_head: number | null }>(
-    `SELECT s.id, ${STORED_READ_COUNT} AS read_count, coalesce(r.audit_head, s.audit_head) AS audit_head
+    `SELECT s.id, ${STORED_READ_COUNT} AS read_count, ${STORED_AUDIT_HEAD} AS audit_head
        FROM ${secretsWithReads()} WHERE s.scope = ? AND s.key = ? AND s.state IN ('active', 'sealed')`,
   );
   const secrets = new Map<string, LiveSecret | null>();
@@ -77,13 +78,10 @@ export function replayReads(db: Db): number {
     }
   }
   // Into secret_reads, as a write-back writes (read-tally.ts): the pair is whole.
-  const write = db.prepare<[number, number, number | null]>(
-    `INSERT INTO secret_reads (id, read_count, audit_head) VALUES (?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET read_count = excluded.read_count, audit_head = excluded.audit_head`,
-  );
+  const stored = new SecretReads(db);
   const setMark = db.prepare<[string, string]>("UPDATE meta SET value = ? WHERE name = ?");
   db.transaction(() => {
-    for (const s of secrets.values()) if (s?.changed) write.run(s.id, s.readCount, s.head);
+    for (const s of secrets.values()) if (s?.changed) stored.write(s.id, s.readCount, s.head);
     setMark.run(String((rows[rows.length - 1] as { id: number }).id), READS_FLUSHED_META);
   }).immediate();
   return reads;

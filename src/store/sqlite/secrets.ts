@@ -9,9 +9,10 @@ import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretRepla
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 import { chainedKey } from "./audit-key-chain.js";
-import { ReadTally, STORED_READ_COUNT, secretsWithReads } from "./read-tally.js";
+import { ReadTally } from "./read-tally.js";
+import { STORED_READ_COUNT, secretsWithReads } from "./secret-reads.js";
 
-/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (read-tally.ts). */
+/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (secret-reads.ts). */
 const COLUMNS = SECRET_COLUMNS.map((c) => (c === "read_count" ? `${STORED_READ_COUNT} AS read_count` : `s.${c}`)).join(", ");
 
 interface ListParams {
