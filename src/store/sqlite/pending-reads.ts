@@ -38,7 +38,7 @@ export class PendingReads {
   private orderHead = 0;
   private ordered = true;
 
-  /** How many secrets are pending. */
+  /** The count of pending secrets. */
   get size(): number {
     return this.byId.size;
   }
@@ -53,7 +53,7 @@ export class PendingReads {
     return this.byId.values();
   }
 
-  /** Adds a new entry (its `since` not below any entry's added before). */
+  /** Adds a new entry (its `since` at or above those of the entries added before it). */
   add(entry: Pending): void {
     this.index(entry);
     this.order.push(entry);
@@ -66,7 +66,7 @@ export class PendingReads {
     this.ordered = false;
   }
 
-  /** Forgets secret `id`'s entry, if any is pending. */
+  /** Forgets secret `id`'s entry when it is pending. */
   drop(id: number): void {
     if (!this.byId.delete(id)) return;
     const range = id >> GROUP_BITS;
