@@ -31,8 +31,9 @@
 // SCALE_EXPIRING (100000; 0 skips step 4), SCALE_CREATE_CONCURRENCY (64), SCALE_DATA_DIR,
 // SCALE_PREPARE_ONLY=1 (with SCALE_DATA_DIR: make the data sets and stop), SCALE_ALLOW_OLD_DATA=1
 // (measure kept data sets made at an older schema version, refused otherwise),
-// SCALE_DATABASE_URL (an empty PostgreSQL database), SCALE_SERVER_ENV (extra VAULT_* settings
-// for the server, "NAME=value,NAME=value").
+// SCALE_DATABASE_URL (an empty PostgreSQL database), SCALE_SERVER_ENV (extra environment for the
+// server, "NAME=value,NAME=value": VAULT_* settings, or NODE_OPTIONS such as
+// "NODE_OPTIONS=--max-semi-space-size=8", docs/operations.md "Memory").
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
