@@ -76,6 +76,6 @@ export const DATABASE_SETTINGS: Pick<SettingsTable, "databaseUrl" | "databasePoo
     ["VAULT_DATABASE_GROUP_COMMIT"],
     flag(true),
     "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT",
-    "PostgreSQL: the units of work of one event-loop turn run at once in one transaction (their statements interleaved on one pipelined connection); a unit that asks for an advisory lock, a row lock (`FOR UPDATE`, `FOR SHARE`) or a `SKIP LOCKED` claim before changing anything runs alone after the batch's COMMIT; every answer after the COMMIT; any failed statement rolls the batch back and runs each unit again alone (bounded at 64 units, 4 batches in flight, a lock wait in a batch 20 ms). `false`: one transaction per request ([performance.md](performance.md) \"PostgreSQL\", [scaling.md](scaling.md))",
+    "PostgreSQL: the units of work of one event-loop turn run at once in one transaction (their statements interleaved on one pipelined connection); a unit that asks for an advisory lock, a row lock (`FOR UPDATE`, `FOR SHARE`) or a `SKIP LOCKED` claim before changing anything runs alone after the batch's COMMIT; every answer after the COMMIT; a failed statement rolls the batch back and runs each unit again alone (bounded at 64 units, 4 batches in flight, a lock wait in a batch 20 ms). `false`: one transaction per request ([performance.md](performance.md) \"PostgreSQL\", [scaling.md](scaling.md))",
   ),
 };

@@ -71,7 +71,7 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_SHARE_ANONYMOUS"],
     flag(false),
     "let the create page at / make public secrets without a token, within caps",
-    "let the create page make public secrets without a token, under caps the server enforces: TTL at most 7 days, at most 10 reads, the usual value size, and `VAULT_SHARE_ANONYMOUS_PER_MINUTE` creates per client address; they count against the free tier like any secret",
+    "let the create page make public secrets without a token, under caps the server enforces: TTL at most 7 days, at most 10 reads, the usual value size, and `VAULT_SHARE_ANONYMOUS_PER_MINUTE` creates per client address; they count against the free tier like every other secret",
   ),
   shareAnonymousPerMinute: row(
     ["VAULT_SHARE_ANONYMOUS_PER_MINUTE"],
