@@ -87,4 +87,81 @@ describe("masking injected values", () => {
     expect(forms).toContain("cGxhaW52YWx1ZQ==");
     expect(forms).toContain("cGxhaW52YWx1ZQ");
   });
+
+  describe("a value that overlaps another (a decoy)", () => {
+    const real = "postgres://app:S3cr3t@db.internal/app";
+    const values = new Map([["ZZ_15", "URL=p"], ["DB_URL", real]]);
+
+    it("masks the union of both matches, so the decoy cannot expose the rest of the real value", () => {
+      const m = new Masker(values);
+      const out = m.maskText(`DB_URL=${real} done`);
+      expect(out).not.toContain("S3cr3t");
+      expect(out).not.toContain("ostgres");
+      expect(out).toBe("DB_<masked:DB_URL> done");
+    });
+
+    it("holds at every chunk boundary in a stream", async () => {
+      const m = new Masker(values);
+      const whole = Buffer.from(`x DB_URL=${real} and ${Buffer.from(real).toString("base64")} end`, "utf8");
+      for (let cut = 1; cut < whole.length; cut++) {
+        const out = await throughStream(m, [whole.subarray(0, cut), whole.subarray(cut)]);
+        expect(out).toBe("x DB_<masked:DB_URL> and <masked:DB_URL> end");
+      }
+    });
+
+    it("masks a decoy that starts inside the real value and runs past it", () => {
+      const m = new Masker(new Map([["A", "S3cr3t@db.internal/app TAIL"], ["B", real]]));
+      expect(m.maskText(`${real} TAIL!`)).toBe("<masked:B>!");
+    });
+
+    it("never lets a value through beside decoys made from its own pieces (property)", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.string({ minLength: 6, maxLength: 24 }),
+          fc.array(fc.tuple(fc.nat(), fc.nat(), fc.string({ maxLength: 4 })), { maxLength: 4 }),
+          fc.array(fc.integer({ min: 1, max: 9 }), { maxLength: 20 }),
+          async (secret, decoySpecs, sizes) => {
+            const entries: Array<[string, string]> = [["S", secret]];
+            decoySpecs.forEach(([a, b, pad], i) => {
+              // A decoy: a piece of the secret with a few characters before or after it.
+              const from = a % secret.length;
+              const piece = secret.slice(from, from + 1 + (b % (secret.length - from)));
+              const decoy = i % 2 === 0 ? `${pad}${piece}` : `${piece}${pad}`;
+              if (decoy.length >= 4) entries.push([`D${i}`, decoy]);
+            });
+            const m = new Masker(new Map(entries));
+            const whole = Buffer.from(entries.map(([, v]) => `${v}|${secret}`).join(" "), "utf8");
+            const chunks: Buffer[] = [];
+            let at = 0;
+            for (const size of sizes) {
+              if (at >= whole.length) break;
+              chunks.push(whole.subarray(at, at + size));
+              at += size;
+            }
+            if (at < whole.length) chunks.push(whole.subarray(at));
+            expect((await throughStream(m, chunks)).includes(secret)).toBe(false);
+            expect(m.maskText(whole.toString("utf8")).includes(secret)).toBe(false);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
+    it("does not hold a value repeated over itself without bound, and still masks all of it", async () => {
+      const m = new Masker(new Map([["R", "abab"]]));
+      const chunk = Buffer.from("ab".repeat(20_000));
+      const stream = m.stream();
+      const seen: Buffer[] = [];
+      stream.on("data", (c: Buffer) => seen.push(c));
+      for (let i = 0; i < 8; i++) stream.write(chunk);
+      await new Promise((resolve) => setImmediate(resolve));
+      // 320,000 bytes went in; most of the run was passed on (masked) before its end.
+      expect(Buffer.concat(seen).length).toBeGreaterThan(0);
+      stream.end(Buffer.from(" end"));
+      await new Promise((resolve) => stream.once("end", resolve));
+      const out = Buffer.concat(seen).toString("utf8");
+      expect(out).not.toContain("abab");
+      expect(out.endsWith(" end")).toBe(true);
+    });
+  });
 });

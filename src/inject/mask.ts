@@ -9,6 +9,13 @@ import type { TransformCallback } from "node:stream";
  */
 export const MIN_MASKED_LENGTH = 4;
 
+/**
+ * The most a masking stream holds back for one run of overlapping matches
+ * (a value that repeats over itself, `abab` in `ababab...`): past it, the
+ * run is passed on masked before its end, so output is never held without bound.
+ */
+export const HOLD_LIMIT_BYTES = 64 * 1024;
+
 /** One byte pattern to replace, and its replacement text. */
 interface Pattern {
   bytes: Buffer;
@@ -48,7 +55,9 @@ export function maskForms(value: string): string[] {
 /**
  * The masker of a set of injected values: name -> value. Each value of at
  * least MIN_MASKED_LENGTH characters, in every form of maskForms(), becomes
- * `<masked:NAME>` (the first name, when several names hold one value).
+ * `<masked:NAME>` (the first name, when several names hold one value);
+ * overlapping matches, of one value or of several, become one `<masked:NAME>`
+ * named after the longest of them.
  */
 export class Masker {
   readonly #patterns: Pattern[];
@@ -75,43 +84,77 @@ export class Masker {
   }
 
   /**
-   * Replaces every pattern in `input`, earliest first (the longest form at
-   * one position).
+   * Replaces every form in `input`: all matches of all forms of all values
+   * are found first (overlapping ones included), overlapping matches are
+   * merged into one run, and each run becomes the replacement of its
+   * longest match, so no value can hide another by matching first
+   * (docs/mcp.md, "Masking and what it cannot catch").
    * @param streaming whether more input may follow: then the end of `input`
-   *   that could still begin (or lengthen) a form is held back, and only that.
-   * @returns the masked output, and the bytes held back (never inside a replaced match).
+   *   that could still begin (or lengthen) a form is held back, with any run
+   *   it would extend.
+   * @param covered how many leading bytes of `input` were already passed on
+   *   (masked) by the previous call: they are context for matching only.
+   * @returns the masked output, the bytes held back, and how many of those
+   *   were already passed on (non-zero only when a run longer than
+   *   HOLD_LIMIT_BYTES was passed on before its end).
    */
-  scan(input: Buffer, streaming: boolean): { out: Buffer; rest: Buffer } {
-    const parts: Buffer[] = [];
-    let from = 0;
-    let held: number | undefined;
-    for (;;) {
-      let best: { at: number; pattern: Pattern } | undefined;
-      for (const pattern of this.#patterns) {
-        const at = input.indexOf(pattern.bytes, from);
-        if (at >= 0 && (best === undefined || at < best.at)) best = { at, pattern };
-      }
-      if (best === undefined) break;
-      // A longer form may start here and end in the next chunk (base64 and its padding): wait for it.
-      if (streaming && this.#continues(input, best.at, best.pattern.bytes.length)) {
-        held = best.at;
-        break;
-      }
-      parts.push(input.subarray(from, best.at), best.pattern.replacement);
-      from = best.at + best.pattern.bytes.length;
-    }
-    let cut = input.length;
-    if (held !== undefined) cut = held;
-    else if (streaming) {
-      for (let at = Math.max(from, input.length - this.maxLength + 1); at < input.length; at++) {
+  scan(input: Buffer, streaming: boolean, covered = 0): { out: Buffer; rest: Buffer; covered: number } {
+    const runs = this.#runs(input);
+    let partial: number | undefined;
+    if (streaming) {
+      for (let at = Math.max(covered, input.length - this.maxLength + 1); at < input.length; at++) {
         if (this.#continues(input, at, 0)) {
-          cut = at;
+          partial = at;
           break;
         }
       }
     }
-    parts.push(input.subarray(from, cut));
-    return { out: Buffer.concat(parts), rest: Buffer.from(input.subarray(cut)) };
+    // A form that may still end in the next chunk starts at `partial` or later; a run it could overlap waits with it.
+    const edge = partial ?? input.length;
+    let cut = edge;
+    for (const run of runs) if (run.end > edge && run.start < cut) cut = run.start;
+    let context = cut;
+    if (cut < covered) cut = covered;
+    if (edge - cut > HOLD_LIMIT_BYTES) {
+      // A very long run (a value repeated over itself): pass it on masked up to the edge and keep
+      // the bytes a match across the edge could begin with, as context already passed on.
+      cut = edge;
+      context = Math.max(covered, edge - this.maxLength + 1);
+    }
+    const parts: Buffer[] = [];
+    let pos = covered;
+    for (const run of runs) {
+      if (run.start >= cut) break;
+      if (run.end <= pos) continue;
+      if (run.start > pos) parts.push(input.subarray(pos, run.start));
+      if (run.start >= covered) parts.push(run.pattern.replacement);
+      pos = Math.min(run.end, cut);
+    }
+    if (pos < cut) parts.push(input.subarray(pos, cut));
+    const keepFrom = Math.min(context, cut);
+    return { out: Buffer.concat(parts), rest: Buffer.from(input.subarray(keepFrom)), covered: cut - keepFrom };
+  }
+
+  /** Every match of every form in `input`, overlapping matches merged into runs, in order; a run keeps its longest match's pattern. */
+  #runs(input: Buffer): Array<{ start: number; end: number; pattern: Pattern }> {
+    const matches: Array<{ start: number; end: number; pattern: Pattern }> = [];
+    for (const pattern of this.#patterns) {
+      for (let at = input.indexOf(pattern.bytes, 0); at >= 0; at = input.indexOf(pattern.bytes, at + 1)) {
+        matches.push({ start: at, end: at + pattern.bytes.length, pattern });
+      }
+    }
+    matches.sort((a, b) => a.start - b.start || b.end - a.end);
+    const runs: Array<{ start: number; end: number; pattern: Pattern }> = [];
+    for (const match of matches) {
+      const last = runs[runs.length - 1];
+      if (last !== undefined && match.start < last.end) {
+        if (match.pattern.bytes.length > last.pattern.bytes.length) last.pattern = match.pattern;
+        if (match.end > last.end) last.end = match.end;
+      } else {
+        runs.push({ start: match.start, end: match.end, pattern: match.pattern });
+      }
+    }
+    return runs;
   }
 
   /** True when input[at..] is the start of a form longer than both `longerThan` bytes and what is there. */
@@ -133,15 +176,18 @@ export class Masker {
    */
   stream(): Transform {
     let tail: Buffer = Buffer.alloc(0);
+    let covered = 0;
     return new Transform({
       transform: (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) => {
-        const { out, rest } = this.scan(Buffer.concat([tail, chunk]), true);
-        tail = rest;
-        done(null, out.length > 0 ? out : undefined);
+        const next = this.scan(Buffer.concat([tail, chunk]), true, covered);
+        tail = next.rest;
+        covered = next.covered;
+        done(null, next.out.length > 0 ? next.out : undefined);
       },
       flush: (done: TransformCallback) => {
-        const { out } = this.scan(tail, false);
+        const { out } = this.scan(tail, false, covered);
         tail = Buffer.alloc(0);
+        covered = 0;
         done(null, out.length > 0 ? out : undefined);
       },
     });
