@@ -83,7 +83,7 @@ describe("the API's explanation reaches the command line", () => {
     const ls = await cli(["ls"], { vault, env });
     expect(ls.code).toBe(1);
     expect(ls.stderr).toMatch(/\(403\)[^\n]*needs a key with the admin permission[^\n]*get KEY, or run --env NAME=KEY/);
-    const run = await cli(["run", "--prefix", "ux", "--", process.execPath, "-e", ""], { vault, env });
+    const run = await cli(["run", "--prefix", "ux", "--only", "X", "--", process.execPath, "-e", ""], { vault, env });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/\(403\)[^\n]*needs a key with the admin permission[^\n]*run --env NAME=KEY/);
   });

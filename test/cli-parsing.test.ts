@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
 import { resolveConnection } from "../src/cli/connection.js";
 import { parseDuration, parseReads } from "../src/cli/duration.js";
-import { envNameFor, isDeniedEnvName, parseEnvMapping, prefixPath } from "../src/inject/env-names.js";
+import { envNameFor, parseEnvMapping, parseNameList, prefixPath } from "../src/inject/env-names.js";
 import { childEnvironment, planRun } from "../src/inject/run-plan.js";
 import { formatTable } from "../src/cli/table.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -47,18 +47,20 @@ describe("run's environment names", () => {
     expect(envNameFor("prod/sub/x", "prod")).toBe("SUB_X");
   });
 
-  it("denies loader, shell and interpreter names and whole families of them", () => {
-    for (const name of ["PATH", "BASH_ENV", "ENV", "IFS", "NODE_OPTIONS", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "PERL5OPT", "RUBYOPT", "GIT_SSH_COMMAND", "VAULT_TOKEN"]) {
-      expect(isDeniedEnvName(name), name).toBe(true);
-    }
-    for (const name of ["DB_URL", "API_KEY", "PATHWAY", "HOME_DIR"]) expect(isDeniedEnvName(name), name).toBe(false);
+  it("parses --only lists: commas or spaces, repeatable; refuses what is no variable name", () => {
+    expect(parseNameList([])).toBeUndefined();
+    expect([...(parseNameList(["DB_URL,API_KEY", "TOKEN  X"]) ?? [])]).toEqual(["DB_URL", "API_KEY", "TOKEN", "X"]);
+    for (const bad of [",", "1ABC", "A-B", "A=B"]) expect(() => parseNameList([bad]), bad).toThrow(ConfigError);
   });
 
-  it("plans: skips bad, denied and already-set names; --env wins and sets any name; a clash is a usage error", () => {
-    const plan = planRun(["p/db_url", "p/path", "p/1x", "p/user", "p/api"], "p", [{ name: "API", key: "other/api" }, { name: "PATH", key: "ops/path" }], { USER: "me" });
+  it("plans: only --only names from the prefix, never one already set; --env wins and sets any name; a clash is a usage error", () => {
+    const plan = planRun(["p/db_url", "p/path", "p/1x", "p/user", "p/api", "p/makeflags"], "p", [{ name: "API", key: "other/api" }, { name: "PATH", key: "ops/path" }], { USER: "me" }, new Set(["DB_URL", "USER", "API", "GONE"]));
     expect([...plan.names]).toEqual([["DB_URL", "p/db_url"], ["API", "other/api"], ["PATH", "ops/path"]]);
-    expect(plan.skipped.map((s) => s.key)).toEqual(["p/1x", "p/user"]);
-    expect(() => planRun(["p/a-b", "p/a_b"], "p", [], {})).toThrow(/p\/a-b and p\/a_b both map to A_B/);
+    expect(plan.skipped.map((s) => s.key)).toEqual(["p/path", "p/1x", "p/makeflags", "p/user"]);
+    expect(plan.missing).toEqual(["GONE"]);
+    expect(() => planRun(["p/a-b", "p/a_b"], "p", [], {}, new Set(["A_B"]))).toThrow(/p\/a-b and p\/a_b both map to A_B/);
+    expect(() => planRun(["p/db_url", "p/makeflags"], "p", [], {})).toThrow(/add --only DB_URL,MAKEFLAGS/);
+    expect(planRun(["p/db_url"], "p", [{ name: "A", key: "x" }], {}).names).toEqual(new Map([["A", "x"]]));
     expect(() => planRun([], undefined, [{ name: "A", key: "x" }, { name: "A", key: "y" }], {})).toThrow(ConfigError);
   });
 

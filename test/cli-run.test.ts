@@ -1,11 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTemp, cliAgainst, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "./e2e-helpers.js";
 import type { VaultProcess } from "./e2e-helpers.js";
 
 // `run` as a secret's writer could abuse it: a key that may write only under prod/ must not be
-// able to run code on the operator's machine through the names --prefix derives (docs/cli.md, "run").
+// able to choose a variable of the operator's command (docs/cli.md, "What --prefix sets").
 
 const cli = cliAgainst;
 
@@ -24,16 +24,20 @@ async function readCount(vault: VaultProcess, key: string): Promise<number | und
   return body.secrets.find((s) => s.key === key)?.read_count;
 }
 
-describe("run --prefix: names a secret's writer cannot abuse", () => {
+describe("run --prefix: a secret's writer never chooses a variable", () => {
   let vault: VaultProcess;
   let marker: string;
+  let makefileDir: string;
   beforeAll(async () => {
     vault = await startVault(tempDir());
     marker = join(tempDir(), "pwned");
-    // What a write-only key under prod/ could store.
+    makefileDir = tempDir();
+    writeFileSync(join(makefileDir, "Makefile"), "deploy:\n\t@printf deployed\n");
+    // What a write-only key under prod/ could store: variables that make a tool run code.
+    await put(vault, "prod/makeflags", `--eval=$(shell touch ${marker})`);
     await put(vault, "prod/BASH_ENV", `$(touch ${marker})`);
     await put(vault, "prod/node_options", "--require=/nonexistent/evil.js");
-    await put(vault, "prod/LD_PRELOAD", "/nonexistent/evil.so");
+    await put(vault, "prod/cc", `sh -c 'touch ${marker}'`);
     await put(vault, "prod/path", "/nonexistent/bin");
     await put(vault, "prod/db_url", "postgres://db/app");
     await put(vault, "prod/HOME_DIR", "h");
@@ -49,45 +53,72 @@ describe("run --prefix: names a secret's writer cannot abuse", () => {
     cleanupTemp();
   });
 
-  it("never sets a loader or interpreter variable: a bash child does not run BASH_ENV, a node child gets no NODE_OPTIONS", async () => {
-    const viaBash = cli(vault, ["run", "--prefix", "prod", "--", "bash", "-c", "true"]);
-    expect(viaBash.code).toBe(0);
+  it("a planted prod/makeflags does not reach make: only the names --only lists are set", async () => {
+    const result = cli(vault, ["run", "--no-mask", "--prefix", "prod", "--only", "DB_URL", "--", "make", "-s", "-C", makefileDir, "deploy"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("deployed");
     expect(existsSync(marker)).toBe(false);
+    // The keys it did not set are named on stderr, never read.
+    expect(result.stderr).toMatch(/skipped prod\/makeflags: MAKEFLAGS is not named by --only/);
+    expect(result.stderr).not.toContain(marker);
+    expect(await readCount(vault, "prod/makeflags")).toBe(0);
+    expect(await readCount(vault, "prod/db_url")).toBe(1);
+  });
+
+  it("sets exactly the listed names, whatever else is under the prefix (CC, BASH_ENV, NODE_OPTIONS, PATH)", async () => {
     const result = cli(vault, [
       "run",
       "--no-mask",
       "--prefix",
       "prod",
+      "--only",
+      "DB_URL, HOME_DIR",
       "--",
       process.execPath,
       "-e",
-      printVars("BASH_ENV", "NODE_OPTIONS", "LD_PRELOAD", "PATH", "DB_URL", "HOME_DIR"),
+      printVars("MAKEFLAGS", "CC", "BASH_ENV", "NODE_OPTIONS", "PATH", "DB_URL", "HOME_DIR"),
     ]);
     expect(result.code).toBe(0);
     const vars = JSON.parse(result.stdout) as Record<string, string | null>;
-    expect(vars.BASH_ENV).toBeNull();
-    expect(vars.NODE_OPTIONS).toBeNull();
-    expect(vars.LD_PRELOAD).toBeNull();
-    expect(vars.PATH).toBe(process.env.PATH);
-    expect(vars.DB_URL).toBe("postgres://db/app");
-    expect(vars.HOME_DIR).toBe("h");
-    // The names it set and the ones it skipped are on stderr; no value is.
-    expect(result.stderr).toMatch(/DB_URL/);
-    expect(result.stderr).toMatch(/BASH_ENV/);
+    expect(vars).toEqual({ MAKEFLAGS: null, CC: null, BASH_ENV: null, NODE_OPTIONS: null, PATH: process.env.PATH ?? null, DB_URL: "postgres://db/app", HOME_DIR: "h" });
+    expect(result.stderr).toMatch(/set DB_URL, HOME_DIR/);
     expect(result.stderr).not.toContain("postgres://db/app");
-    expect(result.stderr).not.toContain(marker);
-    // The skipped secrets were not read: no read counted.
+    expect(await readCount(vault, "prod/cc")).toBe(0);
     expect(await readCount(vault, "prod/BASH_ENV")).toBe(0);
-    expect(await readCount(vault, "prod/node_options")).toBe(0);
   });
 
-  it("never overrides a variable the environment already has, and skips names that are not [A-Z_][A-Z0-9_]*", () => {
-    const result = cli(vault, ["run", "--prefix", "prod", "--", process.execPath, "-e", printVars("ALREADY_SET", "1ABC")], {
+  it("--prefix without --only starts nothing, reads nothing, and names the --only to add", async () => {
+    const bash = cli(vault, ["run", "--prefix", "prod", "--", "bash", "-c", "printf started"]);
+    expect(bash.code).toBe(2);
+    expect(bash.stdout).toBe("");
+    expect(existsSync(marker)).toBe(false);
+    expect(bash.stderr).toMatch(/--prefix prod sets only the variables you name: add --only [A-Z_,]*DB_URL/);
+    expect(bash.stderr).toContain("MAKEFLAGS");
+    expect(await readCount(vault, "prod/makeflags")).toBe(0);
+    expect(await readCount(vault, "prod/BASH_ENV")).toBe(0);
+  });
+
+  it("a listed name that no key under the prefix sets is an error: nothing read, nothing started", async () => {
+    const before = await readCount(vault, "prod/db_url");
+    const result = cli(vault, ["run", "--prefix", "prod", "--only", "DB_URL,API_TOKEN", "--", process.execPath, "-e", "process.stdout.write('started')"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/no secret under prod\/ for API_TOKEN/);
+    expect(await readCount(vault, "prod/db_url")).toBe(before);
+  });
+
+  it("--only without --prefix, or with a name that is no variable name, is a usage error", () => {
+    expect(cli(vault, ["run", "--only", "DB_URL", "--", "true"]).code).toBe(2);
+    expect(cli(vault, ["run", "--prefix", "prod", "--only", "DB-URL", "--", "true"]).code).toBe(2);
+  });
+
+  it("never overrides a variable the environment already has, even a listed one", () => {
+    const result = cli(vault, ["run", "--prefix", "prod", "--only", "ALREADY_SET,DB_URL", "--", process.execPath, "-e", printVars("ALREADY_SET")], {
       ALREADY_SET: "from the operator",
     });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ ALREADY_SET: "from the operator", "1ABC": null });
-    expect(result.stderr).toMatch(/ALREADY_SET/);
+    expect(JSON.parse(result.stdout)).toEqual({ ALREADY_SET: "from the operator" });
+    expect(result.stderr).toMatch(/ALREADY_SET is already set/);
     expect(result.stderr).not.toContain("from the vault");
   });
 
@@ -98,15 +129,15 @@ describe("run --prefix: names a secret's writer cannot abuse", () => {
   });
 
   it("matches whole path segments: --prefix prod reads neither prod2/ nor production/", async () => {
-    const result = cli(vault, ["run", "--prefix", "prod", "--", process.execPath, "-e", printVars("OTHER", "2_OTHER", "UCTION_OTHER")]);
+    const result = cli(vault, ["run", "--prefix", "prod", "--only", "DB_URL", "--", process.execPath, "-e", printVars("OTHER", "2_OTHER", "UCTION_OTHER")]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ OTHER: null, "2_OTHER": null, UCTION_OTHER: null });
     expect(await readCount(vault, "prod2/other")).toBe(0);
     expect(await readCount(vault, "production/other")).toBe(0);
   });
 
-  it("two keys that map to one name: exit 2 naming both, nothing read, nothing started", async () => {
-    const result = cli(vault, ["run", "--prefix", "dup", "--", process.execPath, "-e", "process.stdout.write('started')"]);
+  it("two keys that map to one listed name: exit 2 naming both, nothing read, nothing started", async () => {
+    const result = cli(vault, ["run", "--prefix", "dup", "--only", "A_B", "--", process.execPath, "-e", "process.stdout.write('started')"]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("dup/a-b");
@@ -115,7 +146,7 @@ describe("run --prefix: names a secret's writer cannot abuse", () => {
   });
 
   it("a prefix with no secret under it says so and starts nothing", () => {
-    const result = cli(vault, ["run", "--prefix", "nothing-here", "--", process.execPath, "-e", "process.stdout.write('started')"]);
+    const result = cli(vault, ["run", "--prefix", "nothing-here", "--only", "X", "--", process.execPath, "-e", "process.stdout.write('started')"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/no secret under nothing-here\//);

@@ -185,8 +185,8 @@ describe("run", () => {
     expect(result.stderr).toBe("");
   });
 
-  it("--prefix maps every secret under it to an env name", () => {
-    const result = cli(["run", "--no-mask", "--prefix", "app/", "--", process.execPath, "-e", printEnv], { vault });
+  it("--prefix --only maps the listed secrets under it to env names", () => {
+    const result = cli(["run", "--no-mask", "--prefix", "app/", "--only", "DB_URL,API_KEY", "--", process.execPath, "-e", printEnv], { vault });
     expect(result.code).toBe(7);
     expect(JSON.parse(result.stdout)).toEqual({ a: "postgres://u:p@db/app", b: "k-123 ü" });
   });

@@ -73,7 +73,7 @@ describe("mcp: no tool returns a value by default", () => {
   });
 
   it("without --allow-reveal there is no get_secret, and no result of any tool holds the value", async () => {
-    const { client } = await connect(vault, ["--allow-command", `${process.execPath} -e **`]);
+    const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", `${process.execPath} -e **`]);
     const names = await toolNames(client);
     expect(names).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "run_command", "secret_info", "share_secret"]);
     const results = [
@@ -98,7 +98,7 @@ describe("mcp: no tool returns a value by default", () => {
   });
 
   it("run_command: a command printing its injected secret comes back masked, with its exit code; no VAULT_TOKEN for it", async () => {
-    const { client } = await connect(vault, ["--allow-command", `${process.execPath} -e **`]);
+    const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", `${process.execPath} -e **`]);
     const ran = await call(client, "run_command", { command: [process.execPath, "-e", LEAKY], env: { S: "agent/db" } });
     expect(ran.isError, textOf(ran)).toBeFalsy();
     const out = ran.structuredContent as { exit_code: number; stdout: string; stderr: string; injected: string[]; timed_out: boolean };
@@ -114,7 +114,7 @@ describe("mcp: no tool returns a value by default", () => {
   });
 
   it("run_command: a command no pattern allows is refused before anything is read", async () => {
-    const { client } = await connect(vault, ["--allow-command", "true", "--allow-command", "node scripts/*.js"]);
+    const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", "true", "--allow-command", "node scripts/*.js"]);
     for (const command of [["sh", "-c", "echo $S"], ["node", "scripts/../x.js"], ["node", "scripts/a.js", "extra"], ["true", "x"]]) {
       const refused = await call(client, "run_command", { command, env: { S: "agent/once" } });
       expect(refused.isError).toBe(true);
@@ -125,27 +125,47 @@ describe("mcp: no tool returns a value by default", () => {
     expect(ok.structuredContent).toMatchObject({ exit_code: 0 });
   });
 
-  it("run_command: the agent may not set a loader or interpreter variable, or one already set, from a secret it may have written", async () => {
-    const { client } = await connect(vault, ["--allow-command", "true"]);
-    for (const name of ["NODE_OPTIONS", "LD_PRELOAD", "BASH_ENV", "PATH", "HOME", "lower"]) {
+  it("run_command sets only the variables the operator named with --allow-env, never one already set", async () => {
+    const { client } = await connect(vault, ["--allow-env", "S,HOME", "--allow-command", "true"]);
+    for (const name of ["MAKEFLAGS", "CC", "NODE_OPTIONS", "LD_PRELOAD", "BASH_ENV", "PATH", "lower"]) {
       const refused = await call(client, "run_command", { command: ["true"], env: { [name]: "agent/once" } });
       expect(refused.isError, name).toBe(true);
-      expect(textOf(refused)).toMatch(new RegExp(`not run: ${name} may not be set`));
+      expect(textOf(refused)).toMatch(new RegExp(`not run: ${name} is not among the variables the operator allowed \\(--allow-env\\): S, HOME`));
     }
+    const home = await call(client, "run_command", { command: ["true"], env: { HOME: "agent/once" } });
+    expect(textOf(home)).toMatch(/not run: HOME is already set/);
     expect(await readCount(vault, "agent/once")).toBe(0);
+    const { client: none } = await connect(vault, ["--allow-command", "true"]);
+    const refused = await call(none, "run_command", { command: ["true"], env: { S: "agent/once" } });
+    expect(textOf(refused)).toMatch(/not among the variables the operator allowed \(--allow-env\): none/);
+    expect(await readCount(vault, "agent/once")).toBe(0);
+  });
+
+  it("run_command's prefix sets only allowed names: a planted agent/makeflags is skipped and not read", async () => {
+    expect((await vault.request("POST", "/secrets", { key: "agent/makeflags", value: "--eval=$(shell touch /tmp/pwned-by-mcp)" })).status).toBe(201);
+    const { client } = await connect(vault, ["--allow-env", "DB", "--allow-command", `${process.execPath} -e *`]);
+    const ran = await call(client, "run_command", { command: [process.execPath, "-e", "process.stdout.write(String(process.env.MAKEFLAGS) + ' ' + process.env.DB)"], prefix: "agent" });
+    expect(ran.isError, textOf(ran)).toBeFalsy();
+    expect(ran.structuredContent).toMatchObject({ stdout: "undefined <masked:DB>", injected: ["DB"] });
+    expect(await readCount(vault, "agent/makeflags")).toBe(0);
+    expect(await readCount(vault, "agent/once")).toBe(0);
+    const { client: none } = await connect(vault, ["--allow-command", "true"]);
+    const nothing = await call(none, "run_command", { command: ["true"], prefix: "agent" });
+    expect(nothing.isError).toBe(true);
+    expect(textOf(nothing)).toMatch(/nothing to set/);
   });
 
   it("run_command is not offered without --allow-command; it refuses a value too short to mask", async () => {
     const { client: none } = await connect(vault);
     expect(await toolNames(none)).not.toContain("run_command");
-    const { client } = await connect(vault, ["--allow-command", "true"]);
+    const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", "true"]);
     const refused = await call(client, "run_command", { command: ["true"], env: { S: "agent/short" } });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/shorter than 4 characters/);
   });
 
   it("run_command: the timeout kills the command, and each stream is capped", async () => {
-    const { client } = await connect(vault, ["--allow-command", `${process.execPath} -e *`, "--command-timeout", "1", "--output-limit", "100"]);
+    const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", `${process.execPath} -e *`, "--command-timeout", "1", "--output-limit", "100"]);
     const slow = await call(client, "run_command", { command: [process.execPath, "-e", "process.stdout.write('started'); setInterval(() => {}, 1000)"], env: { S: "agent/db" } });
     expect(slow.structuredContent).toMatchObject({ timed_out: true, exit_code: 137, stdout: "started" });
     const loud = await call(client, "run_command", { command: [process.execPath, "-e", "process.stdout.write('x'.repeat(1000))"], env: { S: "agent/db" } });
@@ -166,7 +186,7 @@ describe("mcp: no tool returns a value by default", () => {
   });
 
   it("every tool declares an outputSchema; put_secret's 409 is not about org secrets only", async () => {
-    const { client } = await connect(vault, ["--allow-reveal", "--allow-command", "true"]);
+    const { client } = await connect(vault, ["--allow-reveal", "--allow-env", "S", "--allow-command", "true"]);
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(8);
     for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe("object");
@@ -190,7 +210,7 @@ describe("mcp: only the tools the token may use", () => {
 
   it("the recommended agent key (read, write, delete, prefix agent/): every offered tool works", async () => {
     const token = await scopedKey(vault, ["read", "write", "delete"], "agent/");
-    const { client, stderr } = await connect(vault, ["--allow-command", "true"], token);
+    const { client, stderr } = await connect(vault, ["--allow-env", "K", "--allow-command", "true"], token);
     expect(await toolNames(client)).toEqual(["delete_secret", "patch_secret", "put_secret", "run_command", "secret_info"]);
     const run = (await client.listTools()).tools.find((t) => t.name === "run_command");
     expect(Object.keys(run?.inputSchema.properties ?? {}).sort()).toEqual(["command", "env"]);
@@ -212,11 +232,31 @@ describe("mcp: only the tools the token may use", () => {
     const failed = async () =>
       ((await (await vault.request("GET", "/audit?action=auth.failed")).json()) as { entries: unknown[] }).entries.length;
     const before = await failed();
-    const { client } = await connect(vault, [], "not-a-valid-token-123456");
+    const { client, stderr } = await connect(vault, [], "not-a-valid-token-123456");
     expect(await toolNames(client)).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "secret_info", "share_secret"]);
     expect(await failed()).toBe(before + 1);
     const refused = await call(client, "secret_info", { key: "agent/db" });
     expect(textOf(refused)).toMatch(/\(401\)$/);
+    // The start says so on stderr, without the token.
+    expect(stderr()).toMatch(/warning: the vault at \S+ refused the token \(401[^\n]*every tool call will fail until it is fixed/);
+    expect(stderr()).not.toContain("not-a-valid-token-123456");
+  });
+
+  it("a vault that cannot be reached is said on stderr at start", async () => {
+    const env = childEnv({ VAULT_ADDR: "http://127.0.0.1:9", VAULT_TOKEN: E2E_MASTER_KEY });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp"],
+      cwd: ROOT,
+      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
+    await client.connect(transport);
+    clients.push(client);
+    expect(stderr).toMatch(/warning: cannot reach the vault at http:\/\/127\.0\.0\.1:9/);
   });
 
   it("a read-only key gets only secret_info; the probes change nothing", async () => {

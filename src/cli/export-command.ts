@@ -14,9 +14,9 @@ const FORMATS = ["dotenv", "json", "shell"] as const;
 type Format = (typeof FORMATS)[number];
 
 /**
- * `export [--format dotenv|json|shell] [--env NAME=KEY ...] [--prefix P]
+ * `export [--format dotenv|json|shell] [--env NAME=KEY ...] [--prefix P --only NAMES]
  * [--env-file FILE ...] [--force]`: resolves the variables exactly as `run`
- * does (run-core.ts: deny list, no override, whole path segments, HEAD
+ * does (run-core.ts: only the names --only lists, no override, whole path segments, HEAD
  * before each read, each read counted) and writes them to stdout (docs/cli.md,
  * "export"). Refuses (exit 2, before anything is read) when stdout is a
  * terminal, unless `--force`.
@@ -30,7 +30,8 @@ export function registerExport(program: Command, exit: ExitCode): void {
       .description("write secrets as variables (dotenv, JSON or shell) to stdout, resolved as run does")
       .option("--format <format>", "dotenv (default), json or shell", "dotenv")
       .option("--env <NAME=KEY>", "set NAME to the secret KEY (repeatable); sets any name", (value: string, previous: string[]) => [...previous, value], [])
-      .option("--prefix <prefix>", "every secret under the path PREFIX/, named as run --prefix names it")
+      .option("--prefix <prefix>", "the secrets under the path PREFIX/, named as run --prefix names them: those --only names")
+      .option("--only <names>", "with --prefix: the variables it may set, comma-separated (repeatable); no others", (value: string, previous: string[]) => [...previous, value], [])
       .option("--env-file <file>", "a dotenv FILE whose vault://KEY values are read (repeatable)", (value: string, previous: string[]) => [...previous, value], [])
       .option("--quiet", "do not list the names --prefix set on stderr")
       .option("--force", "write even when stdout is a terminal"),
@@ -48,9 +49,9 @@ Formats:
   shell   export NAME='value' ('\\'' for a quote inside), for eval or source
 
 Examples:
-  ephemeral-vault export --prefix prod > .env
+  ephemeral-vault export --prefix prod --only DB_URL,API_KEY > .env
   ephemeral-vault export --format json --env DB_URL=prod/db_url > vars.json
-  eval "$(ephemeral-vault export --format shell --prefix ci)"`,
+  eval "$(ephemeral-vault export --format shell --prefix ci --only TOKEN)"`,
     )
     .action(async (flags: ExportFlags) => {
       const format = FORMATS.find((f) => f === flags.format);

@@ -5,7 +5,7 @@ import { callVault } from "./client-call.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import { readEnvFile } from "./env-file.js";
-import { parseEnvMapping } from "../inject/env-names.js";
+import { parseEnvMapping, parseNameList } from "../inject/env-names.js";
 import { Masker } from "../inject/mask.js";
 import type { ExitCode } from "./exit-codes.js";
 import { EXIT_CANNOT_START } from "./exit-codes.js";
@@ -26,8 +26,8 @@ interface RunFlags extends InjectionFlags {
  * (HEAD, no read counted), reads each once, then starts COMMAND with them
  * added to its environment, forwards SIGINT/SIGTERM to it and exits with its
  * exit code (128 + the signal number when it died of a signal). Names from
- * `--prefix` follow run-plan.ts planRun (whole path segments, no
- * deny-listed or already-set name); an env file's `vault://` references are
+ * `--prefix` follow run-plan.ts planRun (whole path segments, only the
+ * names `--only` lists, never one already set); an env file's `vault://` references are
  * resolved like `--env` (env-file.ts); the runner's VAULT_TOKEN, VAULT_ADDR
  * and VAULT_ORG are not passed on unless `--keep-vault-env`. With masking
  * (`--mask`; by default for each of stdout and stderr that is not a
@@ -42,7 +42,8 @@ export function registerRun(program: Command, exit: ExitCode): void {
       .description("start COMMAND with secrets added to its environment; prints only COMMAND's own output")
       .argument("<command...>", "the command and its arguments (after --)")
       .option("--env <NAME=KEY>", "set NAME to the secret KEY (repeatable); sets any name", (value: string, previous: string[]) => [...previous, value], [])
-      .option("--prefix <prefix>", "every secret under the path PREFIX/, named after the rest of its key (prod/db_url -> DB_URL)")
+      .option("--prefix <prefix>", "the secrets under the path PREFIX/, named after the rest of their key (prod/db_url -> DB_URL): those --only names")
+      .option("--only <names>", "with --prefix: the variables it may set, comma-separated (repeatable), e.g. DB_URL,API_KEY; no others", (value: string, previous: string[]) => [...previous, value], [])
       .option("--keep-vault-env", "pass this command's VAULT_TOKEN, VAULT_ADDR and VAULT_ORG on to COMMAND (default: removed)")
       .option("--env-file <file>", "a dotenv FILE: NAME=vault://KEY (or vault://org/ORG_ID/KEY) reads a secret, other values pass through (repeatable)", (value: string, previous: string[]) => [...previous, value], [])
       .option("--quiet", "do not list the names --prefix set on stderr")
@@ -57,10 +58,12 @@ Each secret is read once (a read counts, and may burn it) before COMMAND starts;
 every one is checked to exist first, so a missing one burns nothing.
 With --prefix, the secrets under PREFIX/ (whole path segments: prod never
 matches prod2/) are named after the rest of the key, uppercased, every
-character outside A-Z, 0-9 and _ turned into _: prod/db-url -> DB_URL. A name
-that is not [A-Z_][A-Z0-9_]*, is already set, or is on the deny list of loader,
-shell and interpreter variables (PATH, BASH_ENV, LD_*, NODE_*, PYTHON*, ...:
-docs/cli.md) is skipped, and said so on stderr; --env NAME=KEY sets any name.
+character outside A-Z, 0-9 and _ turned into _: prod/db-url -> DB_URL. Only
+the names --only lists are set (whoever may write under the prefix never
+chooses a variable such as MAKEFLAGS or CC); every other key is skipped
+unread and said so on stderr, a listed name already set is kept, and a listed
+name with no key under the prefix is an error. --prefix without --only stops
+with the --only to add. --env NAME=KEY sets any name.
 COMMAND does not get VAULT_TOKEN, VAULT_ADDR or VAULT_ORG unless --keep-vault-env.
 --env-file FILE: NAME=vault://KEY lines are read like --env NAME=KEY (any name;
 --env wins over the file, the file over --prefix); other values pass through.
@@ -70,12 +73,13 @@ every injected secret value, and its base64, URL- and JSON-escaped forms, into
 
 Examples:
   ephemeral-vault run --env DATABASE_URL=prod/db_url -- node server.js
-  ephemeral-vault run --prefix prod -- ./deploy.sh --fast
+  ephemeral-vault run --prefix prod --only DB_URL,API_KEY -- ./deploy.sh --fast
   ephemeral-vault run --env TOKEN=ci/token --env KEY=ci/key -- sh -c 'make release'
   ephemeral-vault run --env-file .env.vault --mask -- npm test
 
 Exit codes: COMMAND's own (128 + N when it died of signal N); 1 the API refused a check
-or a read, or no secret is under PREFIX; 2 usage error (two keys for one name) or vault
+or a read, or no secret is under PREFIX (or for a name --only lists); 2 usage error
+(--prefix without --only, two keys for one name) or vault
 not reachable; ${EXIT_CANNOT_START} COMMAND could not be started.`,
     )
     .action(async (command: string[], flags: RunFlags) => {
@@ -102,21 +106,25 @@ export interface InjectionFlags extends ConnectionFlags {
   env: string[];
   envFile: string[];
   prefix?: string;
+  only: string[];
   quiet?: boolean;
 }
 
 /**
- * What `--env`, `--prefix` and `--env-file` ask for (parsed, nothing read).
- * @throws ConfigError (exit 2) when none is given, or for a bad mapping or file.
+ * What `--env`, `--prefix` (with `--only`) and `--env-file` ask for (parsed, nothing read).
+ * @throws ConfigError (exit 2) when none is given, for a bad mapping, file or
+ *   `--only` name, or `--only` without `--prefix`.
  */
 export function injectionRequest(flags: InjectionFlags): InjectionRequest {
   const mappings = flags.env.map(parseEnvMapping);
   const file = new Map<string, SecretRef | string>();
   for (const path of flags.envFile) for (const [name, source] of readEnvFile(path)) file.set(name, source);
   if (mappings.length === 0 && flags.prefix === undefined && flags.envFile.length === 0) {
-    throw new ConfigError("give --env NAME=KEY, --prefix P or --env-file FILE");
+    throw new ConfigError("give --env NAME=KEY, --prefix P --only NAMES or --env-file FILE");
   }
-  return { mappings, prefix: flags.prefix, file };
+  const only = parseNameList(flags.only ?? []);
+  if (only !== undefined && flags.prefix === undefined) throw new ConfigError("--only goes with --prefix: it names the variables --prefix may set");
+  return { mappings, prefix: flags.prefix, file, only };
 }
 
 /**
@@ -147,8 +155,8 @@ export async function resolveInjection(
 
 /** One stderr line for the names set and one per key skipped: names and keys, never values. */
 function report(plan: RunPlan, command: string): void {
-  for (const { key, name, reason } of plan.skipped) {
-    process.stderr.write(`ephemeral-vault ${command}: skipped ${key}: ${reason}; --env ${name}=${key} sets it explicitly\n`);
+  for (const { key, reason } of plan.skipped) {
+    process.stderr.write(`ephemeral-vault ${command}: skipped ${key}: ${reason} (not read)\n`);
   }
   if (plan.names.size > 0) process.stderr.write(`ephemeral-vault ${command}: set ${[...plan.names.keys()].join(", ")}\n`);
 }

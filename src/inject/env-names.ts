@@ -1,35 +1,32 @@
 import { ConfigError } from "../config.js";
 
-/** A name `run --prefix` may set: `[A-Z_][A-Z0-9_]*` (docs/cli.md, "run"). */
+/** A name `run --prefix` derives that can be a variable: `[A-Z_][A-Z0-9_]*` (docs/cli.md, "run"). */
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 /**
- * Names `run --prefix` never sets, whatever a secret under the prefix is
- * called (docs/cli.md, "What --prefix never sets"): variables that make a
- * shell, a dynamic loader or an interpreter load or run code, or that
- * redirect where programs look for commands, certificates, configuration or
- * a proxy. A secret's writer is not trusted to choose them; `--env NAME=KEY`
- * is the operator's explicit way to set one.
+ * Parses the `--only NAMES` lists of `run` and `export` (and `mcp
+ * --allow-env`): comma- or space-separated variable names, each
+ * `[A-Za-z_][A-Za-z0-9_]*`, repeatable (docs/cli.md, "What --prefix sets").
+ * These are the operator's own names: the only ones a secret found under
+ * `--prefix` may set, so no one who may write under the prefix chooses a
+ * variable the operator did not name.
+ * @param lists the flag's values as given.
+ * @param flag the flag's name, for the error message.
+ * @returns the names, or undefined when no list was given.
+ * @throws ConfigError (exit 2) for a name that is not a variable name, or a list with no name.
  */
-export const DENIED_ENV_NAMES: ReadonlySet<string> = new Set([
-  "PATH", "IFS", "ENV", "BASH_ENV", "CDPATH", "GLOBIGNORE", "SHELLOPTS", "BASHOPTS",
-  "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "HOME", "SHELL", "ZDOTDIR", "INPUTRC", "TMPDIR",
-  "EDITOR", "VISUAL", "PAGER", "MANPAGER", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "SSH_AUTH_SOCK",
-  "CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
-  "RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH",
-  "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF", "TZDIR",
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
-  "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
-]);
-
-/** Name prefixes `run --prefix` never sets (see DENIED_ENV_NAMES). */
-export const DENIED_ENV_PREFIXES: readonly string[] = [
-  "LD_", "DYLD_", "NODE_", "NPM_CONFIG_", "PYTHON", "PERL", "RUBY", "GIT_", "BASH_FUNC_", "VAULT_", "XDG_", "MALLOC_", "GLIBC_",
-];
-
-/** True when `name` is on the deny list of `run --prefix` (DENIED_ENV_NAMES, DENIED_ENV_PREFIXES). */
-export function isDeniedEnvName(name: string): boolean {
-  return DENIED_ENV_NAMES.has(name) || DENIED_ENV_PREFIXES.some((prefix) => name.startsWith(prefix));
+export function parseNameList(lists: readonly string[], flag = "--only"): Set<string> | undefined {
+  if (lists.length === 0) return undefined;
+  const names = new Set<string>();
+  for (const list of lists) {
+    const words = list.split(/[\s,]+/).filter((w) => w !== "");
+    if (words.length === 0) throw new ConfigError(`bad ${flag} "${list}": name at least one variable, e.g. ${flag} DB_URL,API_KEY`);
+    for (const word of words) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(word)) throw new ConfigError(`bad ${flag} name "${word}": a variable name is letters, digits and _, not starting with a digit`);
+      names.add(word);
+    }
+  }
+  return names;
 }
 
 /**
@@ -59,7 +56,7 @@ export function envNameFor(key: string, prefix: string): string | null {
   return name === "" ? null : name;
 }
 
-/** True when `name` may be set by `run --prefix`: `[A-Z_][A-Z0-9_]*`. */
+/** True when a name derived by `run --prefix` is a variable name: `[A-Z_][A-Z0-9_]*`. */
 export function isEnvName(name: string): boolean {
   return ENV_NAME.test(name);
 }

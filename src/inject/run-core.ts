@@ -30,6 +30,10 @@ export interface InjectionRequest {
   prefix?: string | undefined;
   /** Names from an env file: a secret reference or a plain value. */
   file?: ReadonlyMap<string, SecretRef | string> | undefined;
+  /** `--only NAMES`: the only variables `--prefix` may set (run-plan.ts planRun). */
+  only?: ReadonlySet<string> | undefined;
+  /** When true, a name in `only` that no key under the prefix sets is no error (MCP's `--allow-env` lists more names than one prefix holds). */
+  missingOnlyIsFine?: boolean | undefined;
 }
 
 /**
@@ -52,12 +56,13 @@ export async function keysUnder(client: VaultClient, path: string): Promise<stri
 
 /**
  * Plans an injection (docs/cli.md, "run"): lists the keys under the prefix,
- * applies run-plan.ts planRun (deny list, no override, whole path segments),
+ * applies run-plan.ts planRun (only the names `--only` lists, no override, whole path segments),
  * then adds an env file's names, which are explicit (any name) and win over
  * `--prefix` names; an `--env` mapping wins over both. Nothing is read here.
  * @param onEmptyPrefix called when the prefix holds no secret but `--env`
  *   or the file names something (the caller prints it); without them it is an error.
- * @throws VaultApiError 404 when nothing is under the prefix and nothing else is named;
+ * @throws VaultApiError 404 when nothing is under the prefix and nothing else is named,
+ *   or when a name `--only` lists has no key under the prefix (nothing read);
  *   ConfigError (exit 2) as planRun.
  */
 export async function planInjection(
@@ -74,7 +79,12 @@ export async function planInjection(
     }
     onEmptyPrefix(path);
   }
-  const plan = planRun(prefixKeys, request.prefix, request.mappings, env);
+  const plan = planRun(prefixKeys, request.prefix, request.mappings, env, request.only, (request.file?.size ?? 0) > 0);
+  const fileNames = request.file ?? new Map<string, SecretRef | string>();
+  const unset = plan.missing.filter((name) => !fileNames.has(name));
+  if (path !== undefined && unset.length > 0 && request.missingOnlyIsFine !== true) {
+    throw new VaultApiError(404, `no secret under ${path} for ${unset.join(", ")} (--only)`, undefined, `GET /secrets?prefix=${path}`);
+  }
   const secrets = new Map<string, SecretRef>();
   const plain = new Map<string, string>();
   const explicit = new Set(request.mappings.map((m) => m.name));

@@ -17,6 +17,8 @@ export interface Capabilities {
   share: boolean;
   /** One line per capability the token lacks, with the vault's reason (no token, no value). */
   refusals: string[];
+  /** Why the probes could not tell: the token refused (401), the vault unreachable or failing; undefined when they could. */
+  problem?: string | undefined;
 }
 
 /** A key no secret can have (outside the key alphabet): every probe is refused, so nothing is read or changed. */
@@ -36,7 +38,8 @@ const PROBE_PUBLIC_ID = "0".repeat(64);
  * global secrets with an empty body: a 403 of whatever kind (no `write`, a prefix, a
  * principal key) means `share_secret` would fail. When a probe cannot tell
  * (401, 5xx, vault not reachable), the capability counts as present, so the
- * tool is offered and reports the problem when called; after a first probe
+ * tool is offered and reports the problem when called (and `problem` says
+ * why, for the start-up line on stderr); after a first probe
  * that cannot tell, no other is sent (a wrong token costs one failed
  * authentication, not six).
  * @param client the client of the server's scope (global or `--org`).
@@ -44,13 +47,25 @@ const PROBE_PUBLIC_ID = "0".repeat(64);
  */
 export async function probeCapabilities(client: VaultClient, globalClient: VaultClient): Promise<Capabilities> {
   const refusals: string[] = [];
+  let problem: string | undefined;
   /** true/false when the vault told; undefined when it could not (401, not reachable, 5xx). */
   const check = async (what: string, call: () => Promise<unknown>, prefixCounts: boolean): Promise<boolean | undefined> => {
     try {
       await call();
       return true;
     } catch (err) {
-      if (!(err instanceof VaultApiError) || err.status === 401 || err.status >= 500) return undefined;
+      if (!(err instanceof VaultApiError)) {
+        problem = `cannot reach the vault at ${client.addr}: ${err instanceof Error ? err.message : String(err)}`;
+        return undefined;
+      }
+      if (err.status === 401) {
+        problem = `the vault at ${client.addr} refused the token (401 ${err.error}): set VAULT_TOKEN (or --token-file) to a valid key`;
+        return undefined;
+      }
+      if (err.status >= 500) {
+        problem = `the vault at ${client.addr} answered ${err.status} ${err.error}`;
+        return undefined;
+      }
       if (err.status !== 403) return true;
       if (prefixCounts && /within its prefix/.test(err.error)) return true;
       refusals.push(`${what}: ${err.error} (403)`);
@@ -59,7 +74,7 @@ export async function probeCapabilities(client: VaultClient, globalClient: Vault
   };
   // One probe first: a token the vault does not know (401) is not tried again and again.
   const read = await check("read", () => client.get(PROBE_KEY), true);
-  if (read === undefined) return { read: true, create: true, patch: true, delete: true, list: true, share: true, refusals };
+  if (read === undefined) return { read: true, create: true, patch: true, delete: true, list: true, share: true, refusals, problem };
   const [create, patch, del, list, share] = (
     await Promise.all([
       check("create", () => client.put(PROBE_KEY, ""), true),

@@ -14,7 +14,11 @@ export interface CommandPattern {
  * `/usr/bin/node`). In a word, `*` matches any characters except `/`, and
  * `?` one character except `/`; every other character matches itself. A
  * last word `**` matches any number of further arguments (none included);
- * without it the argv must have exactly as many words.
+ * without it the argv must have exactly as many words. A wildcard never
+ * matches an argument that starts with `-`, unless the pattern's word itself
+ * starts with `-` (`--env=*`): options change what a command runs
+ * (`npm run x --node-options=--import=...`), so each option the agent may
+ * pass is written out by the operator.
  * @throws ConfigError (exit 2) for an empty pattern or `**` anywhere but last.
  */
 export function parseCommandPattern(text: string): CommandPattern {
@@ -26,10 +30,11 @@ export function parseCommandPattern(text: string): CommandPattern {
   return { text: text.trim(), words: words.map(globWord), rest };
 }
 
-/** True when `argv` matches the pattern (parseCommandPattern). */
+/** True when `argv` matches the pattern (parseCommandPattern); no argument that `**` takes starts with `-`. */
 export function commandAllowed(pattern: CommandPattern, argv: readonly string[]): boolean {
   if (pattern.rest ? argv.length < pattern.words.length : argv.length !== pattern.words.length) return false;
-  return pattern.words.every((word, i) => word.test(argv[i] ?? ""));
+  if (!pattern.words.every((word, i) => word.test(argv[i] ?? ""))) return false;
+  return argv.slice(pattern.words.length).every((arg) => !arg.startsWith("-"));
 }
 
 function globWord(word: string): RegExp {
@@ -39,5 +44,6 @@ function globWord(word: string): RegExp {
     else if (ch === "?") source += "[^/]";
     else source += ch.replace(/[\\^$.|+()[\]{}]/g, "\\$&");
   }
-  return new RegExp(`^${source}$`, "s");
+  // A word that does not start with "-" itself never lets a wildcard match an option.
+  return new RegExp(word.startsWith("-") ? `^${source}$` : `^(?!-)${source}$`, "s");
 }

@@ -11,6 +11,8 @@ export interface McpOptions {
   reveal?: { prefix?: string | undefined } | undefined;
   /** `--allow-command PATTERN ...`: the commands run_command may start (none: the tool is not offered). */
   commands: CommandPattern[];
+  /** `--allow-env NAMES`: the only variables run_command may set (from `env` or `prefix`); empty: none. */
+  allowEnv: ReadonlySet<string>;
   /** run_command's timeout, milliseconds. */
   timeoutMs: number;
   /** run_command's output cap per stream, bytes. */

@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import * as z from "zod";
-import { isDeniedEnvName, isEnvName, parseEnvMapping } from "../inject/env-names.js";
+import { parseEnvMapping } from "../inject/env-names.js";
 import { Masker, MIN_MASKED_LENGTH } from "../inject/mask.js";
 import { runCaptured } from "../inject/run-child.js";
 import { planInjection, readSecrets } from "../inject/run-core.js";
@@ -12,11 +12,13 @@ import { failure, guarded, result } from "./tool-kit.js";
 /**
  * run_command (docs/mcp.md): runs a command allowed by `--allow-command`
  * with named secrets in its environment, exactly as the CLI's `run` plans
- * and reads them (run-core.ts: deny list and no override for `prefix`
- * names, HEAD before each read, the server's VAULT_TOKEN, VAULT_ADDR and
- * VAULT_ORG not passed on; and, unlike the CLI's `--env`, the names in
- * `env` obey the rules of `--prefix` names, since the agent chooses them and
- * may have written the values), without a shell, stdin closed, within the
+ * and reads them (run-core.ts: HEAD before each read, the server's
+ * VAULT_TOKEN, VAULT_ADDR and VAULT_ORG not passed on), setting only the
+ * variables the operator named with `--allow-env` (docs/mcp.md,
+ * "run_command"): the agent chooses `env` and `prefix` and may have written
+ * the values, so neither chooses a variable; a name outside the list, or one
+ * already set in the server's environment, is refused before anything is
+ * read. Without a shell, stdin closed, within the
  * timeout; returns its exit code and its output with every injected value
  * and its encodings masked (mask.ts), each stream capped. A command that
  * no pattern allows is refused before anything is read; a value shorter
@@ -27,14 +29,15 @@ import { failure, guarded, result } from "./tool-kit.js";
 export function registerRunCommand(server: McpServer, options: McpOptions, canList: boolean): void {
   const { client } = options;
   const allowed = options.commands.map((p) => `"${p.text}"`).join(", ");
+  const allowedNames = options.allowEnv.size === 0 ? "none (the server was started without --allow-env)" : [...options.allowEnv].join(", ");
   const env = z
     .record(z.string(), z.string())
     .optional()
-    .describe('Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}. NAME is [A-Z_][A-Z0-9_]*, not a loader or interpreter variable (PATH, LD_*, NODE_OPTIONS, ...) and not already set.');
+    .describe(`Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}. NAME must be one the operator allowed: ${allowedNames}.`);
   const prefix = z
     .string()
     .optional()
-    .describe('Every secret under this path ("prod" takes prod/db_url as DB_URL), as the CLI\'s run --prefix: loader and interpreter variables and names already set are skipped.');
+    .describe(`The secrets under this path, named after the rest of the key ("prod" takes prod/db_url as DB_URL), as the CLI's run --prefix --only: only the names the operator allowed are set (${allowedNames}); other keys are skipped and not read.`);
   server.registerTool(
     "run_command",
     {
@@ -64,13 +67,19 @@ export function registerRunCommand(server: McpServer, options: McpOptions, canLi
         }
         const wantedPrefix = "prefix" in input && typeof input.prefix === "string" ? input.prefix : undefined;
         const mappings = Object.entries(input.env ?? {}).map(([name, key]) => parseEnvMapping(`${name}=${key}`));
-        // The agent chooses these names and may have written the values: it gets the rules of --prefix names.
-        const refusedName = mappings.find(({ name }) => !isEnvName(name) || isDeniedEnvName(name) || process.env[name] !== undefined);
+        // The agent chooses these names and may have written the values: only the operator's --allow-env names.
+        const refusedName = mappings.find(({ name }) => !options.allowEnv.has(name) || process.env[name] !== undefined);
         if (refusedName !== undefined) {
-          return failure(`not run: ${refusedName.name} may not be set (not [A-Z_][A-Z0-9_]*, on the deny list of loader, shell and interpreter variables, or already set in the server's environment)`);
+          return failure(
+            options.allowEnv.has(refusedName.name)
+              ? `not run: ${refusedName.name} is already set in the server's environment`
+              : `not run: ${refusedName.name} is not among the variables the operator allowed (--allow-env): ${allowedNames}`,
+          );
         }
         if (mappings.length === 0 && wantedPrefix === undefined) return failure("give env {NAME: KEY}" + (canList ? " or prefix" : ""));
-        const injection = await planInjection(client, { mappings, prefix: wantedPrefix }, process.env);
+        const only = wantedPrefix === undefined ? undefined : new Set([...options.allowEnv].filter((name) => !mappings.some((m) => m.name === name)));
+        const injection = await planInjection(client, { mappings, prefix: wantedPrefix, only, missingOnlyIsFine: true }, process.env);
+        if (injection.secrets.size === 0) return failure(`not run: nothing to set: no key under the prefix maps to an allowed variable (${allowedNames})`);
         const values = await readSecrets(() => client, injection.secrets);
         const masker = new Masker(values);
         if (masker.unmasked.length > 0) {
