@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import pageAssets from "./src/http/pages/page-assets.json" with { type: "json" };
 
 // The client package (packages/client) is built first, by its own tsup config (npm run build); the
 // server imports it as its dependency @ephemeral-vault/client and never bundles it into dist/
@@ -22,7 +23,9 @@ export default defineConfig([
     // The pages' browser scripts (src/ui), served by the vault itself from dist/ui
     // (src/http/pages/assets.ts): one self-contained file per page, no module loader; the
     // envelope code of the client package is bundled in.
-    entry: { share: "src/ui/share.ts", create: "src/ui/create.ts", console: "src/ui/console.ts" },
+    // One file per entry of src/http/pages/page-assets.json, the one list of page scripts
+    // (the single executable embeds the same list: scripts/build-binary.mjs).
+    entry: Object.fromEntries(Object.entries(pageAssets.scripts).map(([name, source]) => [name.replace(/\.js$/, ""), source])),
     format: ["iife"],
     target: ["chrome111", "firefox111", "safari16"],
     platform: "browser",

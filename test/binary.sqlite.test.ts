@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import pkg from "../package.json" with { type: "json" };
+import { loadAssets } from "../src/http/pages/assets.js";
+import { findChromium, launchBrowser } from "./browser.js";
 import { docExamples } from "./doc-examples.js";
 import { ROOT } from "./e2e-helpers.js";
 
@@ -94,8 +96,6 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
     const ls = await runBin(["ls", "--json"], { env: client });
     expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ key: "prod/db_password", read_count: 1 })]);
     expect((await runBin(["get", "missing"], { env: client })).code).toBe(1);
-    // The share page and its script are served from the executable's files.
-    expect((await fetch(`${vault.url}/`)).status).toBe(200);
 
     vault.child.kill("SIGTERM");
     expect(await vault.exited).toBe(0);
@@ -124,12 +124,92 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
     expect(keygen.code, keygen.stderr).toBe(0);
   });
 
-  it("writes its files into a private directory, replaces a tampered one, and refuses a directory others can write", async () => {
-    const parent = join(tmp, `ephemeral-vault-${process.getuid?.() ?? 0}`);
+  it("serves every page and every asset those pages name, the npm package's bytes, and reveals a link in Chromium", async () => {
+    const vault = await serve(["--data-dir", "./pages"]);
+    try {
+      // What the npm package serves (src/http/pages/assets.ts over this repo's dist/ui).
+      const packaged = loadAssets();
+      const checked = new Set<string>();
+      /** Every script, stylesheet and icon a page's HTML names, fetched from the executable: 200, its type, the package's bytes. */
+      const checkAssets = async (html: string, pageUrl: string) => {
+        const refs = [...html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/g), ...html.matchAll(/<link\b[^>]*\bhref="([^"]+)"/g)].map((m) => m[1] as string);
+        expect(refs.length, pageUrl).toBeGreaterThanOrEqual(2);
+        for (const ref of refs) {
+          const url = new URL(ref.replaceAll("&amp;", "&"), pageUrl);
+          const name = url.pathname.replace(/^\/assets\//, "");
+          const want = packaged.get(name);
+          expect(want, `${pageUrl} names ${ref}, which the npm package does not serve`).toBeDefined();
+          const res = await fetch(url);
+          expect(res.status, `${url}`).toBe(200);
+          expect(res.headers.get("content-type"), `${url}`).toBe(want?.type);
+          expect(await res.text(), `${url}`).toBe(want?.body);
+          checked.add(name);
+        }
+      };
+      const page = async (url: string, init: RequestInit = {}) => {
+        const res = await fetch(url, init);
+        expect(res.status, url).toBe(200);
+        expect(res.headers.get("content-type"), url).toMatch(/^text\/html/);
+        const html = await res.text();
+        await checkAssets(html, res.url);
+        return html;
+      };
+
+      // A real share, made with the executable's own CLI (through the API); its page by a plain GET (no read).
+      const value = `binary reveal ${Date.now()} ✓`;
+      const shared = await runBin(["share", "--addr", vault.url], { input: value, env: { VAULT_TOKEN: vault.token } });
+      expect(shared.code, shared.stderr).toBe(0);
+      const link = shared.stdout.trim();
+      expect(link).toMatch(/\/s\/[0-9a-f]{64}#/);
+      await page(`${vault.url}/`);
+      await page(link.split("#")[0] as string);
+      await page(`${vault.url}/ui`);
+
+      // Chromium: the recipient page reveals the value (share.js decrypts it), then the console, signed in with the master key.
+      const browser = findChromium() === null && process.env.CI !== "true" ? undefined : await launchBrowser();
+      if (browser !== undefined) {
+        try {
+          const context = await browser.newContext();
+          const tab = await context.newPage();
+          await tab.goto(link);
+          await tab.getByRole("button", { name: "Reveal the secret" }).click();
+          await tab.locator("#value").waitFor({ state: "visible" });
+          expect(await tab.locator("#value").textContent()).toBe(value);
+
+          await tab.goto(`${vault.url}/ui`);
+          await tab.getByLabel("Token").fill(vault.token);
+          await tab.getByRole("button", { name: "Sign in" }).click();
+          await tab.getByRole("heading", { name: "Overview" }).waitFor();
+          // The raw HTML of each section the navigation links, with the session's cookie.
+          const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+          const overview = await page(tab.url(), { headers: { cookie } });
+          const nav = /<nav aria-label="Console sections">([\s\S]*?)<\/nav>/.exec(overview)?.[1] ?? "";
+          const sections = [...nav.matchAll(/href="([^"]+)"/g)].map((m) => new URL(m[1] as string, tab.url()).href);
+          expect(sections.length).toBeGreaterThanOrEqual(5);
+          for (const section of sections) await page(section, { headers: { cookie } });
+          await context.close();
+        } finally {
+          await browser.close();
+        }
+      }
+      // Every asset any page names, the stylesheet and the icon included.
+      expect([...checked].sort()).toEqual([...packaged.keys()].sort());
+    } finally {
+      vault.child.kill("SIGTERM");
+      await vault.exited;
+    }
+  });
+
+  it("writes only its native addon, into a private per-user directory whose ancestors others cannot change", async () => {
+    // No XDG_RUNTIME_DIR in env(): the cache directory under HOME.
+    const parent = join(dir, ".cache", "ephemeral-vault");
     const [hashDir] = readdirSync(parent);
     const root = join(parent, hashDir as string);
     expect(statSync(parent).mode & 0o777).toBe(0o700);
     expect(statSync(root).mode & 0o777).toBe(0o700);
+    // Schemas and page scripts are served from memory: nothing but the addon is on disk.
+    expect(readdirSync(root)).toEqual(["better_sqlite3.node"]);
+    expect(existsSync(join(tmp, `ephemeral-vault-${process.getuid?.() ?? 0}`))).toBe(false);
     const addon = join(root, "better_sqlite3.node");
     chmodSync(addon, 0o600);
     writeFileSync(addon, "not the addon");
@@ -147,6 +227,24 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
     } finally {
       chmodSync(parent, 0o700);
     }
+
+    // $XDG_RUNTIME_DIR, when set, is the default.
+    const runtime = join(dir, "run");
+    mkdirSync(runtime, { mode: 0o700 });
+    const ran = await runBin(["audit", "verify", "--data-dir", "./data"], { env: { XDG_RUNTIME_DIR: runtime } });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(readdirSync(join(runtime, "ephemeral-vault"))).toHaveLength(1);
+
+    // VAULT_BINARY_DIR below a directory others can write (no sticky bit) is refused; below a sticky one (as /tmp) it is not.
+    const open = join(dir, "open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const below = await runBin(["--version"], { env: { VAULT_BINARY_DIR: join(open, "ev") } });
+    expect(below.code).toBe(1);
+    expect(below.stderr).toContain(`${open} can be changed by other users`);
+    chmodSync(open, 0o1777);
+    const sticky = await runBin(["--version"], { env: { VAULT_BINARY_DIR: join(open, "ev") } });
+    expect(sticky, sticky.stderr).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
   });
 
   it("passes its url and token to another program in the CI job of docs/embedding.md", async () => {

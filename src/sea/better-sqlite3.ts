@@ -1,30 +1,28 @@
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Options } from "better-sqlite3";
-import { MANIFEST, prepareSeaFiles } from "./files.js";
+import { openVerifiedAddon } from "./files.js";
 
 // In the single executable, `better-sqlite3` resolves to this module
 // (scripts/build-binary.mjs): the same class, whose native addon comes from
-// the executable's verified files instead of node_modules.
-
-/** The asset name of better-sqlite3's native addon. */
-export const ADDON_ASSET = "better_sqlite3.node";
+// the executable's verified file instead of node_modules.
 
 let addon: object | undefined;
 
 /**
- * better-sqlite3's addon, loaded once: prepareSeaFiles() has written it into
- * the private directory and checked its SHA-256 just before the load.
+ * better-sqlite3's addon, loaded once, from the file whose SHA-256 was checked
+ * through the descriptor it is loaded by (src/sea/files.ts openVerifiedAddon).
  * @throws Error when the file does not verify or cannot be loaded.
  */
 function nativeAddon(): object {
   if (addon === undefined) {
-    const root = prepareSeaFiles();
-    const file = MANIFEST.files[ADDON_ASSET];
-    if (file === undefined) throw new Error(`the executable carries no ${ADDON_ASSET}`);
-    const module = { exports: {} as object };
-    process.dlopen(module, join(root, file.path));
-    addon = module.exports;
+    const file = openVerifiedAddon();
+    try {
+      const module = { exports: {} as object };
+      process.dlopen(module, file.path);
+      addon = module.exports;
+    } finally {
+      file.close();
+    }
   }
   return addon;
 }

@@ -1,4 +1,5 @@
 import type { Child } from "hono/jsx";
+import type { PageScript } from "./assets.js";
 import type { Strings } from "./strings.js";
 
 /** What every page's frame needs. */
@@ -7,8 +8,8 @@ export interface LayoutProps {
   title: string;
   /** From this page's path back to the vault's root, `""` or `../` (so a VAULT_PUBLIC_URL with a path works behind a proxy). */
   root: string;
-  /** The page's script (an asset name) and the answer's CSP nonce; none for a page without script. */
-  script?: { name: string; nonce: string } | undefined;
+  /** The page's script (one of page-assets.json's, so the build has it) and the answer's CSP nonce; none for a page without script. */
+  script?: { name: PageScript; nonce: string } | undefined;
   children?: Child;
 }
 

@@ -1,12 +1,6 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type pg from "pg";
 import { sectionsToApply, splitSchemaSections } from "../schema-sections.js";
-
-/** Where schema-pg.sql sits: the package root, beside both src/ and dist/. */
-const SCHEMA_PATH = fileURLToPath(new URL("../schema-pg.sql", import.meta.url));
-/** The same file seen from src/store/pg/ (tests run the sources). */
-const SOURCE_SCHEMA_PATH = fileURLToPath(new URL("../../../schema-pg.sql", import.meta.url));
+import { readPackageFile } from "../../package-files.js";
 
 /**
  * The session advisory lock held while migrating: one 64-bit key, "ev_migr"
@@ -17,14 +11,8 @@ export const MIGRATION_LOCK = 0x65765f6d69677200n;
 
 /** The sections of schema-pg.sql, in order. */
 export function pgSchemaSections(text?: string): { version: number; sql: string }[] {
-  if (text !== undefined) return splitSchemaSections(text);
-  let source: string;
-  try {
-    source = readFileSync(SCHEMA_PATH, "utf8");
-  } catch {
-    source = readFileSync(SOURCE_SCHEMA_PATH, "utf8");
-  }
-  return splitSchemaSections(source);
+  // The package root's schema-pg.sql (src/package-files.ts; in the single executable, its embedded copy).
+  return splitSchemaSections(text ?? readPackageFile("schema-pg.sql"));
 }
 
 /**

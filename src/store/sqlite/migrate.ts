@@ -1,25 +1,14 @@
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type { Database as Db } from "better-sqlite3";
 import { sectionsToApply, splitSchemaSections } from "../schema-sections.js";
 import type { SchemaSection } from "../schema-sections.js";
+import { readPackageFile } from "../../package-files.js";
 
 // The SQLite engine's migrations (the mirror of store/pg/migrate.ts): schema.sql's
 // versioned sections, applied above the database's PRAGMA user_version.
 
-/** Where schema.sql sits: the package root, beside dist/ (the bundle) and three levels above this source file. */
-const SCHEMA_PATHS = [
-  fileURLToPath(new URL("../schema.sql", import.meta.url)),
-  fileURLToPath(new URL("../../../schema.sql", import.meta.url)),
-];
-
-/** schema.sql's text, from the bundle's place or the sources' (tests run the sources). */
+/** schema.sql's text: the package root's file (src/package-files.ts; in the single executable, its embedded copy). */
 function readSchema(): string {
-  try {
-    return readFileSync(SCHEMA_PATHS[0] as string, "utf8");
-  } catch {
-    return readFileSync(SCHEMA_PATHS[1] as string, "utf8");
-  }
+  return readPackageFile("schema.sql");
 }
 
 /** Splits schema.sql (or the given text) into its "-- version: N" sections, in order (store/schema-sections.ts). */
