@@ -23,8 +23,10 @@ RUN apt-get update \
 WORKDIR /src
 # The whole context (.dockerignore keeps data, keys and build output out).
 COPY . .
-# `npm ci` runs the `prepare` script (the client package, then tsup): dist/ is built here.
+# `npm ci`, then the build (the client package, then tsup): dist/ is built here. The package has
+# no `prepare` script (docs/deploy.md, "The npm package"): the build is explicit.
 RUN npm ci \
+ && npm run build \
  && mkdir /pkg \
  && npm pack --ignore-scripts --pack-destination /pkg \
  && mv /pkg/ephemeral-vault-*.tgz /pkg/ephemeral-vault.tgz

@@ -6,7 +6,8 @@ import pageAssets from "./src/http/pages/page-assets.json" with { type: "json" }
 // ("ephemeral-vault/client" is the client/ folder: the package re-exported, docs/client.md).
 export default defineConfig([
   {
-    entry: { cli: "src/cli.ts", index: "src/index.ts" },
+    // internal: the assembly's parts for scripts/ and bench/ (src/internal.ts), not published.
+    entry: { cli: "src/cli.ts", index: "src/index.ts", internal: "src/internal.ts" },
     format: ["esm"],
     target: "node20",
     platform: "node",
@@ -14,9 +15,11 @@ export default defineConfig([
     // Everything but dist/ui, which the second build writes (the two run side by side),
     // and the single executable with its work files (npm run build:binary).
     clean: ["!ui/**", "!ephemeral-vault-*", "!sea/**"],
+    // Source maps for this repository's own debugging; package.json "files" leaves them out of the
+    // published package (docs/deploy.md, "The npm package").
     sourcemap: true,
     splitting: true,
-    // Type declarations for the root (startVault and the rest).
+    // Type declarations for the root only: the embedding API (src/index.ts).
     dts: { entry: { index: "src/index.ts" } },
   },
   {

@@ -4,7 +4,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } from "../dist/index.js";
+import { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } from "../dist/internal.js";
 
 /** The value of the benchmark's secret: the 26 characters `../shared/bench/compare.sh` stores. */
 export const VALUE = "benchmark-value-0123456789";

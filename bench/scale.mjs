@@ -86,7 +86,7 @@ async function createRange(url, token, prefix, from, to, extra = {}) {
  * master key from 127.0.0.1; IN_PROCESS_BATCH units per batch), many times faster than HTTP.
  */
 async function createInProcess(dir, prefix, n, ttlSeconds) {
-  const { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } = await import("../dist/index.js");
+  const { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } = await import("../dist/internal.js");
   const db = openDatabase(join(dir, "vault.db"));
   const root = Buffer.from(readFileSync(join(dir, "encryption.key"), "utf8").trim(), "hex");
   const cipher = new ValueCipher(root);
@@ -189,7 +189,7 @@ const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maxi
 
 /** The build's schema version: the user_version its migrations give a new database (dist/). */
 async function buildSchemaVersion() {
-  const { openDatabase } = await import("../dist/index.js");
+  const { openDatabase } = await import("../dist/internal.js");
   const db = openDatabase(":memory:");
   try {
     return Number(db.pragma("user_version", { simple: true }));

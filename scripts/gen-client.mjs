@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } from "../dist/index.js";
+import { createLogger, createVault, openDatabase, SqliteEngine, ValueCipher } from "../dist/internal.js";
 import { renderSchema, SCHEMA_PATH } from "./client-schema.mjs";
 
 const root = join(import.meta.dirname, "..");

@@ -1,16 +1,12 @@
-/** Programmatic entry points, for embedding and tests. */
-export { createVault, version } from "./vault.js";
-export type { Vault, VaultOptions } from "./vault.js";
-export { SqliteEngine } from "./store/sqlite/engine.js";
-export type { SqliteEngineOptions } from "./store/sqlite/engine.js";
-export type { Engine } from "./store/engine.js";
+/**
+ * The package's root, `ephemeral-vault` (import or require): the embedding API
+ * of docs/embedding.md and nothing else. Its declarations (dist/index.d.ts) name
+ * none of the server's dependencies but pino (the `logger` option takes a pino
+ * logger) and the bundled client package: a consumer type-checks them with
+ * `skipLibCheck: false` (test/package-consumer.test.ts). The assembly's parts
+ * (createVault, the engines, the CLI's main) are internal: src/internal.ts.
+ */
+export { version } from "./vault.js";
 export { startVault } from "./embed.js";
 export type { EmbeddedVault, StartVaultOptions, VaultSettings } from "./embed.js";
-export { startServer } from "./server.js";
-export type { RunningServer, StartOptions } from "./server.js";
-export { loadConfig, ConfigError } from "./config.js";
-export type { Config } from "./config.js";
-export { openDatabase } from "./store/sqlite/db.js";
-export { ValueCipher } from "./crypto/cipher.js";
-export { main } from "./cli.js";
-export { createLogger } from "./log/log.js";
+export { ConfigError } from "./config.js";
