@@ -11,7 +11,10 @@ import { readJsonObject } from "../routes/input.js";
 import { readJson } from "../routes/secret-json.js";
 import { afterRefusal } from "../routes/secrets/rules.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { anonymousCreate, PerAddressRate } from "./anonymous.js";
+import { anonymousCreate, GlobalRate, PerAddressRate } from "./anonymous.js";
+import type { AnonymousLimits } from "./anonymous.js";
+import type { AnonymousCaps } from "../../domain/secret-model.js";
+import { SETTINGS } from "../../config/settings.js";
 import { loadAssets } from "./assets.js";
 import type { ShareClient, ShareMissGuard } from "./share-guard.js";
 import type { Asset } from "./assets.js";
@@ -29,7 +32,22 @@ export interface ShareSettings {
   anonymous: boolean;
   /** Anonymous creates per client address per minute. */
   anonymousPerMinute: number;
+  /** Anonymous creates per minute in all (default DEFAULT_ANONYMOUS_LIMITS). */
+  anonymousTotalPerMinute?: number | undefined;
+  /** The anonymous links' count and byte caps (default DEFAULT_ANONYMOUS_LIMITS). */
+  anonymousCaps?: AnonymousCaps | undefined;
 }
+
+/** The defaults of the anonymous links' caps (docs/configuration.md, VAULT_SHARE_ANONYMOUS_*). */
+export const DEFAULT_ANONYMOUS_LIMITS: { totalPerMinute: number; caps: AnonymousCaps } = {
+  totalPerMinute: SETTINGS.shareAnonymousTotalPerMinute.default,
+  caps: {
+    maxSecrets: SETTINGS.shareAnonymousMaxSecrets.default,
+    maxBytes: SETTINGS.shareAnonymousMaxBytes.default,
+    netMaxSecrets: SETTINGS.shareAnonymousNetMaxSecrets.default,
+    netMaxBytes: SETTINGS.shareAnonymousNetMaxBytes.default,
+  },
+};
 
 /** What the share pages need, from createApp. */
 export interface SharePageDeps {
@@ -109,6 +127,10 @@ function rootOf(path: string): string {
 export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   if (!deps.settings.page) return;
   const anonymousRate = new PerAddressRate(deps.settings.anonymousPerMinute, 60_000, deps.now);
+  const anonymousLimits: AnonymousLimits = {
+    caps: deps.settings.anonymousCaps ?? DEFAULT_ANONYMOUS_LIMITS.caps,
+    total: new GlobalRate(deps.settings.anonymousTotalPerMinute ?? DEFAULT_ANONYMOUS_LIMITS.totalPerMinute, 60_000, deps.now),
+  };
   const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
     return c.html(page, status);
@@ -136,7 +158,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     if (!deps.settings.anonymous) return c.json({ error: "not found" }, 404);
     const { ip } = clientOf(c, deps.trustProxy);
     const raw = await readJsonObject(c);
-    const created = await anonymousCreate(deps, raw, ip, anonymousRate, shareOrigin(ip));
+    const created = await anonymousCreate(deps, raw, ip, anonymousRate, anonymousLimits, shareOrigin(ip));
     return c.json({ id: created.key, url: `${deps.publicUrl()}/s/${created.key}` }, 201);
   });
 
