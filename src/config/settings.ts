@@ -192,7 +192,7 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_MAX_CONNECTIONS"],
     int(1, 1_000_000, 512),
     "open client connections at most; more are closed at once",
-    "open client connections at most; further ones are closed at once (a warning is logged at most every 10 s). 512 stays well below the usual limit of 1024 open files per process, leaving room for the database files, the listening socket and outgoing webhook connections; raise it only with `LimitNOFILE` / `ulimit -n`",
+    "open client connections at most. At the limit, the connection that has waited longest without complete request headers is closed to make room for a newcomer; with every slot busy the newcomer is closed, except from `127.0.0.1` / `::1`, which keep 8 slots beyond it ([operations.md](operations.md), \"Connections\"; a warning is logged at most every 10 s). 512 stays well below the usual limit of 1024 open files per process, leaving room for the database files, the listening socket and outgoing webhook connections; raise it only with `LimitNOFILE` / `ulimit -n`",
   ),
   maxConnectionsPerIp: row(
     ["VAULT_MAX_CONNECTIONS_PER_IP"],
