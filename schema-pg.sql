@@ -227,3 +227,12 @@ ALTER TABLE audit_chains ADD COLUMN mac text;
 -- lookup does not, so it can no longer serve a key lookup (docs/performance.md).
 DROP INDEX secrets_live_list;
 CREATE INDEX secrets_live_list ON secrets (scope, id) WHERE state IN ('active', 'sealed') AND id > 0;
+
+-- version: 8
+-- Anonymous links (docs/share.md, "Anonymous links"): a public secret made
+-- without a token by the create page carries the network it came from (an
+-- IPv4 address, or an IPv6 /48), so the anonymous caps count it per network
+-- and in all, and the free tier of token holders does not count it (NULL for
+-- every other secret, and for every secret made before this version).
+ALTER TABLE secrets ADD COLUMN anonymous_net text;
+CREATE INDEX secrets_anonymous ON secrets (anonymous_net) WHERE anonymous_net IS NOT NULL AND state IN ('active', 'sealed');

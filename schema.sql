@@ -354,3 +354,12 @@ CREATE TABLE secret_reads (
   read_count INTEGER NOT NULL CHECK (read_count >= 0),
   audit_head INTEGER
 ) STRICT;
+
+-- version: 18
+-- Anonymous links (docs/share.md, "Anonymous links"): a public secret made
+-- without a token by the create page carries the network it came from (an
+-- IPv4 address, or an IPv6 /48), so the anonymous caps count it per network
+-- and in all, and the free tier of token holders does not count it (NULL for
+-- every other secret, and for every secret made before this version).
+ALTER TABLE secrets ADD COLUMN anonymous_net TEXT;
+CREATE INDEX secrets_anonymous ON secrets (anonymous_net) WHERE anonymous_net IS NOT NULL AND state IN ('active', 'sealed');

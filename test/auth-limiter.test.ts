@@ -86,3 +86,31 @@ describe("the failed-authentication guard", () => {
     for (let i = 0; i < DEFAULT_AUTH_FAIL_LIMIT + 2; i++) expect((await get("wrong-token", {})).status).toBe(401);
   });
 });
+
+describe("requests without a credential", () => {
+  it("never lock an address out: 20+ GETs without Authorization and 20+ share misses leave the master key served", async () => {
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 3 });
+    const headers = { "x-forwarded-for": "203.0.113.77" };
+    // What any web page can make a browser send: API GETs without a header, and share links that name nothing.
+    for (let i = 0; i < 25; i++) expect((await v.request("GET", "/secrets", { token: null, headers })).status).toBe(401);
+    for (let i = 0; i < 25; i++) {
+      const miss = await v.request("GET", `/s/junk${i}`, { token: null, headers });
+      expect([404, 429]).toContain(miss.status);
+    }
+    expect((await v.request("GET", "/s/junk", { token: null, headers })).status).toBe(429);
+    // The API's guard counted none of them: the master key is served from the same address.
+    expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers })).status).toBe(200);
+    // A wrong credential still counts: 3 of them block the address.
+    for (let i = 0; i < 3; i++) expect((await v.request("GET", "/secrets", { token: "wrong-token", headers })).status).toBe(401);
+    expect((await v.request("GET", "/secrets", { token: MASTER_KEY, headers })).status).toBe(429);
+  });
+
+  it("a refused share request never makes the API refuse: share misses have their own limiter", async () => {
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 2 });
+    const headers = { "x-forwarded-for": "2001:db8:5:6::9" };
+    for (let i = 0; i < 4; i++) await v.request("POST", `/s/${"c".repeat(64)}/reveal`, { token: null, headers });
+    expect((await v.request("POST", `/s/${"c".repeat(64)}/reveal`, { token: null, headers })).status).toBe(429);
+    const made = await v.request("POST", "/secrets", { token: MASTER_KEY, headers, body: { value: "still served" } });
+    expect(made.status).toBe(201);
+  });
+});

@@ -113,10 +113,10 @@ describe("connection", () => {
     try {
       mkdirSync(join(dir, ".vault"));
       writeFileSync(join(dir, ".vault", "master.key"), "local-master-key-123456\n");
-      for (const addr of ["http://127.0.0.1:8484", "http://localhost:9", "http://127.3.2.1", "http://[::1]:8484", "http://app.localhost"]) {
+      for (const addr of ["http://127.0.0.1:8484", "http://localhost:9", "http://127.3.2.1", "http://[::1]:8484"]) {
         expect(resolveConnection({ addr }, {}, dir).token, addr).toBe("local-master-key-123456");
       }
-      for (const addr of ["http://other-host:8484", "https://vault.example.com", "http://10.0.0.5", "http://127.0.0.1.evil.example"]) {
+      for (const addr of ["http://other-host:8484", "https://vault.example.com", "http://10.0.0.5", "http://127.0.0.1.evil.example", "http://app.localhost", "http://evil.localhost.:8484", "http://localhost.:8484"]) {
         expect(() => resolveConnection({ addr }, {}, dir), addr).toThrow(/only for a vault on this machine/);
         expect(() => resolveConnection({}, { VAULT_ADDR: addr }, dir), addr).toThrow(ConfigError);
       }

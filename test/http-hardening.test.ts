@@ -115,7 +115,7 @@ describe("slow clients", () => {
     const all = await Promise.all([...below, ...over].map((c) => c.closed));
     // Every slow connection was closed by the server; none was served.
     expect(all.every((c) => !c.got.includes("200 OK"))).toBe(true);
-    // The 20 allowed were answered 408 at the header timeout; the rest refused at once.
+    // 20 were answered 408 at the header timeout; the rest were closed at once, each to make room for a newer one.
     const timedOut = all.filter((c) => c.got.startsWith("HTTP/1.1 408"));
     expect(timedOut.length).toBeGreaterThanOrEqual(10);
     expect(timedOut.length).toBeLessThanOrEqual(20);
@@ -241,6 +241,51 @@ describe("connections per client address", () => {
       expect(other.filter((h) => h.closed()).length).toBe(0);
     } finally {
       for (const h of other) h.socket.destroy();
+    }
+  });
+});
+
+/** A whole GET /health from `localAddress` on a fresh socket: its status, or 0 when reset or not answered within 2 s. */
+function probeFrom(url: string, localAddress: string): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = connect({ ...target(url), localAddress });
+    let got = "";
+    const done = (status: number) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(status);
+    };
+    const timer = setTimeout(() => done(0), 2000);
+    socket.setEncoding("utf8");
+    socket.on("error", () => done(0));
+    socket.on("connect", () => socket.write("GET /health HTTP/1.1\r\nHost: vault\r\nConnection: close\r\n\r\n"));
+    socket.on("data", (chunk: string) => {
+      got += chunk;
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
+      if (m) done(Number(m[1]));
+    });
+    socket.on("close", () => done(Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0)));
+  });
+}
+
+describe("slowloris from several addresses at VAULT_MAX_CONNECTIONS", () => {
+  it("9 addresses holding every slot: the connections waiting longest for their headers make room, and every health probe is answered", async () => {
+    const vault = await startVault(tempDir(), { env: { VAULT_MAX_CONNECTIONS: "24", VAULT_HEADERS_TIMEOUT_MS: "10000", VAULT_REQUEST_TIMEOUT_MS: "20000" } });
+    const held: Held[] = [];
+    try {
+      for (let a = 2; a <= 10; a++) held.push(...(await holdMany(vault.url, `127.0.0.${a}`, 4)));
+      // 36 slow sockets against 24 slots: the first ones were closed as the later ones came.
+      await waitFor(() => held.filter((h) => !h.closed()).length <= 24, 3000);
+      expect(held.filter((h) => !h.closed()).length).toBe(24);
+      const statuses: number[] = [];
+      for (let i = 0; i < 29; i++) {
+        statuses.push(await probeFrom(vault.url, i % 2 === 0 ? "127.0.0.1" : "127.0.0.20"));
+        // The attack goes on between probes.
+        held.push(holdFrom(vault.url, `127.0.0.${2 + (i % 9)}`));
+      }
+      expect(statuses).toEqual(Array.from({ length: 29 }, () => 200));
+    } finally {
+      for (const h of held) h.socket.destroy();
     }
   });
 });

@@ -159,10 +159,62 @@ describe("the settings", () => {
     expect((await v.request("POST", "/s", from("198.51.100.1", { value: "5" }))).status).toBe(201);
   });
 
-  it("anonymous creates count against the free tier like any secret (402)", async () => {
-    const v = buildTestVault({ activeLimit: () => 1, share: { page: true, anonymous: true, anonymousPerMinute: 10 } });
-    expect((await v.request("POST", "/s", { token: null, body: { value: "one" } })).status).toBe(201);
-    expect((await v.request("POST", "/s", { token: null, body: { value: "two" } })).status).toBe(402);
+  it("anonymous links never take the token holders' free tier: 10 addresses at their caps, and a token holder still creates", async () => {
+    const caps = { maxSecrets: 1000, maxBytes: 1 << 30, netMaxSecrets: 20, netMaxBytes: 1 << 20 };
+    const v = buildTestVault({
+      trustProxy: true,
+      activeLimit: () => 100,
+      share: { page: true, anonymous: true, anonymousPerMinute: 100_000, anonymousTotalPerMinute: 100_000, anonymousCaps: caps },
+    });
+    let made = 0;
+    for (let a = 0; a < 10; a++) {
+      for (let i = 0; i < 21; i++) {
+        const res = await v.request("POST", "/s", { token: null, body: { value: `v${i}` }, headers: { "X-Forwarded-For": `198.51.100.${a + 1}` } });
+        if (res.status === 201) made += 1;
+        else {
+          expect(res.status).toBe(429);
+          expect(((await res.json()) as { error: string }).error).toBe("too many links made without a token");
+        }
+      }
+    }
+    // 20 per address, 200 in all: past the 100 of the free tier, which they do not take.
+    expect(made).toBe(200);
+    for (let i = 0; i < 100; i++) expect((await v.asMaster("POST", "/secrets", { key: `app/k${i}`, value: "x" })).status, `create ${i}`).toBe(201);
+    expect((await v.asMaster("POST", "/secrets", { key: "app/k100", value: "x" })).status).toBe(402);
+  });
+
+  it("caps anonymous links per IPv6 /48, per IPv4 address, in all, by bytes and by a global rate", async () => {
+    const base = { page: true, anonymous: true, anonymousPerMinute: 100_000 };
+    const post = (v: TestVault, ip: string, value = "x") => v.request("POST", "/s", { token: null, body: { value }, headers: { "X-Forwarded-For": ip } });
+    const byNet = buildTestVault({ trustProxy: true, share: { ...base, anonymousCaps: { maxSecrets: 5, maxBytes: 1 << 30, netMaxSecrets: 2, netMaxBytes: 1 << 20 } } });
+    // Two /64s of one /48 are one network.
+    expect((await post(byNet, "2001:db8:7:1::1")).status).toBe(201);
+    expect((await post(byNet, "2001:db8:7:2::1")).status).toBe(201);
+    expect((await post(byNet, "2001:db8:7:ffff::9")).status).toBe(429);
+    expect((await post(byNet, "2001:db8:8::1")).status).toBe(201);
+    expect((await post(byNet, "192.0.2.1")).status).toBe(201);
+    expect((await post(byNet, "192.0.2.2")).status).toBe(201);
+    // Five in all.
+    expect((await post(byNet, "192.0.2.3")).status).toBe(429);
+    // A read that burns one frees its place.
+    const listed = (await (await byNet.asMaster("GET", "/secrets")).json()) as { secrets: Array<{ id?: string }> };
+    const id = listed.secrets.find((s) => s.id !== undefined)?.id as string;
+    expect((await byNet.request("POST", `/s/${id}/reveal`, { token: null })).status).toBe(200);
+    expect((await post(byNet, "192.0.2.3")).status).toBe(201);
+
+    const byBytes = buildTestVault({ trustProxy: true, share: { ...base, anonymousCaps: { maxSecrets: 1000, maxBytes: 1 << 30, netMaxSecrets: 1000, netMaxBytes: 4096 } } });
+    expect((await post(byBytes, "2001:db8:9::1", "y".repeat(1500))).status).toBe(201);
+    expect((await post(byBytes, "2001:db8:9::2", "y".repeat(1500))).status).toBe(201);
+    expect((await post(byBytes, "2001:db8:9::3", "y".repeat(1500))).status).toBe(429);
+    expect((await post(byBytes, "2001:db8:a::1", "y".repeat(1500))).status).toBe(201);
+
+    const byRate = buildTestVault({ trustProxy: true, share: { ...base, anonymousTotalPerMinute: 3 } });
+    for (let i = 0; i < 3; i++) expect((await post(byRate, `203.0.113.${i + 1}`)).status).toBe(201);
+    const limited = await post(byRate, "203.0.113.50");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
+    byRate.clock.advance(60_000);
+    expect((await post(byRate, "203.0.113.50")).status).toBe(201);
   });
 });
 

@@ -47,7 +47,8 @@ export function withConnectionOptions(command: Command, options: { org?: boolean
  * VAULT_TOKEN / VAULT_ORG, and the token comes from `--token`, then
  * `--token-file`, then VAULT_TOKEN, then VAULT_TOKEN_FILE (docs/cli.md,
  * "Connecting"). Without any of them, and only when the address is a
- * loopback one (localhost, 127.0.0.0/8, [::1]), the master key file of a
+ * loopback one by a name that needs no DNS (isLoopbackUrl: `localhost`,
+ * 127.0.0.0/8, [::1]; not `*.localhost`), the master key file of a
  * local vault is used when readable: `$VAULT_DATA_DIR/master.key`, then
  * `./.vault/master.key` (relative to `cwd`). The local master key is never
  * sent to another host. Without `--addr` and VAULT_ADDR, the address a local
@@ -128,12 +129,17 @@ function dataDirs(env: NodeJS.ProcessEnv, cwd: string): string[] {
 }
 
 /**
- * True when `url` names this machine: `localhost` (and its subdomains,
- * RFC 6761 section 6.3), 127.0.0.0/8 or `[::1]`.
+ * True when `url` names this machine by a name that needs no DNS: the
+ * literal `localhost`, an IPv4 literal in 127.0.0.0/8, or `[::1]`
+ * (docs/cli.md, "Connecting"). A subdomain of localhost (`app.localhost`)
+ * is not taken: RFC 6761 section 6.3 lets resolvers answer it with loopback,
+ * but not every one does (a DNS server may answer it with any address), so
+ * the local master key could leave the machine. `localhost` itself is kept:
+ * the system resolves it from its hosts file.
  */
 export function isLoopbackUrl(url: URL): boolean {
-  const host = url.hostname.toLowerCase().replace(/\.$/, "");
-  return host === "localhost" || host.endsWith(".localhost") || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) || host === "[::1]";
+  const host = url.hostname.toLowerCase();
+  return host === "localhost" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) || host === "[::1]";
 }
 
 /** The token in `file` (surrounding whitespace trimmed). @throws ConfigError naming `source` when unreadable or empty. */

@@ -10,9 +10,10 @@ import { restoreDatabase } from "../ops/restore.js";
 export interface RestoreFlags extends RootKeyFlags {
   dataDir?: string | undefined;
   unauthenticated?: boolean | undefined;
+  older?: boolean | undefined;
 }
 
-/** Declares `restore FILE [--data-dir DIR] [--encryption-key KEY] [--previous-encryption-keys KEYS] [--unauthenticated]`. */
+/** Declares `restore FILE [--data-dir DIR] [--encryption-key KEY] [--previous-encryption-keys KEYS] [--unauthenticated] [--older]`. */
 export function declareRestore(command: Command): Command {
   return command
     .description("replace the database with a checked backup (the vault stopped); the old one is kept beside it")
@@ -21,16 +22,19 @@ export function declareRestore(command: Command): Command {
     .option("--encryption-key <KEY>", "the root key (default: VAULT_ENCRYPTION_KEY, else the data dir's encryption.key)")
     .option("--previous-encryption-keys <KEYS>", "older root keys, comma-separated (default: VAULT_PREVIOUS_ENCRYPTION_KEYS)")
     .option("--unauthenticated", "accept a backup without FILE.mac (made by an older ephemeral-vault); a FILE.mac that does not match is always refused")
+    .option("--older", "restore a backup older than the database it replaces (its audit log lacks the current head): brings back keys revoked and secrets deleted since")
     .addHelpText(
       "after",
       `
 The configured encryption key must verify the MAC and open the backup. Schema
-objects the vault does not define and a broken audit chain are refused.
+objects the vault does not define and a broken audit chain are refused, and so
+is a backup older than the current database (its audit log does not hold the
+current audit head) unless --older is given.
 
 Examples:
   VAULT_ENCRYPTION_KEY=$KEY ephemeral-vault restore /backups/vault-20261123T221530Z.db --data-dir /var/lib/vault
 
-Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; nothing replaced), 2 usage or a vault running there.`,
+Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key, older; nothing replaced), 2 usage or a vault running there.`,
     );
 }
 
@@ -38,7 +42,8 @@ Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; not
  * `ephemeral-vault restore FILE`: replaces the data dir's database with a
  * backup (restoreDatabase), offline. `--unauthenticated` accepts a backup
  * without its MAC file (one made by an ephemeral-vault that did not write
- * one), with a warning on stderr; every other check still runs
+ * one), with a warning on stderr; every other check still runs. A backup
+ * older than the current database is refused unless `--older`
  * (docs/operations.md, "Backups").
  * @returns 0 when restored, 1 (EXIT_FAILED) when the file was refused or the
  *   restore failed (nothing replaced).
@@ -47,7 +52,7 @@ Exit codes: 0 restored, 1 refused (MAC, integrity, schema, audit chain, key; not
 export async function runRestore(file: string, flags: RestoreFlags, env: Record<string, string | undefined> = process.env, output: OpsOutput = processOutput): Promise<number> {
   const { dataDir, cipher } = keyedSetup(file, "restore needs a backup FILE", flags, env);
   try {
-    const report = await restoreDatabase(file, dataDir, cipher, { unauthenticated: flags.unauthenticated === true });
+    const report = await restoreDatabase(file, dataDir, cipher, { unauthenticated: flags.unauthenticated === true, older: flags.older === true });
     if (report.authentication === "unauthenticated") {
       output.err(`ephemeral-vault: warning: ${file} was not authenticated (no ${file}.mac; --unauthenticated): its schema and audit chain were checked, its data can only be trusted as far as its storage\n`);
     }

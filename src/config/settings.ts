@@ -71,13 +71,43 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_SHARE_ANONYMOUS"],
     flag(false),
     "let the create page at / make public secrets without a token, within caps",
-    "let the create page make public secrets without a token, under caps the server enforces: TTL at most 7 days, at most 10 reads, the usual value size, and `VAULT_SHARE_ANONYMOUS_PER_MINUTE` creates per client address; they count against the free tier like every other secret",
+    "let the create page make public secrets without a token, under caps the server enforces: TTL at most 7 days, at most 10 reads, the usual value size, the rates and the count and byte caps of the `VAULT_SHARE_ANONYMOUS_*` settings below. They do not count against the free tier of token holders: their caps are their own ([share.md](share.md))",
   ),
   shareAnonymousPerMinute: row(
     ["VAULT_SHARE_ANONYMOUS_PER_MINUTE"],
     int(1, 100_000, 10),
     "anonymous creates per client address per minute",
     "anonymous creates per client address (IPv6 by its /64) per minute; more get 429 with `Retry-After`",
+  ),
+  shareAnonymousTotalPerMinute: row(
+    ["VAULT_SHARE_ANONYMOUS_TOTAL_PER_MINUTE"],
+    int(1, 1_000_000, 60),
+    "anonymous creates per minute from every client together",
+    "anonymous creates per minute from every client together; more get 429 with `Retry-After`",
+  ),
+  shareAnonymousMaxSecrets: row(
+    ["VAULT_SHARE_ANONYMOUS_MAX_SECRETS"],
+    int(1, 100_000_000, 1000),
+    "live anonymous links in all",
+    "live anonymous links (not expired, not burned) in all; a create past it gets 429 until some expire or are read",
+  ),
+  shareAnonymousMaxBytes: row(
+    ["VAULT_SHARE_ANONYMOUS_MAX_BYTES"],
+    int(1, 1_000_000_000_000, 16 * 1024 * 1024),
+    "stored bytes of live anonymous links in all",
+    "stored (ciphertext) bytes of live anonymous links in all; a create that would pass it gets 429",
+  ),
+  shareAnonymousNetMaxSecrets: row(
+    ["VAULT_SHARE_ANONYMOUS_NET_MAX_SECRETS"],
+    int(1, 100_000_000, 20),
+    "live anonymous links per IPv4 address or IPv6 /48",
+    "live anonymous links made from one IPv4 address or one IPv6 /48; a create past it gets 429",
+  ),
+  shareAnonymousNetMaxBytes: row(
+    ["VAULT_SHARE_ANONYMOUS_NET_MAX_BYTES"],
+    int(1, 1_000_000_000_000, 1024 * 1024),
+    "stored bytes of live anonymous links per IPv4 address or IPv6 /48",
+    "stored (ciphertext) bytes of live anonymous links made from one IPv4 address or one IPv6 /48; a create that would pass it gets 429",
   ),
   licenseKey: row(
     ["VAULT_LICENSE_KEY"],
@@ -162,7 +192,7 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_MAX_CONNECTIONS"],
     int(1, 1_000_000, 512),
     "open client connections at most; more are closed at once",
-    "open client connections at most; further ones are closed at once (a warning is logged at most every 10 s). 512 stays well below the usual limit of 1024 open files per process, leaving room for the database files, the listening socket and outgoing webhook connections; raise it only with `LimitNOFILE` / `ulimit -n`",
+    "open client connections at most. At the limit, the connection that has waited longest without complete request headers is closed to make room for a newcomer; with every slot busy the newcomer is closed, except from `127.0.0.1` / `::1`, which keep 8 slots beyond it ([operations.md](operations.md), \"Connections\"; a warning is logged at most every 10 s). 512 stays well below the usual limit of 1024 open files per process, leaving room for the database files, the listening socket and outgoing webhook connections; raise it only with `LimitNOFILE` / `ulimit -n`",
   ),
   maxConnectionsPerIp: row(
     ["VAULT_MAX_CONNECTIONS_PER_IP"],

@@ -77,6 +77,16 @@ export interface Config {
   shareAnonymous: boolean;
   /** Anonymous creates per client address per minute (VAULT_SHARE_ANONYMOUS_PER_MINUTE). */
   shareAnonymousPerMinute: number;
+  /** Anonymous creates per minute in all (VAULT_SHARE_ANONYMOUS_TOTAL_PER_MINUTE). */
+  shareAnonymousTotalPerMinute: number;
+  /** Live anonymous links in all (VAULT_SHARE_ANONYMOUS_MAX_SECRETS). */
+  shareAnonymousMaxSecrets: number;
+  /** Stored bytes of live anonymous links in all (VAULT_SHARE_ANONYMOUS_MAX_BYTES). */
+  shareAnonymousMaxBytes: number;
+  /** Live anonymous links per IPv4 address or IPv6 /48 (VAULT_SHARE_ANONYMOUS_NET_MAX_SECRETS). */
+  shareAnonymousNetMaxSecrets: number;
+  /** Stored bytes of live anonymous links per IPv4 address or IPv6 /48 (VAULT_SHARE_ANONYMOUS_NET_MAX_BYTES). */
+  shareAnonymousNetMaxBytes: number;
 }
 
 /** A bad setting: the message names it. The command prints it and exits 2. */

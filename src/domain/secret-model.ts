@@ -24,6 +24,18 @@ export interface CreateInput {
   allowedKeys?: string[] | null | undefined;
 }
 
+/**
+ * The caps of anonymous links (docs/share.md, "Anonymous links"): live
+ * anonymous secrets and their stored bytes, in all and per network (an IPv4
+ * address, an IPv6 /48). Bytes are ciphertext bytes as stored.
+ */
+export interface AnonymousCaps {
+  maxSecrets: number;
+  maxBytes: number;
+  netMaxSecrets: number;
+  netMaxBytes: number;
+}
+
 /** PUT (docs/api.md "Replace a secret"): a create's input with its key required. */
 export type ReplaceInput = CreateInput & { key: string };
 

@@ -8,7 +8,7 @@ import { cutPage } from "./paging.js";
 import { retrieveSecret } from "./secret-read.js";
 import type { ReadSteps } from "./secret-read.js";
 import { DUPLICATE_KEY, eventOf, isDue, limitsOf, PastTtl, refuseUnreadable, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
-import type { CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
+import type { AnonymousCaps, CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
 import type { ReplaceInput, ReplaceOutcome, SecretMeta, SecretRead } from "./secret-model.js";
 
 export interface SecretsDeps {
@@ -42,6 +42,38 @@ export class SecretLifecycle {
    *   scope (409), "limit" when the active-secret limit is reached (402).
    */
   async create(w: Work, input: CreateInput, origin: Origin): Promise<SecretMeta> {
+    return this.createRow(w, input, origin, undefined);
+  }
+
+  /**
+   * Creates an anonymous link (docs/share.md, "Anonymous links"): a public
+   * secret of the global scope made without a token, marked with the
+   * network it came from. It does not count against the free tier, and the
+   * free tier does not refuse it: it is refused when it would pass one of
+   * `caps` (live anonymous secrets and their ciphertext bytes, in all and of
+   * `net`), counted in the same unit of work as the insert.
+   * @param net the client's network (http/pages/anonymous.ts anonymousNet).
+   * @throws VaultError "full" (429) when a cap is reached; as create().
+   */
+  async createAnonymous(w: Work, input: CreateInput, net: string, caps: AnonymousCaps, origin: Origin): Promise<SecretMeta> {
+    const usage = await w.secrets.anonymousUsage(this.deps.now(), net);
+    const bytes = Buffer.byteLength(input.value);
+    const over =
+      usage.netCount >= caps.netMaxSecrets || usage.netBytes + bytes > caps.netMaxBytes
+        ? "from this address"
+        : usage.count >= caps.maxSecrets || usage.bytes + bytes > caps.maxBytes
+          ? "on this vault"
+          : undefined;
+    if (over !== undefined) {
+      throw new VaultError("full", "too many links made without a token", {
+        message: `links made without a token are capped ${over} until some expire or are read; use a token to create more`,
+      });
+    }
+    return this.createRow(w, input, origin, net);
+  }
+
+  /** create() and createAnonymous(): `anonymousNet` set skips the free tier and marks the row. */
+  private async createRow(w: Work, input: CreateInput, origin: Origin, anonymousNet: string | undefined): Promise<SecretMeta> {
     const now = this.deps.now();
     const isPublic = input.key === undefined;
     const key = input.key ?? newPublicId();
@@ -51,7 +83,7 @@ export class SecretLifecycle {
       if (isDue(existing, now)) await this.expireRow(w, existing, now, origin);
       else throw new VaultError("conflict", DUPLICATE_KEY);
     }
-    const limit = this.deps.activeLimit();
+    const limit = anonymousNet === undefined ? this.deps.activeLimit() : null;
     if (limit !== null && (await w.secrets.countActive(now)) >= limit) {
       throw new VaultError("limit", "free tier limit reached", {
         message: `Without a valid license key this vault holds at most ${limit} active secrets. Set VAULT_LICENSE_KEY to lift the limit.`,
@@ -61,6 +93,7 @@ export class SecretLifecycle {
     const record = await w.secrets.insert(
       Object.assign(limitsOf(input, now), { scope: input.scope, key, isPublic, ciphertext, now, ownerId: input.ownerId ?? null }),
     );
+    if (anonymousNet !== undefined) await w.secrets.markAnonymous(record.id, anonymousNet);
     const meta = toMeta(record);
     await this.emit(w, "secret.created", meta, origin);
     return meta;

@@ -39,6 +39,11 @@ export interface AccessRecordDeps {
  * Completes the request's access record (docs/contract.md §11) once its
  * answer is known, and counts a 401 toward the brute-force guard:
  *
+ * - a 401 counts toward the brute-force guard only when the request carried
+ *   a credential (an Authorization header, `credential`): a request without
+ *   one guesses nothing, and any web page can make a browser send it, so
+ *   counting it would let that page lock the address out, master key
+ *   included (docs/audit.md, "The brute-force guard");
  * - a 401 is recorded as `auth.failed` with the ip and no actor, one row
  *   each up to INDIVIDUAL_AUTH_FAILURES per remote address and window, then
  *   coalesced (AuthFailureCoalescer; the summary of a closed window is
@@ -61,6 +66,8 @@ export interface AccessRecordDeps {
  * @param forwarded whether `ip` came from a trusted proxy's X-Forwarded-For
  *   (then counted even when it claims loopback: failed-auth.ts).
  * @param origin the request's origin (undefined when authentication failed).
+ * @param credential whether the request carried an Authorization header
+ *   (default true: counted).
  * @returns undefined, or the promise of the rows' write.
  * @throws (rejects with) whatever writing a scoped request's row throws.
  */
@@ -71,12 +78,13 @@ export function completeAccessRecord(
   forwarded: boolean,
   actor: Actor | undefined,
   origin: Origin | undefined,
+  credential = true,
 ): Promise<void> | undefined {
   const status = c.res.status;
   let record: AuditRecord | undefined;
   const records: AuditRecord[] = [];
   if (status === 401) {
-    deps.limiter.fail(ip, forwarded);
+    if (credential) deps.limiter.fail(ip, forwarded);
     const admitted = deps.authFailures.admit(ip, forwarded);
     if (admitted.closed !== undefined) records.push(authFailedRecord(admitted.closed.ip, admitted.closed.count));
     if (admitted.record) record = authFailedRecord(ip);

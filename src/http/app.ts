@@ -22,6 +22,7 @@ import { isConsolePath, mountConsole } from "./pages/console/routes.js";
 import type { ConsoleInfo } from "./pages/console/overview.js";
 import type { ShareSettings } from "./pages/routes.js";
 import { FailedAuthLimiter } from "./failed-auth.js";
+import { ShareMissGuard } from "./pages/share-guard.js";
 import { FREE_TIER_LIMIT } from "../crypto/license.js";
 import type { AuthFailureCoalescer } from "./failed-auth.js";
 import type { AuditLog } from "../domain/audit.js";
@@ -148,7 +149,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     secrets: deps.secrets,
     settings: share,
     trustProxy: deps.trustProxy,
-    limiter,
+    // Share misses need no credential: their own limiter, which refuses only under /s/ (docs/share.md).
+    shareGuard: new ShareMissGuard({
+      limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
+      windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
+      now: deps.now,
+    }),
     maxValueBytes: deps.maxValueBytes,
     now: deps.now,
     publicUrl,

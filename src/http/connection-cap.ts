@@ -1,4 +1,5 @@
 import type { Server, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { limiterKey } from "./failed-auth.js";
 
 /**
@@ -46,6 +47,72 @@ export function capConnectionsPerAddress(server: Server, maxPerAddress: number, 
       const left = (open.get(key) ?? 1) - 1;
       if (left > 0) open.set(key, left);
       else open.delete(key);
+    });
+  });
+}
+
+/** Connections beyond VAULT_MAX_CONNECTIONS kept for the local peer (isLocalPeer): health checks on the host. */
+export const LOCAL_RESERVE = 8;
+
+/**
+ * Bounds the open connections of an HTTP server to `maxConnections`
+ * (VAULT_MAX_CONNECTIONS, docs/operations.md "Connections") so that slow
+ * clients cannot keep everyone else out:
+ *
+ * - each connection is tracked as waiting (accepted, or idle after an
+ *   answer, with no complete request headers yet) or busy (its request's
+ *   headers arrived, the answer not yet finished);
+ * - when a connection arrives with every slot taken, the connection that
+ *   has waited longest is closed to make room: a client dribbling its
+ *   headers (slowloris) or idling on keep-alive holds its slot only until
+ *   someone needs it; busy connections are never evicted;
+ * - when every slot is busy, the newcomer is closed, except the local peer
+ *   (127.0.0.1, ::1), which has LOCAL_RESERVE slots beyond the limit, so a
+ *   health check on the host is answered under any load.
+ *
+ * `server` is an HTTP server (its "request" events are read). Node's own hard limit (server.maxConnections) is set to maxConnections +
+ * LOCAL_RESERVE. Register after capConnectionsPerAddress (a socket it
+ * closed is not counted).
+ * @param onEvicted called for each connection closed to make room.
+ * @param onRefused called for each newcomer closed because every slot is busy.
+ */
+export function evictWaitingConnections(
+  server: Server,
+  maxConnections: number,
+  onEvicted: () => void,
+  onRefused: () => void,
+): void {
+  server.maxConnections = maxConnections + LOCAL_RESERVE;
+  // Insertion order is the order connections started waiting: the first waiting entry is the oldest.
+  const waiting = new Set<Socket>();
+  const busy = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    if (socket.destroyed) return;
+    if (waiting.size + busy.size >= maxConnections) {
+      const oldest = waiting.values().next().value;
+      if (oldest !== undefined) {
+        waiting.delete(oldest);
+        oldest.destroy();
+        onEvicted();
+      } else if (!(socket.remoteAddress !== undefined && isLocalPeer(socket.remoteAddress))) {
+        socket.destroy();
+        onRefused();
+        return;
+      }
+    }
+    waiting.add(socket);
+    socket.once("close", () => {
+      waiting.delete(socket);
+      busy.delete(socket);
+    });
+  });
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    if (!waiting.delete(socket)) return;
+    busy.add(socket);
+    res.once("finish", () => {
+      if (!busy.delete(socket) || socket.destroyed) return;
+      waiting.add(socket);
     });
   });
 }

@@ -15,6 +15,7 @@ const STATUS_OF: Record<VaultErrorKind, ContentfulStatusCode> = {
   conflict: 409,
   gone: 410,
   too_large: 413,
+  full: 429,
 };
 
 /**

@@ -43,7 +43,9 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  *    socket's, or the last X-Forwarded-For entry behind a trusted proxy), 429 with
  *    Retry-After (seconds) for an ip over the failed-authentication limit,
  *    then the bearer token to an actor (401 before anything else,
- *    docs/contract.md §8) and the request's origin (its audit record);
+ *    docs/contract.md §8) and the request's origin (its audit record); only
+ *    a 401 of a request that carried an Authorization header counts toward
+ *    the guard (access-guard.ts);
  * 3. after the handler: the access record (access-guard.ts
  *    completeAccessRecord: auth.failed, auth.denied, scoped-key rows), and
  *    one JSON log line at `info`: request id, method, route template (never
@@ -92,8 +94,9 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       }
       let actor: Actor | undefined;
       let origin: Origin | undefined;
+      const authorization = requestHeader(c, "authorization");
       try {
-        const found = bearerActor(requestHeader(c, "authorization"), master, deps.resolvers);
+        const found = bearerActor(authorization, master, deps.resolvers);
         actor = found instanceof Promise ? await found : found;
       } catch (err) {
         // Answered here, not by app.onError, so the access record below sees the 401.
@@ -106,7 +109,7 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
         c.set("origin", origin);
         await next();
       }
-      const recorded = completeAccessRecord(deps, c, ip, viaProxy, actor, origin);
+      const recorded = completeAccessRecord(deps, c, ip, viaProxy, actor, origin, authorization !== undefined);
       if (recorded !== undefined) await recorded;
     }
     const ms = performance.now() - started;

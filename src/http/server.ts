@@ -2,7 +2,7 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
-import { capConnectionsPerAddress } from "./connection-cap.js";
+import { capConnectionsPerAddress, evictWaitingConnections } from "./connection-cap.js";
 import { STATIC_HEADERS, VaultResponse } from "./response.js";
 import type { Logger } from "../log/log.js";
 
@@ -68,10 +68,13 @@ export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
  * - headersTimeout, requestTimeout and keepAliveTimeout as configured; the
  *   timeouts are checked every min(1000, headersTimeout / 2) ms so a
  *   dribbling client is cut close to its deadline (Node checks every 30 s by
- *   default). Connections beyond maxConnections, and those of one client
- *   address beyond maxConnectionsPerIp (connection-cap.ts: 127.0.0.1 and
- *   ::1 are not capped), are closed at once; a warning for each is logged
- *   at most every 10 s.
+ *   default). Connections of one client address beyond maxConnectionsPerIp
+ *   (connection-cap.ts: 127.0.0.1 and ::1 are not capped) are closed at
+ *   once. At maxConnections, the connection that has waited longest without
+ *   complete request headers is closed to make room for a newcomer; with
+ *   every slot busy the newcomer is closed, except from 127.0.0.1 and ::1,
+ *   which keep LOCAL_RESERVE slots beyond the limit (connection-cap.ts
+ *   evictWaitingConnections). A warning is logged at most every 10 s.
  */
 export function createHttpServer(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -99,7 +102,6 @@ export function createHttpServer(
     },
     (incoming, outgoing) => void listener(incoming, outgoing),
   );
-  server.maxConnections = limits.maxConnections;
 
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === "ECONNRESET" || !socket.writable) {
@@ -124,14 +126,19 @@ export function createHttpServer(
   });
 
   let lastDropWarning = Number.NEGATIVE_INFINITY;
-  server.on("drop", () => {
+  const warnFull = (what: string) => {
     const now = Date.now();
     if (now - lastDropWarning < DROP_WARNING_EVERY_MS) return;
     lastDropWarning = now;
-    log.warn(
-      { max_connections: limits.maxConnections },
-      "connection refused: VAULT_MAX_CONNECTIONS reached (a reverse proxy in front of the vault absorbs idle and slow clients)",
-    );
-  });
+    log.warn({ max_connections: limits.maxConnections }, `${what}: VAULT_MAX_CONNECTIONS reached (a reverse proxy in front of the vault absorbs idle and slow clients)`);
+  };
+  // Under pressure the connection waiting longest for its headers makes room (connection-cap.ts).
+  evictWaitingConnections(
+    server,
+    limits.maxConnections,
+    () => warnFull("connection without complete headers closed to make room"),
+    () => warnFull("connection refused"),
+  );
+  server.on("drop", () => warnFull("connection refused"));
   return server;
 }

@@ -3,7 +3,8 @@
  * kind to its status in the one error handler (docs/contract.md §13).
  *
  * invalid 400 · unauthorized 401 · forbidden 403 · not_found 404 ·
- * conflict 409 · gone 410 · too_large 413 · limit 402
+ * conflict 409 · gone 410 · too_large 413 · limit 402 · full 429 (the
+ * anonymous links' caps: docs/share.md, "Anonymous links")
  *
  * How the domain fails (docs/architecture.md "How the domain fails"), one
  * rule for every method of src/domain:
@@ -22,7 +23,7 @@
  *   is a refusal ("unauthorized", with its own text). A verb that needs the
  *   thing uses the throwing twin (`require`) instead.
  */
-export type VaultErrorKind = "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "gone" | "too_large" | "limit";
+export type VaultErrorKind = "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "gone" | "too_large" | "limit" | "full";
 
 /** A domain rule refused the operation; nothing was changed. */
 export class VaultError extends Error {

@@ -4,6 +4,7 @@ import { latestSchemaVersion, schemaSections } from "../store/sqlite/migrate.js"
 import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
 import { WrongKeyError } from "../model/engine-errors.js";
 import { verifyRootKeys } from "../store/sqlite/root-keys.js";
+import { HEAD_META, parseHead } from "../model/audit-head.js";
 import { countRows, integrityOf } from "./common.js";
 import type { VaultCounts } from "./common.js";
 
@@ -123,4 +124,52 @@ export function checkCopy(db: Database.Database, cipher: ValueCipher): VaultCoun
     if (!chain.ok) throw new RestoreRefused(`the file's audit chain is broken at row ${chain.brokenId}: ${chain.reason}`);
   }
   return countRows(db);
+}
+
+/** The newest audit row a database records: its signed head (meta `audit_head`), else its last row; undefined when it has none. */
+function auditHeadOf(db: Database.Database): { id: number; hash: string } | undefined {
+  const hasAudit = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get() !== undefined;
+  if (!hasAudit) return undefined;
+  const meta = db.prepare("SELECT value FROM meta WHERE name = ?").get(HEAD_META) as { value: string } | undefined;
+  const head = meta === undefined ? undefined : parseHead(meta.value);
+  if (head !== undefined && head.id > 0) return { id: head.id, hash: head.hash };
+  return db.prepare("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").get() as { id: number; hash: string } | undefined;
+}
+
+/**
+ * Refuses to go back in time (docs/operations.md, "Backups"): the backup
+ * (`copy`, whose chain and signed head checkCopy verified) is an older state
+ * of the database it replaces (`current`) when its audit head (signed head,
+ * else last row) is a row of the current log, same id and hash, below the
+ * current head. The audit log only grows, so that is exactly a backup taken
+ * earlier of this vault; restoring it would bring back what was done since:
+ * keys revoked, secrets deleted, roles changed. Unless `older` is set
+ * (`restore --older`), that is refused. A backup of another history (another
+ * vault's, or a branch after an earlier `--older`) is not older by this rule
+ * and is not refused; nor is anything when either log is empty or the
+ * current database cannot be read (the damage a restore repairs).
+ * @throws RestoreRefused when the backup is older and `older` is false.
+ */
+export function checkNotOlder(copy: Database.Database, currentFile: string, older: boolean): void {
+  if (older) return;
+  const backupHead = auditHeadOf(copy);
+  if (backupHead === undefined) return;
+  let current: { id: number; hash: string } | undefined;
+  let atBackupHead: { hash: string } | undefined;
+  try {
+    const db = new Database(currentFile, { readonly: true, fileMustExist: true });
+    try {
+      current = auditHeadOf(db);
+      if (current !== undefined) atBackupHead = db.prepare("SELECT hash FROM audit WHERE id = ?").get(backupHead.id) as { hash: string } | undefined;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return;
+  }
+  if (current === undefined || current.id <= backupHead.id || atBackupHead?.hash !== backupHead.hash) return;
+  throw new RestoreRefused(
+    `the backup is older than the vault: its audit log ends at row ${backupHead.id}, the vault's goes on to row ${current.id}; ` +
+      "restoring it would bring back keys revoked and secrets deleted since. Pass --older to restore it anyway",
+  );
 }

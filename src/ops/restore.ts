@@ -8,9 +8,9 @@ import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
 import { fileStamp } from "./common.js";
 import type { VaultCounts } from "./common.js";
 import { lockDataDir } from "./lock.js";
-import { checkCopy, RestoreRefused } from "./restore-checks.js";
+import { checkCopy, checkNotOlder, RestoreRefused } from "./restore-checks.js";
 
-export { checkCopy, RestoreRefused };
+export { checkCopy, checkNotOlder, RestoreRefused };
 
 /** What restoreDatabase() did. */
 export interface RestoreReport {
@@ -27,6 +27,8 @@ export interface RestoreReport {
 export interface RestoreOptions {
   /** When set, a backup without a MAC file (an older build's) is accepted; a MAC file that does not match never is. */
   unauthenticated?: boolean;
+  /** When set, a backup that does not hold the current database's audit head (an older one) is restored too (`--older`; checkNotOlder). */
+  older?: boolean;
   /** The time of the `vault.db.before-restore-<stamp>` name, ms. */
   now?: number;
 }
@@ -39,7 +41,9 @@ export interface RestoreOptions {
  * ops/backup-mac.ts; with `unauthenticated` and no MAC file, with SQLite's
  * backup API instead, so a file with a -wal beside it is copied whole),
  * checks the copy (checkCopy: integrity, schema objects, keys, audit chain)
- * before anything is replaced, then keeps the current database as
+ * before anything is replaced, refuses a backup older than the current
+ * database (checkNotOlder: it lacks the current audit head) unless
+ * `older`, then keeps the current database as
  * `vault.db.before-restore-<UTC stamp>` (its WAL checkpointed into it first,
  * or moved beside it with the same stamp when it cannot be opened, so no
  * stale -wal is left for the new file) and renames the fsynced copy over
@@ -48,8 +52,8 @@ export interface RestoreOptions {
  *
  * @throws ConfigError when the data dir is locked or unusable; RestoreRefused
  *   when the file is not authentic, damaged, newer, has schema objects the
- *   vault does not define, a broken audit chain, or is not opened by the
- *   configured keys.
+ *   vault does not define, a broken audit chain, is not opened by the
+ *   configured keys, or is older than the current database without `older`.
  */
 export async function restoreDatabase(file: string, dataDir: string, cipher: ValueCipher, options: RestoreOptions = {}): Promise<RestoreReport> {
   if (!existsSync(file)) throw new RestoreRefused(`no file at ${file}`);
@@ -74,6 +78,7 @@ export async function restoreDatabase(file: string, dataDir: string, cipher: Val
     try {
       copy.pragma("journal_mode = DELETE");
       counts = checkCopy(copy, cipher);
+      if (existsSync(target)) checkNotOlder(copy, target, options.older === true);
     } finally {
       copy.close();
     }

@@ -35,6 +35,14 @@ export function newSecretValues(s: NewSecret): [string, string, number, Buffer, 
   return [s.scope, s.key, s.isPublic ? 1 : 0, s.ciphertext, s.now, s.expiresAt, s.maxReads, s.burnOnLimit ? 1 : 0, s.ownerId, allowedKeys];
 }
 
+/** What the anonymous links hold (SecretStore.anonymousUsage): counts and ciphertext bytes. */
+export interface AnonymousUsage {
+  count: number;
+  bytes: number;
+  netCount: number;
+  netBytes: number;
+}
+
 /** What PATCH changes (docs/contract.md §6). Times in Unix milliseconds. */
 export interface SecretPatch {
   expiresAt: number | null;
@@ -148,8 +156,27 @@ export interface SecretStore {
    * @returns how many were deleted.
    */
   pruneExpired(scope: string, keyPrefix: string | undefined): Awaitable<number>;
-  /** Live secrets, every scope, not past their TTL at `now` (the free tier count). */
+  /**
+   * Live secrets, every scope, not past their TTL at `now`, that count
+   * against the free tier: every one but the anonymous links (those with an
+   * anonymous network: markAnonymous), which have caps of their own
+   * (docs/share.md, "Anonymous links").
+   */
   countActive(now: number): Awaitable<number>;
+  /**
+   * Marks secret `id` (just inserted, in this unit of work) as an anonymous
+   * link made from network `net` (an IPv4 address or an IPv6 /48,
+   * http/pages/anonymous.ts anonymousNet). Schema version 18 (SQLite) / 8
+   * (PostgreSQL).
+   */
+  markAnonymous(id: number, net: string): Awaitable<void>;
+  /**
+   * The live anonymous links not past their TTL at `now` (Unix ms): how many
+   * and their stored ciphertext bytes, in all and of network `net`. On
+   * PostgreSQL it takes the free-tier count's advisory lock, so concurrent
+   * creates on other nodes are counted one after another.
+   */
+  anonymousUsage(now: number, net: string): Awaitable<AnonymousUsage>;
   /** Up to `limit` live secrets of a scope not past their TTL, after `afterId`, in id order. */
   list(query: SecretListQuery): Awaitable<SecretRecord[]>;
 }

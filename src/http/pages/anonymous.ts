@@ -1,6 +1,7 @@
 import type { Origin } from "../../domain/events.js";
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { SecretMeta } from "../../domain/secret-model.js";
+import type { AnonymousCaps, SecretMeta } from "../../domain/secret-model.js";
+import ipaddr from "ipaddr.js";
 import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
@@ -55,23 +56,86 @@ export class PerAddressRate {
 }
 
 /**
+ * The network an anonymous link is counted under (docs/share.md, "Anonymous
+ * links"): an IPv4 address as is (also written IPv4-mapped), an IPv6 address
+ * by its /48, the block one site is usually given (a /64 per host would let
+ * one site count as 65,536 networks); `unknown` for no or no valid address
+ * (in-process requests), all of which share one network.
+ */
+export function anonymousNet(ip: string | null): string {
+  if (ip === null) return "unknown";
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(ip);
+  } catch {
+    return "unknown";
+  }
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts.slice(0, 3).map((p) => p.toString(16)).join(":")}::/48`;
+}
+
+/**
+ * A fixed-window counter for the whole vault, in memory: at most `limit`
+ * events per `windowMs` milliseconds (VAULT_SHARE_ANONYMOUS_TOTAL_PER_MINUTE).
+ */
+export class GlobalRate {
+  private start = Number.NEGATIVE_INFINITY;
+  private count = 0;
+
+  /**
+   * @param limit events per window.
+   * @param windowMs the window, milliseconds.
+   * @param now current time, Unix milliseconds.
+   */
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Counts one event. @returns 0 when admitted, else the milliseconds until the window ends (nothing counted). */
+  take(): number {
+    const now = this.now();
+    if (now - this.start >= this.windowMs) {
+      this.start = now;
+      this.count = 0;
+    }
+    if (this.count >= this.limit) return Math.max(1, this.start + this.windowMs - now);
+    this.count += 1;
+    return 0;
+  }
+}
+
+/** The anonymous links' limits besides the per-address rate (docs/share.md, "Anonymous links"). */
+export interface AnonymousLimits {
+  caps: AnonymousCaps;
+  /** Creates per minute by every client together. */
+  total: GlobalRate;
+}
+
+/**
  * A public secret made by the create page without a token, when
  * VAULT_SHARE_ANONYMOUS is on (docs/share.md, "Anonymous links"): the body of
  * POST /secrets without `key`, under caps the server enforces: TTL at most 7
  * days (7 days when omitted), reads at most 10 (1 when omitted), the value
  * within VAULT_MAX_VALUE_BYTES, and VAULT_SHARE_ANONYMOUS_PER_MINUTE creates
- * per client address per minute. It counts against the free tier like any
- * secret, and is audited with actor `share-page`.
+ * per client address per minute, `limits.total` creates per minute in all,
+ * and the count and byte caps of `limits.caps`, in all and per network
+ * (anonymousNet). It does not count against the free tier (nor is it refused
+ * by it): token holders keep their whole tier. Audited with actor `share-page`.
  * @returns the new secret's metadata.
  * @throws ApiError 400 (bad body, a `key`, a cap exceeded), 413 (value too
- *   large), 429 (rate, with Retry-After); VaultError "limit" at the free-tier
- *   limit (402).
+ *   large), 429 (a rate, with Retry-After); VaultError "full" (429) at a
+ *   count or byte cap.
  */
 export async function anonymousCreate(
   deps: { tx: UnitOfWork<Work>; secrets: SecretLifecycle; maxValueBytes: number },
   raw: Record<string, unknown>,
   ip: string | null,
   rate: PerAddressRate,
+  limits: AnonymousLimits,
   origin: Origin,
 ): Promise<SecretMeta> {
   const body = parse(createSecretBody, raw);
@@ -88,5 +152,13 @@ export async function anonymousCreate(
       headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) },
     });
   }
-  return deps.tx.run((w) => deps.secrets.create(w, { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads }, origin));
+  const totalWaitMs = limits.total.take();
+  if (totalWaitMs > 0) {
+    throw new ApiError(429, "too many links made without a token", {
+      message: "links made without a token are limited per minute on this vault; try again later or use a token",
+      headers: { "Retry-After": String(Math.ceil(totalWaitMs / 1000)) },
+    });
+  }
+  const input = { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads };
+  return deps.tx.run((w) => deps.secrets.createAnonymous(w, input, anonymousNet(ip), limits.caps, origin));
 }

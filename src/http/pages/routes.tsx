@@ -7,13 +7,16 @@ import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
 import type { SecretRead } from "../../domain/secret-model.js";
 import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
-import type { FailedAuthLimiter } from "../failed-auth.js";
 import { readJsonObject } from "../routes/input.js";
 import { readJson } from "../routes/secret-json.js";
 import { afterRefusal } from "../routes/secrets/rules.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { anonymousCreate, PerAddressRate } from "./anonymous.js";
+import { anonymousCreate, GlobalRate, PerAddressRate } from "./anonymous.js";
+import type { AnonymousLimits } from "./anonymous.js";
+import type { AnonymousCaps } from "../../domain/secret-model.js";
+import { SETTINGS } from "../../config/settings.js";
 import { loadAssets } from "./assets.js";
+import type { ShareClient, ShareMissGuard } from "./share-guard.js";
 import type { Asset } from "./assets.js";
 import { CreatePage } from "./create-page.js";
 import { MessagePage } from "./layout.js";
@@ -29,7 +32,22 @@ export interface ShareSettings {
   anonymous: boolean;
   /** Anonymous creates per client address per minute. */
   anonymousPerMinute: number;
+  /** Anonymous creates per minute in all (default DEFAULT_ANONYMOUS_LIMITS). */
+  anonymousTotalPerMinute?: number | undefined;
+  /** The anonymous links' count and byte caps (default DEFAULT_ANONYMOUS_LIMITS). */
+  anonymousCaps?: AnonymousCaps | undefined;
 }
+
+/** The defaults of the anonymous links' caps (docs/configuration.md, VAULT_SHARE_ANONYMOUS_*). */
+export const DEFAULT_ANONYMOUS_LIMITS: { totalPerMinute: number; caps: AnonymousCaps } = {
+  totalPerMinute: SETTINGS.shareAnonymousTotalPerMinute.default,
+  caps: {
+    maxSecrets: SETTINGS.shareAnonymousMaxSecrets.default,
+    maxBytes: SETTINGS.shareAnonymousMaxBytes.default,
+    netMaxSecrets: SETTINGS.shareAnonymousNetMaxSecrets.default,
+    netMaxBytes: SETTINGS.shareAnonymousNetMaxBytes.default,
+  },
+};
 
 /** What the share pages need, from createApp. */
 export interface SharePageDeps {
@@ -37,8 +55,12 @@ export interface SharePageDeps {
   secrets: SecretLifecycle;
   settings: ShareSettings;
   trustProxy: boolean;
-  /** The brute-force guard: a miss under /s/ counts as a failed authentication. */
-  limiter: FailedAuthLimiter;
+  /**
+   * The share pages' own limiter (share-guard.ts): a miss under /s/ counts
+   * there, never against the API's brute-force guard, so it never refuses a
+   * token holder (docs/share.md, "Misses and refusals").
+   */
+  shareGuard: ShareMissGuard;
   maxValueBytes: number;
   /** Current time, Unix milliseconds. */
   now: () => number;
@@ -67,11 +89,8 @@ export function isSharePagePath(path: string): boolean {
   return path === "/" || path === "/s" || path.startsWith("/s/") || path.startsWith("/assets/");
 }
 
-/** A request's client: its address and whether a trusted proxy forwarded it (the brute-force guard counts a forwarded loopback). */
-interface Client {
-  ip: string | null;
-  forwarded: boolean;
-}
+/** A request's client: its address and whether a trusted proxy forwarded it (a forwarded loopback is counted). */
+type Client = ShareClient;
 
 function clientOf(c: Context<AppEnv>, trustProxy: boolean): Client {
   const forwarded = trustProxy ? forwardedIp(c) : undefined;
@@ -101,23 +120,28 @@ function rootOf(path: string): string {
  * - anything else under `/s/`: the same "not available" page, 404, whatever
  *   exists (a keyed or org secret's name is never reachable here);
  *
- * Misses under /s/ count against the brute-force guard (429 once over it).
+ * Misses under /s/ count against the share pages' own limiter (429 under
+ * /s/ once over it; share-guard.ts), never against the API's brute-force guard.
  * With VAULT_SHARE_PAGE=false every one of these answers the API's JSON 404.
  */
 export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   if (!deps.settings.page) return;
   const anonymousRate = new PerAddressRate(deps.settings.anonymousPerMinute, 60_000, deps.now);
+  const anonymousLimits: AnonymousLimits = {
+    caps: deps.settings.anonymousCaps ?? DEFAULT_ANONYMOUS_LIMITS.caps,
+    total: new GlobalRate(deps.settings.anonymousTotalPerMinute ?? DEFAULT_ANONYMOUS_LIMITS.totalPerMinute, 60_000, deps.now),
+  };
   const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
     return c.html(page, status);
   };
   const notAvailable = (c: Context<AppEnv>, client: Client) => {
-    deps.limiter.fail(client.ip, client.forwarded);
+    deps.shareGuard.countRefusal(client);
     const s = stringsFor(c.req.header("accept-language"));
     return html(c, 404, undefined, <MessagePage s={s} root={rootOf(c.req.path)} title={s.notAvailableTitle} lead={s.notAvailableLead} />);
   };
   const blocked = (c: Context<AppEnv>, client: Client): Response | Promise<Response> | undefined => {
-    const waitMs = deps.limiter.retryAfterMs(client.ip, client.forwarded);
+    const waitMs = deps.shareGuard.retryAfterMs(client);
     if (waitMs <= 0) return undefined;
     c.header("Retry-After", String(Math.ceil(waitMs / 1000)));
     const s = stringsFor(c.req.header("accept-language"));
@@ -134,7 +158,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     if (!deps.settings.anonymous) return c.json({ error: "not found" }, 404);
     const { ip } = clientOf(c, deps.trustProxy);
     const raw = await readJsonObject(c);
-    const created = await anonymousCreate(deps, raw, ip, anonymousRate, shareOrigin(ip));
+    const created = await anonymousCreate(deps, raw, ip, anonymousRate, anonymousLimits, shareOrigin(ip));
     return c.json({ id: created.key, url: `${deps.publicUrl()}/s/${created.key}` }, 201);
   });
 
@@ -158,7 +182,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
 
   app.post("/s/:id/reveal", async (c) => {
     const client = clientOf(c, deps.trustProxy);
-    const waitMs = deps.limiter.retryAfterMs(client.ip, client.forwarded);
+    const waitMs = deps.shareGuard.retryAfterMs(client);
     if (waitMs > 0) {
       throw new ApiError(429, "too many requests for links that do not exist", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
     }
@@ -179,7 +203,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
       await afterRefusal(deps, err, origin);
     }
     if (read === undefined) {
-      deps.limiter.fail(client.ip, client.forwarded);
+      deps.shareGuard.countRefusal(client);
       throw new ApiError(404, "not available");
     }
     for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);

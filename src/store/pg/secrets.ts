@@ -2,7 +2,7 @@ import { VaultError } from "../../model/errors.js";
 import { DUPLICATE_KEY } from "../../model/records.js";
 import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
-import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
+import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
 import { prepared, runPrepared } from "./prepared.js";
 import type { Queryable } from "./unit-of-work.js";
@@ -195,10 +195,27 @@ export class PgSecretStore implements SecretStore {
   async countActive(now: number): Promise<number> {
     await this.db.query("SELECT pg_advisory_xact_lock($1)", [ACTIVE_LIMIT_LOCK.toString()]);
     const r = await this.db.query<{ n: number }>(
-      "SELECT count(*)::integer AS n FROM secrets WHERE state IN ('active', 'sealed') AND (expires_at IS NULL OR expires_at > $1)",
+      "SELECT count(*)::integer AS n FROM secrets WHERE state IN ('active', 'sealed') AND (expires_at IS NULL OR expires_at > $1) AND anonymous_net IS NULL",
       [now],
     );
     return r.rows[0]?.n ?? 0;
+  }
+
+  async markAnonymous(id: number, net: string): Promise<void> {
+    await this.db.query("UPDATE secrets SET anonymous_net = $1 WHERE id = $2", [net, id]);
+  }
+
+  async anonymousUsage(now: number, net: string): Promise<AnonymousUsage> {
+    await this.db.query("SELECT pg_advisory_xact_lock($1)", [ACTIVE_LIMIT_LOCK.toString()]);
+    const r = await this.db.query<AnonymousUsage>(
+      `SELECT count(*)::integer AS count, coalesce(sum(octet_length(ciphertext)), 0)::bigint::float8 AS bytes,
+           (count(*) FILTER (WHERE anonymous_net = $1))::integer AS "netCount",
+           coalesce(sum(octet_length(ciphertext)) FILTER (WHERE anonymous_net = $1), 0)::float8 AS "netBytes"
+         FROM secrets WHERE anonymous_net IS NOT NULL AND state IN ('active', 'sealed')
+           AND (expires_at IS NULL OR expires_at > $2)`,
+      [net, now],
+    );
+    return r.rows[0] ?? { count: 0, bytes: 0, netCount: 0, netBytes: 0 };
   }
 
   /** A page of a scope's live secrets; `id > 0` (always true) lets it use secrets_live_list (schema-pg.sql version 5). */

@@ -5,7 +5,7 @@ import { DUPLICATE_KEY } from "../../model/records.js";
 import type { SecretState } from "../../model/records.js";
 import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
-import type { NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
+import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 import { chainedKey } from "./audit-key-chain.js";
@@ -101,7 +101,15 @@ export class SqliteSecretStore implements SecretStore {
       ),
       countActive: db.prepare<[number], { n: number }>(
         `SELECT count(*) AS n FROM secrets WHERE state IN ('active', 'sealed')
-           AND (expires_at IS NULL OR expires_at > ?)`,
+           AND (expires_at IS NULL OR expires_at > ?) AND anonymous_net IS NULL`,
+      ),
+      markAnonymous: db.prepare<[string, number]>("UPDATE secrets SET anonymous_net = ? WHERE id = ?"),
+      anonymousUsage: db.prepare<[string, string, number], AnonymousUsage>(
+        `SELECT count(*) AS count, coalesce(sum(length(ciphertext)), 0) AS bytes,
+             coalesce(sum(anonymous_net = ?), 0) AS netCount,
+             coalesce(sum(CASE WHEN anonymous_net = ? THEN length(ciphertext) ELSE 0 END), 0) AS netBytes
+           FROM secrets WHERE anonymous_net IS NOT NULL AND state IN ('active', 'sealed')
+             AND (expires_at IS NULL OR expires_at > ?)`,
       ),
     };
   }
@@ -234,6 +242,14 @@ export class SqliteSecretStore implements SecretStore {
     const result =
       keyPrefix === undefined ? this.q.pruneScope.run(scope) : this.q.pruneScopePrefix.run(scope, globPrefix(keyPrefix));
     return result.changes;
+  }
+
+  markAnonymous(id: number, net: string): void {
+    this.q.markAnonymous.run(net, id);
+  }
+
+  anonymousUsage(now: number, net: string): AnonymousUsage {
+    return this.q.anonymousUsage.get(net, net, now) ?? { count: 0, bytes: 0, netCount: 0, netBytes: 0 };
   }
 
   countActive(now: number): number {
