@@ -26,7 +26,7 @@ export interface WalkRow {
   at: number;
   hash: string;
   /** What the hash covers (model/audit-chain.ts rowHash); its id is the position. */
-  content: Omit<AuditRow, "hash">;
+  content: Omit<AuditRow, "hash"> & { prev?: number | null };
 }
 
 /** The chain key of a row (null: a plain segment), or why it has none. */

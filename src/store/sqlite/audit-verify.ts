@@ -5,6 +5,7 @@ import { ChainWalk, TAIL_MISSING, checkSegments, segmentKeys } from "../../model
 import type { ChainReport } from "../../model/audit-verify.js";
 import type { AuditRow as Row } from "../audit.js";
 import { readSegments } from "./audit-chain.js";
+import { checkDerived } from "./audit-derived.js";
 import type { Db } from "./db.js";
 
 /**
@@ -16,11 +17,24 @@ import type { Db } from "./db.js";
  * record says heads are signed, the head must carry a MAC under the last
  * segment's key (model/audit-head.ts) and its id must be the row count, so
  * a tail cut off with the head moved back, or every row removed, shows.
- * Reads only; streams the rows through the shared walk (model/audit-walk.ts).
+ * Rows from meta `audit_prev_from` on (schema.sql version 16) have their
+ * key-chain link under the hash. Then checks the spans, links and heads the
+ * queries use against the rows (audit-derived.ts), so rows hidden from
+ * `GET /audit` show too (docs/audit.md, "What is tamper-evident").
+ * Reads only; streams the rows through the shared walk (model/audit-walk.ts),
+ * in one read transaction (a consistent snapshot beside a running vault).
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  * @returns the first broken row's id and why, or the row count and head hash.
  */
 export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
+  return db.inTransaction ? verifyIn(db, keys) : db.transaction(() => verifyIn(db, keys))();
+}
+
+/** The meta row naming the first row whose hash covers its key-chain link (schema.sql version 16). */
+export const PREV_FROM_META = "audit_prev_from";
+
+/** verifyAuditChain inside its read transaction. */
+function verifyIn(db: Db, keys: ChainKeys): ChainReport {
   const recorded = readSegments(db);
   const total = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM audit").get()?.n ?? 0;
   if (recorded === undefined) {
@@ -44,9 +58,12 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
     return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is not authentic (altered, or written under another key)" };
   }
   const walk = new ChainWalk(segmentKeys(check.segments, keys, " (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)"));
-  const iter = db.prepare<[], Row>("SELECT * FROM audit ORDER BY id").iterate();
+  // From this row on each hash covers the row's key-chain link (schema.sql version 16).
+  const prevFrom = Number(db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(PREV_FROM_META)?.value ?? Number.MAX_SAFE_INTEGER);
+  const iter = db.prepare<[], Row & { prev: number | null }>("SELECT * FROM audit ORDER BY id").iterate();
   for (const row of iter) {
-    const { hash, ...content } = row;
+    const { hash, prev, ...fields } = row;
+    const content = row.id >= prevFrom ? { ...fields, prev } : fields;
     const broken = walk.step({ position: row.id, at: row.at, hash, content });
     if (broken !== undefined) {
       iter.return?.();
@@ -71,5 +88,8 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
   } else if (headRow !== undefined || rows > 0) {
     return { ok: false, rows, brokenId: 1, reason: "the recorded chain head is missing" };
   }
+  // The rows hold; the structures the queries find them by must match them (audit-derived.ts).
+  const derived = checkDerived(db);
+  if (derived !== undefined) return { ok: false, rows, brokenId: derived.id, reason: derived.reason };
   return { ok: true, rows, head: walk.hash };
 }
