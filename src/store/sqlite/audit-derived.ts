@@ -119,3 +119,31 @@ export function checkDerived(db: Db): DerivedBreak | undefined {
   }
   return undefined;
 }
+
+/**
+ * The part of checkDerived that concerns the rows above `after` alone (the
+ * console's incremental check, audit-verify.ts verifyAuditChainFrom): each
+ * is in a span of its scope and of its (scope, action), and each keyed row's
+ * link, when set, names an older row of its (scope, key). O(new rows) seeks.
+ * @param after the last row an earlier check covered (0: every row).
+ * @param upTo the last row to check.
+ * @returns the first problem, or undefined.
+ */
+export function checkDerivedSince(db: Db, after: number, upTo: number): DerivedBreak | undefined {
+  const row = db
+    .prepare<[number, number], { id: number; kind: string }>(
+      `SELECT id, CASE
+           WHEN NOT ${covered("s", "a.scope", "''", "a.id")} THEN 's'
+           WHEN NOT ${covered("a", "a.scope", "a.action", "a.id")} THEN 'a'
+           ELSE 'k' END AS kind
+         FROM audit AS a WHERE a.id > ? AND a.id <= ? AND (
+           NOT ${covered("s", "a.scope", "''", "a.id")} OR NOT ${covered("a", "a.scope", "a.action", "a.id")}
+           OR (a.prev IS NOT NULL AND NOT EXISTS (SELECT 1 FROM audit AS o WHERE o.id = a.prev AND o.id < a.id AND o.scope = a.scope AND o.key = a.key)))
+         LIMIT 1`,
+    )
+    .get(after, upTo);
+  if (row === undefined) return undefined;
+  if (row.kind === "s") return { id: row.id, reason: "the row is in none of its scope's spans: it is hidden from the unfiltered list" };
+  if (row.kind === "a") return { id: row.id, reason: "the row is in none of its action's spans: it is hidden from queries by action" };
+  return { id: row.id, reason: "the row's link (prev) does not name an older row of its key: rows are hidden from queries by key" };
+}
