@@ -3,8 +3,8 @@ import { openChain } from "./audit-chain.js";
 import { verifyAuditChainFrom } from "./audit-verify.js";
 import type { WalkState } from "../../model/audit-walk.js";
 
-/** Rows the console's incremental audit check walks per turn of the event loop (about 10-50 ms of work). */
-const VERIFY_CHUNK = 2000;
+/** Rows the console's incremental audit check walks per turn of the event loop (a few milliseconds to tens of milliseconds of work). */
+const VERIFY_CHUNK = 500;
 import type { Logger } from "../../log/log.js";
 import type { AuditCheck, ChainKeys, Engine, EngineHooks } from "../engine.js";
 import type { Work } from "../work.js";
