@@ -42,14 +42,15 @@ export const GENESIS_HASH = "0".repeat(64);
  * rows written before it keep their hashes. `prev` (the previous row of the
  * same scope and key, SQLite's key chain) is covered when the row carries
  * the field (rows from the meta `audit_prev_from` on, SQLite schema version
- * 16: docs/audit.md, "What is tamper-evident"); PostgreSQL rows never do.
+ * 16: docs/audit.md, "What is tamper-evident"), or `link` is given;
+ * PostgreSQL's own rows never do.
  * @returns 64 hex characters.
  */
-export function rowHash(prevHash: string, row: Omit<AuditRow, "hash"> & { prev?: number | null }, key: Buffer | null = null): string {
+export function rowHash(prevHash: string, row: Omit<AuditRow, "hash"> & { prev?: number | null }, key: Buffer | null = null, link = row.prev): string {
   const fields: unknown[] = [prevHash, row.id, row.scope, row.at, row.action, row.key, row.actor, row.principal_id, row.ip];
   if (row.count !== null && row.count !== undefined) fields.push(row.count);
   // The key-chain link (SQLite schema version 16): an object, so no row of the older rule encodes alike.
-  if (row.prev !== undefined) fields.push({ prev: row.prev });
+  if (link !== undefined) fields.push({ prev: link });
   return chainDigest(key, JSON.stringify(fields));
 }
 

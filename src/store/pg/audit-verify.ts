@@ -79,7 +79,7 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
       const page = await pool.query<StoredRow>("SELECT * FROM audit WHERE chain = $1 AND seq > $2 ORDER BY seq LIMIT $3", [head.chain, walk.last, PAGE]);
       for (const row of page.rows) {
         const fields = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
-        const content = linked && row.seq >= prevFrom ? { ...fields, prev: row.prev === null ? null : Number(row.prev) } : fields;
+        const content = linked && row.seq >= prevFrom ? Object.assign({}, fields, { prev: row.prev === null ? null : Number(row.prev) }) : fields;
         const broken = walk.step({ position: row.seq, at: row.at, hash: row.hash, content });
         if (broken !== undefined) return fail(head.chain, broken.at, broken.reason, broken.missingKey);
         rows += 1;

@@ -91,7 +91,7 @@ function verifyIn(db: Db, keys: ChainKeys, from: WalkState | undefined, out: { s
   const iter = db.prepare<[number, number], Row & { prev: number | null }>("SELECT * FROM audit WHERE id > ? ORDER BY id LIMIT ?").iterate(start, maxRows);
   for (const row of iter) {
     const { hash, prev, ...fields } = row;
-    const content = row.id >= prevFrom ? { ...fields, prev } : fields;
+    const content = row.id >= prevFrom ? Object.assign({}, fields, { prev }) : fields;
     const broken = walk.step({ position: row.id, at: row.at, hash, content });
     if (broken !== undefined) {
       iter.return?.();

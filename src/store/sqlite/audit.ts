@@ -231,7 +231,7 @@ export class SqliteAuditStore implements AuditStore {
           : (this.q.hashOf.get(first.id - 1)?.hash ?? GENESIS_HASH);
     // After every change of the batch: which keys have a live secret to hold their head is settled.
     const links = this.chain.link(rows, (r, prev) => {
-      r.hash = rowHash(prevHash, { ...r, prev }, this.chainKey);
+      r.hash = rowHash(prevHash, r, this.chainKey, prev);
       prevHash = r.hash;
     });
     rows.forEach((r, i) => {
