@@ -228,6 +228,13 @@ ALTER TABLE audit_chains ADD COLUMN mac text;
 DROP INDEX secrets_live_list;
 CREATE INDEX secrets_live_list ON secrets (scope, id) WHERE state IN ('active', 'sealed') AND id > 0;
 
+-- version: 6
+-- The key-chain link of rows copied from SQLite (`migrate --from-sqlite`):
+-- from SQLite schema version 16 a row's chain hash covers it (meta
+-- `audit_prev_from`, copied with the other meta rows), so the chain `sqlite`
+-- keeps it to verify. Rows this engine writes leave it NULL and their hashes
+-- never cover it (docs/audit.md, "What is tamper-evident").
+ALTER TABLE audit ADD COLUMN prev BIGINT;
 -- version: 8
 -- Anonymous links (docs/share.md, "Anonymous links"): a public secret made
 -- without a token by the create page carries the network it came from (an

@@ -355,6 +355,16 @@ CREATE TABLE secret_reads (
   audit_head INTEGER
 ) STRICT;
 
+-- version: 16
+-- A row's key-chain link is under its chain hash (SqliteAuditStore insert,
+-- model/audit-chain.ts rowHash): from the row id recorded here on, each
+-- row's hash covers `prev` too, so a link rewritten without the root key
+-- shows in `audit verify`. Rows below it keep their hashes and verify under
+-- the rule they were written with; `audit verify` checks every row's link
+-- against the rows themselves all the same (store/sqlite/audit-verify.ts;
+-- docs/audit.md, "What is tamper-evident"). The boundary needs no MAC: a
+-- row's hash holds under one rule only, so moving it breaks the chain.
+INSERT INTO meta (name, value) SELECT 'audit_prev_from', coalesce(max(id), 0) + 1 FROM audit;
 -- version: 18
 -- Anonymous links (docs/share.md, "Anonymous links"): a public secret made
 -- without a token by the create page carries the network it came from (an

@@ -13,7 +13,7 @@ import { SecretLifecycle } from "./domain/secrets.js";
 import { createOrgDomain } from "./domain/org-domain.js";
 import type { OrgDomain } from "./domain/org-domain.js";
 import type { UnitOfWork, Work } from "./store/work.js";
-import type { Engine, EngineHooks } from "./store/engine.js";
+import type { AuditCheck, Engine, EngineHooks } from "./store/engine.js";
 import { AuditLog } from "./domain/audit.js";
 import { ScopedKeys } from "./domain/keys.js";
 import { metricsTokenResolver, principalKeyResolver, scopedKeyResolver } from "./http/token-resolvers.js";
@@ -130,7 +130,13 @@ export function createVault<E extends Engine>(engine: E, options: VaultOptions):
             secretsPruned: () => {},
           },
         ];
-  const console = { engine: engine.label, verifyAudit: () => engine.verifyAudit(chainKeys) };
+  // One check at a time: views arriving while one runs share its answer (docs/console.md, "Audit").
+  let checking: Promise<AuditCheck> | undefined;
+  const verifyAudit = (): Promise<AuditCheck> =>
+    (checking ??= engine.verifyAudit(chainKeys).finally(() => {
+      checking = undefined;
+    }));
+  const console = { engine: engine.label, verifyAudit };
   const parts = assemble(engine.tx, options, { sinks, cacheSubscribers: hooks.singleWriter, console, file });
   hooks.onCommitted?.((size, ms) => parts.metrics.observeCommit(size, ms));
   // A rolled-back create or delete must not leave the outbox's subscriber cache stale.

@@ -39,12 +39,18 @@ export const GENESIS_HASH = "0".repeat(64);
  * JSON-encoded so no two different rows encode alike: HMAC-SHA256 under the
  * chain key, or plain SHA-256 when `key` is null (rows written before the
  * chain was keyed). `count` is covered only when set (schema version 8), so
- * rows written before it keep their hashes.
+ * rows written before it keep their hashes. `prev` (the previous row of the
+ * same scope and key, SQLite's key chain) is covered when the row carries
+ * the field (rows from the meta `audit_prev_from` on, SQLite schema version
+ * 16: docs/audit.md, "What is tamper-evident"), or `link` is given;
+ * PostgreSQL's own rows never do.
  * @returns 64 hex characters.
  */
-export function rowHash(prevHash: string, row: Omit<AuditRow, "hash">, key: Buffer | null = null): string {
+export function rowHash(prevHash: string, row: Omit<AuditRow, "hash"> & { prev?: number | null }, key: Buffer | null = null, link = row.prev): string {
   const fields: unknown[] = [prevHash, row.id, row.scope, row.at, row.action, row.key, row.actor, row.principal_id, row.ip];
   if (row.count !== null && row.count !== undefined) fields.push(row.count);
+  // The key-chain link (SQLite schema version 16): an object, so no row of the older rule encodes alike.
+  if (link !== undefined) fields.push({ prev: link });
   return chainDigest(key, JSON.stringify(fields));
 }
 

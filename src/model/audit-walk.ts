@@ -26,7 +26,15 @@ export interface WalkRow {
   at: number;
   hash: string;
   /** What the hash covers (model/audit-chain.ts rowHash); its id is the position. */
-  content: Omit<AuditRow, "hash">;
+  content: Omit<AuditRow, "hash"> & { prev?: number | null };
+}
+
+/** How far a walk got: rows verified, the last one's position, hash and time (milliseconds). */
+export interface WalkState {
+  rows: number;
+  last: number;
+  hash: string;
+  time: number;
 }
 
 /** The chain key of a row (null: a plain segment), or why it has none. */
@@ -115,6 +123,19 @@ export class ChainWalk {
     private readonly keyFor: KeyResolver,
     private readonly gapless = false,
   ) {}
+
+  /** Where the walk stands: enough to go on from there later (resume). */
+  get state(): WalkState {
+    return { rows: this.rows, last: this.last, hash: this.hash, time: this.time };
+  }
+
+  /** Goes on from a state a walk over the same chain reached before (an incremental check). */
+  resume(state: WalkState): void {
+    this.rows = state.rows;
+    this.last = state.last;
+    this.hash = state.hash;
+    this.time = state.time;
+  }
 
   /** Checks the next row. @returns the break, or undefined when the row holds. */
   step(row: WalkRow): ChainBreak | undefined {

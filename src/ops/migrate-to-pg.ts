@@ -46,10 +46,12 @@ const IDENTITIES: readonly [string, string][] = [
 
 /**
  * Columns of the SQLite schema that PostgreSQL does not have, left out of the
- * copy: the SQLite audit store's key chain (schema.sql version 13), which the
- * PostgreSQL audit store replaces with its index by key (docs/audit.md).
+ * copy: the SQLite audit store's key-chain heads (schema.sql version 13),
+ * which the PostgreSQL audit store replaces with its index by key
+ * (docs/audit.md). `audit.prev` is copied (schema-pg.sql version 6): from
+ * SQLite schema version 16 on the chain hash covers it.
  */
-const SQLITE_ONLY_COLUMNS: readonly string[] = ["audit.prev", "secrets.audit_head"];
+const SQLITE_ONLY_COLUMNS: readonly string[] = ["secrets.audit_head"];
 
 /**
  * Columns copied from an expression rather than the column itself: a

@@ -46,7 +46,12 @@ export interface Engine {
    * @returns false when the segment record or head cannot be authenticated (the caller logs it).
    */
   openAuditChain(currentKeyId: string, keys: ChainKeys): boolean | Promise<boolean>;
-  /** Walks the whole audit log (`audit verify`, the console's overview). */
+  /**
+   * The console's check of the audit log (docs/console.md, "Audit"): SQLite
+   * walks incrementally from the last state it verified, a chunk per turn of
+   * the event loop, and checks the new rows' spans and links; PostgreSQL walks
+   * every chain. `audit verify` (the CLI) is the full check on both.
+   */
   verifyAudit(keys: ChainKeys): Promise<AuditCheck>;
   /** Engine events the vault's parts follow; every hook may be absent (the engine has no such event). */
   readonly hooks: EngineHooks;

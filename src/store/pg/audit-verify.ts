@@ -16,7 +16,7 @@ export type PgChainReport =
   | { ok: true; chains: number; rows: number }
   | { ok: false; chains: number; rows: number; chain: string; seq: number; reason: string; missingKey?: MissingKey };
 
-type StoredRow = AuditRow & { chain: string; seq: number };
+type StoredRow = AuditRow & { chain: string; seq: number; prev: string | number | null };
 /** A chain's head as audit_chains keeps it. */
 type Head = { chain: string; seq: number; hash: string; mac: string | null };
 
@@ -70,12 +70,16 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
   const setProblem = await checkChainSet(pool, keys, heads.rows);
   if (setProblem !== undefined) return fail(setProblem.chain, 1, setProblem.reason);
   const segments = await sqliteSegments(pool, keys);
+  // Rows copied from SQLite at or above this seq have their key-chain link under the hash (SQLite schema version 16).
+  const prevFrom = Number((await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_prev_from'")).rows[0]?.value ?? Number.MAX_SAFE_INTEGER);
   for (const head of heads.rows) {
+    const linked = head.chain === SQLITE_CHAIN;
     const walk = new ChainWalk(head.chain === SQLITE_CHAIN && segments !== undefined ? copiedKeys(segments, keys) : discoveredKey(keys), true);
     for (;;) {
       const page = await pool.query<StoredRow>("SELECT * FROM audit WHERE chain = $1 AND seq > $2 ORDER BY seq LIMIT $3", [head.chain, walk.last, PAGE]);
       for (const row of page.rows) {
-        const content = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
+        const fields = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
+        const content = linked && row.seq >= prevFrom ? Object.assign({}, fields, { prev: row.prev === null ? null : Number(row.prev) }) : fields;
         const broken = walk.step({ position: row.seq, at: row.at, hash: row.hash, content });
         if (broken !== undefined) return fail(head.chain, broken.at, broken.reason, broken.missingKey);
         rows += 1;

@@ -100,12 +100,17 @@ export class KeyChain {
    * and each live secret of a key written gets the key's newest row as its
    * head, once per insert. Rows of a key with no live secret are marked for
    * a key span (the only place their head can be found).
+   * @param seal called for each row, in order, with its link before its
+   *   checkpoint is chosen: sets the row's hash, which covers the link.
    * @returns one link per row, in order.
    */
-  link(rows: readonly AuditRow[]): KeyLink[] {
+  link(rows: readonly AuditRow[], seal: (row: AuditRow, prev: number | null) => void): KeyLink[] {
     const open = new Map<string, OpenKey>();
     const links = rows.map((r): KeyLink => {
-      if (!chainedKey(r.key)) return UNLINKED;
+      if (!chainedKey(r.key)) {
+        seal(r, null);
+        return UNLINKED;
+      }
       const name = `${r.scope}\u0000${r.key}`;
       let key = open.get(name);
       if (key === undefined) {
@@ -115,6 +120,7 @@ export class KeyChain {
       }
       const prev = key.last;
       key.last = r.id;
+      seal(r, prev);
       return { prev, spanned: key.secretId === undefined || isCheckpoint(r.hash) };
     });
     const behind = this.tally.active;

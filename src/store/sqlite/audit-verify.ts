@@ -2,9 +2,11 @@ import type { ChainKeys } from "../../model/audit-chain.js";
 import { GENESIS_HASH } from "../../model/audit-chain.js";
 import { HEAD_META, headKeyId, parseHead } from "../../model/audit-head.js";
 import { ChainWalk, TAIL_MISSING, checkSegments, segmentKeys } from "../../model/audit-walk.js";
+import type { WalkState } from "../../model/audit-walk.js";
 import type { ChainReport } from "../../model/audit-verify.js";
 import type { AuditRow as Row } from "../audit.js";
 import { readSegments } from "./audit-chain.js";
+import { checkDerived, checkDerivedSince } from "./audit-derived.js";
 import type { Db } from "./db.js";
 
 /**
@@ -16,15 +18,53 @@ import type { Db } from "./db.js";
  * record says heads are signed, the head must carry a MAC under the last
  * segment's key (model/audit-head.ts) and its id must be the row count, so
  * a tail cut off with the head moved back, or every row removed, shows.
- * Reads only; streams the rows through the shared walk (model/audit-walk.ts).
+ * Rows from meta `audit_prev_from` on (schema.sql version 16) have their
+ * key-chain link under the hash. Then checks the spans, links and heads the
+ * queries use against the rows (audit-derived.ts), so rows hidden from
+ * `GET /audit` show too (docs/audit.md, "What is tamper-evident").
+ * Reads only; streams the rows through the shared walk (model/audit-walk.ts),
+ * in one read transaction (a consistent snapshot beside a running vault).
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  * @returns the first broken row's id and why, or the row count and head hash.
  */
 export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
+  return verifyAuditChainFrom(db, keys).report;
+}
+
+/**
+ * verifyAuditChain, optionally going on from where an earlier check of the
+ * same database stood (the console's check, docs/console.md "Audit"): the
+ * rows above `from.last` are walked, the head is checked as in a full
+ * check, and the derived structures are checked for those rows only (each
+ * is in its scope's and its action's spans, and its link names an older row
+ * of its key: audit-derived.ts checkDerivedSince). The full derived check
+ * (every link, every head, overlapping spans) is `audit verify`'s.
+ * @param from a state an earlier call returned; none: the full check.
+ * @param maxRows walk at most this many rows: when more remain the answer
+ *   has `more` (rows so far hold; head not checked yet): call again from its state.
+ * @returns the report, and on success the state to go on from next time.
+ */
+export function verifyAuditChainFrom(
+  db: Db,
+  keys: ChainKeys,
+  from?: WalkState,
+  maxRows = Number.MAX_SAFE_INTEGER,
+): { report: ChainReport; state?: WalkState; more?: boolean } {
+  const out: { state?: WalkState; more?: boolean } = {};
+  const run = () => verifyIn(db, keys, from, out, maxRows);
+  const report = db.inTransaction ? run() : db.transaction(run)();
+  if (!report.ok || out.state === undefined) return { report };
+  return out.more === true ? { report, state: out.state, more: true } : { report, state: out.state };
+}
+
+/** The meta row naming the first row whose hash covers its key-chain link (schema.sql version 16). */
+export const PREV_FROM_META = "audit_prev_from";
+
+/** verifyAuditChain inside its read transaction. */
+function verifyIn(db: Db, keys: ChainKeys, from: WalkState | undefined, out: { state?: WalkState; more?: boolean }, maxRows: number): ChainReport {
   const recorded = readSegments(db);
-  const total = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM audit").get()?.n ?? 0;
   if (recorded === undefined) {
-    if (total > 0) return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is missing: the chain is not keyed (start the vault once to key it)" };
+    if (db.prepare("SELECT 1 FROM audit LIMIT 1").get() !== undefined) return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is missing: the chain is not keyed (start the vault once to key it)" };
     return { ok: true, rows: 0, head: GENESIS_HASH };
   }
   const check = checkSegments(recorded, keys);
@@ -44,9 +84,14 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
     return { ok: false, rows: 0, brokenId: 1, reason: "the chain's segment record is not authentic (altered, or written under another key)" };
   }
   const walk = new ChainWalk(segmentKeys(check.segments, keys, " (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)"));
-  const iter = db.prepare<[], Row>("SELECT * FROM audit ORDER BY id").iterate();
+  // From this row on each hash covers the row's key-chain link (schema.sql version 16).
+  const prevFrom = Number(db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(PREV_FROM_META)?.value ?? Number.MAX_SAFE_INTEGER);
+  if (from !== undefined) walk.resume(from);
+  const start = walk.last;
+  const iter = db.prepare<[number, number], Row & { prev: number | null }>("SELECT * FROM audit WHERE id > ? ORDER BY id LIMIT ?").iterate(start, maxRows);
   for (const row of iter) {
-    const { hash, ...content } = row;
+    const { hash, prev, ...fields } = row;
+    const content = row.id >= prevFrom ? Object.assign({}, fields, { prev }) : fields;
     const broken = walk.step({ position: row.id, at: row.at, hash, content });
     if (broken !== undefined) {
       iter.return?.();
@@ -55,6 +100,14 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
     }
   }
   const { rows, last: lastId } = walk;
+  if (lastId - start >= maxRows) {
+    // A chunk of an incremental check: its rows' spans and links now, the head once the walk reaches it.
+    const derived = checkDerivedSince(db, start, lastId);
+    if (derived !== undefined) return { ok: false, rows, brokenId: derived.id, reason: derived.reason };
+    out.state = walk.state;
+    out.more = true;
+    return { ok: true, rows, head: walk.hash };
+  }
   const headRow = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META);
   const head = headRow === undefined ? undefined : parseHead(headRow.value);
   if (recorded.signedHeads) {
@@ -71,5 +124,9 @@ export function verifyAuditChain(db: Db, keys: ChainKeys): ChainReport {
   } else if (headRow !== undefined || rows > 0) {
     return { ok: false, rows, brokenId: 1, reason: "the recorded chain head is missing" };
   }
+  // The rows hold; the structures the queries find them by must match them (audit-derived.ts).
+  const derived = from === undefined && maxRows === Number.MAX_SAFE_INTEGER ? checkDerived(db) : checkDerivedSince(db, start, lastId);
+  if (derived !== undefined) return { ok: false, rows, brokenId: derived.id, reason: derived.reason };
+  out.state = walk.state;
   return { ok: true, rows, head: walk.hash };
 }

@@ -12,7 +12,7 @@ import { ReadTally } from "./read-tally.js";
 
 export { HEAD_META, MAX_SPAN_IDS };
 
-/** The chain's last row: where the next row links. */
+/** The chain's last row: where the next row links (its hash is set only once the row is inserted). */
 type Head = Pick<AuditRow, "id" | "at" | "hash">;
 
 interface PageParams {
@@ -72,6 +72,8 @@ export class SqliteAuditStore implements AuditStore {
   /** pending.length and head when the current unit's savepoint opened. */
   private mark = 0;
   private markHead: Head | undefined;
+  /** The last row this store inserted (its hash chains the next insert), cleared when a batch rolls back. */
+  private inserted: { id: number; hash: string } | undefined;
 
   /**
    * @param db the vault's database.
@@ -89,6 +91,7 @@ export class SqliteAuditStore implements AuditStore {
     this.chain = new KeyChain(db, tally);
     this.q = {
       last: db.prepare<[], Head>("SELECT id, at, hash FROM audit WHERE id = (SELECT max(id) FROM audit)"),
+      hashOf: db.prepare<[number], { hash: string }>("SELECT hash FROM audit WHERE id = ?"),
       // Positional parameters: binding by name costs about 3 us more per row (measured).
       insert: db.prepare<[number, string, number, string, string | null, string | null, string | null, string | null, number | null, string, number | null]>(
         `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, count, hash, prev)
@@ -142,6 +145,7 @@ export class SqliteAuditStore implements AuditStore {
       if (whole) {
         this.pending = [];
         this.head = undefined;
+        this.inserted = undefined;
       } else {
         this.pending.length = this.mark;
         this.head = this.markHead;
@@ -151,6 +155,7 @@ export class SqliteAuditStore implements AuditStore {
 
   append(entry: AuditInsert): void {
     const last = this.head ?? this.q.last.get();
+    // The hash is set at insert (insert()): it covers the row's key-chain link, known only then.
     // One object per row, filled in place (the hot path: one row per audited request).
     const full: AuditRow = {
       id: (last?.id ?? 0) + 1,
@@ -164,7 +169,6 @@ export class SqliteAuditStore implements AuditStore {
       count: entry.count,
       hash: "",
     };
-    full.hash = rowHash(last?.hash ?? GENESIS_HASH, full, this.chainKey);
     this.head = full;
     if (this.batch?.inBatch === true) this.pending.push(full);
     else this.insert([full]);
@@ -207,14 +211,29 @@ export class SqliteAuditStore implements AuditStore {
     return this.q.page.all(params);
   }
 
-  /** Inserts chained rows (in id order) and their spans, and moves the meta head to the last. */
-  private insert(rows: readonly AuditRow[]): void {
+  /**
+   * Links rows (in id order, their hashes not yet set) to their keys' chains,
+   * hashes each over the previous row's hash, its content and its link
+   * (docs/audit.md, "What is tamper-evident"), inserts them and their spans,
+   * and moves the meta head to the last.
+   */
+  private insert(rows: AuditRow[]): void {
     const insert = this.q.insert;
     const scopes = new SpanSet();
     const actions = new SpanSet();
     const keys = new SpanSet();
+    const first = rows[0] as AuditRow;
+    let prevHash =
+      this.inserted !== undefined && this.inserted.id === first.id - 1
+        ? this.inserted.hash
+        : first.id === 1
+          ? GENESIS_HASH
+          : (this.q.hashOf.get(first.id - 1)?.hash ?? GENESIS_HASH);
     // After every change of the batch: which keys have a live secret to hold their head is settled.
-    const links = this.chain.link(rows);
+    const links = this.chain.link(rows, (r, prev) => {
+      r.hash = rowHash(prevHash, r, this.chainKey, prev);
+      prevHash = r.hash;
+    });
     rows.forEach((r, i) => {
       const link = links[i] as KeyLink;
       insert.run(r.id, r.scope, r.at, r.action, r.key, r.actor, r.principal_id, r.ip, r.count, r.hash, link.prev);
@@ -226,6 +245,7 @@ export class SqliteAuditStore implements AuditStore {
     this.insertSpans("a", actions);
     this.insertSpans("k", keys);
     const last = rows[rows.length - 1] as AuditRow;
+    this.inserted = { id: last.id, hash: last.hash };
     // One HMAC per insert (a batch's rows): the head is authenticated (model/audit-head.ts).
     this.q.setHead.run(HEAD_META, headRecord(this.chainKey, last.id, last.hash));
   }

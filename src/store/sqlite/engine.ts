@@ -1,6 +1,10 @@
 import type { ValueCipher } from "../../crypto/cipher.js";
 import { openChain } from "./audit-chain.js";
-import { verifyAuditChain } from "./audit-verify.js";
+import { verifyAuditChainFrom } from "./audit-verify.js";
+import type { WalkState } from "../../model/audit-walk.js";
+
+/** Rows the console's incremental audit check walks per turn of the event loop (a few milliseconds to tens of milliseconds of work). */
+const VERIFY_CHUNK = 500;
 import type { Logger } from "../../log/log.js";
 import type { AuditCheck, ChainKeys, Engine, EngineHooks } from "../engine.js";
 import type { Work } from "../work.js";
@@ -38,6 +42,8 @@ export class SqliteEngine implements Engine {
   readonly hooks: EngineHooks;
 
   private readonly log: Logger;
+  /** How far the console's incremental audit check got (verifyAudit); undefined before the first. */
+  private verified: WalkState | undefined;
 
   constructor(
     readonly db: Db,
@@ -74,9 +80,21 @@ export class SqliteEngine implements Engine {
     return openChain(this.db, currentKeyId, keys);
   }
 
+  /**
+   * The console's check (docs/console.md, "Audit"): incremental from the
+   * last state this engine verified, in chunks of VERIFY_CHUNK rows with the
+   * event loop free between them, so a view at a large log does not hold it
+   * (audit-verify.ts verifyAuditChainFrom). A break is not cached: the next
+   * check walks again from the last good state.
+   */
   async verifyAudit(keys: ChainKeys): Promise<AuditCheck> {
-    const report = verifyAuditChain(this.db, keys);
-    return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: String(report.brokenId), reason: report.reason };
+    for (;;) {
+      const { report, state, more } = verifyAuditChainFrom(this.db, keys, this.verified, VERIFY_CHUNK);
+      if (!report.ok) return { ok: false, rows: report.rows, at: String(report.brokenId), reason: report.reason };
+      this.verified = state;
+      if (more !== true) return { ok: true, rows: report.rows };
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   async close(): Promise<void> {

@@ -44,7 +44,7 @@ const actorMatches = (ctx: ConsoleCtx) => {
 /**
  * The audit page (docs/console.md, "Audit"): filters (action, key, actor,
  * time range), paging, NDJSON export, and the hash chain's state from the
- * check `audit verify` runs (shown to tokens that may read the global log).
+ * console's incremental check (shown to the master key only; docs/console.md).
  */
 export function auditRoutes(r: Registrar, info: ConsoleInfo): void {
   r.page("audit", async (ctx) => {
@@ -52,7 +52,8 @@ export function auditRoutes(r: Registrar, info: ConsoleInfo): void {
     const answer = await ctx.api("GET", `${auditBase(ctx)}?${apiQuery(ctx, PAGE, query.cursor)}`);
     if (answer.status === 403) return forbidden(ctx, answer, "audit");
     const entries = rows(answer, "entries").filter(actorMatches(ctx));
-    const chain = ctx.session.caps.kind !== "principal" && info.verifyAudit !== undefined ? await info.verifyAudit().catch((err: Error) => err) : undefined;
+    // The global log's state is the master key's alone: a prefix-scoped admin key does not learn its size.
+    const chain = ctx.session.caps.kind === "master" && info.verifyAudit !== undefined ? await info.verifyAudit().catch((err: Error) => err) : undefined;
     const exportQuery = new URLSearchParams(Object.entries(query).filter(([k]) => k !== "cursor")).toString();
     const field = (name: string, label: string) => (
       <div>
