@@ -227,3 +227,14 @@ ALTER TABLE audit_chains ADD COLUMN mac text;
 -- lookup does not, so it can no longer serve a key lookup (docs/performance.md).
 DROP INDEX secrets_live_list;
 CREATE INDEX secrets_live_list ON secrets (scope, id) WHERE state IN ('active', 'sealed') AND id > 0;
+
+-- version: 7
+-- Reveal checks of end-to-end links, as schema.sql's version 17: the
+-- SHA-256 of the proof POST /s/<id>/reveal needs, the sender's
+-- max_failed_reveals and the refusals so far, keyed by the public id.
+CREATE TABLE reveal_checks (
+  key          text    PRIMARY KEY,
+  check_hash   bytea   NOT NULL CHECK (length(check_hash) = 32),
+  max_failures integer CHECK (max_failures IS NULL OR max_failures >= 1),
+  failures     integer NOT NULL DEFAULT 0 CHECK (failures >= 0)
+);

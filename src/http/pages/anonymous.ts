@@ -5,7 +5,7 @@ import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
 import { parse } from "../routes/input.js";
-import { checkValueSize, createSecretBody } from "../routes/secret-input.js";
+import { checkValueSize, createSecretBody, revealCheckOf } from "../routes/secret-input.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { ANONYMOUS_CAPS } from "./create-page.js";
 
@@ -76,6 +76,7 @@ export async function anonymousCreate(
 ): Promise<SecretMeta> {
   const body = parse(createSecretBody, raw);
   if (body.key !== undefined) throw new ApiError(400, "a link made without a token is public: leave out key");
+  const revealCheck = revealCheckOf(body);
   const ttlSeconds = body.ttl_seconds ?? ANONYMOUS_CAPS.ttlSeconds;
   const maxReads = body.max_reads ?? 1;
   if (ttlSeconds > ANONYMOUS_CAPS.ttlSeconds) throw new ApiError(400, `ttl_seconds may be at most ${ANONYMOUS_CAPS.ttlSeconds} without a token`);
@@ -88,5 +89,5 @@ export async function anonymousCreate(
       headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) },
     });
   }
-  return deps.tx.run((w) => deps.secrets.create(w, { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads }, origin));
+  return deps.tx.run((w) => deps.secrets.create(w, { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads, revealCheck }, origin));
 }
