@@ -88,3 +88,12 @@ export async function revealPublic(w: Work, deps: RevealDeps, id: string, proof:
   await w.revealChecks.remove(id);
   return { kind: "refused", burned: true };
 }
+
+/**
+ * Whether a reveal of the public secret `id` needs a proof (it was made with
+ * a reveal check): the recipient page then offers Reveal only with a link
+ * key of the right shape (docs/share.md, "The recipient page").
+ */
+export async function revealNeedsProof(w: Work, id: string): Promise<boolean> {
+  return w.revealChecks.has(id);
+}

@@ -146,6 +146,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountSharePages(app, {
     tx: deps.tx,
     secrets: deps.secrets,
+    audit: deps.audit,
     settings: share,
     trustProxy: deps.trustProxy,
     limiter,

@@ -50,12 +50,15 @@ function utc(seconds: number): string {
  * page"): its expiry and reads left, and a Reveal button that the script
  * (src/ui/share.ts) turns into one POST /s/<id>/reveal. The page itself
  * reads nothing: loading it any number of times changes nothing.
+ * `needsProof`: the secret was made with a reveal check, so the script
+ * offers Reveal only for a link key of the right shape (docs/share.md,
+ * "The reveal proof").
  */
-export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string }) {
+export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string; needsProof?: boolean }) {
   const { s, facts } = props;
   return (
     <Layout s={s} title={s.shareTitle} root={props.root} script={{ name: "share.js", nonce: props.nonce }}>
-      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)}>
+      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-needs-proof={props.needsProof === true ? "true" : "false"}>
         <h1>{s.shareTitle}</h1>
         <p>{s.shareLead}</p>
         <div class="card">
