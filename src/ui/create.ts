@@ -45,8 +45,9 @@ form.addEventListener("submit", async (event) => {
   setStatus(S.creating ?? "");
   try {
     const passphrase = passInput.value === "" ? undefined : passInput.value;
-    const { envelope, linkKey } = await sealEnvelope(valueField.value, { passphrase });
-    const body = JSON.stringify({ value: envelope, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) });
+    const { envelope, linkKey, revealCheck } = await sealEnvelope(valueField.value, { passphrase });
+    // Only the whole link (and the passphrase) can then spend a read (docs/share.md, "The reveal proof").
+    const body = JSON.stringify({ value: envelope, reveal_check: revealCheck, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) });
     const headers: Record<string, string> = { "Content-Type": "application/json", Accept: "application/json" };
     if (token !== "") headers.Authorization = `Bearer ${token}`;
     const res = await fetch(token === "" && anonymous ? "s" : "secrets", { method: "POST", headers, body, credentials: "omit", cache: "no-store" });

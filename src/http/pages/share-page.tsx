@@ -24,6 +24,9 @@ const SCRIPT_STRINGS = [
   "wrongPassphrase",
   "linkNoKey",
   "linkBadKey",
+  "linkIncomplete",
+  "linkRefused",
+  "wrongPassphraseRetry",
   "revealFailed",
   "notAvailableTitle",
   "notAvailableLead",
@@ -63,7 +66,7 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
         <p>{s.shareLead}</p>
         <div class="card">
           <p id="reads-left">{readsLeftText(s, facts.readsLeft)}</p>
-          <p>
+          <p id="expiry">
             {facts.expiresAt === null ? (
               s.expiresNever
             ) : (
@@ -76,7 +79,9 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
               </>
             )}
           </p>
-          <p class="notice warn">{s.shareWarning}</p>
+          <p id="share-warning" class="notice warn">
+            {s.shareWarning}
+          </p>
           <button type="button" id="reveal" hidden>
             {s.reveal}
           </button>
