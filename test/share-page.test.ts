@@ -177,14 +177,15 @@ describeBrowser("the share pages in Chromium", () => {
     expect(link).toMatch(/\.p$/);
     const page = await browser.newPage();
     await page.goto(link);
-    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    // The passphrase is asked before the read (the reveal proof needs it); a wrong one is refused and spends nothing.
     const pass = page.getByLabel("Passphrase");
     await pass.waitFor({ state: "visible" });
     await pass.fill("wrong passphrase");
-    await page.getByRole("button", { name: "Decrypt" }).click();
-    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/does not open/);
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/Wrong passphrase, try again/);
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
     await pass.fill("correct horse battery");
-    await page.getByRole("button", { name: "Decrypt" }).click();
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
     await page.locator("#value").waitFor({ state: "visible", timeout: 15_000 });
     expect(await page.locator("#value").textContent()).toBe("locked value ✓");
     await page.close();
