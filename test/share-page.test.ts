@@ -194,6 +194,36 @@ describeBrowser("the share pages in Chromium", () => {
     expect((await meta(idOf(link)))?.read_count).toBe(2);
   });
 
+  it("a link without its key or with a damaged key shows no Reveal and spends nothing; so does the CLI", async () => {
+    const link = await share("whole link only", ["--reads", "1"]);
+    const [bare] = link.split("#");
+    for (const url of [bare ?? "", link.slice(0, -5)]) {
+      const page = await browser.newPage();
+      await page.goto(url);
+      await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/incomplete or damaged/);
+      expect(await page.locator("#reveal").isVisible()).toBe(false);
+      await page.close();
+    }
+    expect((await cli(["get", bare ?? ""], { env: {} })).code).not.toBe(0);
+    expect((await cli(["get", link.slice(0, -5)], { env: {} })).code).not.toBe(0);
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
+    expect((await cli(["get", link], { env: {} })).stdout).toBe("whole link only");
+  });
+
+  it("the CLI's get with a wrong --passphrase-file exits non-zero and spends nothing", async () => {
+    const dir = tempDir();
+    const right = join(dir, "right");
+    const wrong = join(dir, "wrong");
+    writeFileSync(right, "a right passphrase here\n");
+    writeFileSync(wrong, "a wrong passphrase here\n");
+    const link = await share("guarded", ["--reads", "1", "--passphrase-file", right]);
+    const refused = await cli(["get", link, "--passphrase-file", wrong], { env: {} });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/wrong passphrase/i);
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
+    expect((await cli(["get", link, "--passphrase-file", right], { env: {} })).stdout).toBe("guarded");
+  });
+
   it("a keyed secret's name, an unknown id and a path under /s/ are the same 404 page", async () => {
     expect((await vault.request("POST", "/secrets", { key: "named/secret", value: "keyed" })).status).toBe(201);
     for (const path of ["/s/named/secret", "/s/named%2Fsecret", `/s/${"0".repeat(64)}`, "/s/", "/s"]) {

@@ -88,6 +88,9 @@ Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error or vaul
       const maxFailedReveals = flags.maxFailures === undefined ? undefined : parseMaxFailures(flags.maxFailures);
       if (flags.plain === true && maxFailedReveals !== undefined) throw new ConfigError("--plain cannot take --max-failures: a plain link has no reveal proof");
       const passphrase = await passphraseOf(flags, flags.askPassphrase === true);
+      if (passphrase !== undefined && [...passphrase].length < 12) {
+        throw new ConfigError("the passphrase must be at least 12 characters (docs/share.md, 'The passphrase's strength and its offline cost')");
+      }
       if (flags.plain === true && passphrase !== undefined) throw new ConfigError("--plain cannot take a passphrase: the passphrase needs the end-to-end envelope");
       await callVault(flags, exit, async (client) => {
         if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
