@@ -32,6 +32,7 @@ if (expires instanceof HTMLTimeElement && expires.dateTime !== "") {
 // Checked before Reveal is offered: a key of the wrong shape, or none where one is needed, would spend nothing but show nothing.
 const incomplete = (fragment !== "" && !isLinkKey(linkKey)) || (needsProof && linkKey === "");
 if (incomplete) {
+  byId("share-warning").hidden = true;
   showError(S.linkIncomplete);
 } else {
   revealButton.hidden = false;
@@ -49,8 +50,7 @@ function show(value: string, afterText: string): void {
   shown = value;
   passForm.hidden = true;
   // Only what is true after the reveal: no warning about a read to come, no expiry above "this was its last read".
-  byId("share-warning").hidden = true;
-  byId("expiry").hidden = true;
+  byId("facts").hidden = true;
   valueField.textContent = value;
   byId("after").textContent = afterText;
   result.hidden = false;

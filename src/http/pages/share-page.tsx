@@ -64,7 +64,7 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
       <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-needs-proof={props.needsProof === true ? "true" : "false"}>
         <h1>{s.shareTitle}</h1>
         <p>{s.shareLead}</p>
-        <div class="card">
+        <div class="card" id="facts">
           <p id="reads-left">{readsLeftText(s, facts.readsLeft)}</p>
           <p id="expiry">
             {facts.expiresAt === null ? (
