@@ -235,6 +235,16 @@ CREATE INDEX secrets_live_list ON secrets (scope, id) WHERE state IN ('active', 
 -- keeps it to verify. Rows this engine writes leave it NULL and their hashes
 -- never cover it (docs/audit.md, "What is tamper-evident").
 ALTER TABLE audit ADD COLUMN prev BIGINT;
+-- version: 7
+-- Reveal checks of end-to-end links, as schema.sql's version 17: the
+-- SHA-256 of the proof POST /s/<id>/reveal needs, the sender's
+-- max_failed_reveals and the refusals so far, keyed by the public id.
+CREATE TABLE reveal_checks (
+  key          text    PRIMARY KEY,
+  check_hash   bytea   NOT NULL CHECK (length(check_hash) = 32),
+  max_failures integer CHECK (max_failures IS NULL OR max_failures >= 1),
+  failures     integer NOT NULL DEFAULT 0 CHECK (failures >= 0)
+);
 -- version: 8
 -- Anonymous links (docs/share.md, "Anonymous links"): a public secret made
 -- without a token by the create page carries the network it came from (an

@@ -365,6 +365,23 @@ CREATE TABLE secret_reads (
 -- docs/audit.md, "What is tamper-evident"). The boundary needs no MAC: a
 -- row's hash holds under one rule only, so moving it breaks the chain.
 INSERT INTO meta (name, value) SELECT 'audit_prev_from', coalesce(max(id), 0) + 1 FROM audit;
+-- version: 17
+-- Reveal checks of end-to-end links (docs/share.md, "The reveal proof"): a
+-- public secret made with `reveal_check` keeps here the SHA-256 of the proof
+-- its link holder must send to POST /s/<id>/reveal (never the proof), the
+-- sender's max_failed_reveals and the refusals so far. Keyed by the public
+-- id (a fresh 256-bit id, never reused, unlike a rowid), in a table of its
+-- own so the read path of every other secret is unchanged. A reveal that
+-- burns the secret (its last read, or the refusal that reaches
+-- max_failed_reveals) deletes the row with the secret; a row whose secret
+-- expired or was read by the API names no live secret (the id is never
+-- reused) and is removed by a prune of the global scope.
+CREATE TABLE reveal_checks (
+  key          TEXT    PRIMARY KEY,                  -- the public id (secrets.key, scope 'global')
+  check_hash   BLOB    NOT NULL CHECK (length(check_hash) = 32),
+  max_failures INTEGER CHECK (max_failures IS NULL OR max_failures >= 1),
+  failures     INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0)
+) STRICT;
 -- version: 18
 -- Anonymous links (docs/share.md, "Anonymous links"): a public secret made
 -- without a token by the create page carries the network it came from (an

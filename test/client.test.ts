@@ -101,6 +101,17 @@ describe("secret verbs", () => {
     expect(locked.url).toMatch(/#[A-Za-z0-9_-]{43}\.p$/);
     expect(parseShareLink(locked.url)).toMatchObject({ id: locked.id, kind: "page", needsPassphrase: true });
     expect(await rejection(client.open(locked.url))).toMatchObject({ reason: "passphrase" });
+    // The reveal proof (docs/share.md): a wrong passphrase is refused by the vault before any read.
+    expect(await rejection(client.open(locked.url, { passphrase: "wrong horse" }))).toMatchObject({ reason: "passphrase", readSpent: false });
+    expect(await client.open(locked.url, { passphrase: "correct horse" })).toBe("with a passphrase");
+  });
+
+  it("share with maxFailedReveals burns the secret after that many refused proofs, unread", async () => {
+    const shared = await client.share("fragile", { maxFailedReveals: 2 });
+    const forged = `${shared.url.split("#")[0]}#${"A".repeat(43)}`;
+    for (let i = 0; i < 2; i++) expect(await rejection(client.open(forged))).toMatchObject({ reason: "key", readSpent: false });
+    expect(await rejection(client.open(shared.url))).toMatchObject({ status: 404 });
+    expect(await rejection(client.open(`${shared.url.slice(0, -2)}`))).toMatchObject({ reason: "key", readSpent: false });
   });
 
   it("seal without an org is refused before any request", async () => {

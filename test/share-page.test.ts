@@ -177,20 +177,51 @@ describeBrowser("the share pages in Chromium", () => {
     expect(link).toMatch(/\.p$/);
     const page = await browser.newPage();
     await page.goto(link);
-    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    // The passphrase is asked before the read (the reveal proof needs it); a wrong one is refused and spends nothing.
     const pass = page.getByLabel("Passphrase");
     await pass.waitFor({ state: "visible" });
     await pass.fill("wrong passphrase");
-    await page.getByRole("button", { name: "Decrypt" }).click();
-    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/does not open/);
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/Wrong passphrase, try again/);
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
     await pass.fill("correct horse battery");
-    await page.getByRole("button", { name: "Decrypt" }).click();
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
     await page.locator("#value").waitFor({ state: "visible", timeout: 15_000 });
     expect(await page.locator("#value").textContent()).toBe("locked value ✓");
     await page.close();
     expect((await meta(idOf(link)))?.read_count).toBe(1);
     expect((await cli(["get", link, "--passphrase-file", passFile], { env: {} })).stdout).toBe("locked value ✓");
     expect((await meta(idOf(link)))?.read_count).toBe(2);
+  });
+
+  it("a link without its key or with a damaged key shows no Reveal and spends nothing; so does the CLI", async () => {
+    const link = await share("whole link only", ["--reads", "1"]);
+    const [bare] = link.split("#");
+    for (const url of [bare ?? "", link.slice(0, -5)]) {
+      const page = await browser.newPage();
+      await page.goto(url);
+      await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/incomplete or damaged/);
+      expect(await page.locator("#reveal").isVisible()).toBe(false);
+      await page.close();
+    }
+    expect((await cli(["get", bare ?? ""], { env: {} })).code).not.toBe(0);
+    expect((await cli(["get", link.slice(0, -5)], { env: {} })).code).not.toBe(0);
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
+    expect((await cli(["get", link], { env: {} })).stdout).toBe("whole link only");
+  });
+
+  it("the CLI's get with a wrong --passphrase-file exits non-zero and spends nothing", async () => {
+    const dir = tempDir();
+    const right = join(dir, "right");
+    const wrong = join(dir, "wrong");
+    writeFileSync(right, "a right passphrase here\n");
+    writeFileSync(wrong, "a wrong passphrase here\n");
+    const link = await share("guarded", ["--reads", "1", "--passphrase-file", right]);
+    const refused = await cli(["get", link, "--passphrase-file", wrong], { env: {} });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/wrong passphrase/i);
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
+    expect((await cli(["get", link, "--passphrase-file", right], { env: {} })).stdout).toBe("guarded");
   });
 
   it("a keyed secret's name, an unknown id and a path under /s/ are the same 404 page", async () => {

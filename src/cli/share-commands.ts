@@ -62,7 +62,8 @@ export function registerShare(program: Command, exit: ExitCode): void {
       .option("--reads <n>", "burn after N reads", "1")
       .option("--passphrase-file <file>", "also protect it with the passphrase in FILE's first line (VAULT_SHARE_PASSPHRASE)")
       .option("--ask-passphrase", "also protect it with a passphrase typed at the terminal")
-      .option("--plain", "store the value itself, not encrypted here (programs that read it through the API)"),
+      .option("--plain", "store the value itself, not encrypted here (programs that read it through the API)")
+      .option("--max-failures <n>", "burn the secret after N refused reveals (a wrong passphrase or a damaged link; default: never)"),
   )
     .addHelpText(
       "after",
@@ -78,22 +79,40 @@ Examples:
 
 Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error or vault not reachable.`,
     )
-    .action(async (value: string | undefined, flags: ConnectionFlags & PassphraseFlags & { ttl?: string; reads?: string; plain?: boolean }) => {
+    .action(async (value: string | undefined, flags: ConnectionFlags & PassphraseFlags & { ttl?: string; reads?: string; plain?: boolean; maxFailures?: string }) => {
       if (flags.org !== undefined || (process.env.VAULT_ORG ?? "") !== "") {
         throw new ConfigError("share makes a public, global link: --org (VAULT_ORG) does not apply; unset it, or use put --org");
       }
       const ttlSeconds = flags.ttl === undefined ? undefined : parseDuration(flags.ttl);
       const maxReads = flags.reads === undefined ? undefined : parseReads(flags.reads);
+      const maxFailedReveals = flags.maxFailures === undefined ? undefined : parseMaxFailures(flags.maxFailures);
+      if (flags.plain === true && maxFailedReveals !== undefined) throw new ConfigError("--plain cannot take --max-failures: a plain link has no reveal proof");
       const passphrase = await passphraseOf(flags, flags.askPassphrase === true);
+      if (passphrase !== undefined && [...passphrase].length < 12) {
+        throw new ConfigError("the passphrase must be at least 12 characters (docs/share.md, 'The passphrase's strength and its offline cost')");
+      }
       if (flags.plain === true && passphrase !== undefined) throw new ConfigError("--plain cannot take a passphrase: the passphrase needs the end-to-end envelope");
       await callVault(flags, exit, async (client) => {
         if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
         const text = value ?? (await readStdin());
-        const { url } = await client.share(text, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true });
+        const { url } = await client.share(text, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true, maxFailedReveals });
         process.stdout.write(`${url}\n`);
       });
     });
 }
+
+/**
+ * `--max-failures N`: an integer from 1 to 1000 (docs/share.md, "The reveal proof").
+ * @throws ConfigError otherwise.
+ */
+export function parseMaxFailures(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(n) || n < 1 || n > 1000) throw new ConfigError("--max-failures must be an integer from 1 to 1000");
+  return n;
+}
+
+/** Tries at a terminal before `get <link>` gives up on a wrong passphrase (nothing is read by a wrong one). */
+const PASSPHRASE_TRIES = 3;
 
 /** The link `get` was given, when its argument is one (`http(s)://.../s/<id>[#key]` or `.../secrets/<id>`). */
 export function shareLinkArgument(arg: string): ShareLink | undefined {
@@ -109,15 +128,25 @@ export function shareLinkArgument(arg: string): ShareLink | undefined {
 export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags, exit: ExitCode): Promise<void> {
   const parsed = parseShareLink(link);
   if (parsed === undefined) throw new ConfigError("not a share link");
-  const passphrase = await passphraseOf(flags, parsed.needsPassphrase);
+  let passphrase = await passphraseOf(flags, parsed.needsPassphrase);
+  // Typed at the terminal (no file, no variable): a wrong one that the vault refused spent nothing, so ask again.
+  const typed = parsed.needsPassphrase && flags.passphraseFile === undefined && (process.env.VAULT_SHARE_PASSPHRASE ?? "") === "";
   const print = (value: string) => process.stdout.write(process.stdout.isTTY ? `${value}\n` : value);
   const reveal = async (client: VaultClient) => {
-    try {
-      print(await client.open(link, { passphrase }));
-    } catch (err) {
-      if (!(err instanceof EnvelopeError)) throw err;
-      process.stderr.write(`ephemeral-vault: ${err.message}\n`);
-      exit.code = EXIT_REFUSED;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        print(await client.open(link, { passphrase }));
+        return;
+      } catch (err) {
+        if (!(err instanceof EnvelopeError)) throw err;
+        process.stderr.write(`ephemeral-vault: ${err.message}\n`);
+        if (typed && err.reason === "passphrase" && !err.readSpent && attempt < PASSPHRASE_TRIES) {
+          passphrase = await passphraseOf(flags, true);
+          continue;
+        }
+        exit.code = EXIT_REFUSED;
+        return;
+      }
     }
   };
   if (parsed.kind === "api") {

@@ -22,6 +22,12 @@ export interface CreateInput {
   burnOnLimit?: boolean | undefined;
   ownerId?: string | null | undefined;
   allowedKeys?: string[] | null | undefined;
+  /**
+   * A public secret's reveal check (docs/share.md, "The reveal proof"):
+   * the SHA-256 of the link's proof (32 bytes) and max_failed_reveals (null:
+   * no limit). Ignored for a keyed secret.
+   */
+  revealCheck?: { checkHash: Buffer; maxFailures: number | null } | undefined;
 }
 
 /**

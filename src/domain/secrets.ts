@@ -7,7 +7,7 @@ import { VaultError } from "../model/errors.js";
 import { cutPage } from "./paging.js";
 import { retrieveSecret } from "./secret-read.js";
 import type { ReadSteps } from "./secret-read.js";
-import { DUPLICATE_KEY, eventOf, isDue, limitsOf, PastTtl, refuseUnreadable, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
+import { DUPLICATE_KEY, eventOf, GLOBAL_SCOPE, isDue, limitsOf, PastTtl, refuseUnreadable, SECRET_NOT_FOUND, toMeta } from "./secret-model.js";
 import type { AnonymousCaps, CreateInput, ListOptions, ListPage, PatchInput, Reader } from "./secret-model.js";
 import type { ReplaceInput, ReplaceOutcome, SecretMeta, SecretRead } from "./secret-model.js";
 
@@ -94,6 +94,9 @@ export class SecretLifecycle {
       Object.assign(limitsOf(input, now), { scope: input.scope, key, isPublic, ciphertext, now, ownerId: input.ownerId ?? null }),
     );
     if (anonymousNet !== undefined) await w.secrets.markAnonymous(record.id, anonymousNet);
+    if (isPublic && input.revealCheck !== undefined) {
+      await w.revealChecks.insert(key, { checkHash: input.revealCheck.checkHash, maxFailures: input.revealCheck.maxFailures, failures: 0 });
+    }
     const meta = toMeta(record);
     await this.emit(w, "secret.created", meta, origin);
     return meta;
@@ -216,6 +219,21 @@ export class SecretLifecycle {
   }
 
   /**
+   * Burns a live public secret without a read: the refused reveal proof
+   * that reached its max_failed_reveals (docs/share.md, "The reveal proof");
+   * event `secret.burned`, as the burn of a last read.
+   * @returns the burned secret's metadata, or undefined when it is gone.
+   */
+  async burnUnread(w: Work, scope: string, key: string, origin: Origin): Promise<SecretMeta | undefined> {
+    const row = await w.secrets.liveForChange(scope, key);
+    if (!row) return undefined;
+    await w.secrets.remove(row.id);
+    const meta = toMeta(row);
+    await this.emit(w, "secret.burned", meta, origin);
+    return meta;
+  }
+
+  /**
    * Deletes a live (active or sealed) secret outright; event `secret.deleted`.
    * @returns the deleted secret's metadata.
    * @throws VaultError "not_found" (404) for no live secret; PastTtl (404)
@@ -288,6 +306,8 @@ export class SecretLifecycle {
     const due = (await w.secrets.dueInScope(now, scope)).filter((row) => keyPrefix === undefined || (!row.isPublic && row.key.startsWith(keyPrefix)));
     await this.expireRows(w, due, now, origin);
     const pruned = await w.secrets.pruneExpired(scope, keyPrefix);
+    // Reveal checks whose public secret is gone (docs/share.md, "The reveal proof"); public ids are global.
+    if (scope === GLOBAL_SCOPE && keyPrefix === undefined) await w.revealChecks.pruneOrphans();
     await this.deps.events.secretsPruned(w, scope, pruned, origin);
     return pruned;
   }

@@ -147,6 +147,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   mountSharePages(app, {
     tx: deps.tx,
     secrets: deps.secrets,
+    audit: deps.audit,
     settings: share,
     trustProxy: deps.trustProxy,
     // Share misses need no credential: their own limiter, which refuses only under /s/ (docs/share.md).

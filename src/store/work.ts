@@ -12,6 +12,7 @@ import type { MetaStore } from "./meta.js";
 import type { OrgStore, PrincipalKeyStore, PrincipalStore, RoleStore } from "./orgs.js";
 import type { ScopedKeyStore } from "./scoped-keys.js";
 import type { OutboxStore } from "./outbox.js";
+import type { RevealCheckStore } from "./reveal-checks.js";
 import type { SecretStore } from "./secrets.js";
 import type { WebhookStore } from "./webhooks.js";
 import type { Awaitable } from "../model/awaitable.js";
@@ -48,4 +49,5 @@ export interface Work {
   readonly principalKeys: PrincipalKeyStore;
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;
+  readonly revealChecks: RevealCheckStore;
 }

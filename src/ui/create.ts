@@ -20,6 +20,9 @@ const valueField = byId<HTMLTextAreaElement>("value");
 const ttlSelect = byId<HTMLSelectElement>("ttl");
 const readsInput = byId<HTMLInputElement>("reads");
 const passInput = byId<HTMLInputElement>("passphrase");
+const maxFailuresInput = byId<HTMLInputElement>("max-failures");
+/** The fewest characters of a passphrase (docs/share.md, "The passphrase's strength and its offline cost"). */
+const MIN_PASSPHRASE = 12;
 const submit = byId<HTMLButtonElement>("submit");
 const result = byId("result");
 const linkField = byId<HTMLInputElement>("link");
@@ -45,8 +48,16 @@ form.addEventListener("submit", async (event) => {
   setStatus(S.creating ?? "");
   try {
     const passphrase = passInput.value === "" ? undefined : passInput.value;
-    const { envelope, linkKey } = await sealEnvelope(valueField.value, { passphrase });
-    const body = JSON.stringify({ value: envelope, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) });
+    if (passphrase !== undefined && [...passphrase].length < MIN_PASSPHRASE) {
+      showError(S.passphraseTooShort);
+      passInput.focus();
+      return;
+    }
+    const { envelope, linkKey, revealCheck } = await sealEnvelope(valueField.value, { passphrase });
+    // Only the whole link (and the passphrase) can then spend a read (docs/share.md, "The reveal proof").
+    const fields: Record<string, unknown> = { value: envelope, reveal_check: revealCheck, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) };
+    if (maxFailuresInput.value !== "") fields.max_failed_reveals = Number(maxFailuresInput.value);
+    const body = JSON.stringify(fields);
     const headers: Record<string, string> = { "Content-Type": "application/json", Accept: "application/json" };
     if (token !== "") headers.Authorization = `Bearer ${token}`;
     const res = await fetch(token === "" && anonymous ? "s" : "secrets", { method: "POST", headers, body, credentials: "omit", cache: "no-store" });

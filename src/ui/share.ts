@@ -1,5 +1,5 @@
-import { EnvelopeError, needsPassphrase, openEnvelope, parseEnvelope } from "@ephemeral-vault/client";
-import type { EnvelopeV1 } from "@ephemeral-vault/client";
+import { EnvelopeError, isLinkKey, needsPassphrase, openEnvelope, parseEnvelope, prepareReveal } from "@ephemeral-vault/client";
+import type { EnvelopeV1, PreparedReveal } from "@ephemeral-vault/client";
 import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
 
 /**
@@ -13,7 +13,11 @@ const root = byId("share");
 const S = pageStrings(root);
 // The link key: everything after '#'. Kept in memory only; the address bar loses it after the reveal.
 // A ".p" after it says the link was made with a passphrase (docs/share.md, "Links").
-const linkKey = decodeURIComponent(location.hash.replace(/^#/, "")).split(".")[0] ?? "";
+const fragment = decodeURIComponent(location.hash.replace(/^#/, ""));
+const linkKey = fragment.split(".")[0] ?? "";
+const passHint = fragment.split(".")[1] === "p";
+// The secret was made with a reveal check (docs/share.md, "The reveal proof"): only the whole link can read it.
+const needsProof = root.dataset.needsProof === "true";
 const revealButton = byId<HTMLButtonElement>("reveal");
 const result = byId("result");
 const valueField = byId("value");
@@ -25,7 +29,17 @@ const expires = document.getElementById("expires");
 if (expires instanceof HTMLTimeElement && expires.dateTime !== "") {
   expires.textContent = new Date(expires.dateTime).toLocaleString();
 }
-revealButton.hidden = false;
+// Checked before Reveal is offered: a key of the wrong shape, or none where one is needed, would spend nothing but show nothing.
+const incomplete = (fragment !== "" && !isLinkKey(linkKey)) || (needsProof && linkKey === "");
+if (incomplete) {
+  byId("share-warning").hidden = true;
+  showError(S.linkIncomplete);
+} else {
+  revealButton.hidden = false;
+  // A passphrase link asks for it before the read: the proof needs it.
+  if (passHint) passForm.hidden = false;
+}
+let prepared: PreparedReveal | undefined;
 
 function readsLeftText(left: number | null): string {
   if (left === null) return S.readsUnlimited ?? "";
@@ -35,6 +49,8 @@ function readsLeftText(left: number | null): string {
 function show(value: string, afterText: string): void {
   shown = value;
   passForm.hidden = true;
+  // Only what is true after the reveal: no warning about a read to come, no expiry above "this was its last read".
+  byId("facts").hidden = true;
   valueField.textContent = value;
   byId("after").textContent = afterText;
   result.hidden = false;
@@ -43,7 +59,7 @@ function show(value: string, afterText: string): void {
 
 async function open(env: EnvelopeV1, afterText: string, passphrase?: string): Promise<void> {
   try {
-    show(await openEnvelope(env, linkKey, passphrase), afterText);
+    show(await (prepared !== undefined && env.v === 2 ? prepared.open(env) : openEnvelope(env, linkKey, passphrase)), afterText);
     showError(undefined);
   } catch (err) {
     if (err instanceof EnvelopeError && err.reason === "passphrase" && passphrase !== undefined) {
@@ -55,15 +71,24 @@ async function open(env: EnvelopeV1, afterText: string, passphrase?: string): Pr
   }
 }
 
-revealButton.addEventListener("click", async () => {
+async function revealNow(): Promise<void> {
+  if (passHint && passInput.value === "") {
+    showError(S.wrongPassphrase);
+    passInput.focus();
+    return;
+  }
   revealButton.disabled = true;
   setStatus(S.revealing ?? "");
   showError(undefined);
   let res: Response;
   try {
+    prepared = linkKey === "" ? undefined : await prepareReveal(linkKey, passHint ? passInput.value : undefined);
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (prepared !== undefined) headers["Content-Type"] = "application/json";
     res = await fetch(`${location.pathname.replace(/\/+$/, "")}/reveal`, {
       method: "POST",
-      headers: { Accept: "application/json" },
+      headers,
+      ...(prepared === undefined ? {} : { body: JSON.stringify({ proof: prepared.proof }) }),
       credentials: "omit",
       cache: "no-store",
     });
@@ -73,9 +98,16 @@ revealButton.addEventListener("click", async () => {
     showError(fill(S.revealFailed ?? "", { error: String(err) }));
     return;
   }
+  setStatus("");
+  if (res.status === 403) {
+    // Refused before any read: the person may try again, without reloading.
+    revealButton.disabled = false;
+    showError(passHint ? S.wrongPassphraseRetry : S.linkRefused);
+    if (passHint) passInput.select();
+    return;
+  }
   // The key has done its work once the read is made: out of the address bar and the history entry.
   history.replaceState(null, "", location.pathname + location.search);
-  setStatus("");
   if (!res.ok) {
     if (res.status === 404) {
       revealButton.hidden = true;
@@ -99,13 +131,24 @@ revealButton.addEventListener("click", async () => {
     showError(S.linkNoKey);
   } else if (needsPassphrase(env)) {
     passForm.hidden = false;
-    passInput.focus();
     passForm.addEventListener("submit", (event) => {
       event.preventDefault();
       void open(env, afterText, passInput.value);
     });
+    // Typed before the read (a passphrase link): open at once; a wrong one is retried on the kept ciphertext (version 1).
+    if (passInput.value !== "") await open(env, afterText, passInput.value);
+    else passInput.focus();
   } else {
     await open(env, afterText);
+  }
+}
+
+revealButton.addEventListener("click", () => void revealNow());
+// Before the read, the passphrase form's submit is the Reveal (a passphrase link); after it, the form opens the kept ciphertext.
+passForm.addEventListener("submit", (event) => {
+  if (!revealButton.hidden) {
+    event.preventDefault();
+    void revealNow();
   }
 });
 

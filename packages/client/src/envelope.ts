@@ -44,9 +44,10 @@ const utf8 = (text: string): Bytes => {
 
 const INFO = utf8("ephemeral-vault share v1");
 
-/** A version-1 envelope, as stored (docs/share.md). */
+/** An envelope, as stored (docs/share.md, "The envelope"): version 1, or version 2 (with a reveal proof). */
 export interface EnvelopeV1 {
-  v: 1;
+  /** 1: links made before the reveal proof; 2: salt from the link key, a reveal proof (docs/share.md, "The reveal proof"). */
+  v: 1 | 2;
   alg: "A256GCM";
   kdf: "none" | "PBKDF2-SHA256";
   /** PBKDF2 iterations; only with kdf PBKDF2-SHA256. */
@@ -63,10 +64,17 @@ export interface EnvelopeV1 {
 export class EnvelopeError extends Error {
   /** `passphrase`: the envelope needs one and none (or a wrong one) was given; `key`: the link key or the data is wrong. */
   readonly reason: "passphrase" | "key" | "format";
-  constructor(reason: "passphrase" | "key" | "format", message: string) {
+  /**
+   * Whether a read was spent before this failure: false when the link was
+   * refused before any read (a key of the wrong shape, or the vault refused
+   * the reveal proof), so the person may try again.
+   */
+  readonly readSpent: boolean;
+  constructor(reason: "passphrase" | "key" | "format", message: string, options: { readSpent?: boolean } = {}) {
     super(message);
     this.name = "EnvelopeError";
     this.reason = reason;
+    this.readSpent = options.readSpent ?? true;
   }
 }
 
@@ -93,10 +101,120 @@ export function fromBase64Url(text: string): Bytes {
   return out;
 }
 
-/** The AAD of an envelope: its header line. */
-function headerOf(env: Pick<EnvelopeV1, "kdf" | "iter" | "salt">): Bytes {
-  const line = env.kdf === "none" ? "ev1;A256GCM;none" : `ev1;A256GCM;PBKDF2-SHA256;${env.iter};${env.salt}`;
+/** The AAD of an envelope: its header line (`ev1;...` or `ev2;...`). */
+function headerOf(env: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt">): Bytes {
+  const line = env.kdf === "none" ? `ev${env.v};A256GCM;none` : `ev${env.v};A256GCM;PBKDF2-SHA256;${env.iter};${env.salt}`;
   return utf8(line);
+}
+
+const INFO_V2 = utf8("ephemeral-vault share v2");
+const INFO_V2_SALT = utf8("ephemeral-vault share v2 salt");
+const INFO_V2_PROOF = utf8("ephemeral-vault reveal proof v2");
+
+/** HKDF-SHA256 (RFC 5869) of `ikm` under `salt` and `info`: `bytes` bytes. */
+async function hkdfBytes(ikm: Bytes, salt: Bytes, info: Bytes, bytes: number): Promise<Bytes> {
+  const key = await subtle().importKey("raw", ikm, "HKDF", false, ["deriveBits"]);
+  return new Uint8Array(await subtle().deriveBits({ name: "HKDF", hash: "SHA-256", salt, info }, key, bytes * 8));
+}
+
+/**
+ * What a version-2 link derives before any read (docs/share.md, "The reveal
+ * proof"): salt = HKDF(K_link, empty salt, "ephemeral-vault share v2 salt", 16);
+ * with a passphrase P = PBKDF2-SHA256(passphrase in NFC, salt, 600,000, 32),
+ * ikm = K_link || P (K_link alone and an empty salt without one);
+ * proof = HKDF(ikm, salt, "ephemeral-vault reveal proof v2", 32);
+ * content key = HKDF(ikm, salt, "ephemeral-vault share v2", 32).
+ */
+async function deriveV2(linkKey: Bytes, passphrase: string | undefined): Promise<{ salt: Bytes; proof: Bytes; content: CryptoKey }> {
+  const s = subtle();
+  let ikm = linkKey;
+  let salt: Bytes = new Uint8Array(0);
+  if (passphrase !== undefined) {
+    salt = await hkdfBytes(linkKey, new Uint8Array(0), INFO_V2_SALT, 16);
+    const base = await s.importKey("raw", utf8(passphrase.normalize("NFC")), "PBKDF2", false, ["deriveBits"]);
+    const stretched = new Uint8Array(await s.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations: PASSPHRASE_ITERATIONS }, base, 256));
+    ikm = new Uint8Array(linkKey.length + stretched.length);
+    ikm.set(linkKey);
+    ikm.set(stretched, linkKey.length);
+  }
+  const proof = await hkdfBytes(ikm, salt, INFO_V2_PROOF, 32);
+  const hkdf = await s.importKey("raw", ikm, "HKDF", false, ["deriveKey"]);
+  const content = await s.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: INFO_V2 }, hkdf, { name: "AES-GCM", length: 256 }, false, [
+    "encrypt",
+    "decrypt",
+  ]);
+  return { salt, proof, content };
+}
+
+/** base64url of SHA-256 of `bytes`: a reveal check. */
+async function sha256Url(bytes: Bytes): Promise<string> {
+  return toBase64Url(new Uint8Array(await subtle().digest("SHA-256", bytes)));
+}
+
+/** The link key's bytes. @throws EnvelopeError "key" (readSpent false) unless 43 base64url characters of 32 bytes. */
+function linkKeyBytes(linkKey: string): Bytes {
+  let bytes: Bytes;
+  try {
+    bytes = /^[A-Za-z0-9_-]{43}$/.test(linkKey) ? fromBase64Url(linkKey) : new Uint8Array(0);
+  } catch {
+    bytes = new Uint8Array(0);
+  }
+  if (bytes.length !== 32) {
+    throw new EnvelopeError("key", "the link is incomplete or damaged (the part after # must be 43 characters)", { readSpent: false });
+  }
+  return bytes;
+}
+
+/** Whether `linkKey` has the shape of a link key: 43 base64url characters, 32 bytes (the recipient page's check before Reveal). */
+export function isLinkKey(linkKey: string): boolean {
+  try {
+    linkKeyBytes(linkKey);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A link made ready to reveal (prepareReveal): the proof to send, and how to open what the read returns. */
+export interface PreparedReveal {
+  /** The reveal proof, base64url (43 characters): the body `{"proof": ...}` of POST /s/<id>/reveal. */
+  proof: string;
+  /** Opens the read's envelope: version 2 with the keys already derived, version 1 as openEnvelope does. */
+  open(env: EnvelopeV1): Promise<string>;
+}
+
+/**
+ * Derives a link's reveal proof before the read (docs/share.md, "The reveal
+ * proof"), from its key and, for a link made with one, the passphrase; the
+ * PBKDF2 work (about 0.2 s) is done once for the proof and the opening.
+ * @param passphrase the passphrase, or undefined for a link made without one.
+ * @throws EnvelopeError "key" (readSpent false) for a link key of the wrong shape.
+ */
+export async function prepareReveal(linkKey: string, passphrase?: string): Promise<PreparedReveal> {
+  const keyBytes = linkKeyBytes(linkKey);
+  const pass = passphrase === undefined || passphrase === "" ? undefined : passphrase;
+  const derived = await deriveV2(keyBytes, pass);
+  return {
+    proof: toBase64Url(derived.proof),
+    open: async (env) => {
+      if (env.v === 1) return openEnvelope(env, linkKey, passphrase);
+      if (needsPassphrase(env) && pass === undefined) throw new EnvelopeError("passphrase", "this secret needs its passphrase");
+      if (needsPassphrase(env) && env.salt !== toBase64Url(derived.salt)) throw new EnvelopeError("key", "the envelope's salt is not its link's");
+      return decryptWith(env, derived.content);
+    },
+  };
+}
+
+/** AES-256-GCM opening of `env` under `key`. @throws EnvelopeError "passphrase" or "key". */
+async function decryptWith(env: EnvelopeV1, key: CryptoKey): Promise<string> {
+  try {
+    const plain = await subtle().decrypt({ name: "AES-GCM", iv: fromBase64Url(env.iv), additionalData: headerOf(env) }, key, fromBase64Url(env.ct));
+    return new TextDecoder("utf-8", { fatal: true }).decode(plain);
+  } catch {
+    throw needsPassphrase(env)
+      ? new EnvelopeError("passphrase", "wrong passphrase (or a damaged link)")
+      : new EnvelopeError("key", "the link's key does not open this secret (a damaged or altered link)");
+  }
 }
 
 async function contentKey(linkKey: Bytes, passphrase: string | undefined, salt: Bytes, iterations: number): Promise<CryptoKey> {
@@ -121,26 +239,39 @@ export interface SealRandomness {
 }
 
 /**
- * Encrypts `value` into a version-1 envelope under a fresh link key (and
- * the passphrase, when given).
- * @param options.passphrase optional; adds PBKDF2-SHA256 with `iterations` (default 600,000).
- * @returns `envelope`, the JSON text to store as the secret's value, and
- * `linkKey`, the 43-character base64url key for the link's fragment.
+ * Encrypts `value` into an envelope under a fresh link key (and the
+ * passphrase, when given): version 2 (docs/share.md, "The reveal proof"),
+ * or version 1 with `version: 1` (links as made before the reveal proof).
+ * @param options.passphrase optional; adds PBKDF2-SHA256 (600,000
+ *   iterations; `iterations` applies to version 1 only).
+ * @returns `envelope`, the JSON text to store as the secret's value,
+ *   `linkKey`, the 43-character base64url key for the link's fragment, and
+ *   (version 2) `revealCheck`, the SHA-256 of the reveal proof in base64url,
+ *   to send as the create's `reveal_check`.
  */
 export async function sealEnvelope(
   value: string,
-  options: { passphrase?: string | undefined; iterations?: number; random?: SealRandomness } = {},
-): Promise<{ envelope: string; linkKey: string }> {
+  options: { passphrase?: string | undefined; iterations?: number; random?: SealRandomness; version?: 1 | 2 } = {},
+): Promise<{ envelope: string; linkKey: string; revealCheck?: string }> {
   const rand = (n: number): Bytes => globalThis.crypto.getRandomValues(new Uint8Array(n));
   const linkKey = options.random?.linkKey ?? rand(32);
   const iv = options.random?.iv ?? rand(12);
   const pass = options.passphrase !== undefined && options.passphrase !== "";
+  if (options.version !== 1) {
+    const derived = await deriveV2(linkKey, pass ? options.passphrase : undefined);
+    const head: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt"> = pass
+      ? { v: 2, kdf: "PBKDF2-SHA256", iter: PASSPHRASE_ITERATIONS, salt: toBase64Url(derived.salt) }
+      : { v: 2, kdf: "none" };
+    const ct = new Uint8Array(await subtle().encrypt({ name: "AES-GCM", iv, additionalData: headerOf(head) }, derived.content, utf8(value)));
+    const env: EnvelopeV1 = { v: 2, alg: "A256GCM", kdf: head.kdf, ...(pass ? { iter: head.iter, salt: head.salt } : {}), iv: toBase64Url(iv), ct: toBase64Url(ct) };
+    return { envelope: JSON.stringify(env), linkKey: toBase64Url(linkKey), revealCheck: await sha256Url(derived.proof) };
+  }
   const iterations = options.iterations ?? PASSPHRASE_ITERATIONS;
   const salt = pass ? (options.random?.salt ?? rand(16)) : new Uint8Array(0);
-  const head: Pick<EnvelopeV1, "kdf" | "iter" | "salt"> = pass ? { kdf: "PBKDF2-SHA256", iter: iterations, salt: toBase64Url(salt) } : { kdf: "none" };
+  const head: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt"> = pass ? { v: 1, kdf: "PBKDF2-SHA256", iter: iterations, salt: toBase64Url(salt) } : { v: 1, kdf: "none" };
   const key = await contentKey(linkKey, pass ? options.passphrase : undefined, salt, iterations);
   const ct = new Uint8Array(await subtle().encrypt({ name: "AES-GCM", iv, additionalData: headerOf(head) }, key, utf8(value)));
-  const env: EnvelopeV1 = { v: 1, alg: "A256GCM", ...head, iv: toBase64Url(iv), ct: toBase64Url(ct) };
+  const env: EnvelopeV1 = { v: 1, alg: "A256GCM", kdf: head.kdf, ...(pass ? { iter: head.iter, salt: head.salt } : {}), iv: toBase64Url(iv), ct: toBase64Url(ct) };
   return { envelope: JSON.stringify(env), linkKey: toBase64Url(linkKey) };
 }
 
@@ -158,10 +289,13 @@ export function parseEnvelope(text: string): EnvelopeV1 | undefined {
   }
   if (parsed === null || typeof parsed !== "object") return undefined;
   const e = parsed as Record<string, unknown>;
-  if (e.v !== 1 || e.alg !== "A256GCM" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
-  if (e.kdf === "none") return { v: 1, alg: "A256GCM", kdf: "none", iv: e.iv, ct: e.ct };
+  if ((e.v !== 1 && e.v !== 2) || e.alg !== "A256GCM" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
+  const v = e.v;
+  if (e.kdf === "none") return { v, alg: "A256GCM", kdf: "none", iv: e.iv, ct: e.ct };
   if (e.kdf === "PBKDF2-SHA256" && typeof e.iter === "number" && Number.isInteger(e.iter) && typeof e.salt === "string") {
-    return { v: 1, alg: "A256GCM", kdf: "PBKDF2-SHA256", iter: e.iter, salt: e.salt, iv: e.iv, ct: e.ct };
+    // Version 2 derives its proof before the read, so its count is fixed.
+    if (v === 2 && e.iter !== PASSPHRASE_ITERATIONS) return undefined;
+    return { v, alg: "A256GCM", kdf: "PBKDF2-SHA256", iter: e.iter, salt: e.salt, iv: e.iv, ct: e.ct };
   }
   return undefined;
 }
@@ -181,6 +315,10 @@ export function needsPassphrase(env: EnvelopeV1): boolean {
  *   an iteration count outside 100,000-10,000,000.
  */
 export async function openEnvelope(env: EnvelopeV1, linkKey: string, passphrase?: string): Promise<string> {
+  if (env.v === 2) {
+    if (needsPassphrase(env) && (passphrase === undefined || passphrase === "")) throw new EnvelopeError("passphrase", "this secret needs its passphrase");
+    return (await prepareReveal(linkKey, needsPassphrase(env) ? passphrase : undefined)).open(env);
+  }
   const keyBytes = fromBase64Url(linkKey);
   if (keyBytes.length !== 32) throw new EnvelopeError("key", "the link's key is incomplete (the part after # must be 43 characters)");
   const pass = needsPassphrase(env);

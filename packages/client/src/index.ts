@@ -7,8 +7,8 @@
 export { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS, VaultClient } from "./vault-client.js";
 export type { VaultClientOptions } from "./vault-client.js";
 export { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
-export { EnvelopeError, needsPassphrase, openEnvelope, parseEnvelope, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
-export type { EnvelopeV1 } from "./envelope.js";
+export { EnvelopeError, isLinkKey, needsPassphrase, openEnvelope, parseEnvelope, prepareReveal, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
+export type { EnvelopeV1, PreparedReveal } from "./envelope.js";
 export { linkFragment, parseShareLink } from "./share-link.js";
 export type { ShareLink } from "./share-link.js";
 export { describeFailure, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./failure.js";

@@ -4323,7 +4323,11 @@ export interface paths {
                     "application/json": {
                         /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; not 64 lower-case hex characters (the shape of public ids). Omitted: a public secret. */
                         key?: string;
+                        /** @description With reveal_check: the secret burns after this many refused reveal proofs. Omitted: never. */
+                        max_failed_reveals?: number;
                         max_reads?: number;
+                        /** @description Public secrets only: SHA-256 of the link's reveal proof, base64url without padding (43 characters). POST /s/<id>/reveal then needs the proof (docs/share.md, 'The reveal proof'). */
+                        reveal_check?: string;
                         ttl_seconds?: number;
                         value: string;
                     };
@@ -4344,7 +4348,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid input */
+                /** @description invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check */
                 400: {
                     headers: {
                         [name: string]: unknown;

@@ -1,4 +1,6 @@
-import { EnvelopeError, openEnvelope, parseEnvelope } from "./envelope.js";
+import { EnvelopeError, openEnvelope, parseEnvelope, prepareReveal } from "./envelope.js";
+import type { PreparedReveal } from "./envelope.js";
+import { VaultApiError } from "./errors.js";
 import type { Transport } from "./http.js";
 
 /** A share link taken apart (docs/share.md, "Links"). */
@@ -51,7 +53,10 @@ export function parseShareLink(text: string): ShareLink | undefined {
  * A `/s/` link is read through the recipient page's reveal (no token needed:
  * the id is the capability) at the link's own address; a `/secrets/` link
  * through the API with `api` (which carries the token).
- * @param reveal sends POST `<base>/s/<id>/reveal`; `api` GETs `/secrets/<id>`.
+ * A `/s/` link with a key sends its reveal proof (docs/share.md, "The
+ * reveal proof"): a vault that refuses it (403) spent no read, and the
+ * EnvelopeError says so (`readSpent` false).
+ * @param reveal sends POST `<base>/s/<id>/reveal` with `{proof}`; `api` GETs `/secrets/<id>`.
  * @returns the value.
  * @throws VaultApiError 404 when the secret is gone; EnvelopeError when the
  *   link has no key for an envelope, the key is wrong, or the passphrase is
@@ -59,19 +64,36 @@ export function parseShareLink(text: string): ShareLink | undefined {
  */
 export async function revealLink(
   link: ShareLink,
-  reveal: (base: string, id: string) => Promise<{ value: string }>,
+  reveal: (base: string, id: string, proof: string | undefined) => Promise<{ value: string }>,
   api: Transport,
   passphrase: string | undefined,
 ): Promise<string> {
-  const body =
-    link.kind === "page"
-      ? await reveal(link.base, link.id)
-      : await api.json<{ value: string }>({ method: "GET", path: `/secrets/${link.id}` });
+  // The proof is derived before the read (docs/share.md, "The reveal proof"): a key of the wrong shape spends nothing.
+  let prepared: PreparedReveal | undefined;
+  if (link.linkKey !== undefined && link.kind === "page") {
+    if (link.needsPassphrase && (passphrase === undefined || passphrase === "")) {
+      throw new EnvelopeError("passphrase", "this link needs its passphrase", { readSpent: false });
+    }
+    prepared = await prepareReveal(link.linkKey, link.needsPassphrase ? passphrase : undefined);
+  }
+  let body: { value: string };
+  try {
+    body =
+      link.kind === "page"
+        ? await reveal(link.base, link.id, prepared?.proof)
+        : await api.json<{ value: string }>({ method: "GET", path: `/secrets/${link.id}` });
+  } catch (err) {
+    if (err instanceof VaultApiError && err.status === 403 && link.kind === "page") {
+      throw link.needsPassphrase && link.linkKey !== undefined
+        ? new EnvelopeError("passphrase", "wrong passphrase; nothing was read, try again", { readSpent: false })
+        : new EnvelopeError("key", "this link is damaged or incomplete; nothing was read", { readSpent: false });
+    }
+    throw err;
+  }
   const env = parseEnvelope(body.value);
   if (env === undefined || link.linkKey === undefined) {
     if (env !== undefined) throw new EnvelopeError("key", "the link has no key (the part after #): the secret is encrypted and cannot be opened");
     return body.value;
   }
-  return openEnvelope(env, link.linkKey, passphrase);
+  return prepared !== undefined ? prepared.open(env) : openEnvelope(env, link.linkKey, passphrase);
 }
-

@@ -48,6 +48,8 @@ export interface ShareOptions {
   maxReads?: number | undefined;
   passphrase?: string | undefined;
   plain?: boolean | undefined;
+  /** The secret burns after this many refused reveal proofs (1-1000; omitted: never). Not with plain. */
+  maxFailedReveals?: number | undefined;
 }
 
 /** Options of open(): the passphrase when the link was made with one. */

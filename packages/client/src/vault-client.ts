@@ -171,7 +171,9 @@ export class VaultClient {
    * encrypted here first (the end-to-end envelope of docs/share.md): the
    * vault stores only ciphertext and the key is in the link's fragment.
    * @param options ttlSeconds (seconds) and maxReads (omitted: unlimited; the CLI defaults to 1);
-   *   passphrase (the recipient must type it too); plain: store the value itself (the API's read returns it).
+   *   passphrase (the recipient must type it too); plain: store the value itself (the API's read returns it);
+   *   maxFailedReveals: the secret burns after that many refused reveal proofs (docs/share.md, "The reveal proof").
+   *   An end-to-end link sends its `reveal_check`: only the whole link (and passphrase) can spend a read.
    * @returns `{id, url}`: 64 hex characters and the shareable link (`.../s/<id>#<key>`, without `#<key>` when plain).
    * @throws VaultApiError as POST /secrets (402, 413, 400); a plain Error for `plain` with a `passphrase`.
    */
@@ -182,6 +184,11 @@ export class VaultClient {
     const body: Record<string, unknown> = { value: sealed?.envelope ?? value };
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.maxReads !== undefined) body.max_reads = options.maxReads;
+    if (sealed?.revealCheck !== undefined) body.reveal_check = sealed.revealCheck;
+    if (options.maxFailedReveals !== undefined) {
+      if (sealed === undefined) throw new Error("maxFailedReveals needs the end-to-end envelope: leave out plain");
+      body.max_failed_reveals = options.maxFailedReveals;
+    }
     const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body });
     if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string") {
       throw new VaultApiError(500, "unexpected response: no id and url", undefined, "POST /secrets");
@@ -205,10 +212,11 @@ export class VaultClient {
     const link = parseShareLink(url);
     if (link === undefined) throw new Error("not a share link: expected <vault>/s/<64 hex id>#<key> or <vault>/secrets/<id>");
     // A /s/ link is read at its own address, without a token, under this client's time limit and signal.
-    const reveal = (base: string, id: string) =>
+    const reveal = (base: string, id: string, proof: string | undefined) =>
       new Transport(base, undefined, this.#fetch, this.#limits).json<{ value: string }>({
         method: "POST",
         path: `/s/${id}/reveal`,
+        ...(proof === undefined ? {} : { body: { proof } }),
         anonymous: true,
         label: "POST /s/<id>/reveal",
       });

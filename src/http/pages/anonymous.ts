@@ -6,7 +6,7 @@ import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
 import { parse } from "../routes/input.js";
-import { checkValueSize, createSecretBody } from "../routes/secret-input.js";
+import { checkValueSize, createSecretBody, revealCheckOf } from "../routes/secret-input.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { ANONYMOUS_CAPS } from "./create-page.js";
 
@@ -140,6 +140,7 @@ export async function anonymousCreate(
 ): Promise<SecretMeta> {
   const body = parse(createSecretBody, raw);
   if (body.key !== undefined) throw new ApiError(400, "a link made without a token is public: leave out key");
+  const revealCheck = revealCheckOf(body);
   const ttlSeconds = body.ttl_seconds ?? ANONYMOUS_CAPS.ttlSeconds;
   const maxReads = body.max_reads ?? 1;
   if (ttlSeconds > ANONYMOUS_CAPS.ttlSeconds) throw new ApiError(400, `ttl_seconds may be at most ${ANONYMOUS_CAPS.ttlSeconds} without a token`);
@@ -159,6 +160,6 @@ export async function anonymousCreate(
       headers: { "Retry-After": String(Math.ceil(totalWaitMs / 1000)) },
     });
   }
-  const input = { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads };
+  const input = { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads, revealCheck };
   return deps.tx.run((w) => deps.secrets.createAnonymous(w, input, anonymousNet(ip), limits.caps, origin));
 }

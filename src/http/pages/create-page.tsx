@@ -14,7 +14,7 @@ export const EXPIRY_PRESETS = [
 /** Longest TTL and most reads of a secret made without a token (docs/share.md, "Anonymous links"). */
 export const ANONYMOUS_CAPS = { ttlSeconds: 604_800, maxReads: 10 } as const;
 
-const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFailed"] as const;
+const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFailed", "passphraseTooShort"] as const;
 
 /**
  * GET / (docs/share.md, "The create page"): value, expiry, reads and an
@@ -67,7 +67,12 @@ export function CreatePage(props: { s: Strings; root: string; nonce: string; ano
           <span class="help" id="passphrase-help">
             {s.passphraseOptionalHelp}
           </span>
-          <input type="password" id="passphrase" autocomplete="new-password" aria-describedby="passphrase-help" />
+          <input type="password" id="passphrase" autocomplete="new-password" minlength={12} aria-describedby="passphrase-help" />
+          <label for="max-failures">{s.maxFailuresLabel}</label>
+          <span class="help" id="max-failures-help">
+            {s.maxFailuresHelp}
+          </span>
+          <input type="number" id="max-failures" min="1" max="1000" step="1" aria-describedby="max-failures-help" />
           <button type="submit" id="submit">
             {s.create}
           </button>

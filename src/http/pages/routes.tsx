@@ -1,10 +1,11 @@
 import type { Context, Hono } from "hono";
 import { forwardedIp, socketIp } from "../auth.js";
 import type { AppEnv } from "../context.js";
-import type { Origin } from "../../domain/events.js";
+import type { ChangeAudit, Origin } from "../../domain/events.js";
+import { revealNeedsProof, revealPublic } from "../../domain/secret-reveal.js";
+import type { RevealOutcome } from "../../domain/secret-reveal.js";
 import { VaultError } from "../../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
-import type { SecretRead } from "../../domain/secret-model.js";
 import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
 import { readJsonObject } from "../routes/input.js";
@@ -53,6 +54,8 @@ export const DEFAULT_ANONYMOUS_LIMITS: { totalPerMinute: number; caps: Anonymous
 export interface SharePageDeps {
   tx: UnitOfWork<Work>;
   secrets: SecretLifecycle;
+  /** The audit log: a refused reveal proof is recorded (docs/share.md, "The reveal proof"). */
+  audit: ChangeAudit;
   settings: ShareSettings;
   trustProxy: boolean;
   /**
@@ -87,6 +90,23 @@ export function mountAssets(app: Hono<AppEnv>): void {
 /** True for the paths the share pages answer without a bearer token: `/`, `/s`, `/s/...`, `/assets/...`. */
 export function isSharePagePath(path: string): boolean {
   return path === "/" || path === "/s" || path.startsWith("/s/") || path.startsWith("/assets/");
+}
+
+/**
+ * The reveal proof of `POST /s/<id>/reveal` (docs/share.md, "The reveal
+ * proof"): the JSON body's `proof` (a string), or undefined for no body, a
+ * body that is not JSON or has none. Never an error: a missing or malformed
+ * proof is a wrong one, refused by the reveal when the secret needs one.
+ */
+async function proofOf(c: Context<AppEnv>): Promise<string | undefined> {
+  if (!/^application\/json\b/i.test(c.req.header("content-type") ?? "")) return undefined;
+  try {
+    const body = await readJsonObject(c);
+    return typeof body.proof === "string" ? body.proof : undefined;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 413) throw err;
+    return undefined;
+  }
 }
 
 /** A request's client: its address and whether a trusted proxy forwarded it (a forwarded loopback is counted). */
@@ -168,8 +188,12 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     if (refused !== undefined) return refused;
     const id = c.req.param("id");
     if (!PUBLIC_ID_PATTERN.test(id)) return notAvailable(c, client);
-    const meta = await deps.tx.run((w) => deps.secrets.peek(w, GLOBAL_SCOPE, id, shareOrigin(client.ip)));
-    if (meta === undefined || !meta.isPublic) return notAvailable(c, client);
+    const found = await deps.tx.run(async (w) => {
+      const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, shareOrigin(client.ip));
+      return meta?.isPublic === true ? { meta, needsProof: await revealNeedsProof(w, id) } : undefined;
+    });
+    if (found === undefined) return notAvailable(c, client);
+    const { meta, needsProof } = found;
     const nonce = newNonce();
     const s = stringsFor(c.req.header("accept-language"));
     const facts = {
@@ -177,7 +201,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
       readsLeft: meta.maxReads === null ? null : Math.max(0, meta.maxReads - meta.readCount),
     };
     const cli = `ephemeral-vault get '${deps.publicUrl()}/s/${id}#...'`;
-    return html(c, 200, nonce, <SharePage s={s} root={rootOf(c.req.path)} nonce={nonce} facts={facts} cli={cli} />);
+    return html(c, 200, nonce, <SharePage s={s} root={rootOf(c.req.path)} nonce={nonce} facts={facts} cli={cli} needsProof={needsProof} />);
   });
 
   app.post("/s/:id/reveal", async (c) => {
@@ -188,24 +212,27 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     }
     const id = c.req.param("id");
     const origin = shareOrigin(client.ip);
+    const proof = await proofOf(c);
     // Only a public secret is read here: looked at first, in the same unit of work, so no other kind is ever counted.
-    let read: SecretRead | undefined;
+    let outcome: RevealOutcome = { kind: "missing" };
     try {
-      read = PUBLIC_ID_PATTERN.test(id)
-        ? await deps.tx.run(async (w) => {
-            const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, origin);
-            return meta?.isPublic === true ? deps.secrets.retrieve(w, GLOBAL_SCOPE, id, { principalKeyId: null }, origin) : undefined;
-          })
-        : undefined;
+      if (PUBLIC_ID_PATTERN.test(id)) outcome = await deps.tx.run((w) => revealPublic(w, { secrets: deps.secrets, audit: deps.audit }, id, proof, origin));
     } catch (err) {
       // A refusal (VaultError) is this page's 404; a secret found past its TTL is expired first.
       if (!(err instanceof VaultError)) throw err;
       await afterRefusal(deps, err, origin);
     }
-    if (read === undefined) {
+    if (outcome.kind !== "read") {
+      // A refused proof counts against the brute-force guard as a miss does.
       deps.shareGuard.countRefusal(client);
-      throw new ApiError(404, "not available");
+      if (outcome.kind === "missing") throw new ApiError(404, "not available");
+      throw new ApiError(403, "the reveal proof is missing or wrong", {
+        message: outcome.burned
+          ? "too many wrong proofs: the secret is destroyed"
+          : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
+      });
     }
+    const read = outcome.read;
     for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
     return c.json(readJson(read.secret, read.value), 200);
   });

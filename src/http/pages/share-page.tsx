@@ -24,6 +24,9 @@ const SCRIPT_STRINGS = [
   "wrongPassphrase",
   "linkNoKey",
   "linkBadKey",
+  "linkIncomplete",
+  "linkRefused",
+  "wrongPassphraseRetry",
   "revealFailed",
   "notAvailableTitle",
   "notAvailableLead",
@@ -50,17 +53,20 @@ function utc(seconds: number): string {
  * page"): its expiry and reads left, and a Reveal button that the script
  * (src/ui/share.ts) turns into one POST /s/<id>/reveal. The page itself
  * reads nothing: loading it any number of times changes nothing.
+ * `needsProof`: the secret was made with a reveal check, so the script
+ * offers Reveal only for a link key of the right shape (docs/share.md,
+ * "The reveal proof").
  */
-export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string }) {
+export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string; needsProof?: boolean }) {
   const { s, facts } = props;
   return (
     <Layout s={s} title={s.shareTitle} root={props.root} script={{ name: "share.js", nonce: props.nonce }}>
-      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)}>
+      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-needs-proof={props.needsProof === true ? "true" : "false"}>
         <h1>{s.shareTitle}</h1>
         <p>{s.shareLead}</p>
-        <div class="card">
+        <div class="card" id="facts">
           <p id="reads-left">{readsLeftText(s, facts.readsLeft)}</p>
-          <p>
+          <p id="expiry">
             {facts.expiresAt === null ? (
               s.expiresNever
             ) : (
@@ -73,7 +79,9 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
               </>
             )}
           </p>
-          <p class="notice warn">{s.shareWarning}</p>
+          <p id="share-warning" class="notice warn">
+            {s.shareWarning}
+          </p>
           <button type="button" id="reveal" hidden>
             {s.reveal}
           </button>

@@ -61,6 +61,56 @@ const commonFields = {
   max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
 };
 
+/** Most refused reveal proofs a sender may allow before the secret burns (docs/share.md, "The reveal proof"). */
+export const MAX_FAILED_REVEALS_LIMIT = 1000;
+
+/** A reveal check or proof: 32 bytes in base64url without padding (RFC 4648 section 5), 43 characters. */
+export const PROOF_PATTERN = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
+
+/**
+ * The fields of a public secret's reveal check (docs/share.md, "The reveal
+ * proof"): `reveal_check`, the SHA-256 of the link's reveal proof, and
+ * `max_failed_reveals`, after how many refused proofs it burns. Only without
+ * `key`; `max_failed_reveals` only with `reveal_check` (checked by revealCheckOf).
+ */
+const revealFields = {
+  reveal_check: v.optional(
+    v.pipe(
+      v.string("reveal_check must be a string"),
+      v.regex(PROOF_PATTERN, "reveal_check must be 43 base64url characters (a SHA-256)"),
+      v.description(
+        "Public secrets only: SHA-256 of the link's reveal proof, base64url without padding (43 characters). POST /s/<id>/reveal then needs the proof (docs/share.md, 'The reveal proof').",
+      ),
+    ),
+  ),
+  max_failed_reveals: v.optional(
+    v.pipe(
+      intRange("max_failed_reveals", 1, MAX_FAILED_REVEALS_LIMIT),
+      v.description("With reveal_check: the secret burns after this many refused reveal proofs. Omitted: never."),
+    ),
+  ),
+};
+
+/**
+ * The reveal check of a create body (docs/share.md, "The reveal proof"), as
+ * the lifecycle takes it.
+ * @returns undefined without `reveal_check`.
+ * @throws ApiError 400 for a reveal field with a `key`, or
+ *   `max_failed_reveals` without `reveal_check`.
+ */
+export function revealCheckOf(body: { key?: string | undefined; reveal_check?: string | undefined; max_failed_reveals?: number | undefined }):
+  | { checkHash: Buffer; maxFailures: number | null }
+  | undefined {
+  if (body.key !== undefined && (body.reveal_check !== undefined || body.max_failed_reveals !== undefined)) {
+    throw new ApiError(400, "reveal_check and max_failed_reveals are for public secrets: leave out key");
+  }
+  if (body.reveal_check === undefined) {
+    if (body.max_failed_reveals !== undefined) throw new ApiError(400, "max_failed_reveals needs reveal_check");
+    return undefined;
+  }
+  return { checkHash: Buffer.from(body.reveal_check, "base64url"), maxFailures: body.max_failed_reveals ?? null };
+}
+
 /** POST /secrets body (docs/api.md "Global secrets"): no `key` makes a public secret. */
 export const createSecretBody = v.object({
   key: v.optional(
@@ -73,6 +123,7 @@ export const createSecretBody = v.object({
     ),
   ),
   ...commonFields,
+  ...revealFields,
 });
 
 /** Most entries in `allowed_keys`. */

@@ -2,12 +2,13 @@ import type { Work } from "../work.js";
 import type { SqlExecutor } from "./executor.js";
 import { SqlMetaStore } from "./meta.js";
 import { SqlOrgStore, SqlRoleStore } from "./orgs.js";
+import { SqlRevealCheckStore } from "./reveal-checks.js";
 import { SqlPrincipalKeyStore, SqlPrincipalStore } from "./principals.js";
 import { SqlScopedKeyStore } from "./scoped-keys.js";
 import { SqlWebhookStore } from "./webhooks.js";
 
 /** The stores whose SQL is written once (store/sql/), as a work handle holds them. */
-export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks">;
+export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks">;
 
 /**
  * The engine-neutral stores over one executor: SQLite's (built once per
@@ -22,5 +23,6 @@ export function createSqlStores(x: SqlExecutor): SqlStores {
     principals: new SqlPrincipalStore(x),
     principalKeys: new SqlPrincipalKeyStore(x),
     webhooks: new SqlWebhookStore(x),
+    revealChecks: new SqlRevealCheckStore(x),
   };
 }

@@ -4,7 +4,7 @@ import { GLOBAL_SCOPE } from "../../../domain/secret-model.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { route } from "../declare.js";
 import { byScope } from "../scope.js";
-import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody } from "../secret-input.js";
+import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, revealCheckOf } from "../secret-input.js";
 import type { SecretRouteDeps, SecretScope } from "./rules.js";
 
 /** The responses both scopes' creates share. */
@@ -32,17 +32,17 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
           description: "Created. Keyed: {key}. Public: {id, url}.",
           schema: v.union([v.object({ key: v.string() }), v.object({ id: v.string(), url: v.string() })]),
         },
-        400: { description: "invalid input" },
+        400: { description: "invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check" },
       },
       COMMON,
       { 409: { description: "a live secret with this key exists" } },
     ),
     handler: async (c, { body }) => {
+      const revealCheck = revealCheckOf(body);
       checkValueSize(body.value, deps.maxValueBytes);
       const origin = originOf(c);
-      const created = await deps.tx.run((w) =>
-        deps.secrets.create(w, { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads }, origin),
-      );
+      const input = { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads, revealCheck };
+      const created = await deps.tx.run((w) => deps.secrets.create(w, input, origin));
       if (created.isPublic) {
         const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
         return c.json({ id: created.key, url: `${url}${deps.publicPath}${created.key}` }, 201);
