@@ -165,6 +165,8 @@ export const CONSOLE_EN = {
   // Errors
   forbiddenTitle: "Not allowed",
   refusedTitle: "Refused",
+  badFormTitle: "Bad form",
+  signInTooOften: "This token signed in too often in the last minute. Wait a minute and sign in again.",
   apiError: "The vault answered: {error}",
   crossSite: "This request did not come from the console's own pages and was refused.",
 } as const;
