@@ -141,6 +141,7 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
       root: rootOf(c.req.path),
       nonce: newNonce(),
       query: c.req.query(),
+      now: deps.now,
       api: async (method, path, body) => {
         const answer = await callApi(app, session.token, from, method, path, body);
         if (answer.status === 401) throw new SessionEnded();
