@@ -13,7 +13,7 @@ export const SESSION_LIMIT = 1000;
  */
 export const SESSIONS_PER_TOKEN = 8;
 /** At most this many sign-ins per token within SIGNIN_WINDOW_MS; more answer 429 (docs/console.md, "Sessions"). */
-export const SIGNINS_PER_WINDOW = 10;
+export const SIGNINS_PER_WINDOW = 30;
 /** The sign-in rate's window, milliseconds. */
 export const SIGNIN_WINDOW_MS = 60_000;
 
