@@ -143,7 +143,7 @@ export const CONSOLE_EN = {
   actorLabel: "Actor",
   sinceLabel: "From (UTC YYYY-MM-DDTHH:MM, or ago: 2h, 7d)",
   untilLabel: "Until (UTC YYYY-MM-DDTHH:MM, or ago: 2h, 7d)",
-  badTime: "\"{text}\" is not a time: use a UTC date and time (2026-01-31T09:00) or a duration ago ({forms}). Nothing was filtered.",
+  badTime: "\"{text}\" is not a time: use a UTC date and time (2026-01-31T09:00) or a duration ago ({forms}). No entries are listed until it is one.",
   exportNdjson: "Export as NDJSON",
   colTime: "Time",
   colAction: "Action",

@@ -101,7 +101,7 @@ export function auditRoutes(r: Registrar, info: ConsoleInfo): void {
           <button type="submit" class="secondary">{s.filter}</button>
           <a class="button-link" href={`${root}ui/audit/export${exportQuery === "" ? "" : `?${exportQuery}`}`}>{s.exportNdjson}</a>
         </form>
-        <AuditTable s={s} entries={entries} />
+        {badTime === undefined ? <AuditTable s={s} entries={entries} /> : null}
         <Pager ctx={ctx} path="audit" next={answer.body.next_cursor} />
       </Frame>
     );
