@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_FORM_BYTES } from "../src/http/pages/console/routes.js";
+import { MAX_FORM_BYTES } from "../src/http/pages/console/form.js";
 import { SESSION_IDLE_MS, SESSION_LIMIT, SESSION_MAX_MS, SessionStore } from "../src/http/pages/console/session.js";
 import { buildTestVault, createKey, MASTER_KEY, TEST_ENGINE } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -104,7 +104,7 @@ describeBrowser("the console in Chromium", () => {
     await expect.poll(() => row.textContent()).toContain("0 / 3");
 
     await row.locator("summary").click();
-    await row.getByLabel("TTL, seconds (empty: none)").fill("600");
+    await row.getByLabel("TTL: 90s, 15m, 2h, 7d (empty: none)").fill("10m");
     await row.getByRole("button", { name: "Change" }).click();
     await expect.poll(() => page.getByRole("status").first().textContent()).toContain("Changed console/db.");
     const listed = (await json(vault.request("GET", "/secrets"), 200)).secrets as Array<{ key: string; expires_at: number | null }>;
@@ -131,6 +131,14 @@ describeBrowser("the console in Chromium", () => {
     expect((await vault.request("GET", "/secrets/console%2Fonce")).status).toBe(404);
 
     await page.getByRole("link", { name: "Back to the list" }).click();
+    // Delete asks first, on a page of its own (no script needed); Cancel goes back and deletes nothing.
+    await page.getByRole("row", { name: /console\/db/ }).getByRole("link", { name: "Delete console/db" }).click();
+    await page.getByRole("heading", { name: "Delete console/db?" }).waitFor();
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await page.getByRole("link", { name: /Cancel/ }).click();
+    expect((await vault.request("GET", "/secrets")).status).toBe(200);
+    expect(((await json(vault.request("GET", "/secrets"), 200)).secrets as Array<{ key: string }>).some((s) => s.key === "console/db")).toBe(true);
+    await page.getByRole("row", { name: /console\/db/ }).getByRole("link", { name: "Delete console/db" }).click();
     await page.getByRole("button", { name: "Delete console/db" }).click();
     await expect.poll(() => page.getByRole("status").first().textContent()).toContain("Deleted console/db.");
     expect((await vault.request("GET", "/secrets/console%2Fdb")).status).toBe(404);
@@ -255,6 +263,53 @@ describeBrowser("the console in Chromium", () => {
     expect((await vault.request("GET", "/secrets/forged%2Fx")).status).toBe(404);
     await context.close();
   }, 120_000);
+
+  it("share links: marked, no Reveal, what the holder can do, Delete; a secret's page with its history; light, dark and 390 px, axe clean", async () => {
+    const shots = "/tmp/shots-console";
+    mkdirSync(shots, { recursive: true });
+    const share = await json(vault.request("POST", "/secrets", { value: "a shared envelope", max_reads: 1, ttl_seconds: 86_400 }), 201);
+    const id = String(share.id);
+    await json(vault.request("POST", "/secrets", { key: "console/page/db", value: "v", max_reads: 2 }), 201);
+    await json(vault.request("GET", "/secrets/console%2Fpage%2Fdb"), 200);
+    await json(vault.request("POST", "/webhooks", { url: receiver.url, events: ["*"], description: "a receiver with a rather long address" }), 201);
+    for (const [scheme, viewport, tag] of [["light", undefined, "light"], ["dark", undefined, "dark"], ["light", { width: 390, height: 844 }, "390"]] as const) {
+      const { context, page } = await signedIn(E2E_MASTER_KEY, scheme, viewport);
+      await nav(page).getByRole("link", { name: "Secrets" }).click();
+      const row = page.getByRole("row", { name: new RegExp(id) });
+      await row.waitFor();
+      expect(await row.getByRole("link", { name: /Reveal/ }).count()).toBe(0);
+      expect(await row.textContent()).toContain("share link");
+      expect(await row.textContent()).toContain("can open it 1 more time");
+      expect(await row.getByRole("link", { name: `Delete ${id}` }).count()).toBe(1);
+      expect(await seriousA11yViolations(page), `secrets ${tag}`).toEqual([]);
+      await page.screenshot({ path: join(shots, `secrets-${tag}.png`), fullPage: true });
+
+      await page.getByRole("row", { name: /console\/page\/db/ }).getByRole("link", { name: /Details/ }).click();
+      await page.getByRole("heading", { name: "Secret console/page/db" }).waitFor();
+      expect(await page.locator("dl.facts").textContent()).toContain("destroys it (its last read)");
+      expect(await page.getByRole("cell", { name: "secret.read" }).count()).toBe(1);
+      expect(await seriousA11yViolations(page), `secret page ${tag}`).toEqual([]);
+      await page.screenshot({ path: join(shots, `secret-page-${tag}.png`), fullPage: true });
+
+      await page.goto(`${vault.url}/ui/audit?since=yesterday`);
+      expect(await page.getByRole("alert").first().textContent()).toContain('"yesterday" is not a time');
+      expect(await seriousA11yViolations(page), `audit ${tag}`).toEqual([]);
+      await page.screenshot({ path: join(shots, `audit-bad-filter-${tag}.png`), fullPage: true });
+
+      // No page scrolls sideways, on a phone included; every page is in standards mode.
+      for (const name of ["overview", "secrets", "audit", "keys", "orgs", "webhooks", `secrets/delete?key=${id}`, "secrets/view?key=console%2Fpage%2Fdb"]) {
+        await page.goto(`${vault.url}/ui/${name}`);
+        const m = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth, mode: document.compatMode }));
+        expect(m.mode, name).toBe("CSS1Compat");
+        expect(m.doc, `${name} at ${tag}`).toBeLessThanOrEqual(m.view);
+        if (name === "webhooks" || name.startsWith("secrets/delete")) await page.screenshot({ path: join(shots, `${name.split("?")[0]?.replace("/", "-")}-${tag}.png`), fullPage: true });
+      }
+      await context.close();
+    }
+    // Nothing here spent the share link's read.
+    const listed = (await json(vault.request("GET", "/secrets"), 200)).secrets as Array<{ id?: string; read_count: number }>;
+    expect(listed.find((s) => s.id === id)?.read_count).toBe(0);
+  }, 180_000);
 
   it("on a phone (390 px) the secrets table needs no sideways scroll: each row a card of labelled lines, still a table row", async () => {
     expect((await vault.request("POST", "/secrets", { key: "console/phone/a-rather-long-key-name", value: "v" })).status).toBe(201);

@@ -1,20 +1,15 @@
 import { ConfigError } from "../config.js";
-
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+import { DURATION_FORMS, durationSeconds } from "../model/duration.js";
 
 /**
  * Parses a DURATION of the command line: whole seconds (`30`) or a number with
- * one unit, `30s`, `15m`, `2h`, `7d`.
+ * one unit, `30s`, `15m`, `2h`, `7d` (model/duration.ts, shared with the console).
  * @returns the duration in seconds (a positive integer).
  * @throws ConfigError (exit 2) for anything else, zero included.
  */
 export function parseDuration(text: string): number {
-  const match = /^(\d{1,12})([smhd]?)$/.exec(text.trim());
-  const unit = match?.[2] ?? "";
-  const seconds = match === null ? NaN : Number(match[1]) * (UNIT_SECONDS[unit === "" ? "s" : unit] ?? NaN);
-  if (!Number.isSafeInteger(seconds) || seconds <= 0) {
-    throw new ConfigError(`bad duration "${text}": use seconds or a number with s, m, h or d (30, 30s, 15m, 2h, 7d)`);
-  }
+  const seconds = durationSeconds(text);
+  if (seconds === undefined) throw new ConfigError(`bad duration "${text}": use ${DURATION_FORMS}`);
   return seconds;
 }
 

@@ -1,6 +1,14 @@
 import type { Child } from "hono/jsx";
 import type { PageScript } from "./assets.js";
+import { raw } from "hono/html";
 import type { Strings } from "./strings.js";
+
+/**
+ * What every page starts with: without it a browser renders in quirks mode
+ * (docs/console.md, "Every page"). Put before `<html>` by Layout and the
+ * console's frames.
+ */
+export const DOCTYPE = raw("<!DOCTYPE html>");
 
 /** What every page's frame needs. */
 export interface LayoutProps {
@@ -22,7 +30,9 @@ export interface LayoutProps {
 export function Layout(props: LayoutProps) {
   const { s, root } = props;
   return (
-    <html lang={s.lang}>
+    <>
+      {DOCTYPE}
+      <html lang={s.lang}>
       <PageHead product={s.product} title={props.title} root={root} />
       <body>
         <header>
@@ -31,7 +41,8 @@ export function Layout(props: LayoutProps) {
         <main id="main">{props.children}</main>
         {props.script === undefined ? null : <script nonce={props.script.nonce} src={`${root}assets/${props.script.name}`} defer />}
       </body>
-    </html>
+      </html>
+    </>
   );
 }
 

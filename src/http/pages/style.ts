@@ -62,6 +62,8 @@ canvas.qr { display: block; margin: 1rem 0; background: #ffffff; padding: .5rem;
 footer { color: var(--muted); font-size: .85rem; }
 /* The console (/ui): wider, a navigation bar, tables. */
 body.console header, body.console main { max-width: 72rem; }
+/* A 64-character share-link id in a heading or a button breaks rather than scroll the page sideways. */
+body.console h1, body.console button, body.console dd { overflow-wrap: anywhere; }
 body.console header { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; border-bottom: 1px solid var(--border); padding-bottom: .75rem; }
 nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: 0; padding: 0; }
 nav a, a { color: var(--accent); }

@@ -1,6 +1,7 @@
+import { DURATION_FORMS, durationSeconds } from "../../../model/duration.js";
 import { fill } from "../strings.js";
 import type { Registrar } from "./kit.js";
-import { text, when } from "./kit.js";
+import { back, text, when } from "./kit.js";
 import type { Column } from "./widgets.js";
 import { act, fetchList, Field, ListPage, PostButton } from "./widgets.js";
 
@@ -8,7 +9,8 @@ const PERMISSIONS = ["read", "write", "delete", "admin"] as const;
 
 /**
  * The keys page (docs/console.md, "Keys"): scoped API keys with their last
- * use, create (the token shown once, with Copy) and revoke; the API's
+ * use, create (the token shown once, with Copy; an expiry as a duration
+ * from now, `2h`, `30d`) and revoke; the API's
  * /keys routes (admin) decide.
  */
 export function keyRoutes(r: Registrar): void {
@@ -40,6 +42,7 @@ export function keyRoutes(r: Registrar): void {
           ))}
         </fieldset>
         <Field id="key-prefix" label={s.prefixLabel} input={{ name: "prefix", class: "mono", autocomplete: "off" }} />
+        <Field id="key-expires" label={s.expiresInLabel} input={{ name: "expires_in", autocomplete: "off" }} />
       </ListPage>
     );
   });
@@ -50,6 +53,12 @@ export function keyRoutes(r: Registrar): void {
     const prefix = (form.prefix ?? "").trim();
     const body: Record<string, unknown> = { name: form.name ?? "", permissions };
     if (prefix !== "") body.prefix = prefix;
+    const expiresIn = (form.expires_in ?? "").trim();
+    if (expiresIn !== "") {
+      const seconds = durationSeconds(expiresIn);
+      if (seconds === undefined) return back(ctx, "keys", { kind: "error", text: fill(ctx.s.badDuration, { text: expiresIn, forms: DURATION_FORMS }) });
+      body.expires_at = Math.floor(ctx.now() / 1000) + seconds;
+    }
     return act(ctx, to, { method: "POST", path: "/keys", body, ok: 201 }, (answer) => ({
       kind: "ok",
       text: fill(ctx.s.created, { key: text(answer.body.name) }),

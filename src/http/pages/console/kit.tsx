@@ -3,7 +3,7 @@ import type { Child } from "hono/jsx";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { AppEnv } from "../../context.js";
 import type { ConsoleStrings } from "../console-strings.js";
-import { PageHead } from "../layout.js";
+import { DOCTYPE, PageHead } from "../layout.js";
 import { fill } from "../strings.js";
 import type { ApiAnswer } from "./api.js";
 import type { Caps, Flash, Session } from "./session.js";
@@ -20,6 +20,8 @@ export interface ConsoleCtx {
   api: (method: string, path: string, body?: unknown) => Promise<ApiAnswer>;
   /** The request's query parameters. */
   query: Record<string, string>;
+  /** The vault's clock, Unix milliseconds (a key's expiry, an audit filter's "2h ago"). */
+  now: () => number;
 }
 
 /** A rendered page. */
@@ -151,6 +153,8 @@ export function Frame(props: { ctx: ConsoleCtx; title: string; section: Section;
         ? fill(s.whoScoped, { id: text(caps.keyId), perms: caps.permissions.join(", ") })
         : fill(s.whoPrincipal, { org: text(caps.orgId), role: text(caps.role) });
   return (
+    <>
+    {DOCTYPE}
     <html lang={s.lang}>
       <PageHead product={s.product} title={props.title} root={root} />
       <body class="console" data-strings={JSON.stringify({ copied: s.copied, copyFailed: s.copyFailed })}>
@@ -183,6 +187,7 @@ export function Frame(props: { ctx: ConsoleCtx; title: string; section: Section;
         <script nonce={ctx.nonce} src={`${root}assets/console.js`} defer />
       </body>
     </html>
+    </>
   );
 }
 

@@ -1,7 +1,5 @@
 import type { Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie, deleteCookie } from "hono/cookie";
-import { ApiError } from "../../errors.js";
 import { forwardedIp, socketIp } from "../../auth.js";
 import type { AppEnv } from "../../context.js";
 import { consoleStringsFor } from "../console-strings.js";
@@ -17,7 +15,9 @@ import { orgRoutes } from "./orgs.js";
 import { overviewRoutes } from "./overview.js";
 import type { ConsoleInfo } from "./overview.js";
 import { secretRoutes } from "./secrets.js";
-import { csrfMatches, SessionStore } from "./session.js";
+import { FormRefused, MAX_FORM_BYTES, MAX_SIGNIN_BYTES, parseRawForm, readRawForm } from "./form.js";
+import type { RawForm } from "./form.js";
+import { csrfMatches, SessionStore, SignInRate } from "./session.js";
 import type { Session } from "./session.js";
 import { MessageView, SignInPage } from "./signin.js";
 import { webhookRoutes } from "./webhooks.js";
@@ -59,12 +59,13 @@ function callerOf(c: Context<AppEnv>, trustProxy: boolean): CallerAddress {
  */
 export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   const sessions = new SessionStore(deps.now);
+  const signInRate = new SignInRate(deps.now);
   // Only on the probe path: no extra middleware on the API's hot path.
   app.use(PROBE_PATH, probeMiddleware);
   const cookiePath = () => `${new URL(deps.publicUrl()).pathname.replace(/\/+$/, "")}/ui`;
   const secure = () => deps.publicUrl().startsWith("https:");
 
-  const html = (c: Context<AppEnv>, body: View, status: 200 | 400 | 403 | 404 | 409 | 429 = 200, nonce?: string) => {
+  const html = (c: Context<AppEnv>, body: View, status: 200 | 400 | 403 | 404 | 409 | 415 | 429 = 200, nonce?: string) => {
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
     return c.html(body, status);
   };
@@ -78,6 +79,27 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
     const nonce = newNonce();
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
     return c.html(<SignInPage s={s} root={rootOf(c.req.path)} notice={notice} />, status);
+  };
+  /** The body read but not parsed, or the 400/415 page of a body refused before parsing (FormRefused). */
+  const rawForm = async (c: Context<AppEnv>, maxBytes: number, maxFields?: number): Promise<RawForm | Response> => {
+    try {
+      return await readRawForm(c, maxBytes, maxFields);
+    } catch (err) {
+      if (!(err instanceof FormRefused)) throw err;
+      const s = strings(c);
+      c.header("Connection", "close");
+      return html(c, <MessageView s={s} root={rootOf(c.req.path)} title={s.badFormTitle} lead={err.message} />, err.status);
+    }
+  };
+  /** The parsed fields, or the 400 page of a form over its field limit. */
+  const fieldsOf = async (c: Context<AppEnv>, raw: RawForm): Promise<Record<string, string> | Response> => {
+    try {
+      return parseRawForm(raw);
+    } catch (err) {
+      if (!(err instanceof FormRefused)) throw err;
+      const s = strings(c);
+      return html(c, <MessageView s={s} root={rootOf(c.req.path)} title={s.badFormTitle} lead={err.message} />, err.status);
+    }
   };
   const sessionOf = (c: Context<AppEnv>): Session | undefined => sessions.touch(getCookie(c, SESSION_COOKIE));
   const endSession = (c: Context<AppEnv>, session: Session) => {
@@ -119,6 +141,7 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
       root: rootOf(c.req.path),
       nonce: newNonce(),
       query: c.req.query(),
+      now: deps.now,
       api: async (method, path, body) => {
         const answer = await callApi(app, session.token, from, method, path, body);
         if (answer.status === 401) throw new SessionEnded();
@@ -155,10 +178,15 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
         const s = strings(c);
         const refuse = () => html(c, <MessageView s={s} root={rootOf(c.req.path)} title={s.refusedTitle} lead={s.crossSite} />, 403);
         if (foreignOrigin(c)) return refuse();
+        // The session first, then the CSRF token, then the fields: a request without both is refused before its body is parsed (docs/console.md, "Limits").
         const session = sessionOf(c);
-        const form = await formOf(c);
-        if (session === undefined || !csrfOk(session, form.csrf)) return refuse();
+        if (session === undefined) return refuse();
+        const raw = await rawForm(c, MAX_FORM_BYTES);
+        if (raw instanceof Response) return raw;
+        if (!csrfMatches(session, raw.csrf)) return refuse();
         if (!(await recheck(c, session))) return endSession(c, session);
+        const form = await fieldsOf(c, raw);
+        if (form instanceof Response) return form;
         const ctx = ctxFor(c, session);
         try {
           return await finish(c, ctx, await handler(ctx, form, c));
@@ -180,8 +208,16 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   app.post("/ui/login", async (c) => {
     const s = strings(c);
     if (foreignOrigin(c)) return html(c, <MessageView s={s} root={rootOf(c.req.path)} title={s.refusedTitle} lead={s.crossSite} />, 403);
-    const form = await formOf(c);
+    const raw = await rawForm(c, MAX_SIGNIN_BYTES, 8);
+    if (raw instanceof Response) return raw;
+    const form = await fieldsOf(c, raw);
+    if (form instanceof Response) return form;
     const token = (form.token ?? "").trim();
+    const wait = signInRate.take(token);
+    if (wait > 0) {
+      c.header("Retry-After", String(wait));
+      return signInPage(c, { kind: "error", text: s.signInTooOften }, 429);
+    }
     // The probe goes through the front middleware: a wrong token counts against the brute-force guard (429 once over it).
     const probed = await probeToken(app, token, callerOf(c, deps.trustProxy));
     if ("refused" in probed) {
@@ -195,8 +231,11 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   });
   app.post("/ui/logout", async (c) => {
     const session = sessionOf(c);
-    const form = await formOf(c);
-    if (session !== undefined && !foreignOrigin(c) && csrfOk(session, form.csrf)) sessions.destroy(session.id);
+    if (session !== undefined && !foreignOrigin(c)) {
+      const raw = await rawForm(c, MAX_SIGNIN_BYTES, 8);
+      if (raw instanceof Response) return raw;
+      if (csrfMatches(session, raw.csrf)) sessions.destroy(session.id);
+    }
     deleteCookie(c, SESSION_COOKIE, { path: cookiePath() });
     return redirect(c, "login?out=1");
   });
@@ -212,35 +251,6 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
     const s = strings(c);
     return html(c, <MessageView s={s} root={rootOf(c.req.path)} title="Not found" lead="There is no console page at this address." />, 404);
   });
-}
-
-function csrfOk(session: Session, given: string | undefined): boolean {
-  return csrfMatches(session, given);
-}
-
-/**
- * The largest console form body, bytes: a value of the largest
- * VAULT_MAX_VALUE_BYTES (1 MiB), percent-encoded (up to 3 bytes a byte),
- * and the other fields.
- */
-export const MAX_FORM_BYTES = 3 * 1024 * 1024 + 64 * 1024;
-
-const limitForm = bodyLimit({
-  maxSize: MAX_FORM_BYTES,
-  onError: () => {
-    throw new ApiError(413, "request body too large", { message: `a console form may be at most ${MAX_FORM_BYTES} bytes`, headers: { Connection: "close" } });
-  },
-});
-
-/** The posted form fields (urlencoded or multipart), strings only; {} for another body. @throws ApiError 413 over MAX_FORM_BYTES. */
-async function formOf(c: Context<AppEnv>): Promise<Record<string, string>> {
-  const type = c.req.header("content-type") ?? "";
-  if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return {};
-  await limitForm(c, async () => {});
-  const body = await c.req.parseBody();
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
-  return out;
 }
 
 /** True for the console's paths, which the front middleware lets through: the console authenticates by its cookie, then calls the API with the session's token. */

@@ -1,77 +1,126 @@
+import { PUBLIC_ID_PATTERN } from "../../../domain/secret-model.js";
+import { DURATION_FORMS, durationSeconds } from "../../../model/duration.js";
 import { fill } from "../strings.js";
+import { AuditTable } from "./audit-table.js";
 import type { ConsoleCtx, Out, Registrar } from "./kit.js";
-import { apiMessage, back, forbidden, Frame, intField, mayOnSecrets, Pager, refused, rows, secretsBase, takeFlash, text, when } from "./kit.js";
+import { apiMessage, back, forbidden, Frame, intField, mayOnSecrets, refused, rows, secretsBase, takeFlash, text, when } from "./kit.js";
 import type { Column } from "./widgets.js";
 import { act, CardForm, Field, pageQuery, PostButton, Table } from "./widgets.js";
 
 /** Rows per page of the list. */
 const PAGE = 50;
-/** API pages of 1000 read at most to fill one filtered page. */
-const FILTER_PAGES = 20;
+/** API pages of 1000 read at most for one view: search and sorting cover the first SCAN_PAGES * 1000 secrets (docs/console.md, "Secrets"). */
+const SCAN_PAGES = 10;
 
-const nameOf = (row: Record<string, unknown>) => text(row.key ?? row.id);
+type Row = Record<string, unknown>;
+
+/** The list's sort orders and what each compares. */
+const SORTS = {
+  key: (a: Row, b: Row) => nameOf(a).localeCompare(nameOf(b)),
+  created: (a: Row, b: Row) => Number(a.created_at) - Number(b.created_at),
+  expires: (a: Row, b: Row) => (typeof a.expires_at === "number" ? a.expires_at : Infinity) - (typeof b.expires_at === "number" ? b.expires_at : Infinity),
+  reads: (a: Row, b: Row) => Number(a.read_count) - Number(b.read_count),
+} as const;
+type SortKey = keyof typeof SORTS;
+
+const nameOf = (row: Row) => text(row.key ?? row.id);
+/** True for a public secret's row (its name is a random id; its value may be an end-to-end envelope). */
+const isPublic = (row: Row) => row.key === undefined && typeof row.id === "string";
 const apiPath = (ctx: ConsoleCtx, key: string) => `${secretsBase(ctx.session.caps)}/${encodeURIComponent(key)}`;
+const pageLink = (ctx: ConsoleCtx, path: string, key: string) => `${ctx.root}ui/${path}?key=${encodeURIComponent(key)}`;
 
-/** One page of the list, filtered by key prefix (the API lists in id order; the filter reads on until a page is full). */
-async function listPage(ctx: ConsoleCtx, prefix: string): Promise<{ list: Record<string, unknown>[]; next: string | undefined } | Out> {
-  const out: Record<string, unknown>[] = [];
-  let cursor = ctx.query.cursor;
-  for (let i = 0; i < (prefix === "" ? 1 : FILTER_PAGES); i++) {
-    const answer = await ctx.api("GET", pageQuery(secretsBase(ctx.session.caps), prefix === "" ? PAGE : 1000, cursor));
-    if (answer.status === 403) return forbidden(ctx, answer, "secrets");
-    if (answer.status !== 200) return back(ctx, "overview", { kind: "error", text: fill(ctx.s.apiError, { error: apiMessage(answer) }) });
-    for (const row of rows(answer, "secrets")) if (nameOf(row).startsWith(prefix)) out.push(row);
-    cursor = typeof answer.body.next_cursor === "string" ? answer.body.next_cursor : undefined;
-    if (cursor === undefined || out.length >= PAGE) break;
-  }
-  return { list: out, next: cursor };
+/** True when `key` names a public secret of the global scope: the console never reads one (a person's share link). */
+function isShareLink(ctx: ConsoleCtx, key: string): boolean {
+  return ctx.session.caps.kind !== "principal" && PUBLIC_ID_PATTERN.test(key);
 }
 
-/** `body` with the form's TTL and max-reads fields added when filled in. */
-function limits(form: Record<string, string>, body: Record<string, unknown>): Record<string, unknown> {
-  const ttl = intField(form.ttl_seconds);
+/**
+ * The secrets the token may list, up to SCAN_PAGES API pages (the API's own
+ * list: a prefix-scoped key sees only its prefix), and whether more remain.
+ */
+async function scan(ctx: ConsoleCtx): Promise<{ list: Row[]; more: boolean } | Out> {
+  const list: Row[] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < SCAN_PAGES; i++) {
+    const answer = await ctx.api("GET", pageQuery(secretsBase(ctx.session.caps), 1000, cursor));
+    if (answer.status === 403) return forbidden(ctx, answer, "secrets");
+    if (answer.status !== 200) return back(ctx, "overview", { kind: "error", text: fill(ctx.s.apiError, { error: apiMessage(answer) }) });
+    for (const row of rows(answer, "secrets")) list.push(row);
+    cursor = typeof answer.body.next_cursor === "string" ? answer.body.next_cursor : undefined;
+    if (cursor === undefined) return { list, more: false };
+  }
+  return { list, more: true };
+}
+
+/**
+ * `body` with the form's TTL (a duration: `90s`, `2h`, `7d`) and max reads added when filled in.
+ * @returns the body, or the message saying which field is wrong.
+ */
+function limits(ctx: ConsoleCtx, form: Record<string, string>, body: Record<string, unknown>): Record<string, unknown> | string {
+  const ttl = (form.ttl ?? "").trim();
+  if (ttl !== "") {
+    const seconds = durationSeconds(ttl);
+    if (seconds === undefined) return fill(ctx.s.badDuration, { text: ttl, forms: DURATION_FORMS });
+    body.ttl_seconds = seconds;
+  }
   const reads = intField(form.max_reads);
-  if (ttl !== undefined) body.ttl_seconds = ttl;
   if (reads !== undefined) body.max_reads = reads;
   return body;
 }
 
-function reads(ctx: ConsoleCtx, row: Record<string, unknown>): string {
+function reads(ctx: ConsoleCtx, row: Row): string {
   const max = row.max_reads === null ? ctx.s.unlimited : text(row.max_reads);
   return `${text(row.read_count)} / ${max}${row.state === "sealed" ? ` (${ctx.s.sealed})` : ""}`;
 }
 
-/** The actions of a secret's row: reveal, change TTL and reads, delete (each only when the token may). */
-function SecretActions(props: { ctx: ConsoleCtx; name: string }) {
-  const { ctx, name } = props;
-  const { s, root } = ctx;
+/** Reads left: a number, or null for no limit. */
+function readsLeft(row: Row): number | null {
+  return typeof row.max_reads === "number" ? Math.max(0, row.max_reads - Number(row.read_count)) : null;
+}
+
+/** What whoever holds a share link can still do with it, in one sentence. */
+function linkHolder(ctx: ConsoleCtx, row: Row): string {
+  const left = readsLeft(row);
+  const until = row.expires_at === null ? "" : fill(ctx.s.linkUntil, { time: when(row.expires_at) });
+  return left === null ? fill(ctx.s.linkUnlimited, { until }) : fill(ctx.s.linkOpens, { n: String(left), until });
+}
+
+/** The actions of a secret's row: details, and reveal, change and delete as the token may; a share link gets no reveal. */
+function SecretActions(props: { ctx: ConsoleCtx; row: Row }) {
+  const { ctx, row } = props;
+  const { s } = ctx;
+  const name = nameOf(row);
   const caps = ctx.session.caps;
+  const share = isPublic(row);
   return (
     <>
-      {mayOnSecrets(caps, "read") ? <a href={`${root}ui/secrets/reveal?key=${encodeURIComponent(name)}`}>{`${s.reveal}`}<span class="sr-only">{` ${name}`}</span></a> : null}
-      {mayOnSecrets(caps, "patch") ? (
+      <a href={pageLink(ctx, "secrets/view", name)}>{s.details}<span class="sr-only">{` ${name}`}</span></a>
+      {share ? <span class="help">{linkHolder(ctx, row)}</span> : null}
+      {!share && mayOnSecrets(caps, "read") ? <a href={pageLink(ctx, "secrets/reveal", name)}>{`${s.reveal}`}<span class="sr-only">{` ${name}`}</span></a> : null}
+      {!share && mayOnSecrets(caps, "patch") ? (
         <details>
           <summary>{s.change}<span class="sr-only">{` ${name}`}</span></summary>
           <PostButton ctx={ctx} action="secrets/patch" fields={{ key: name }} label={s.change}>
-            <Field id={`ttl-${name}`} label={s.ttlLabel} input={{ name: "ttl_seconds", inputmode: "numeric" }} />
+            <Field id={`ttl-${name}`} label={s.ttlLabel} input={{ name: "ttl", autocomplete: "off" }} />
             <Field id={`reads-${name}`} label={s.readsLabel} input={{ name: "max_reads", inputmode: "numeric" }} />
           </PostButton>
         </details>
       ) : null}
-      {mayOnSecrets(caps, "delete") ? <PostButton ctx={ctx} action="secrets/delete" inline fields={{ key: name }} button="secondary" aria={`${s.deleteLabel} ${name}`} label={s.deleteLabel} /> : null}
+      {mayOnSecrets(caps, "delete") ? <a href={pageLink(ctx, "secrets/delete", name)}>{s.deleteLabel}<span class="sr-only">{` ${name}`}</span></a> : null}
     </>
   );
 }
 
-/** The list's columns: key, created, expires, reads, actions. */
-function secretColumns(ctx: ConsoleCtx): Column<Record<string, unknown>>[] {
+/** The list's columns: key, kind, created, expires, reads, actions; the sortable ones link to their sort. */
+function secretColumns(ctx: ConsoleCtx): Column<Row>[] {
   const { s } = ctx;
   return [
     { label: s.colKey, rowHead: true, class: "mono", cell: (row) => nameOf(row) },
+    { label: s.colKind, cell: (row) => (isPublic(row) ? s.kindShareLink : s.kindKeyedShort) },
     { label: s.colCreated, cell: (row) => when(row.created_at) },
     { label: s.colExpires, cell: (row) => (row.expires_at === null ? s.never : when(row.expires_at)) },
     { label: s.colReads, cell: (row) => reads(ctx, row) },
-    { label: s.colActions, class: "actions", cell: (row) => <SecretActions ctx={ctx} name={nameOf(row)} /> },
+    { label: s.colActions, class: "actions", cell: (row) => <SecretActions ctx={ctx} row={row} /> },
   ];
 }
 
@@ -81,7 +130,7 @@ function LimitFields(props: { ctx: ConsoleCtx }) {
   return (
     <div class="row">
       <div>
-        <Field id="new-ttl" label={s.ttlLabel} input={{ name: "ttl_seconds", inputmode: "numeric" }} />
+        <Field id="new-ttl" label={s.ttlLabel} input={{ name: "ttl", autocomplete: "off" }} />
       </div>
       <div>
         <Field id="new-reads" label={s.readsLabel} input={{ name: "max_reads", inputmode: "numeric" }} />
@@ -111,43 +160,165 @@ function CreateForm(props: { ctx: ConsoleCtx }) {
   );
 }
 
+/** The search and sort form of the list (GET, no script). */
+function ListControls(props: { ctx: ConsoleCtx; q: string; sort: SortKey; desc: boolean }) {
+  const { ctx } = props;
+  const { s } = ctx;
+  const labels: Record<SortKey, string> = { key: s.colKey, created: s.colCreated, expires: s.colExpires, reads: s.colReads };
+  return (
+    <form method="get" action={`${ctx.root}ui/secrets`} class="filter card">
+      <div class="row">
+        <div>
+          <label for="q">{s.searchLabel}</label>
+          <input id="q" name="q" value={props.q} class="mono" autocomplete="off" />
+        </div>
+        <div>
+          <label for="sort">{s.sortLabel}</label>
+          <select id="sort" name="sort">
+            {(Object.keys(SORTS) as SortKey[]).map((k) => (
+              <option value={k} selected={k === props.sort}>{labels[k]}</option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="dir">{s.orderLabel}</label>
+          <select id="dir" name="dir">
+            <option value="asc" selected={!props.desc}>{s.ascending}</option>
+            <option value="desc" selected={props.desc}>{s.descending}</option>
+          </select>
+        </div>
+      </div>
+      <button type="submit" class="secondary">{s.filter}</button>
+    </form>
+  );
+}
+
+/** Links to the pages of a sorted list (by offset, keeping the other query parameters). */
+function OffsetPager(props: { ctx: ConsoleCtx; page: number; pages: number }) {
+  const { ctx } = props;
+  if (props.pages <= 1) return null;
+  const link = (n: number) => {
+    const params = new URLSearchParams(Object.entries(ctx.query).filter(([k]) => k !== "page"));
+    if (n > 0) params.set("page", String(n));
+    const q = params.toString();
+    return `${ctx.root}ui/secrets${q === "" ? "" : `?${q}`}`;
+  };
+  return (
+    <nav class="pager" aria-label="pages">
+      {props.page > 0 ? <a href={link(0)}>{ctx.s.first}</a> : null}
+      {props.page + 1 < props.pages ? <a href={link(props.page + 1)}>{ctx.s.next}</a> : null}
+    </nav>
+  );
+}
+
+/** The one secret `key` from the token's list, or the page that says why not. */
+async function findSecret(ctx: ConsoleCtx, key: string): Promise<Row | Out> {
+  const found = await scan(ctx);
+  if (!("list" in found)) return found;
+  const row = found.list.find((r) => nameOf(r) === key);
+  if (row !== undefined) return row;
+  return { status: 404, view: <Frame ctx={ctx} title={ctx.s.notFoundTitle} section="secrets" flash={{ kind: "error", text: fill(ctx.s.noSuchSecret, { key }) }} /> };
+}
+
 /**
- * The secrets page (docs/console.md, "Secrets"): metadata only, filtered by
- * key prefix and paged; create (keyed or public), change TTL and reads,
- * delete; revealing is its own page whose button says it counts a read.
- * Global for the master key and scoped keys, the org's for a principal key.
+ * The secrets page (docs/console.md, "Secrets"): the create form above the
+ * list; metadata only, with each secret's kind, searched by substring and
+ * sorted by key, created, expiry or reads, paged; a page per secret with its
+ * audit history; change TTL (a duration) and reads; delete after a confirm
+ * page; revealing a keyed secret is its own page whose button says it counts
+ * a read. A share link (a public secret) is never revealed here: its read
+ * is its holder's. Global for the master key and scoped keys, the org's for
+ * a principal key; every call is the API's, with the session's token.
  */
 export function secretRoutes(r: Registrar): void {
   r.page("secrets", async (ctx) => {
     const { s, session } = ctx;
     const caps = session.caps;
-    const prefix = ctx.query.prefix ?? "";
-    const page = mayOnSecrets(caps, "list") ? await listPage(ctx, prefix) : undefined;
-    if (page !== undefined && !("list" in page)) return page;
+    const q = ctx.query.q ?? "";
+    const sortParam = ctx.query.sort ?? "created";
+    const sort: SortKey = sortParam in SORTS ? (sortParam as SortKey) : "created";
+    const desc = (ctx.query.dir ?? (ctx.query.sort === undefined ? "desc" : "asc")) === "desc";
+    const page = Math.max(0, Number.parseInt(ctx.query.page ?? "0", 10) || 0);
+    const found = mayOnSecrets(caps, "list") ? await scan(ctx) : undefined;
+    if (found !== undefined && !("list" in found)) return found;
     const title = caps.kind === "principal" ? fill(s.orgSecretsTitle, { org: text(caps.orgId) }) : s.secretsTitle;
+    let shown: Row[] = [];
+    let pages = 0;
+    if (found !== undefined) {
+      const matching = q === "" ? found.list : found.list.filter((row) => nameOf(row).includes(q));
+      const cmp = SORTS[sort];
+      matching.sort(desc ? (a, b) => cmp(b, a) : cmp);
+      pages = Math.ceil(matching.length / PAGE);
+      shown = matching.slice(page * PAGE, page * PAGE + PAGE);
+    }
+    const badSort = sortParam in SORTS ? undefined : fill(s.badSort, { sort: sortParam });
     return (
       <Frame ctx={ctx} title={title} section="secrets" flash={takeFlash(ctx)}>
-        {page === undefined ? (
+        {mayOnSecrets(caps, "create") ? <CreateForm ctx={ctx} /> : null}
+        {found === undefined ? (
           <p class="muted">{s.notListed}</p>
         ) : (
           <>
-            <form method="get" action={`${ctx.root}ui/secrets`} class="filter">
-              <label for="prefix">{s.filterPrefix}</label>
-              <input id="prefix" name="prefix" value={prefix} class="mono" />
-              <button type="submit" class="secondary">{s.filter}</button>
-            </form>
-            <Table columns={secretColumns(ctx)} rows={page.list} empty={<p class="notice warn">{s.noSecrets}</p>} />
-            <Pager ctx={ctx} path="secrets" next={page.next} />
+            <h2>{s.listTitle}</h2>
+            {badSort === undefined ? null : <p class="notice error" role="alert">{badSort}</p>}
+            <ListControls ctx={ctx} q={q} sort={sort} desc={desc} />
+            {found.more ? <p class="notice warn">{fill(s.scanCapped, { n: String(SCAN_PAGES * 1000) })}</p> : null}
+            <Table columns={secretColumns(ctx)} rows={shown} empty={<p class="notice warn">{q === "" ? s.noSecrets : s.noMatch}</p>} />
+            <OffsetPager ctx={ctx} page={page} pages={pages} />
+            {caps.kind === "principal" ? null : <p class="help">{s.shareLinkNote}</p>}
           </>
         )}
-        {mayOnSecrets(caps, "create") ? <CreateForm ctx={ctx} /> : null}
+      </Frame>
+    );
+  });
+
+  r.page("secrets/view", async (ctx) => {
+    const { s, root } = ctx;
+    const key = ctx.query.key ?? "";
+    const row = await findSecret(ctx, key);
+    if (!("created_at" in row)) return row as Out;
+    const left = readsLeft(row);
+    const caps = ctx.session.caps;
+    const share = isPublic(row);
+    const sealOnLimit = row.delete === false;
+    const nextRead = left === null ? s.nextReadKeeps : left <= 1 ? (sealOnLimit ? s.nextReadSeals : s.nextReadBurns) : fill(s.nextReadLeaves, { n: String(left - 1) });
+    const auditBase = caps.kind === "principal" ? `/orgs/${encodeURIComponent(text(caps.orgId))}/audit` : "/audit";
+    const audit = await ctx.api("GET", `${auditBase}?key=${encodeURIComponent(key)}&limit=100`);
+    const fact = (label: string, value: string) => (
+      <div>
+        <dt>{label}</dt>
+        <dd>{value}</dd>
+      </div>
+    );
+    return (
+      <Frame ctx={ctx} title={fill(s.secretTitle, { key })} section="secrets" flash={takeFlash(ctx)}>
+        <dl class="facts">
+          {fact(s.colKind, share ? s.kindShareLink : s.kindKeyedShort)}
+          {fact(s.colCreated, when(row.created_at))}
+          {fact(s.colExpires, row.expires_at === null ? s.never : when(row.expires_at))}
+          {fact(s.colReads, reads(ctx, row))}
+          {fact(s.readsLeftLabel, left === null ? s.unlimited : String(left))}
+          {fact(s.nextReadLabel, nextRead)}
+          {row.state === undefined ? null : fact(s.stateLabel, text(row.state))}
+        </dl>
+        {share ? <p class="notice warn">{`${s.shareLinkNote} ${linkHolder(ctx, row)}`}</p> : null}
+        <p>
+          {!share && mayOnSecrets(caps, "read") ? <a class="button-link" href={pageLink(ctx, "secrets/reveal", key)}>{s.reveal}</a> : null}
+          {mayOnSecrets(caps, "delete") ? <a class="button-link" href={pageLink(ctx, "secrets/delete", key)}>{s.deleteLabel}</a> : null}
+        </p>
+        <h2>{s.historyTitle}</h2>
+        {audit.status === 200 ? <AuditTable s={s} entries={rows(audit, "entries")} /> : <p class="muted">{fill(s.noHistory, { error: apiMessage(audit) })}</p>}
+        <p>
+          <a href={`${root}ui/secrets`}>{s.back}</a>
+        </p>
       </Frame>
     );
   });
 
   const to = { back: "secrets", section: "secrets" } as const;
   r.action("secrets/create", async (ctx, form) => {
-    const body = limits(form, { value: form.value ?? "" });
+    const body = limits(ctx, form, { value: form.value ?? "" });
+    if (typeof body === "string") return back(ctx, "secrets", { kind: "error", text: body });
     if (form.kind !== "public" || ctx.session.caps.kind === "principal") body.key = form.key ?? "";
     return act(ctx, to, { method: "POST", path: secretsBase(ctx.session.caps), body, ok: 201 }, (answer) => ({
       kind: "ok",
@@ -158,20 +329,42 @@ export function secretRoutes(r: Registrar): void {
     }));
   });
 
-  r.action("secrets/patch", async (ctx, form) =>
-    act(ctx, to, { method: "PATCH", path: apiPath(ctx, form.key ?? ""), body: limits(form, {}), ok: 200 }, () => ({
+  r.action("secrets/patch", async (ctx, form) => {
+    const body = limits(ctx, form, {});
+    if (typeof body === "string") return back(ctx, "secrets", { kind: "error", text: body });
+    return act(ctx, to, { method: "PATCH", path: apiPath(ctx, form.key ?? ""), body, ok: 200 }, () => ({
       kind: "ok",
       text: fill(ctx.s.changed, { key: form.key ?? "" }),
-    })),
-  );
+    }));
+  });
+
+  r.page("secrets/delete", async (ctx) => {
+    const { s } = ctx;
+    const key = ctx.query.key ?? "";
+    return (
+      <Frame ctx={ctx} title={fill(s.deleteTitle, { key })} section="secrets">
+        <p class="notice warn">{isShareLink(ctx, key) ? s.deleteShareWarning : s.deleteWarning}</p>
+        <PostButton ctx={ctx} action="secrets/delete" fields={{ key }} label={fill(s.deleteConfirm, { key })} />
+        <p>
+          <a href={`${ctx.root}ui/secrets`}>{s.cancel}</a>
+        </p>
+      </Frame>
+    );
+  });
 
   r.action("secrets/delete", async (ctx, form) =>
     act(ctx, to, { method: "DELETE", path: apiPath(ctx, form.key ?? ""), ok: 200 }, () => ({ kind: "ok", text: fill(ctx.s.deleted, { key: form.key ?? "" }) })),
   );
 
+  const noShareReveal = (ctx: ConsoleCtx, key: string): Out => ({
+    status: 403,
+    view: <Frame ctx={ctx} title={ctx.s.forbiddenTitle} section="secrets" flash={{ kind: "error", text: fill(ctx.s.noShareReveal, { key }) }} />,
+  });
+
   r.page("secrets/reveal", async (ctx) => {
     const { s, root } = ctx;
     const key = ctx.query.key ?? "";
+    if (isShareLink(ctx, key)) return noShareReveal(ctx, key);
     return (
       <Frame ctx={ctx} title={fill(s.revealTitle, { key })} section="secrets">
         <p class="notice warn">{s.revealWarning}</p>
@@ -186,6 +379,8 @@ export function secretRoutes(r: Registrar): void {
   r.action("secrets/reveal", async (ctx, form) => {
     const { s, root } = ctx;
     const key = form.key ?? "";
+    // A share link's read belongs to whoever holds the link: the console never spends it.
+    if (isShareLink(ctx, key)) return noShareReveal(ctx, key);
     const answer = await ctx.api("GET", apiPath(ctx, key));
     if (answer.status !== 200) return refused(ctx, answer, "secrets", "secrets");
     return (

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** A console session is dropped after this long without a request, milliseconds (docs/console.md, "Sessions"). */
 export const SESSION_IDLE_MS = 30 * 60_000;
@@ -6,6 +6,16 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_MAX_MS = 12 * 3_600_000;
 /** At most this many sessions are kept; a new one past it replaces the least recently used. */
 export const SESSION_LIMIT = 1000;
+/**
+ * At most this many live sessions per token; a new sign-in past it ends
+ * that token's oldest session, never another token's (docs/console.md,
+ * "Sessions").
+ */
+export const SESSIONS_PER_TOKEN = 8;
+/** At most this many sign-ins per token within SIGNIN_WINDOW_MS; more answer 429 (docs/console.md, "Sessions"). */
+export const SIGNINS_PER_WINDOW = 30;
+/** The sign-in rate's window, milliseconds. */
+export const SIGNIN_WINDOW_MS = 60_000;
 
 /** What the signed-in token may do, resolved once at sign-in from the API's own actor (docs/console.md, "Authorization"). */
 export interface Caps {
@@ -53,11 +63,25 @@ export class SessionStore {
   private readonly sessions = new Map<string, Session>();
 
   /** @param now current time, Unix milliseconds (the vault's clock). */
-  constructor(private readonly now: () => number, private readonly limit = SESSION_LIMIT) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly limit = SESSION_LIMIT,
+    private readonly perToken = SESSIONS_PER_TOKEN,
+  ) {}
 
-  /** A new session for `token`; the least recently used one is dropped when the store is full. */
+  /**
+   * A new session for `token`. When the token already holds `perToken`
+   * live sessions, its oldest one ends; when the store is full, the least
+   * recently used session ends.
+   */
   create(token: string, caps: Caps): Session {
     this.sweep();
+    const own: Session[] = [];
+    for (const s of this.sessions.values()) if (s.token === token) own.push(s);
+    if (own.length >= this.perToken) {
+      own.sort((a, b) => a.createdAt - b.createdAt);
+      for (const s of own.slice(0, own.length - this.perToken + 1)) this.sessions.delete(s.id);
+    }
     while (this.sessions.size >= this.limit) {
       const oldest = this.sessions.keys().next().value;
       if (oldest === undefined) break;
@@ -109,6 +133,47 @@ export class SessionStore {
     for (const [id, s] of this.sessions) {
       if (at - s.lastSeen >= SESSION_IDLE_MS || at - s.createdAt >= SESSION_MAX_MS) this.sessions.delete(id);
     }
+  }
+}
+
+/**
+ * The sign-in rate (docs/console.md, "Sessions"): at most `max` sign-ins
+ * per token within `windowMs` milliseconds, counted by the token's SHA-256
+ * (the token itself is not kept). A wrong token never gets here twice in a
+ * row: the brute-force guard refuses its address first.
+ */
+export class SignInRate {
+  private readonly hits = new Map<string, number[]>();
+
+  /** @param now current time, Unix milliseconds. */
+  constructor(
+    private readonly now: () => number,
+    private readonly max = SIGNINS_PER_WINDOW,
+    private readonly windowMs = SIGNIN_WINDOW_MS,
+  ) {}
+
+  /**
+   * Counts one sign-in of `token` when it is within the rate.
+   * @returns 0 when counted, else the seconds until the next one is allowed (Retry-After).
+   */
+  take(token: string): number {
+    const at = this.now();
+    const id = createHash("sha256").update(token).digest("base64url");
+    const recent = (this.hits.get(id) ?? []).filter((t) => at - t < this.windowMs);
+    if (recent.length >= this.max) {
+      this.hits.set(id, recent);
+      return Math.max(1, Math.ceil((this.windowMs - (at - (recent[0] ?? at))) / 1000));
+    }
+    recent.push(at);
+    this.hits.delete(id);
+    this.hits.set(id, recent);
+    // Bounded: past 10,000 tokens, the least recently counted are forgotten.
+    while (this.hits.size > 10_000) {
+      const oldest = this.hits.keys().next().value;
+      if (oldest === undefined) break;
+      this.hits.delete(oldest);
+    }
+    return 0;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ConsoleStrings } from "../console-strings.js";
-import { PageHead } from "../layout.js";
+import { DOCTYPE, PageHead } from "../layout.js";
 
 
 /**
@@ -10,6 +10,8 @@ import { PageHead } from "../layout.js";
 export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { kind: "ok" | "error"; text: string } | undefined }) {
   const { s } = props;
   return (
+    <>
+    {DOCTYPE}
     <html lang={s.lang}>
       <PageHead product={s.product} root={props.root} title={s.signInTitle} />
       <body>
@@ -32,12 +34,15 @@ export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { 
         </main>
       </body>
     </html>
+    </>
   );
 }
 
 /** A console page that says one thing (a refused cross-site request, an unknown page). */
 export function MessageView(props: { s: ConsoleStrings; root: string; title: string; lead: string }) {
   return (
+    <>
+    {DOCTYPE}
     <html lang={props.s.lang}>
       <PageHead product={props.s.product} root={props.root} title={props.title} />
       <body>
@@ -53,5 +58,6 @@ export function MessageView(props: { s: ConsoleStrings; root: string; title: str
         </main>
       </body>
     </html>
+    </>
   );
 }

@@ -19,7 +19,7 @@ function Deliveries(props: { ctx: ConsoleCtx; list: Record<string, unknown>[] })
     { label: s.colAttempts, cell: (d) => text(d.attempt) },
     { label: s.colNextRetry, cell: (d) => (typeof d.next_attempt_at === "number" ? when(d.next_attempt_at) : "—") },
   ];
-  return <Table columns={columns} rows={props.list} empty={<p class="muted">{s.noDeliveries}</p>} caption={s.deliveries} bare />;
+  return <Table columns={columns} rows={props.list} empty={<p class="muted">{s.noDeliveries}</p>} caption={s.deliveries} />;
 }
 
 /**
