@@ -9,6 +9,19 @@ import { version } from "./version.js";
 // within a second (docs/contract.md §15) and the start stays fast.
 
 /**
+ * A closed stdout (`ephemeral-vault ls | head -1`) ends the command quietly
+ * with exit 0 instead of an EPIPE stack (docs/cli.md, "Exit codes and
+ * errors"); any other stdout error still surfaces.
+ */
+function endQuietlyWhenStdoutCloses(): void {
+  if (process.stdout.listenerCount("error") > 0) return;
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+}
+
+/**
  * The command line: serve (default, also when the first word is a flag),
  * the commands of cli/registry.ts, --help, --version.
  * @param argv the words after the program name.
@@ -16,6 +29,7 @@ import { version } from "./version.js";
  *   keep running (serve once listening, mcp, run until its child ends).
  */
 export async function main(argv: string[]): Promise<number | undefined> {
+  endQuietlyWhenStdoutCloses();
   const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
     process.stdout.write(topLevelUsage());

@@ -1,6 +1,7 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { SETTINGS } from "../src/config.js";
-import { runCommand } from "./e2e-helpers.js";
+import { BIN, runCommand } from "./e2e-helpers.js";
 
 // One argument parser (commander) for every command: each command's --help
 // lists every flag it takes and exits 0; a usage error exits 2 with one
@@ -59,5 +60,15 @@ describe("usage errors exit 2 with a clear line", () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^ephemeral-vault: /);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe("a closed stdout", () => {
+  it("ends a command quietly: `ephemeral-vault put --help | true` prints no EPIPE stack and exits 0", () => {
+    for (const words of ["put --help", "get --help", "--help", "run --help"]) {
+      const piped = spawnSync("bash", ["-c", `set -o pipefail; "${process.execPath}" "${BIN}" ${words} | true`], { encoding: "utf8", timeout: 20_000 });
+      expect(piped.stderr, words).toBe("");
+      expect(piped.status, words).toBe(0);
+    }
   });
 });

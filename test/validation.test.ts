@@ -59,7 +59,6 @@ const CASES: Case[] = [
   post("key of 64 lowercase hex characters", { key: HEX64, value }),
   post("empty key", { key: "", value }),
   post("key a number", { key: 42, value }),
-  post("key null", { key: null, value }),
   post("key an array", { key: [MARK], value }),
   post("key an object", { key: { k: MARK }, value }),
   // value (docs/contract.md §6, §14)
@@ -78,7 +77,6 @@ const CASES: Case[] = [
   post('ttl_seconds "10"', { value, ttl_seconds: "10" }),
   post("ttl_seconds 315360001", { value, ttl_seconds: 315_360_001 }),
   post("ttl_seconds 1e300", { value, ttl_seconds: 1e300 }),
-  post("ttl_seconds null", { value, ttl_seconds: null }),
   post("ttl_seconds true", { value, ttl_seconds: true }),
   // max_reads: integer 1..2147483647
   post("max_reads 0", { value, max_reads: 0 }),
@@ -86,7 +84,6 @@ const CASES: Case[] = [
   post("max_reads 1.5", { value, max_reads: 1.5 }),
   post('max_reads "3"', { value, max_reads: "3" }),
   post("max_reads 2147483648", { value, max_reads: 2_147_483_648 }),
-  post("max_reads null", { value, max_reads: null }),
   // sizes (docs/contract.md §5)
   post(`value of ${MAX_VALUE_BYTES + 1} ASCII bytes`, { key: "big", value: MARK + "v".repeat(MAX_VALUE_BYTES - 3) }, 413),
   post(
@@ -239,6 +236,26 @@ describe("the edges that are accepted", () => {
   });
 });
 
+describe("null in an optional field means the field is omitted (docs/contract.md §14)", () => {
+  it("creates, replaces and patches with null limits as without them; null in a required field is 400", async () => {
+    const v = buildTestVault();
+    const created = await v.asMaster("POST", "/secrets", { key: "n/a", value: "x", ttl_seconds: null, max_reads: null });
+    expect(created.status).toBe(201);
+    const read = await v.asMaster("GET", "/secrets/n/a");
+    expect(await read.json()).toMatchObject({ key: "n/a", expires_at: null, max_reads: null, read_count: 1 });
+    const publicOne = await v.asMaster("POST", "/secrets", { key: null, value: "y" });
+    expect(publicOne.status).toBe(201);
+    expect(((await publicOne.json()) as { id?: string }).id).toMatch(/^[0-9a-f]{64}$/);
+    const replaced = await v.asMaster("PUT", "/secrets/n/a", { value: "z", ttl_seconds: null, max_reads: 2 });
+    expect(replaced.status).toBe(200);
+    expect((await v.asMaster("PATCH", "/secrets/n/a", { ttl_seconds: 60, max_reads: null })).status).toBe(200);
+    // PATCH with every field null gives neither: 400, as an empty PATCH.
+    expect((await v.asMaster("PATCH", "/secrets/n/a", { ttl_seconds: null, max_reads: null })).status).toBe(400);
+    expect((await v.asMaster("POST", "/secrets", { key: "n/b", value: null })).status).toBe(400);
+    expect((await v.asMaster("POST", "/keys", { name: "k", permissions: ["read"], expires_at: null })).status).toBe(201);
+  });
+});
+
 describe("property: no request body makes POST /secrets fail with a 5xx", () => {
   const field = fc.oneof(
     fc.string(),
@@ -258,12 +275,12 @@ describe("property: no request body makes POST /secrets fail with a 5xx", () => 
     fc.jsonValue(),
   );
 
-  it("answers 201, 400, 409 or 413 to any JSON body", async () => {
+  it("answers 201, 400, 402, 409 or 413 to any JSON body", async () => {
     const v = buildTestVault({ maxValueBytes: 32 });
     await fc.assert(
       fc.asyncProperty(body, async (b) => {
         const res = await v.request("POST", "/secrets", { raw: JSON.stringify(b) ?? "null", contentType: "application/json" });
-        expect([201, 400, 409, 413]).toContain(res.status);
+        expect([201, 400, 402, 409, 413]).toContain(res.status);
         const parsed = (await res.json()) as Record<string, unknown>;
         if (res.status >= 400) expect(typeof parsed.error).toBe("string");
       }),

@@ -26,6 +26,23 @@ export function jsonSchemaOf(schema: v.GenericSchema): JsonSchema {
   return rest;
 }
 
+/**
+ * A request body's schema whose optional properties also take `null`
+ * (docs/contract.md §14: `null` in an optional field means it is omitted);
+ * each such property becomes `anyOf: [its schema, {type: "null"}]`.
+ * @param schema the body's JSON Schema (an object schema; others pass unchanged).
+ */
+export function nullableOptionals(schema: JsonSchema): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (properties === undefined) return schema;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    out[name] = required.has(name) ? property : { anyOf: [property, { type: "null" }], description: "null: the same as leaving the field out" };
+  }
+  return Object.assign({}, schema, { properties: out });
+}
+
 /** One OpenAPI parameter object. */
 interface Parameter {
   name: string;
@@ -91,7 +108,7 @@ export function buildOpenApi(version: string, routes: readonly Route[]): JsonSch
     };
     if (route.permission !== "none") operation["x-permission"] = route.permission;
     if (route.body !== undefined) {
-      operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchemaOf(route.body) } } };
+      operation.requestBody = { required: true, content: { "application/json": { schema: nullableOptionals(jsonSchemaOf(route.body)) } } };
     }
     (paths[path] ??= {})[route.method] = operation;
   }

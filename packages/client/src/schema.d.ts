@@ -273,10 +273,12 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        expires_at?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        expires_at?: (number | null) | null;
                         name: string;
                         permissions: ("read" | "write" | "delete" | "admin")[];
-                        prefix?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        prefix?: (string | null) | null;
                     };
                 };
             };
@@ -541,7 +543,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        metadata?: unknown;
+                        /** @description null: the same as leaving the field out */
+                        metadata?: unknown | null;
                     };
                 };
             };
@@ -726,8 +729,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
-                        valid_after?: number;
-                        valid_before?: number;
+                        /** @description null: the same as leaving the field out */
+                        valid_after?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        valid_before?: number | null;
                     };
                 };
             };
@@ -1102,7 +1107,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        metadata?: unknown;
+                        /** @description null: the same as leaving the field out */
+                        metadata?: unknown | null;
                         name: string;
                     };
                 };
@@ -1907,9 +1913,12 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        metadata?: unknown;
-                        name?: string;
-                        role?: string;
+                        /** @description null: the same as leaving the field out */
+                        metadata?: unknown | null;
+                        /** @description null: the same as leaving the field out */
+                        name?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        role?: string | null;
                     };
                 };
             };
@@ -2129,8 +2138,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
-                        valid_after?: number;
-                        valid_before?: number;
+                        /** @description null: the same as leaving the field out */
+                        valid_after?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        valid_before?: number | null;
                     };
                 };
             };
@@ -2933,12 +2944,16 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        allowed_keys?: string[];
-                        delete?: boolean;
+                        /** @description null: the same as leaving the field out */
+                        allowed_keys?: string[] | null;
+                        /** @description null: the same as leaving the field out */
+                        delete?: boolean | null;
                         /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                         key: string;
-                        max_reads?: number;
-                        ttl_seconds?: number;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
                         value: string;
                     };
                 };
@@ -3185,10 +3200,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        allowed_keys?: string[];
-                        delete?: boolean;
-                        max_reads?: number;
-                        ttl_seconds?: number;
+                        /** @description null: the same as leaving the field out */
+                        allowed_keys?: string[] | null;
+                        /** @description null: the same as leaving the field out */
+                        delete?: boolean | null;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
                         value: string;
                     };
                 };
@@ -3410,8 +3429,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        max_reads?: number;
-                        ttl_seconds?: number;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
                     };
                 };
             };
@@ -3627,7 +3648,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        description?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        description?: (string | null) | null;
                         events: string[];
                         url: string;
                     };
@@ -4321,14 +4343,16 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; not 64 lower-case hex characters (the shape of public ids). Omitted: a public secret. */
-                        key?: string;
-                        /** @description With reveal_check: the secret burns after this many refused reveal proofs. Omitted: never. */
-                        max_failed_reveals?: number;
-                        max_reads?: number;
-                        /** @description Public secrets only: SHA-256 of the link's reveal proof, base64url without padding (43 characters). POST /s/<id>/reveal then needs the proof (docs/share.md, 'The reveal proof'). */
-                        reveal_check?: string;
-                        ttl_seconds?: number;
+                        /** @description null: the same as leaving the field out */
+                        key?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        max_failed_reveals?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        reveal_check?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
                         value: string;
                     };
                 };
@@ -4555,8 +4579,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        max_reads?: number;
-                        ttl_seconds?: number;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
                         value: string;
                     };
                 };
@@ -4776,8 +4802,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        max_reads?: number;
-                        ttl_seconds?: number;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
                     };
                 };
             };
@@ -4968,7 +4996,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        description?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        description?: (string | null) | null;
                         events: string[];
                         url: string;
                     };

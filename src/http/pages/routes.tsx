@@ -8,7 +8,7 @@ import { VaultError } from "../../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
 import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
-import { readJsonObject } from "../routes/input.js";
+import { readJsonObject, withoutNulls } from "../routes/input.js";
 import { readJson } from "../routes/secret-json.js";
 import { afterRefusal } from "../routes/secrets/rules.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
@@ -177,7 +177,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   app.post("/s", async (c) => {
     if (!deps.settings.anonymous) return c.json({ error: "not found" }, 404);
     const { ip } = clientOf(c, deps.trustProxy);
-    const raw = await readJsonObject(c);
+    const raw = withoutNulls(await readJsonObject(c));
     const created = await anonymousCreate(deps, raw, ip, anonymousRate, anonymousLimits, shareOrigin(ip));
     return c.json({ id: created.key, url: `${deps.publicUrl()}/s/${created.key}` }, 201);
   });

@@ -6,7 +6,7 @@ import type { AppContext, AppEnv } from "../context.js";
 import type { Permission } from "../../domain/permissions.js";
 import type { OrgLetter } from "../../domain/permissions.js";
 import { needMaster, needMetricsReader, needOrg, needPrincipal } from "../org-auth.js";
-import { parse, readJsonObject } from "./input.js";
+import { parse, readJsonObject, withoutNulls } from "./input.js";
 import { methodNotAllowed } from "./method.js";
 
 /**
@@ -119,7 +119,7 @@ export function route<P extends ParamsSchema | undefined = undefined, Q extends 
         }
       : async (c: AppContext) => {
           const { params: p, query: q } = head(c);
-          const raw = await readJsonObject(c);
+          const raw = withoutNulls(await readJsonObject(c));
           if (inPrefix?.from === "body") requireInPrefixOf(c, inPrefix, raw);
           return handler(c, { params: p, query: q, body: parsed(body, () => raw) });
         };

@@ -125,6 +125,24 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
 }
 
 /**
+ * A JSON body with its top-level `null` fields left out (docs/contract.md
+ * §14): `null` in an optional request field (`"ttl_seconds": null`,
+ * `"max_reads": null`, `"expires_at": null`) means the field is omitted, and
+ * `null` in a required one is refused by the schema like a missing field.
+ * @param body the object readJsonObject returned.
+ * @returns `body` itself when it holds no `null`, else a copy without those fields.
+ */
+export function withoutNulls(body: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const name in body) {
+    if (body[name] !== null) continue;
+    if (out === undefined) out = Object.assign({}, body);
+    delete out[name];
+  }
+  return out ?? body;
+}
+
+/**
  * Validates input against a valibot schema at the edge. The first issue's
  * message (written in the schema, never echoing the input) becomes the 400.
  * @throws ApiError 400.
