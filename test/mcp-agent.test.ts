@@ -9,8 +9,8 @@ import type { VaultProcess } from "./e2e-helpers.js";
 
 const clients: Client[] = [];
 
-async function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY): Promise<{ client: Client; stderr: () => string }> {
-  const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: token });
+async function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY, addr = vault.url): Promise<{ client: Client; stderr: () => string }> {
+  const env = childEnv({ VAULT_ADDR: addr, VAULT_TOKEN: token });
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN, "mcp", ...args],
@@ -243,20 +243,8 @@ describe("mcp: only the tools the token may use", () => {
   });
 
   it("a vault that cannot be reached is said on stderr at start", async () => {
-    const env = childEnv({ VAULT_ADDR: "http://127.0.0.1:9", VAULT_TOKEN: E2E_MASTER_KEY });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, "mcp"],
-      cwd: ROOT,
-      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
-    await client.connect(transport);
-    clients.push(client);
-    expect(stderr).toMatch(/warning: cannot reach the vault at http:\/\/127\.0\.0\.1:9/);
+    const { stderr } = await connect(vault, [], E2E_MASTER_KEY, "http://127.0.0.1:9");
+    expect(stderr()).toMatch(/warning: cannot reach the vault at http:\/\/127\.0\.0\.1:9/);
   });
 
   it("a read-only key gets only secret_info; the probes change nothing", async () => {
