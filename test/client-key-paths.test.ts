@@ -180,7 +180,7 @@ describe("the command line", () => {
     expect((await vault.request("POST", "/secrets", { key: "prod/../other/db_password", value: "v" })).status).toBe(400);
     await renameStoredKey("prod/escape", "prod/../other/db_password");
 
-    const result = cli(["run", "--no-mask", "--prefix", "prod", "--only", "OTHER_DB_PASSWORD", "--", process.execPath, "-e", "process.stdout.write(String(process.env.OTHER_DB_PASSWORD))"]);
+    const result = cli(["run", "--no-mask", "--prefix", "prod", "--only", "___OTHER_DB_PASSWORD", "--", process.execPath, "-e", "process.stdout.write(String(process.env.___OTHER_DB_PASSWORD))"]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^ephemeral-vault: invalid secret key: [^\n]+\n$/);
