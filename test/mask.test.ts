@@ -9,6 +9,19 @@ async function throughStream(masker: Masker, chunks: Buffer[]): Promise<string> 
   return text(Readable.from(chunks).pipe(masker.stream()));
 }
 
+/** `whole` cut into chunks of the given sizes, the rest in one last chunk. */
+function chunked(whole: Buffer, sizes: readonly number[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  let at = 0;
+  for (const size of sizes) {
+    if (at >= whole.length) break;
+    chunks.push(whole.subarray(at, at + size));
+    at += size;
+  }
+  if (at < whole.length) chunks.push(whole.subarray(at));
+  return chunks;
+}
+
 describe("masking injected values", () => {
   const value = "s3cr3t value/+?&\"é";
   const masker = new Masker(new Map([["API_KEY", value]]));
@@ -60,15 +73,7 @@ describe("masking injected values", () => {
       fc.asyncProperty(fc.string({ minLength: 4, maxLength: 24 }), fc.string(), fc.array(fc.integer({ min: 1, max: 9 }), { maxLength: 20 }), async (secret, noise, sizes) => {
         const m = new Masker(new Map([["S", secret]]));
         const whole = Buffer.from(`${noise}${secret}${noise}${secret}`, "utf8");
-        const chunks: Buffer[] = [];
-        let at = 0;
-        for (const size of sizes) {
-          if (at >= whole.length) break;
-          chunks.push(whole.subarray(at, at + size));
-          at += size;
-        }
-        if (at < whole.length) chunks.push(whole.subarray(at));
-        const out = await throughStream(m, chunks);
+        const out = await throughStream(m, chunked(whole, sizes));
         expect(out.includes(secret)).toBe(false);
       }),
       { numRuns: 200 },
@@ -131,15 +136,7 @@ describe("masking injected values", () => {
             });
             const m = new Masker(new Map(entries));
             const whole = Buffer.from(entries.map(([, v]) => `${v}|${secret}`).join(" "), "utf8");
-            const chunks: Buffer[] = [];
-            let at = 0;
-            for (const size of sizes) {
-              if (at >= whole.length) break;
-              chunks.push(whole.subarray(at, at + size));
-              at += size;
-            }
-            if (at < whole.length) chunks.push(whole.subarray(at));
-            expect((await throughStream(m, chunks)).includes(secret)).toBe(false);
+            expect((await throughStream(m, chunked(whole, sizes))).includes(secret)).toBe(false);
             expect(m.maskText(whole.toString("utf8")).includes(secret)).toBe(false);
           },
         ),

@@ -16,7 +16,7 @@ const PROOF_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /**
  * What a reveal of a public secret came to (docs/share.md, "The reveal proof"):
  * - `read`: the proof held (or the secret has no reveal check) and one read was counted;
- * - `missing`: no live public secret of that id (404, as any miss under /s/);
+ * - `missing`: no live public secret of that id (404, as every miss under /s/);
  * - `refused`: the secret needs a proof and this one was missing or wrong
  *   (403): no read counted, one refusal counted; `burned` when it was the
  *   refusal that reached max_failed_reveals.
@@ -52,7 +52,7 @@ export function proofMatches(proof: string | undefined, checkHash: Buffer): bool
  *    one past its TTL is expired here and `missing`);
  * 2. a secret with a reveal check is locked by its check (PostgreSQL: the
  *    row `FOR UPDATE`, so concurrent reveals of it run one after the other);
- * 3. a proof whose SHA-256 matches (constant time) reads as any read: one
+ * 3. a proof whose SHA-256 matches (constant time) reads as every other read does: one
  *    counted read, burn at max_reads, events; the check is deleted with a
  *    secret its last read burned;
  * 4. a missing or wrong proof counts one refusal (a guarded UPDATE: never

@@ -33,7 +33,7 @@ interface Waiting {
  * - Every answer, success or failure, comes after the batch's COMMIT: no
  *   unit resolves with anything a later failure of its batch could undo.
  * - Interleaved units cannot be isolated from each other (savepoints would
- *   roll back their neighbours' statements too): any failed statement, or a
+ *   roll back their neighbours' statements too): a failed statement, or a
  *   unit that fails after changing a row, rolls the whole batch back, and
  *   each of its units then runs again alone, in a transaction of its own
  *   (units are closures over the request, and a rolled-back transaction

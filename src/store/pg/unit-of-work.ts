@@ -96,7 +96,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * statements order it against every other transaction (inside one
    * transaction two claims would take the same row, and two advisory locks
    * would both pass). Savepoints would not isolate
-   * interleaved units, so there are none: any failed statement, or a unit
+   * interleaved units, so there are none: a failed statement, or a unit
    * that fails after changing a row, fails the whole batch (rolled back; the
    * caller runs each unit again alone). A unit that fails without changing
    * anything (a refusal) keeps its error as its outcome.
