@@ -175,7 +175,8 @@ describeBrowser("the share pages in Chromium", () => {
     writeFileSync(passFile, "correct horse battery\n");
     const link = await share("locked value ✓", ["--reads", "3", "--passphrase-file", passFile]);
     expect(link).toMatch(/\.p$/);
-    const page = await browser.newPage();
+    const context = await browser.newContext();
+    const page = await context.newPage();
     await page.goto(link);
     // The passphrase is asked before the read (the reveal proof needs it); a wrong one is refused and spends nothing.
     const pass = page.getByLabel("Passphrase");
@@ -183,12 +184,13 @@ describeBrowser("the share pages in Chromium", () => {
     await pass.fill("wrong passphrase");
     await page.getByRole("button", { name: "Reveal the secret" }).click();
     await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/Wrong passphrase, try again/);
+    expect(await seriousA11yViolations(page), "refused passphrase").toEqual([]);
     expect((await meta(idOf(link)))?.read_count).toBe(0);
     await pass.fill("correct horse battery");
     await page.getByRole("button", { name: "Reveal the secret" }).click();
     await page.locator("#value").waitFor({ state: "visible", timeout: 15_000 });
     expect(await page.locator("#value").textContent()).toBe("locked value ✓");
-    await page.close();
+    await context.close();
     expect((await meta(idOf(link)))?.read_count).toBe(1);
     expect((await cli(["get", link, "--passphrase-file", passFile], { env: {} })).stdout).toBe("locked value ✓");
     expect((await meta(idOf(link)))?.read_count).toBe(2);
@@ -198,11 +200,13 @@ describeBrowser("the share pages in Chromium", () => {
     const link = await share("whole link only", ["--reads", "1"]);
     const [bare] = link.split("#");
     for (const url of [bare ?? "", link.slice(0, -5)]) {
-      const page = await browser.newPage();
+      const context = await browser.newContext();
+      const page = await context.newPage();
       await page.goto(url);
       await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/incomplete or damaged/);
       expect(await page.locator("#reveal").isVisible()).toBe(false);
-      await page.close();
+      expect(await seriousA11yViolations(page), `incomplete link ${url}`).toEqual([]);
+      await context.close();
     }
     expect((await cli(["get", bare ?? ""], { env: {} })).code).not.toBe(0);
     expect((await cli(["get", link.slice(0, -5)], { env: {} })).code).not.toBe(0);
