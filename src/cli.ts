@@ -11,11 +11,14 @@ import { version } from "./version.js";
 /**
  * A closed stdout (`ephemeral-vault ls | head -1`) ends the command quietly
  * with exit 0 instead of an EPIPE stack (docs/cli.md, "Exit codes and
- * errors"); any other stdout error still surfaces.
+ * errors"); any other stdout error still surfaces, and a command with its
+ * own listener (`run`, whose masked pipe closes the child's end) handles it.
  */
 function endQuietlyWhenStdoutCloses(): void {
   if (process.stdout.listenerCount("error") > 0) return;
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    // A command that handles its own stdout errors (run's masked pipe passes SIGPIPE on to its child) keeps doing so.
+    if (process.stdout.listenerCount("error") > 1) return;
     if (err.code === "EPIPE") process.exit(0);
     throw err;
   });

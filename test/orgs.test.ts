@@ -32,13 +32,17 @@ describe("organizations", () => {
     ["a name that is not a string", { name: 42 }],
     ["metadata that is an array", { name: "a", metadata: [1] }],
     ["metadata that is a string", { name: "a", metadata: "x" }],
-    ["metadata that is null", { name: "a", metadata: null }],
     ["metadata over 16 KiB", { name: "a", metadata: { blob: "x".repeat(16 * 1024) } }],
   ])("answers 400 to %s and creates nothing", async (_label, body) => {
     const v = buildTestVault();
     const res = await expectStatus(v.asMaster("POST", "/orgs", body), 400);
     expect(res.error).toEqual(expect.any(String));
     expect(await expectStatus(v.asMaster("GET", "/orgs"), 200)).toEqual({ orgs: [] });
+  });
+
+  it("takes metadata: null as metadata left out (docs/contract.md §14)", async () => {
+    const v = buildTestVault();
+    await expectStatus(v.asMaster("POST", "/orgs", { name: "a", metadata: null }), 201);
   });
 
   it("accepts a name of exactly 128 characters", async () => {
