@@ -51,3 +51,16 @@ export interface Work {
   readonly outbox: OutboxStore;
   readonly revealChecks: RevealCheckStore;
 }
+
+/**
+ * Runs `next` on `value` once it is there: at once when a store answered
+ * synchronously (SQLite, inside the group commit's turn: no microtask),
+ * after the promise settles otherwise (PostgreSQL). The one place outside
+ * the engines that tells an answer from a promise of one, so that code
+ * above the store can chain Awaitable steps without awaiting each.
+ * @returns `next`'s result, or a promise of it when `value` was a promise.
+ * @throws (or rejects with) whatever `next` throws, or `value`'s rejection.
+ */
+export function andThen<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}

@@ -3,6 +3,19 @@ import type { Awaitable } from "../work.js";
 import { done, map } from "./executor.js";
 import type { SqlExecutor } from "./executor.js";
 import { sql } from "./template.js";
+import type { Query } from "./template.js";
+
+/**
+ * The one statement that writes a value of the `meta` table (insert or
+ * replace), for both engines: run it through an executor, or take its text
+ * for one dialect with `render(metaUpsert(name, value), dialect)` and its
+ * values with `paramsOf` (store/sql/template.ts).
+ * @param name the setting's name (a `meta.name`).
+ * @param value its new text.
+ */
+export function metaUpsert(name: string, value: string): Query {
+  return sql`INSERT INTO meta (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
+}
 
 /** The `meta` store of both engines: named settings of the database. */
 export class SqlMetaStore implements MetaStore {
@@ -13,8 +26,6 @@ export class SqlMetaStore implements MetaStore {
   }
 
   set(name: string, value: string): Awaitable<void> {
-    return done(
-      this.x.run(sql`INSERT INTO meta (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO UPDATE SET value = excluded.value`),
-    );
+    return done(this.x.run(metaUpsert(name, value)));
   }
 }
