@@ -59,7 +59,8 @@ export class ValueCipher {
   /**
    * Derived record keys of recently written or read records: the slot of
    * each cached name. Slot i's key is bytes 32i..32i+31 of recordKeySlab
-   * (one allocation, not a Buffer per key: about 100 bytes a key in all).
+   * (one allocation, not a Buffer per key: docs/configuration.md,
+   * VAULT_RECORD_KEY_CACHE).
    * HKDF is the largest single cost of a read; caching its output exposes
    * nothing the root key in the same memory does not already.
    */
@@ -67,9 +68,9 @@ export class ValueCipher {
   private readonly recordKeySlab: Buffer;
   /**
    * The cached names by slot, a ring of the cache's size: the slot of the
-   * next insert holds the oldest name, dropped in O(1) (a Map's own first
-   * key is found by skipping its deleted entries, about 4 us a miss at 4,096
-   * entries: docs/performance.md, "Reads at scale").
+   * next insert holds the oldest name, dropped in O(1), where a Map's own
+   * first key is found by skipping its deleted entries (docs/performance.md,
+   * "Reads at scale").
    */
   private readonly recordKeyRing: (string | undefined)[];
   private recordKeyNext = 0;
@@ -240,7 +241,7 @@ export class ValueCipher {
       decipher.setAAD(aad);
       decipher.setAuthTag(tag);
       // GCM is a stream mode: update() returns the whole plaintext and final() (which checks the tag) nothing,
-      // so one Buffer is decoded; no StringDecoder (1.3 us a read, measured), no Buffer.concat.
+      // so one Buffer is decoded; no StringDecoder, no Buffer.concat.
       const plain = decipher.update(body);
       const rest = decipher.final();
       return rest.length === 0 ? plain.toString("utf8") : Buffer.concat([plain, rest]).toString("utf8");

@@ -4,11 +4,9 @@
  * (one HMAC per audit row) and HKDF (two per record key derived).
  *
  * `createHmac` builds an Hmac object per call, and each one is a weak handle
- * that every scavenge of V8's young generation has to process (with the
- * read's Decipheriv, the weak handles were about a third of each scavenge
- * pause). `crypto.hash` (Node.js 20.12 and 21.7 on) makes no object:
- * measured in the server, scavenge pauses 1.9 against 2.4 ms, and 2 us less
- * CPU per GET, 5 us per POST (docs/performance-log.md, round seven). On older
+ * that every scavenge of V8's young generation has to process. `crypto.hash`
+ * (Node.js 20.12 and 21.7 on) makes no object (docs/performance.md, "Fresh
+ * objects, not a leading spread; HMAC from cached pads"). On older
  * Node.js 20 releases, without `crypto.hash`, createHmac is used, which
  * gives the same bytes; test/hmac.test.ts holds this module to RFC 4231's
  * test vectors and to createHmac.

@@ -12,8 +12,9 @@ import { randomBytesPooled } from "./random.js";
 export type OneShotHash = (algorithm: string, data: string | Uint8Array, outputEncoding: "hex" | "latin1" | "buffer") => string | Buffer;
 /**
  * `crypto.hash` (Node.js 20.12 and 21.7 on): a digest in one call, without
- * a Hash object; for a short input about eight times cheaper than
- * createHash().update().digest() (0.3 us against 2.2 us, measured).
+ * a Hash object, so cheaper for a short input than
+ * createHash().update().digest() (docs/performance.md, "Smaller things on
+ * the hot path").
  * Undefined on older Node.js 20 releases, where callers use createHash or
  * createHmac (here and in hmac.ts).
  */

@@ -121,8 +121,7 @@ export class AuditLog implements EventSink {
   /**
    * One page of a scope's entries, newest first (docs/contract.md §5 and §11).
    * `since`/`until` are Unix seconds; the cursor is a row id. The store
-   * answers without a scan of the table: PostgreSQL by an index seek,
-   * SQLite by walking audit spans (O(log n + 64 x limit) at worst). A
+   * answers without a scan of the table (docs/audit.md). A
    * `keyPrefix` without `key`, or a public id as `key`, is a filter over the
    * scope's (or the action's) entries, newest first, until the page is full
    * (docs/audit.md).

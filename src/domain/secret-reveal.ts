@@ -50,8 +50,8 @@ export function proofMatches(proof: string | undefined, checkHash: Buffer): bool
  *
  * 1. the secret is looked at (a keyed or org secret, or none: `missing`;
  *    one past its TTL is expired here and `missing`);
- * 2. a secret with a reveal check is locked by its check (PostgreSQL: the
- *    row `FOR UPDATE`, so concurrent reveals of it run one after the other);
+ * 2. a secret with a reveal check is locked by its check until the unit
+ *    ends, so concurrent reveals of it run one after the other;
  * 3. a proof whose SHA-256 matches (constant time) reads as every other read does: one
  *    counted read, burn at max_reads, events; the check is deleted with a
  *    secret its last read burned;
@@ -70,7 +70,7 @@ export function proofMatches(proof: string | undefined, checkHash: Buffer): bool
 export async function revealPublic(w: Work, deps: RevealDeps, id: string, proof: string | undefined, origin: Origin): Promise<RevealOutcome> {
   const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, origin);
   if (meta === undefined || !meta.isPublic) return { kind: "missing" };
-  // Most links have no check: only one that has takes the lock (on PostgreSQL a locking unit runs alone).
+  // Most links have no check: only one that has takes the lock.
   const check = (await w.revealChecks.has(id)) ? await w.revealChecks.forReveal(id) : undefined;
   if (check === undefined) return { kind: "read", read: await deps.secrets.retrieve(w, GLOBAL_SCOPE, id, { principalKeyId: null }, origin) };
   if (proofMatches(proof, check.checkHash)) {

@@ -278,12 +278,9 @@ export class SecretLifecycle {
    * The sweeper's step: expires up to `batch` secrets whose expires_at has
    * passed, destroying their values and emitting `secret.expired`.
    * The rows are independent, so each row's statements are issued without
-   * waiting for the row before: on PostgreSQL they share the unit's round
-   * trips on the pipelined connection instead of taking one or two each
-   * (docs/performance.md, "Reads at scale"); on SQLite, whose statements
-   * answer at once, they run one after the other as before. Every row has
-   * settled before this returns or throws, and one row's failure fails the
-   * whole unit.
+   * waiting for the row before (docs/performance.md, "Reads at scale").
+   * Every row has settled before this returns or throws, and one row's
+   * failure fails the whole unit.
    * @returns how many were expired (less than `batch` means none remain).
    * @throws (rejects) the first row's failure in row order, a store's or an
    *   event sink's: the caller's unit rolls back, nothing of it expired.

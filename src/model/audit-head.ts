@@ -12,8 +12,7 @@ import type { ChainKeys } from "./chain-digest.js";
  * without gaps) and the last row's hash. On PostgreSQL the set of chains is
  * authenticated too (chainSetMac), so removing a whole chain shows.
  *
- * One HMAC per head written: SQLite writes the head once per group-commit
- * batch, PostgreSQL once per row in the statement that moves it.
+ * One HMAC per head written.
  */
 
 /** meta row holding the SQLite chain's head `{id, hash, mac}`: a truncated tail shows in `audit verify`. */

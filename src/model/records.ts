@@ -163,7 +163,7 @@ export const GLOBAL_SCOPE = "global";
 /**
  * Public secret ids: 64 lower-case hex characters (docs/contract.md §4),
  * reserved in the global key space: no keyed secret takes this shape, so the
- * SQLite audit store can tell a public id's rows by their key.
+ * audit store can tell a public id's rows by their key.
  */
 export const PUBLIC_ID_PATTERN = /^[0-9a-f]{64}$/;
 

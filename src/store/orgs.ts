@@ -96,9 +96,8 @@ export interface PrincipalKeyStore {
   /**
    * Serializes minting and revoking the principal's keys until the
    * transaction ends, so that a revocation's walk of descendants sees every
-   * key minted before it and no key is minted from a key revoked meanwhile:
-   * PostgreSQL locks the principal's row (FOR NO KEY UPDATE); SQLite's
-   * units of work already run one at a time (no-op).
+   * key minted before it and no key is minted from a key revoked meanwhile.
+   * An engine whose units of work already run one at a time may do nothing.
    */
   lockKeys(principalId: string): Awaitable<void>;
   remove(id: string): Awaitable<void>;

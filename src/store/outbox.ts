@@ -50,17 +50,16 @@ export interface OutboxStore {
   enqueue(event: OutboxEvent, webhookIds: readonly string[], now: number): Awaitable<void>;
   /**
    * The scopes with deliveries due at `now` (next_attempt_at <= now) of
-   * webhooks not in `busy` and free to take them (PostgreSQL: no delivery
-   * of the webhook leased by a node), with how many each has. Any order.
+   * webhooks not in `busy` and free to take them (no delivery of the
+   * webhook leased by another node), with how many each has, in no set order.
    */
   dueScopes(now: number, busy: ReadonlySet<string>): Awaitable<DueScope[]>;
   /**
    * Runs the claims it is given, deciding nothing: for each of `claims`, up
    * to `count` due deliveries of its scope, of the same webhooks as
    * dueScopes(), oldest due first (then oldest queued). A delivery is
-   * claimed until its attempt is recorded (PostgreSQL: webhook rows locked
-   * `FOR UPDATE SKIP LOCKED`, deliveries leased; a claim may come back
-   * shorter when another node took them first).
+   * claimed until its attempt is recorded, by one node only: a claim may
+   * come back shorter when another node took them first.
    * @returns one list per claim, in the order of `claims`.
    */
   claim(now: number, busy: ReadonlySet<string>, claims: readonly ScopeClaim[]): Awaitable<DueDelivery[][]>;

@@ -25,10 +25,9 @@ export interface RevealCheckStore {
   /** Whether `key` has a check, without a lock (most reveals are of links without one). */
   has(key: string): Awaitable<boolean>;
   /**
-   * The check of `key`, or undefined for none; on PostgreSQL the row is
-   * locked (`FOR UPDATE`) until the unit ends, so a proof's check, the read
-   * or the refusal it decides, and a concurrent reveal's, run one after the
-   * other.
+   * The check of `key`, or undefined for none, held until the unit ends, so
+   * a proof's check, the read or the refusal it decides, and a concurrent
+   * reveal's, run one after the other.
    */
   forReveal(key: string): Awaitable<RevealCheck | undefined>;
   /**

@@ -5,7 +5,7 @@ import type { SqlExecutor } from "./sql/executor.js";
 import { Fragment, sql } from "./sql/template.js";
 import type { Awaitable } from "../model/awaitable.js";
 
-/** PostgreSQL locks the meta row, so starting nodes take turns; SQLite has one writer. */
+/** The meta row is locked, so starting nodes take turns (empty where one process writes). */
 const FOR_UPDATE = new Fragment("", " FOR UPDATE");
 
 /**
@@ -21,8 +21,8 @@ const FOR_UPDATE = new Fragment("", " FOR UPDATE");
  * the meta row `min_envelope_version` is 2 (set by `rekey` once every value
  * is a v2 envelope), the cipher refuses v1 envelopes from then on.
  *
- * Run it inside one transaction (PostgreSQL: a unit of work) on `x`;
- * synchronous on SQLite.
+ * Run it inside one transaction on `x`; synchronous on an executor that
+ * answers synchronously.
  * @throws WrongKeyError with a message naming what to set.
  */
 export function verifyRootKeysWith(x: SqlExecutor, cipher: ValueCipher): Awaitable<void> {

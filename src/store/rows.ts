@@ -71,8 +71,9 @@ export const SECRET_COLUMNS = [
 ] as const;
 
 /**
- * toSecretRecord() of a raw row of SECRET_COLUMNS (SQLite's hot read: an
- * array row costs no property name per column, 5.2 -> 4.0 us measured).
+ * toSecretRecord() of a raw row of SECRET_COLUMNS, its values by position
+ * (an array row names no column: docs/performance.md, "Smaller things on
+ * the hot path").
  */
 export function secretRecordFromColumns(r: unknown[]): SecretRecord {
   const allowedKeys = r[12] as string | null;
