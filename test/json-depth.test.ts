@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_JSON_DEPTH } from "../src/http/routes/text-checks.js";
+import { MAX_JSON_DEPTH } from "../src/http/routes/declare.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 import { createOrg, createPrincipal, expectStatus } from "./org-helpers.js";

@@ -8,7 +8,7 @@ import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { VaultError } from "../src/model/errors.js";
 import type { EventSink, Origin, SecretEvent } from "../src/domain/events.js";
 import { SecretLifecycle } from "../src/domain/secrets.js";
-import { afterRefusal } from "../src/http/routes/secrets/rules.js";
+import { afterRefusal } from "../src/http/routes/secrets/secret-route.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
 import { buildTestWork, fakeClock } from "./helpers.js";
 import type { FakeClock, TestVault } from "./helpers.js";
@@ -78,7 +78,7 @@ export async function countOf(v: { query: TestVault["query"] }, sql: string): Pr
 /**
  * A lifecycle call as the routes make it: "ok", or the kind of its refusal
  * (VaultError), after afterRefusal (a secret refused past its TTL is
- * expired in a unit of its own, http/routes/secrets/rules.ts).
+ * expired in a unit of its own, http/routes/secrets/secret-route.ts).
  */
 export async function outcomeOf<T>(v: { tx: UnitOfWork<Work>; secrets: SecretLifecycle }, fn: (w: Work) => Awaitable<T>): Promise<string> {
   try {

@@ -1,10 +1,10 @@
 import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
 import type { SecretMeta } from "../src/domain/secret-model.js";
-import { metaJson, named, orgListEntry, readJson } from "../src/http/routes/secret-json.js";
+import { metaJson, named, orgListEntry, readJson } from "../src/http/routes/secrets/secret-route.js";
 
 /**
- * The response bodies of the secret routes (src/http/routes/secret-json.ts) share
+ * The response bodies of the secret routes (src/http/routes/secrets/secret-route.ts) share
  * one V8 map per kind of body. A body built by a leading object spread with
  * properties after it (`{ ...nameOf(s), value }`) gets a new map every time
  * on Node.js 20, which cost about 6 us per body and kept garbage alive into

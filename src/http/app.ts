@@ -13,7 +13,7 @@ import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
 import type { DbFileWatch } from "../store/sqlite/db-file-watch.js";
 import type { OrgDomain } from "../domain/org-domain.js";
-import { orgRoutes } from "./routes/org-routes.js";
+import { orgRoutes } from "./routes/orgs/index.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
 import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "../config.js";
@@ -175,7 +175,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     },
   });
   // The 1 MiB body limit (413) applies where a handler reads its body
-  // (routes/input.ts readJsonObject), after the route's authorization:
+  // (routes/declare.ts readJsonObject), after the route's authorization:
   // 401, then 403, then 413 (docs/contract.md §8). A GET never touches its
   // body, so the node adapter never builds a full Request for it.
 

@@ -5,8 +5,8 @@ import ipaddr from "ipaddr.js";
 import type { SecretLifecycle } from "../../domain/secrets.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
-import { parse } from "../routes/input.js";
-import { checkValueSize, createSecretBody, revealCheckOf } from "../routes/secret-input.js";
+import { parse } from "../routes/declare.js";
+import { checkValueSize, createSecretBody, revealCheckOf } from "../routes/secrets/bodies.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { ANONYMOUS_CAPS } from "./create-page.js";
 

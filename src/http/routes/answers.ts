@@ -1,8 +1,9 @@
 import * as v from "valibot";
 
 /**
- * Schemas of answers several route files share (docs/api.md, its
- * conventions): times and counts are integers, Unix seconds for times.
+ * The fields of answers several route files share (docs/api.md, its
+ * conventions): times and counts are integers, Unix seconds for times
+ * (seconds() converts the domain's milliseconds), and their schemas.
  */
 
 /** An integer (a count, or Unix seconds). */
@@ -13,3 +14,10 @@ export const nullableInt = v.nullable(int);
 
 /** `{deleted: true}`, the answer of every DELETE. */
 export const deletedSchema = v.object({ deleted: v.literal(true) });
+
+/** Seconds from milliseconds, for the API (docs/contract.md §5). */
+export function seconds(ms: number): number;
+export function seconds(ms: number | null): number | null;
+export function seconds(ms: number | null): number | null {
+  return ms === null ? null : Math.floor(ms / 1000);
+}

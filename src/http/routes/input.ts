@@ -1,192 +1,13 @@
-import type { IncomingMessage } from "node:http";
-import { Readable } from "node:stream";
-import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
-import { decodeCursor as decodeTagged, encodeCursor as encodeTagged } from "../../domain/cursor.js";
 import { ApiError } from "../errors.js";
-import { requestHeader } from "../auth.js";
-import { jsonBodyFault, MAX_JSON_DEPTH } from "./text-checks.js";
-
-const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Largest request body, bytes (docs/contract.md §5): larger gives 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * The body limit, applied when a handler reads its body, that is after the
- * route's authorization: 401, then 403, then 413 (docs/contract.md §8).
- * A declared Content-Length over the limit is refused before reading; a
- * chunked body is counted as it arrives.
+ * The fields of requests by the API's conventions (docs/api.md, its
+ * conventions; docs/contract.md §4 and §5): required strings, integers in a
+ * range (JSON numbers or query-string digits), the page query of lists,
+ * the latest time an input may name, names (length in characters, no
+ * control, bidi or zero-width characters) and the ids path parameters name.
  */
-const limitBody = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw tooLarge();
-  },
-});
-
-/** The 413 of a body over MAX_BODY_BYTES; the rest is not read, so the connection closes. */
-function tooLarge(): ApiError {
-  return new ApiError(413, "request body too large", {
-    message: `the body may be at most ${MAX_BODY_BYTES} bytes`,
-    headers: { Connection: "close" },
-  });
-}
-
-/**
- * The raw body, at most MAX_BODY_BYTES (413 beyond). On the Node server it
- * is read straight from the IncomingMessage, which the adapter hands over as
- * `c.env.incoming`: building a web Request and its stream for a small JSON
- * body costs more than the rest of a create. Elsewhere (in-process
- * `app.request()` in tests), or when something already touched the stream,
- * through Hono's bodyLimit and the Request.
- * @throws ApiError 413, or 400 when the client breaks off the body.
- */
-async function readBodyBytes(c: Context): Promise<Uint8Array> {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (incoming instanceof Readable && incoming.readableFlowing === null && !incoming.readableDidRead) {
-    return readIncoming(incoming);
-  }
-  await limitBody(c, async () => {});
-  return new Uint8Array(await c.req.arrayBuffer());
-}
-
-function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
-  const declared = Number(incoming.headers["content-length"]);
-  if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      incoming.off("data", onData).off("end", onEnd).off("error", onFail).off("close", onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        done();
-        incoming.pause();
-        reject(tooLarge());
-      } else {
-        chunks.push(chunk);
-      }
-    };
-    const onEnd = () => {
-      done();
-      resolve(Buffer.concat(chunks, size));
-    };
-    const onFail = () => {
-      done();
-      reject(new ApiError(400, "the request body could not be read"));
-    };
-    const onClose = () => {
-      if (!incoming.readableEnded) onFail();
-    };
-    incoming.on("data", onData).on("end", onEnd).on("error", onFail).on("close", onClose);
-  });
-}
-
-/**
- * Reads a POST/PATCH body as a JSON object (docs/contract.md §14):
- * `Content-Type: application/json` (parameters such as charset allowed),
- * valid UTF-8, parsable, an object, nested at most MAX_JSON_DEPTH (64)
- * levels deep (the body object counting as one: every later walk of the
- * body is recursive), and every string in it well-formed Unicode (a lone surrogate escape such as `"a\ud800b"` would be stored as
- * U+FFFD and read back different). Anything else: 400. A body over
- * MAX_BODY_BYTES: 413.
- * @returns the parsed object (unknown fields are kept, to be ignored by the schema).
- * @throws ApiError 400 or 413.
- */
-export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
-  // From the Node request's own headers: no web Headers object built for one read.
-  const type = requestHeader(c, "content-type") ?? "";
-  if (!JSON_TYPE.test(type.trim())) throw new ApiError(400, "Content-Type must be application/json");
-  const bytes = await readBodyBytes(c);
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new ApiError(400, "body is not valid UTF-8");
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ApiError(400, "body is not valid JSON");
-  }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new ApiError(400, "body must be a JSON object");
-  }
-  const fault = jsonBodyFault(body);
-  if (fault === "too deep") throw new ApiError(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-  if (fault !== null) throw new ApiError(400, "body contains a lone surrogate (\\uD800-\\uDFFF without its pair)");
-  return body as Record<string, unknown>;
-}
-
-/**
- * A JSON body with its top-level `null` fields left out (docs/contract.md
- * §14): `null` in an optional request field (`"ttl_seconds": null`,
- * `"max_reads": null`, `"expires_at": null`) means the field is omitted, and
- * `null` in a required one is refused by the schema like a missing field.
- * @param body the object readJsonObject returned.
- * @returns `body` itself when it holds no `null`, else a copy without those fields.
- */
-export function withoutNulls(body: Record<string, unknown>): Record<string, unknown> {
-  let out: Record<string, unknown> | undefined;
-  for (const name in body) {
-    if (body[name] !== null) continue;
-    if (out === undefined) out = Object.assign({}, body);
-    delete out[name];
-  }
-  return out ?? body;
-}
-
-/**
- * Validates input against a valibot schema at the edge. The first issue's
- * message (written in the schema, never echoing the input) becomes the 400.
- * @throws ApiError 400.
- */
-export function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input, { abortEarly: true });
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const path = issue?.path?.map((p) => String(p.key)).join(".");
-  const reason = issue?.message ?? "invalid input";
-  const invalid = invalidErrorOf(schema, issue?.path?.[0]?.key);
-  if (invalid !== undefined) throw new ApiError(400, invalid, { message: reason });
-  throw new ApiError(400, path && !reason.startsWith(path) ? `${path}: ${reason}` : reason);
-}
-
-/** A schema made by invalidAs(): its failure answers this `error`, the rule being the `message`. */
-export type InvalidAs<S extends v.GenericSchema> = S & { readonly invalid: string };
-
-/**
- * Marks a field's schema (an entry of a v.object: a path parameter such as
- * `{key}`) so that parse() answers its failure 400 `error`, the schema's
- * own message (the rule, never the input) as `message`: the path key's
- * `400 invalid secret key` (docs/api.md "Global secrets").
- * @returns the same schema, marked.
- */
-export function invalidAs<S extends v.GenericSchema>(error: string, schema: S): InvalidAs<S> {
-  return Object.assign(schema, { invalid: error });
-}
-
-function isObjectSchema(schema: v.GenericSchema): schema is v.ObjectSchema<v.ObjectEntries, undefined> {
-  return schema.type === "object" && "entries" in schema;
-}
-
-/** The invalidAs() error of the object entry `key` of `schema`, if it has one. */
-function invalidErrorOf(schema: v.GenericSchema, key: unknown): string | undefined {
-  if (typeof key !== "string" || !isObjectSchema(schema)) return undefined;
-  const entry = schema.entries[key];
-  return entry !== undefined && "invalid" in entry && typeof entry.invalid === "string" ? entry.invalid : undefined;
-}
-
-/** Reads the JSON body and validates it: readJsonObject() then parse(). */
-export async function readBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
-  return parse(schema, await readJsonObject(c));
-}
 
 /** A required string field: a string, non-empty. */
 export const requiredString = (field: string) =>
@@ -211,7 +32,7 @@ export const queryInt = (field: string, min: number, max: number) =>
     v.maxValue(max, `${field} must be an integer from ${min} to ${max}`),
   );
 
-/** The `cursor` query parameter of paged lists: an opaque string, checked by decodeCursor(). */
+/** The `cursor` query parameter of paged lists: an opaque string, checked by lists.ts decodeCursor(). */
 export const cursorParam = v.optional(v.pipe(v.string(), v.description("next_cursor of the previous page")));
 
 /** Pagination of list endpoints (docs/contract.md §5): limit 1-1000 (default 1000) and cursor. */
@@ -220,28 +41,68 @@ export const pageQuery = v.object({
   cursor: cursorParam,
 });
 
-/** Encodes a row id as an opaque list cursor (cursor.ts, tag `c1`). */
-export function encodeCursor(afterId: number): string {
-  return encodeTagged("c1", afterId);
-}
-
-/**
- * Decodes a cursor made by encodeCursor().
- * @throws ApiError 400 for anything else.
- */
-export function decodeCursor(cursor: string | undefined): number | undefined {
-  if (cursor === undefined) return undefined;
-  const id = decodeTagged("c1", cursor);
-  if (id === undefined) throw new ApiError(400, "cursor is not valid");
-  return id;
-}
-
 /** Latest time any input may name (expires_at, valid_after, valid_before, since, until): 9999-12-31T23:59:59Z, Unix seconds. */
 export const MAX_UNIX_SECONDS = 253_402_300_799;
 
-/** Seconds from milliseconds, for the API (docs/contract.md §5). */
-export function seconds(ms: number): number;
-export function seconds(ms: number | null): number | null;
-export function seconds(ms: number | null): number | null {
-  return ms === null ? null : Math.floor(ms / 1000);
+/**
+ * Characters refused in a `name` (docs/contract.md §4): controls (Cc:
+ * C0, DEL, C1, so no newline or escape sequence reaches a log or a
+ * terminal), format characters (Cf: the bidi controls U+200E/F,
+ * U+202A-U+202E and U+2066-U+2069 that can reorder what an operator reads,
+ * the zero-width U+200B-U+200D, U+2060 and U+FEFF that make two different
+ * names look alike), line and paragraph separators (Zl, Zp) and lone
+ * surrogates (Cs).
+ */
+const UNSAFE_IN_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+
+/** True when `text` has none of the characters refused in a name (UNSAFE_IN_NAME). */
+export function isSafeName(text: string): boolean {
+  return !UNSAFE_IN_NAME.test(text);
+}
+
+/** The message of a name refused by isSafeName; never repeats the input. */
+export const unsafeNameMessage = (field: string) =>
+  `${field} must not contain control, bidirectional or zero-width characters`;
+
+/** Most characters of a `name` (docs/contract.md §4). */
+export const MAX_NAME_CHARS = 128;
+
+/**
+ * The length of a string in characters (Unicode code points), not UTF-16
+ * units: an emoji is one character, as a client counts it.
+ */
+export function charCount(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/**
+ * A `name` (org, principal, key label, webhook description): 1-128
+ * characters (code points) after trimming, without control, bidi or
+ * zero-width characters (isSafeName) (docs/contract.md §4).
+ */
+export const nameField = (field = "name") =>
+  v.pipe(
+    v.string(`${field} must be a string`),
+    v.trim(),
+    v.minLength(1, `${field} must not be empty`),
+    v.check((text) => charCount(text) <= MAX_NAME_CHARS, `${field} must be at most ${MAX_NAME_CHARS} characters`),
+    v.check(isSafeName, unsafeNameMessage(field)),
+  );
+
+/** What an id looks like unless its resource says more: a short printable string. */
+const ANY_ID = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * The id a path parameter names (`:id`, `:key_id`): an id not of the
+ * resource's shape cannot exist, so it is 404. Called where the resource is
+ * looked up (after its org), not as input validation.
+ * @param pattern the shape of the resource's ids; default: 1-64 of `A-Za-z0-9_`.
+ * @returns the id.
+ * @throws ApiError 404 with `notFound` as the error.
+ */
+export function idOrNotFound(id: string, notFound: string, pattern: RegExp = ANY_ID): string {
+  if (!pattern.test(id)) throw new ApiError(404, notFound);
+  return id;
 }

@@ -3,12 +3,11 @@ import { keyPrefixOf } from "../auth.js";
 import { SCOPED_PERMISSIONS } from "../../domain/permissions.js";
 import type { ScopedKey, ScopedKeys } from "../../domain/keys.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { int, nullableInt } from "./answers.js";
-import { intRange, MAX_UNIX_SECONDS, seconds } from "./input.js";
-import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secret-input.js";
+import { int, nullableInt, seconds } from "./answers.js";
+import { intRange, isSafeName, MAX_UNIX_SECONDS, unsafeNameMessage } from "./input.js";
+import { isKeyPrefix, KEY_CHARS, PREFIX_RULE } from "./secrets/secret-route.js";
 import type { Route } from "./declare.js";
 import { DELETED, listOp, op } from "./ops.js";
-import { isSafeName, unsafeNameMessage } from "./text-checks.js";
 
 /** POST /keys body (docs/keys.md, docs/contract.md §4, §5 and §8). */
 export const createKeyBody = v.object({

@@ -1,11 +1,28 @@
 import * as v from "valibot";
-import { encodeCursor } from "./input.js";
+import { decodeCursor as decodeTagged, encodeCursor as encodeTagged } from "../../domain/cursor.js";
+import { ApiError } from "../errors.js";
 
 /**
- * Paged lists at the edge (docs/api.md, its conventions): the response
- * `{<field>: items, next_cursor?}` and its schema; the query is input.ts
- * pageQuery (limit and cursor).
+ * Paged lists at the edge (docs/api.md, its conventions): the opaque
+ * cursor of the next page, the response `{<field>: items, next_cursor?}`
+ * and its schema; the query is input.ts pageQuery (limit and cursor).
  */
+
+/** Encodes a row id as an opaque list cursor (cursor.ts, tag `c1`). */
+export function encodeCursor(afterId: number): string {
+  return encodeTagged("c1", afterId);
+}
+
+/**
+ * Decodes a cursor made by encodeCursor().
+ * @throws ApiError 400 for anything else.
+ */
+export function decodeCursor(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const id = decodeTagged("c1", cursor);
+  if (id === undefined) throw new ApiError(400, "cursor is not valid");
+  return id;
+}
 
 /** A list response: the items under their field, and `next_cursor` while more remain. */
 export type ListBody<K extends string, T> = { [F in K]: T[] } & { next_cursor?: string };

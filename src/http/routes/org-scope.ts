@@ -2,7 +2,7 @@ import type { AppContext } from "../context.js";
 import { orgIdOf } from "../org-auth.js";
 import type { Awaitable } from "../../model/awaitable.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
-import { decodeCursor } from "./input.js";
+import { decodeCursor } from "./lists.js";
 
 /**
  * Helpers the org and key routes share (docs/api.md, its conventions;
@@ -27,8 +27,8 @@ export interface PageArgs {
 
 /**
  * The arguments of one page of a list from its validated query
- * (input.ts pageQuery). Call it before the unit of work: a bad cursor is
- * a 400 that touches nothing.
+ * (input.ts pageQuery; its cursor: lists.ts decodeCursor). Call it before
+ * the unit of work: a bad cursor is a 400 that touches nothing.
  * @throws ApiError 400 "cursor is not valid".
  */
 export function pageOf(query: { limit?: number | undefined; cursor?: string | undefined }): PageArgs {

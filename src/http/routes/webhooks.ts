@@ -1,16 +1,128 @@
 import * as v from "valibot";
 import type { AppContext } from "../context.js";
-import { WEBHOOK_ID_PATTERN, WEBHOOK_NOT_FOUND } from "../../domain/webhooks.js";
-import type { WebhookRegistry, WebhookView } from "../../domain/webhooks.js";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN, WEBHOOK_NOT_FOUND } from "../../domain/webhooks.js";
+import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../../domain/webhooks.js";
 import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
-import { checkWebhookTarget, parseWebhookUrl } from "../../webhooks/address-guard.js";
+import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../../webhooks/address-guard.js";
 import type { Lookup } from "../../webhooks/address-guard.js";
+import { int, seconds } from "./answers.js";
 import type { Route } from "./declare.js";
+import { charCount, idOrNotFound, MAX_NAME_CHARS, requiredString } from "./input.js";
 import { DELETED, listOp, op } from "./ops.js";
-import { idOrNotFound } from "./org-input.js";
 import type { RouteScope } from "./scope.js";
 import { byScope, SCOPES } from "./scope.js";
-import { attemptJson, attemptSchema, createWebhookBody, webhookJson, webhookParams, webhookSchema, withSecretSchema } from "./webhook-schemas.js";
+
+/**
+ * The webhook routes of both scopes (docs/webhooks.md): the create body,
+ * the webhook and delivery attempt in answers and their schemas (the same
+ * for both scopes; org webhooks carry `org_id`), and the routes.
+ */
+
+const EVENTS_RULE = `events must be a non-empty array of event types (${WEBHOOK_EVENT_TYPES.join(", ")}) or ["*"]`;
+
+/**
+ * POST /webhooks and POST /orgs/:org_id/webhooks body (docs/webhooks.md):
+ * `url` (https), `events` (known types, without repeats kept, or `["*"]`
+ * alone), `description` (optional, 1-128 characters after trimming; null or
+ * absent: none).
+ */
+const createWebhookBody = v.object({
+  url: v.pipe(requiredString("url"), v.maxLength(MAX_URL_LENGTH, `url must be at most ${MAX_URL_LENGTH} characters`)),
+  events: v.pipe(
+    v.array(v.string(EVENTS_RULE), EVENTS_RULE),
+    v.minLength(1, EVENTS_RULE),
+    v.check(
+      (events) =>
+        (events.length === 1 && events[0] === "*") ||
+        events.every((e) => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(e)),
+      EVENTS_RULE,
+    ),
+    v.transform((events) => [...new Set(events)]),
+  ),
+  description: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string("description must be a string"),
+        v.trim(),
+        v.minLength(1, "description must be 1 to 128 characters"),
+        v.check((text) => charCount(text) <= MAX_NAME_CHARS, "description must be 1 to 128 characters"),
+      ),
+    ),
+  ),
+});
+
+/** The `{id}` path parameter of one webhook's routes; an id of another shape is not found (404). */
+const webhookParams = v.object({ id: v.pipe(v.string(), v.description("the webhook's id, wh_...")) });
+
+/** The webhook object of responses; `org_id` only for org webhooks. */
+function webhookJson(w: Webhook) {
+  const body: {
+    id: string;
+    url: string;
+    events: string[];
+    description: string | null;
+    created_at: number;
+    org_id?: string;
+  } = { id: w.id, url: w.url, events: w.events, description: w.description, created_at: seconds(w.createdAt) };
+  if (w.orgId !== null) body.org_id = w.orgId;
+  return body;
+}
+
+/** One entry of GET .../deliveries. */
+function attemptJson(a: DeliveryAttempt) {
+  return {
+    event_id: a.eventId,
+    type: a.type,
+    attempt: a.attempt,
+    status: a.status,
+    http_status: a.httpStatus,
+    error: a.error,
+    at: seconds(a.at),
+    next_attempt_at: seconds(a.nextAttemptAt),
+  };
+}
+
+const webhookFields = {
+  id: v.pipe(v.string(), v.description("wh_ and 26 base32 characters")),
+  url: v.pipe(v.string(), v.description("https:// URL, normalized")),
+  events: v.array(v.picklist([...WEBHOOK_EVENT_TYPES, "*"])),
+  description: v.nullable(v.string()),
+  created_at: int,
+  org_id: v.optional(v.pipe(v.string(), v.description("org webhooks only"))),
+};
+
+/** A webhook. */
+const webhookSchema = v.object(webhookFields);
+
+/** The create and rotate answers: the webhook object and its signing secret. */
+const withSecretSchema = v.object({
+  ...webhookFields,
+  secret: v.pipe(
+    v.string(),
+    v.regex(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    v.description("the webhook's signing secret: whsec_ and the base64 of 32 bytes (Standard Webhooks); shown only in this answer"),
+  ),
+});
+
+/** A delivery attempt, as a page of `{deliveries, next_cursor?}` lists it. */
+const attemptSchema = v.object({
+  event_id: v.pipe(v.string(), v.description("evt_...; the X-Vault-Delivery header, the same on every retry")),
+  type: v.string(),
+  attempt: v.pipe(int, v.description("1 for the first attempt")),
+  status: v.pipe(
+    v.picklist(["delivered", "retrying", "failed"]),
+    v.description("delivered: 2xx; retrying: failed, another attempt is scheduled; failed: the last attempt failed"),
+  ),
+  http_status: v.pipe(v.nullable(int), v.description("the receiver's status; null when no response came")),
+  error: v.pipe(v.nullable(v.string()), v.description("why the attempt failed; null on success")),
+  at: int,
+  next_attempt_at: v.pipe(
+    v.nullable(int),
+    v.description(
+      "when the next retry is due, Unix seconds: on the latest attempt of a delivery still pending a retry; null once delivered or failed, and on earlier attempts",
+    ),
+  ),
+});
 
 /** What the webhook routes need, built by vault.ts. */
 export interface WebhookRouteDeps {

@@ -4,8 +4,8 @@ import { GLOBAL_SCOPE } from "../../../domain/secret-model.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { route } from "../declare.js";
 import { byScope } from "../scope.js";
-import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, revealCheckOf } from "../secret-input.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
+import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, revealCheckOf } from "./bodies.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
 
 /** The responses both scopes' creates share. */
 const COMMON: Record<number, ResponseDecl> = {

@@ -1,9 +1,8 @@
 import { originOf } from "../../context.js";
 import type { Route } from "../declare.js";
 import { deletedSchema } from "../answers.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { orNoOrg } from "./rules.js";
-import { refusable, secretKeyRoute } from "./decl.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
+import { orNoOrg, refusable, secretKeyRoute } from "./secret-route.js";
 
 /** DELETE of a secret (docs/api.md "Global secrets", docs/orgs.md "Org-scoped secrets"): at once, whatever its TTL, reads or state. */
 export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {

@@ -6,10 +6,8 @@ import { patchRoute } from "./patch.js";
 import { pruneRoute } from "./prune.js";
 import { readRoute } from "./read.js";
 import { replaceRoute } from "./replace.js";
-import type { SecretRouteDeps } from "./rules.js";
-import { SECRET_SCOPES } from "./rules.js";
-
-export type { SecretRouteDeps } from "./rules.js";
+import type { SecretRouteDeps } from "./secret-route.js";
+import { SECRET_SCOPES } from "./secret-route.js";
 
 /**
  * The secret routes of both scopes (docs/api.md "Global secrets" and

@@ -1,10 +1,10 @@
 import { keyPrefixOf } from "../../auth.js";
 import type { Route } from "../declare.js";
-import { decodeCursor, pageQuery } from "../input.js";
-import { pageBody } from "../lists.js";
+import { pageQuery } from "../input.js";
+import { decodeCursor, pageBody } from "../lists.js";
 import { inScope } from "../scope.js";
-import { scopedRoute } from "./decl.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
+import { scopedRoute } from "./secret-route.js";
 
 /**
  * GET /secrets and GET /orgs/:org_id/secrets (docs/api.md "Global secrets",

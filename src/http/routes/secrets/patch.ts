@@ -2,12 +2,9 @@ import * as v from "valibot";
 import { originOf } from "../../context.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { byScope } from "../scope.js";
-import { patchSecretBody } from "../secret-input.js";
-import { named } from "../secret-json.js";
-import { globalName } from "../secret-schemas.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { orNoOrg } from "./rules.js";
-import { refusable, secretKeyRoute } from "./decl.js";
+import { patchSecretBody } from "./bodies.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
+import { globalName, named, orNoOrg, refusable, secretKeyRoute } from "./secret-route.js";
 
 /** PATCH applies only to secrets that seal (delete=false). */
 const ONLY_SEALABLE: Record<number, ResponseDecl> = { 409: { description: "the secret was created with delete=true" } };

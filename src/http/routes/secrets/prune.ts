@@ -2,9 +2,8 @@ import { keyPrefixOf } from "../../auth.js";
 import { originOf } from "../../context.js";
 import type { Route } from "../declare.js";
 import { inScope } from "../scope.js";
-import { scopedRoute } from "./decl.js";
-import { pruned } from "../secret-schemas.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
+import { pruned, scopedRoute } from "./secret-route.js";
 
 /**
  * POST /prune and POST /orgs/:org_id/prune (docs/api.md "Global secrets"):

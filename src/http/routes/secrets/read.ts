@@ -1,10 +1,9 @@
+import type { AppContext } from "../../context.js";
 import { originOf } from "../../context.js";
 import type { ResponseDecl, Route } from "../declare.js";
-import { readJson } from "../secret-json.js";
-import { headSecret } from "./head.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
-import { orNoOrg, readerOf } from "./rules.js";
-import { refusable, secretKeyRoute } from "./decl.js";
+import { inScope } from "../scope.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
+import { afterRefusal, orNoOrg, readerOf, readJson, refusable, secretKeyRoute } from "./secret-route.js";
 
 /** Answers only sealable (org) secrets give: allowed_keys and sealing. */
 const SEALABLE: Record<number, ResponseDecl> = {
@@ -13,9 +12,27 @@ const SEALABLE: Record<number, ResponseDecl> = {
 };
 
 /**
+ * HEAD of a secret (docs/api.md "Global secrets"): whether it exists and the
+ * caller may read it, answered by the GET route below for a HEAD
+ * request; no decryption, no read counted.
+ * @throws VaultError 404, 403 (allowed_keys) or 410 (sealed), as a GET would
+ *   (a secret past its TTL expired first: afterRefusal).
+ */
+async function headSecret(deps: SecretRouteDeps, s: SecretScope, c: AppContext, key: string): Promise<Response> {
+  const origin = originOf(c);
+  const reader = readerOf(c);
+  try {
+    await inScope(deps.tx, s.scope, c, (w, scope) => deps.secrets.check(w, scope, key, reader));
+  } catch (err) {
+    throw await afterRefusal(deps, err, origin);
+  }
+  return c.body(null, 200);
+}
+
+/**
  * GET of a secret (docs/api.md "Global secrets", docs/orgs.md "Org-scoped
  * secrets"): its value, counting the read; the read that reaches max_reads
- * burns it, or seals it (org, delete=false). A HEAD is answered by head.ts.
+ * burns it, or seals it (org, delete=false). A HEAD is answered by headSecret.
  */
 export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
   return secretKeyRoute(s, "get", {

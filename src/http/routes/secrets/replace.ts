@@ -8,8 +8,9 @@ import { ApiError } from "../../errors.js";
 import type { Route } from "../declare.js";
 import { route } from "../declare.js";
 import { byScope } from "../scope.js";
-import { checkValueSize, KEY_DOC, keyParams, pathKeyInPrefix, replaceOrgSecretBody, replaceSecretBody } from "../secret-input.js";
-import type { SecretRouteDeps, SecretScope } from "./rules.js";
+import { checkValueSize, replaceOrgSecretBody, replaceSecretBody } from "./bodies.js";
+import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
+import { KEY_DOC, keyParams, pathKeyInPrefix } from "./secret-route.js";
 
 /** What a PUT's replace takes beyond the value and limits: the burn rule, owner and allowed_keys. */
 type ReplaceExtras = Pick<ReplaceInput, "burnOnLimit" | "ownerId" | "allowedKeys">;

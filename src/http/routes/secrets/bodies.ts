@@ -1,58 +1,19 @@
 import * as v from "valibot";
-import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../domain/secret-model.js";
 import { parseEnvelope } from "@ephemeral-vault/client";
-import { ApiError } from "../errors.js";
-import type { PrefixRule } from "./declare.js";
-import { intRange, invalidAs, requiredString } from "./input.js";
+import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../../domain/secret-model.js";
+import { ApiError } from "../../errors.js";
+import type { PrefixRule } from "../declare.js";
+import { intRange, requiredString } from "../input.js";
+import { isSecretKey, KEY_CHARS, KEY_DOC, KEY_RULE } from "./secret-route.js";
 
 /**
- * The characters and length of a secret key (docs/api.md "Global secrets"):
- * 1-256 characters of `A-Z a-z 0-9 . _ - ~ @ : + = /`, not starting with `/`.
- * The segment rule is DOT_OR_EMPTY_SEGMENT; isSecretKey() and isKeyPrefix()
- * apply both.
+ * The request bodies of the secret verbs (docs/api.md "Global secrets" and
+ * "Replace a secret", docs/orgs.md "Org-scoped secrets", docs/share.md "The
+ * reveal proof"): the create, replace and PATCH bodies of both scopes, the
+ * prefix rule on a create body's key, a public secret's reveal check and
+ * the size of a value. The create body and its checks also serve the
+ * anonymous links of the share page (pages/anonymous.ts).
  */
-export const KEY_CHARS = /^[A-Za-z0-9._~@:+=-][A-Za-z0-9._~@:+=/-]{0,255}$/;
-
-/**
- * A `/`-separated segment that is empty, `.` or `..` (a trailing `/` makes an
- * empty last segment): once a client joins the key into a URL path, the
- * URL parser resolves such a segment (and `%2e` forms of it), so the key
- * would name another route (docs/api.md "Global secrets").
- */
-const DOT_OR_EMPTY_SEGMENT = /(?:^|\/)\.{0,2}(?:\/|$)/;
-
-/** The 400 message of a key that breaks the rule; it never repeats the key. */
-export const KEY_RULE =
-  "key must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, must not start or end with /, and must have no empty, . or .. segment";
-
-/** The 400 message of a scoped key's prefix that breaks the rule; it never repeats the prefix. */
-export const PREFIX_RULE =
-  "prefix must be 1-256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, must not start with /, and must have no empty, . or .. segment";
-
-/** The key rule as the OpenAPI document states it (request bodies and `{key}` path parameters). */
-export const KEY_DOC =
-  "1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /";
-
-/**
- * Whether `key` is a valid secret key, global or org (docs/api.md "Global
- * secrets"): KEY_CHARS, no empty, `.` or `..` segment, no trailing `/`. The
- * one home of the key rule: create bodies, path keys and (through
- * isKeyPrefix) scoped-key prefixes use it.
- * @param key the key as given (a path key after percent-decoding).
- */
-export function isSecretKey(key: string): boolean {
-  return KEY_CHARS.test(key) && !DOT_OR_EMPTY_SEGMENT.test(key);
-}
-
-/**
- * Whether `prefix` is a valid scoped-key prefix (docs/keys.md): a secret key,
- * or a secret key followed by one `/` (`prod/`). Its last segment may be a
- * partial one (`prod/db_`), but never `.` or `..`, and no segment is empty.
- * @param prefix the prefix as given in POST /keys.
- */
-export function isKeyPrefix(prefix: string): boolean {
-  return isSecretKey(prefix.endsWith("/") ? prefix.slice(0, -1) : prefix);
-}
 
 /** The fields every create body has (docs/api.md "Global secrets"). */
 const commonFields = {
@@ -166,39 +127,6 @@ export const patchSecretBody = v.object({
   ttl_seconds: v.optional(intRange("ttl_seconds", 1, MAX_TTL_SECONDS)),
   max_reads: v.optional(intRange("max_reads", 1, MAX_READS_LIMIT)),
 });
-
-/**
- * The `{key}` path parameter of the secret routes (docs/api.md "Global
- * secrets"): percent-decoded (`%2F` being `/`), a key of isSecretKey() or a
- * public id; else 400 `invalid secret key` with the rule as `message`, never
- * the key.
- * @param description the parameter's description in the OpenAPI document.
- */
-export function keyParams(description: string) {
-  return v.object({
-    key: invalidAs(
-      "invalid secret key",
-      v.pipe(
-        v.string(KEY_RULE),
-        v.check((key) => isSecretKey(key) || PUBLIC_ID_PATTERN.test(key), KEY_RULE),
-        v.description(description),
-      ),
-    ),
-  });
-}
-
-/**
- * Prefix scoping of a path key (docs/keys.md "Prefix scoping"): checked
- * before the key is validated or looked up, so a prefix-scoped key gets 403
- * whether or not the secret exists; a public id is always out of reach.
- */
-export const pathKeyInPrefix: PrefixRule = {
-  from: "params",
-  key: (params) => {
-    const key = typeof params.key === "string" ? params.key : "";
-    return PUBLIC_ID_PATTERN.test(key) ? null : key;
-  },
-};
 
 /**
  * Prefix scoping of a create body's `key` (docs/keys.md "Prefix scoping"),

@@ -1,11 +1,12 @@
-import type { OrgDomain } from "../../domain/org-domain.js";
-import type { UnitOfWork, Work } from "../../store/work.js";
-import type { Route } from "./declare.js";
+import type { OrgDomain } from "../../../domain/org-domain.js";
+import type { UnitOfWork, Work } from "../../../store/work.js";
+import type { Route } from "../declare.js";
 import { meRoutes } from "./me.js";
 import { orgManagementRoutes } from "./orgs.js";
 import { principalRoutes } from "./principals.js";
 import { roleRoutes } from "./roles.js";
 
+/** What the organization routes are built over: the org domain (organizations, roles, principals, their keys) and the unit of work. */
 export interface OrgRoutesDeps extends OrgDomain {
   tx: UnitOfWork<Work>;
 }

@@ -1,10 +1,11 @@
 import * as v from "valibot";
-import type { Role, Roles } from "../../domain/roles.js";
-import type { UnitOfWork, Work } from "../../store/work.js";
-import type { Route } from "./declare.js";
-import { inOrg } from "./org-scope.js";
-import { DELETED, listOp, NO_ORG, op } from "./ops.js";
-import { idOrNotFound, ROLE_NAME_PATTERN, permissionsField, roleNameField } from "./org-input.js";
+import type { Role, Roles } from "../../../domain/roles.js";
+import type { UnitOfWork, Work } from "../../../store/work.js";
+import type { Route } from "../declare.js";
+import { inOrg } from "../org-scope.js";
+import { DELETED, listOp, NO_ORG, op } from "../ops.js";
+import { idOrNotFound } from "../input.js";
+import { permissionsField, ROLE_NAME_PATTERN, roleNameField } from "./fields.js";
 
 /** POST /orgs/:org_id/roles body (docs/contract.md §2, §4 and §8). */
 export const createRoleBody = v.object({

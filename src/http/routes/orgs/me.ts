@@ -1,12 +1,13 @@
 import * as v from "valibot";
-import type { Actor, AppContext } from "../context.js";
-import { ApiError } from "../errors.js";
-import type { PrincipalKeys } from "../../domain/principal-keys.js";
-import type { Principal, Principals } from "../../domain/principals.js";
-import type { UnitOfWork, Work } from "../../store/work.js";
-import type { Route } from "./declare.js";
-import { DELETED, listOp, op } from "./ops.js";
-import { idOrNotFound, metadataField, principalFields, principalJson } from "./org-input.js";
+import type { Actor, AppContext } from "../../context.js";
+import { ApiError } from "../../errors.js";
+import type { PrincipalKeys } from "../../../domain/principal-keys.js";
+import type { Principal, Principals } from "../../../domain/principals.js";
+import type { UnitOfWork, Work } from "../../../store/work.js";
+import type { Route } from "../declare.js";
+import { DELETED, listOp, op } from "../ops.js";
+import { metadataField, principalFields, principalJson } from "./fields.js";
+import { idOrNotFound } from "../input.js";
 import { CREATED_KEY, createdKeyJson, createdKeySchema, keySummaryJson, keySummarySchema, newKeyBody, newKeyInput } from "./principal-keys.js";
 
 /** PATCH /me body (docs/orgs.md): metadata replaces the stored object. */

@@ -1,13 +1,13 @@
 import * as v from "valibot";
-import { ApiError } from "../errors.js";
-import type { Org, Organizations } from "../../domain/orgs.js";
-import type { UnitOfWork, Work } from "../../store/work.js";
-import { int } from "./answers.js";
-import type { Route } from "./declare.js";
-import { seconds } from "./input.js";
-import { inOrg } from "./org-scope.js";
-import { DELETED, listOp, NO_ORG, op } from "./ops.js";
-import { metadataField, nameField } from "./org-input.js";
+import { ApiError } from "../../errors.js";
+import type { Org, Organizations } from "../../../domain/orgs.js";
+import type { UnitOfWork, Work } from "../../../store/work.js";
+import { int, seconds } from "../answers.js";
+import type { Route } from "../declare.js";
+import { inOrg } from "../org-scope.js";
+import { DELETED, listOp, NO_ORG, op } from "../ops.js";
+import { nameField } from "../input.js";
+import { metadataField } from "./fields.js";
 
 /** POST /orgs body (docs/orgs.md, docs/contract.md §4). */
 export const createOrgBody = v.object({

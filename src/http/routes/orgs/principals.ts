@@ -1,12 +1,13 @@
 import * as v from "valibot";
-import type { PrincipalKeys } from "../../domain/principal-keys.js";
-import type { Principals } from "../../domain/principals.js";
-import type { UnitOfWork, Work } from "../../store/work.js";
-import type { AppContext } from "../context.js";
-import type { Route } from "./declare.js";
-import { inOrg } from "./org-scope.js";
-import { DELETED, listOp, NO_ORG, op } from "./ops.js";
-import { idOrNotFound, metadataField, nameField, principalJson, principalSchema, roleNameField } from "./org-input.js";
+import type { PrincipalKeys } from "../../../domain/principal-keys.js";
+import type { Principals } from "../../../domain/principals.js";
+import type { UnitOfWork, Work } from "../../../store/work.js";
+import type { AppContext } from "../../context.js";
+import type { Route } from "../declare.js";
+import { inOrg } from "../org-scope.js";
+import { DELETED, listOp, NO_ORG, op } from "../ops.js";
+import { idOrNotFound, nameField } from "../input.js";
+import { metadataField, principalJson, principalSchema, roleNameField } from "./fields.js";
 import { CREATED_KEY, createdKeyJson, createdKeySchema, keySummaryJson, keySummarySchema, newKeyBody, newKeyInput } from "./principal-keys.js";
 
 /** POST /orgs/:org_id/principals body (docs/contract.md §2). */

@@ -1,13 +1,12 @@
 import * as v from "valibot";
-import type { PrincipalKey } from "../../domain/principal-keys.js";
-import { int, nullableInt } from "./answers.js";
-import { intRange, MAX_UNIX_SECONDS, seconds } from "./input.js";
-import { nameField } from "./org-input.js";
+import type { PrincipalKey } from "../../../domain/principal-keys.js";
+import { int, nullableInt, seconds } from "../answers.js";
+import { intRange, MAX_UNIX_SECONDS, nameField } from "../input.js";
 
 /**
  * Principal keys at the edge, shared by the master key's routes
- * (/orgs/:org_id/principals/:id/keys, routes/principals.ts) and the
- * principal's own (/me/keys, routes/me.ts): the create body, the JSON of a
+ * (/orgs/:org_id/principals/:id/keys, orgs/principals.ts) and the
+ * principal's own (/me/keys, orgs/me.ts): the create body, the JSON of a
  * key, and their OpenAPI schemas. Never a token except
  * in the create response.
  */
