@@ -1,20 +1,13 @@
 import Database from "better-sqlite3";
-import type { ValueCipher } from "../crypto/cipher.js";
-import { latestSchemaVersion, schemaSections } from "../store/sqlite/migrate.js";
-import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
-import { WrongKeyError } from "../model/engine-errors.js";
-import { verifyRootKeys } from "../store/sqlite/root-keys.js";
-import { HEAD_META, parseHead } from "../model/audit-head.js";
-import { countRows, integrityOf } from "./common.js";
-import type { VaultCounts } from "./common.js";
-
-/** A file that cannot be restored: the message says why; nothing was replaced. */
-export class RestoreRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RestoreRefused";
-  }
-}
+import type { ValueCipher } from "../../../crypto/cipher.js";
+import { latestSchemaVersion, schemaSections } from "../migrate.js";
+import { verifyAuditChain } from "../audit-verify.js";
+import { WrongKeyError } from "../../../model/engine-errors.js";
+import { verifyRootKeys } from "../root-keys.js";
+import { HEAD_META, parseHead } from "../../../model/audit-head.js";
+import { RestoreRefused } from "../../tool-shapes.js";
+import type { VaultCounts } from "../../tool-shapes.js";
+import { countRows, integrityOf } from "./counts.js";
 
 /** A schema object as sqlite_master lists it. */
 interface SchemaObject {
@@ -26,7 +19,7 @@ interface SchemaObject {
 
 function objectsOf(db: Database.Database): Map<string, SchemaObject> {
   const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master").all() as SchemaObject[];
-  return new Map(rows.map((r) => [`${r.type} ${r.name}`, { ...r, sql: r.sql === null ? null : normalizeSql(r.sql) }]));
+  return new Map(rows.map((r) => [`${r.type} ${r.name}`, { type: r.type, name: r.name, tbl_name: r.tbl_name, sql: r.sql === null ? null : normalizeSql(r.sql) }]));
 }
 
 /**
