@@ -1,5 +1,7 @@
 import { chainSetMac, headMac, macEquals } from "../../model/audit-head.js";
 import type { Queryable } from "./unit-of-work.js";
+import { metaUpsert } from "../sql/meta.js";
+import { paramsOf, render } from "../sql/template.js";
 
 /**
  * The authenticated set of audit chains of a PostgreSQL log (meta
@@ -65,8 +67,7 @@ export async function recordNewChain(db: Queryable, chain: string, key: Buffer, 
     for (const name of record.chains) names.add(name);
   }
   const chains = [...names].sort();
-  await db.query("INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value", [
-    CHAIN_SET_META,
-    JSON.stringify({ chains, mac: chainSetMac(key, chains) }),
-  ]);
+  const upsert = metaUpsert(CHAIN_SET_META, JSON.stringify({ chains, mac: chainSetMac(key, chains) }));
+  const rendered = render(upsert, "pg");
+  await db.query(rendered.text, paramsOf(upsert, rendered));
 }

@@ -4,6 +4,8 @@ import { CHAIN_META, GENESIS_HASH, macOf, parseSegments } from "../../model/audi
 import { checkSegments } from "../../model/audit-walk.js";
 import type { ChainKeys, ChainSegment, SegmentRecord } from "../../model/audit-chain.js";
 import type { Db } from "./db.js";
+import { metaUpsert } from "../sql/meta.js";
+import { render } from "../sql/template.js";
 
 /*
  * The SQLite side of the keyed audit chain (docs/audit.md): its segment
@@ -76,7 +78,8 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
       if (keyId !== undefined || (head.mac === undefined && !signedHeads)) signed = head;
       if (keyId === currentKeyId && signedHeads && segments === recorded?.segments) return true;
     }
-    const upsert = db.prepare("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value");
+    // metaUpsert's text (store/sql/meta.ts); its parameters are the name and the value, in that order.
+    const upsert = db.prepare<[string, string]>(render(metaUpsert("", ""), "sqlite").text);
     if (signed !== undefined) upsert.run(HEAD_META, headRecord(currentKey, signed.id, signed.hash));
     // A head that does not hold leaves the flag as it was, but a new segment (after `rekey`) is still recorded.
     const flag = signed !== undefined || signedHeads;
