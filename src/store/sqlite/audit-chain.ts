@@ -3,6 +3,7 @@ import type { RecordedHead } from "../../model/audit-head.js";
 import { CHAIN_META, GENESIS_HASH, macOf, parseSegments } from "../../model/audit-chain.js";
 import { checkSegments } from "../../model/audit-walk.js";
 import type { ChainKeys, ChainSegment, SegmentRecord } from "../../model/audit-chain.js";
+import { getMeta } from "./db.js";
 import type { Db } from "./db.js";
 import { metaUpsert } from "../sql/meta.js";
 import { render } from "../sql/template.js";
@@ -15,9 +16,9 @@ import { render } from "../sql/template.js";
 
 /** The recorded segments and their MAC, or undefined when the database has none. */
 export function readSegments(db: Db): SegmentRecord | undefined {
-  const row = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(CHAIN_META);
-  if (row === undefined) return undefined;
-  return parseSegments(row.value);
+  const value = getMeta(db, CHAIN_META);
+  if (value === undefined) return undefined;
+  return parseSegments(value);
 }
 
 /**
@@ -67,7 +68,7 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
             ? [...recorded.segments.slice(0, -1), { from: last.from, key: currentKeyId }]
             : [...recorded.segments, { from: next, key: currentKeyId }];
     }
-    const headValue = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META)?.value;
+    const headValue = getMeta(db, HEAD_META);
     const head = headValue === undefined ? undefined : parseHead(headValue);
     let signed: RecordedHead | undefined;
     if (headValue === undefined) {

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
 import { migrate } from "./migrate.js";
 import { replayReads } from "./read-replay.js";
-import { metaUpsert } from "../sql/meta.js";
+import { metaSelect, metaUpsert } from "../sql/meta.js";
 import { paramsOf, render } from "../sql/template.js";
 
 export type { Db };
@@ -57,9 +57,11 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-/** Reads a value of the meta table, or undefined. */
+/** Reads a value of the meta table (metaSelect, store/sql/meta.ts), or undefined. */
 export function getMeta(db: Db, name: string): string | undefined {
-  const row = db.prepare("SELECT value FROM meta WHERE name = ?").get(name) as { value: string } | undefined;
+  const query = metaSelect(name);
+  const rendered = render(query, "sqlite");
+  const row = db.prepare(rendered.text).get(...paramsOf(query, rendered)) as { value: string } | undefined;
   return row?.value;
 }
 

@@ -4,6 +4,7 @@ import { latestSchemaVersion, schemaSections } from "../migrate.js";
 import { verifyAuditChain } from "../audit-verify.js";
 import { WrongKeyError } from "../../../model/engine-errors.js";
 import { verifyRootKeys } from "../root-keys.js";
+import { getMeta } from "../db.js";
 import { HEAD_META, parseHead } from "../../../model/audit-head.js";
 import { RestoreRefused } from "../../tool-shapes.js";
 import type { VaultCounts } from "../../tool-shapes.js";
@@ -123,8 +124,8 @@ export function checkCopy(db: Database.Database, cipher: ValueCipher): VaultCoun
 function auditHeadOf(db: Database.Database): { id: number; hash: string } | undefined {
   const hasAudit = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get() !== undefined;
   if (!hasAudit) return undefined;
-  const meta = db.prepare("SELECT value FROM meta WHERE name = ?").get(HEAD_META) as { value: string } | undefined;
-  const head = meta === undefined ? undefined : parseHead(meta.value);
+  const value = getMeta(db, HEAD_META);
+  const head = value === undefined ? undefined : parseHead(value);
   if (head !== undefined && head.id > 0) return { id: head.id, hash: head.hash };
   return db.prepare("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").get() as { id: number; hash: string } | undefined;
 }
