@@ -75,7 +75,7 @@ export function checkRestoreFile(file: string, cipher: ValueCipher, current: str
 }
 
 /**
- * Copies a database file (and its -wal, if any) with SQLite's backup API.
+ * Copies a database file (and its -wal, when there is one) with SQLite's backup API.
  * @throws RestoreRefused when it cannot be opened or read as a database.
  */
 export function copyDatabaseFile(file: string, temp: string): Promise<void> {

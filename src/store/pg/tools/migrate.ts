@@ -15,7 +15,7 @@ import { openPgPool } from "../pool.js";
 /** The tables whose PostgreSQL column `seq` takes SQLite's rowid (creation order). */
 const SEQ_TABLES: ReadonlySet<string> = new Set(["orgs", "principals", "principal_keys", "scoped_keys", "webhooks"]);
 
-/** The tables copied (MIGRATED_TABLES, parents first), each with the column that takes SQLite's rowid, if any. */
+/** The tables copied (MIGRATED_TABLES, parents first), each with the column that takes SQLite's rowid when it has one. */
 const TABLES: readonly { name: string; seq?: string }[] = MIGRATED_TABLES.map((name) => (SEQ_TABLES.has(name) ? { name, seq: "seq" } : { name }));
 
 /** Identity columns whose sequences continue after the copied ids. */

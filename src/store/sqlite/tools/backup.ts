@@ -94,7 +94,7 @@ export function checkRestoreCopy(file: string, cipher: ValueCipher, current: str
 }
 
 /**
- * Copies a database (and its -wal, if any) with SQLite's backup API.
+ * Copies a database (and its -wal, when there is one) with SQLite's backup API.
  * @throws RestoreRefused when it cannot be opened or read as a database.
  */
 export async function copyWithBackupApi(file: string, temp: string): Promise<void> {

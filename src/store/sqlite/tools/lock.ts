@@ -14,7 +14,7 @@ export const LOCK_FILE = "vault.lock";
  * The lock is SQLite's own fcntl lock on `vault.lock`, a tiny database opened
  * with `locking_mode = EXCLUSIVE`: after its first write, SQLite keeps the
  * exclusive lock until the connection closes. It is a POSIX advisory lock,
- * so the kernel releases it when the process ends in any way (kill -9
+ * so the kernel releases it however the process ends (kill -9
  * included) and a restart can take it at once; no stale lock file is ever
  * left to clean up.
  *
