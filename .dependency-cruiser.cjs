@@ -26,6 +26,16 @@ module.exports = {
       to: { path: OUTER },
     },
     {
+      name: "engines-behind-the-store",
+      severity: "error",
+      comment:
+        "The engines (src/store/sqlite, src/store/pg) are reached through the engine-neutral files of " +
+        "src/store (store/tools.ts for the offline tools, store/engine.ts, ...); which engine runs is chosen " +
+        "there or in the assembly (vault.ts, open-node.ts, server.ts, embed.ts, internal.ts), never above.",
+      from: { path: "^src/(ops|cli|http|mcp|domain|webhooks|inject|config)/" },
+      to: { path: "^src/store/(sqlite|pg)/" },
+    },
+    {
       name: "store-below-domain",
       severity: "error",
       comment: "src/store (interfaces and both engines) sits below src/domain and src/http: it imports neither.",

@@ -9,7 +9,7 @@ import { createSqliteWork } from "../src/store/sqlite/index.js";
 import type { Work } from "../src/store/work.js";
 import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
 import { createLogger } from "../src/log/log.js";
-import { rekeyDatabase } from "../src/ops/rekey.js";
+import { rekeyDatabase } from "../src/store/sqlite/tools/rekey.js";
 import { buildSqliteTestVault, createSqliteVault } from "./helpers.js";
 
 const entry = (action: string) => ({ scope: "global", action, key: null, actor: "master", principalId: null, ip: null });

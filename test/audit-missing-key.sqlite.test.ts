@@ -7,7 +7,7 @@ import { EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING } from "../src/cli/exit-codes.js";
 import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import { createLogger } from "../src/log/log.js";
-import { rekeyDatabase } from "../src/ops/rekey.js";
+import { rekeyDatabase } from "../src/store/sqlite/tools/rekey.js";
 import { createSqliteVault } from "./helpers.js";
 
 // `audit verify` after a rotation, without the previous root key: a missing key

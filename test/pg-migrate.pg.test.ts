@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
-import { rekeyDatabase } from "../src/ops/rekey.js";
+import { rekeyDatabase } from "../src/store/sqlite/tools/rekey.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import { createLogger } from "../src/log/log.js";
 import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";

@@ -1,12 +1,9 @@
-import type Database from "better-sqlite3";
-import type pg from "pg";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { checkAnchor, formatAnchor, SINGLE_CHAIN } from "../domain/audit-anchor.js";
 import type { Anchor } from "../domain/audit-anchor.js";
-import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
 import type { ChainReport } from "../model/audit-verify.js";
-import { SQLITE_CHAIN, verifyPgAuditChains } from "../store/pg/audit-verify.js";
-import type { PgChainReport } from "../store/pg/audit-verify.js";
+import { SQLITE_CHAIN } from "../store/tools.js";
+import type { PgAuditLog, PgChainReport, SqliteAuditLog } from "../store/tools.js";
 
 /**
  * `audit head` and `audit verify --anchor` (domain/audit-anchor.ts,
@@ -24,23 +21,19 @@ export type AnchoredPg = { report: PgChainReport; line?: string; anchorProblem?:
  * line (`anchor` undefined) or checks it against `anchor`.
  * @param anchor an anchor (parseAnchor), or undefined to make one.
  */
-export function anchorSqlite(db: Database.Database, cipher: ValueCipher, anchor: Anchor | undefined): AnchoredSqlite {
-  db.exec("BEGIN");
-  try {
-    const report = verifyAuditChain(db, cipher.auditChainKeys());
+export function anchorSqlite(log: SqliteAuditLog, cipher: ValueCipher, anchor: Anchor | undefined): AnchoredSqlite {
+  return log.snapshot(cipher.auditChainKeys(), (view): AnchoredSqlite => {
+    const report = view.report;
     if (!report.ok) return { report };
-    const hashAt = db.prepare<[number], { hash: string }>("SELECT hash FROM audit WHERE id = ?");
     if (anchor === undefined) {
-      const last = db.prepare<[], { id: number; hash: string }>("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").get();
+      const last = view.last();
       const heads = last === undefined ? [] : [{ chain: SINGLE_CHAIN, seq: last.id, hash: last.hash }];
       return { report, line: formatAnchor({ engine: "sqlite", at: Date.now(), rows: report.rows, heads }, cipher) };
     }
     const parsed = anchor;
     if (parsed.engine !== "sqlite") return { report, anchorProblem: "the anchor was made on PostgreSQL, not on this SQLite log" };
-    return { report, anchorProblem: checkAnchor(parsed, report.rows, (_chain, seq) => hashAt.get(seq)?.hash) };
-  } finally {
-    db.exec("COMMIT");
-  }
+    return { report, anchorProblem: checkAnchor(parsed, report.rows, (_chain, seq) => view.hashAt(seq)) };
+  });
 }
 
 /**
@@ -49,9 +42,9 @@ export function anchorSqlite(db: Database.Database, cipher: ValueCipher, anchor:
  * `anchor`. An anchor made on SQLite checks the chain `migrate` copied
  * from it (SQLITE_CHAIN).
  */
-export async function anchorPg(pool: pg.Pool, cipher: ValueCipher, anchor: Anchor | undefined): Promise<AnchoredPg> {
-  const heads = (await pool.query<{ chain: string; seq: number; hash: string }>("SELECT chain, seq, hash FROM audit_chains WHERE seq > 0 ORDER BY chain")).rows;
-  const report = await verifyPgAuditChains(pool, cipher.auditChainKeys());
+export async function anchorPg(log: PgAuditLog, cipher: ValueCipher, anchor: Anchor | undefined): Promise<AnchoredPg> {
+  const heads = await log.heads();
+  const report = await log.verify(cipher.auditChainKeys());
   if (!report.ok) return { report };
   if (anchor === undefined) {
     const rows = heads.reduce((n, h) => n + h.seq, 0);
@@ -61,8 +54,8 @@ export async function anchorPg(pool: pg.Pool, cipher: ValueCipher, anchor: Ancho
   const found = new Map<string, string>();
   for (const head of parsed.heads) {
     const chain = head.chain === SINGLE_CHAIN ? SQLITE_CHAIN : head.chain;
-    const r = await pool.query<{ hash: string }>("SELECT hash FROM audit WHERE chain = $1 AND seq = $2", [chain, head.seq]);
-    if (r.rows[0] !== undefined) found.set(`${head.chain} ${head.seq}`, r.rows[0].hash);
+    const hash = await log.hashAt(chain, head.seq);
+    if (hash !== undefined) found.set(`${head.chain} ${head.seq}`, hash);
   }
   return { report, anchorProblem: checkAnchor(parsed, report.rows, (chain, seq) => found.get(`${chain} ${seq}`)) };
 }

@@ -1,9 +1,7 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import Database from "better-sqlite3";
 import { Command } from "commander";
 import { ConfigError } from "../config.js";
-import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
+import { openPgAuditLog, openSqliteAuditLog, redactUrl } from "../store/tools.js";
+import type { PgAuditLog, PgChainReport } from "../store/tools.js";
 import type { ChainReport, MissingKey } from "../model/audit-verify.js";
 import type { ChainKeys } from "../model/audit-chain.js";
 import { dataDirOf, loadCipher } from "../ops/common.js";
@@ -12,7 +10,6 @@ import { anchorPg, anchorSqlite } from "./audit-anchor-commands.js";
 import type { AnchoredPg, AnchoredSqlite } from "./audit-anchor-commands.js";
 import { parseAnchor } from "../domain/audit-anchor.js";
 import type { Anchor } from "../domain/audit-anchor.js";
-import type { PgChainReport } from "../store/pg/audit-verify.js";
 import { EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING, EXIT_OK } from "./exit-codes.js";
 import { parseWords } from "./parse-words.js";
 
@@ -28,27 +25,6 @@ const processOutput: CommandOutput = {
 };
 
 /**
- * Opens `<dir>/vault.db` read-only, without migrating or writing anything.
- * @throws ConfigError when there is no database or no audit table there.
- */
-function openDataDir(dataDir: string): Database.Database {
-  const file = join(dataDir, "vault.db");
-  if (!existsSync(file)) throw new ConfigError(`no database at ${file}`);
-  let db: Database.Database;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new ConfigError(`${file} cannot be opened: ${(err as Error).message}`);
-  }
-  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
-  if (table === undefined) {
-    db.close();
-    throw new ConfigError(`${file} has no audit log (start ephemeral-vault once to migrate it)`);
-  }
-  return db;
-}
-
-/**
  * Checks the audit hash chain of a data directory's database, read-only:
  * opens `<dir>/vault.db` without migrating or writing anything.
  * @param keys loads the chain keys of the root keys (current and previous),
@@ -56,14 +32,12 @@ function openDataDir(dataDir: string): Database.Database {
  * @throws ConfigError when there is no database or no audit table there.
  */
 export function verifyDataDir(dataDir: string, keys: () => ChainKeys): ChainReport {
-  const db = openDataDir(dataDir);
+  const log = openSqliteAuditLog(dataDir);
   try {
-    // One read transaction: the rows and the head come from one snapshot, whatever a running vault writes meanwhile.
-    db.exec("BEGIN");
-    return verifyAuditChain(db, keys());
+    // One read transaction (SqliteAuditLog.snapshot): the rows and the head come from one snapshot, whatever a running vault writes meanwhile.
+    return log.snapshot(keys(), (view) => view.report);
   } finally {
-    if (db.inTransaction) db.exec("COMMIT");
-    db.close();
+    log.close();
   }
 }
 
@@ -127,13 +101,13 @@ export async function runAuditCheck(
   if (databaseUrl !== undefined && databaseUrl !== "") return verifyPostgres(databaseUrl, env, output, sub, flags.anchor);
   const dataDir = dataDirOf(flags.dataDir, env);
   if (sub === "head" || flags.anchor !== undefined) {
-    const db = openDataDir(dataDir);
+    const log = openSqliteAuditLog(dataDir);
     try {
       const cipher = loadCipher(dataDir, {}, env);
-      const anchored = anchorSqlite(db, cipher, anchorOf(flags.anchor, cipher));
+      const anchored = anchorSqlite(log, cipher, anchorOf(flags.anchor, cipher));
       return reportAnchored(anchored, output, anchored.report.ok ? intactLine(anchored.report) : brokenLine(anchored.report));
     } finally {
-      db.close();
+      log.close();
     }
   }
   // The chain is keyed with the root key, never stored in the database (docs/audit.md): load it as the server does.
@@ -196,7 +170,7 @@ function reportAnchored(anchored: AnchoredSqlite | AnchoredPg, output: CommandOu
 
 /**
  * `audit verify|head --database-url URL` (or VAULT_DATABASE_URL): every chain of
- * a PostgreSQL audit log (store/pg/audit-verify.ts), keyed with the root
+ * a PostgreSQL audit log (store/tools.ts openPgAuditLog), keyed with the root
  * keys of VAULT_ENCRYPTION_KEY and VAULT_PREVIOUS_ENCRYPTION_KEYS.
  * @returns 0 intact, EXIT_CHAIN_BROKEN when a chain is broken, EXIT_KEY_MISSING when a key is not loaded.
  * @throws ConfigError when the database cannot be reached or no key is given.
@@ -208,29 +182,27 @@ async function verifyPostgres(
   sub: "verify" | "head",
   anchorLine: string | undefined,
 ): Promise<number> {
-  const { openPgPool, redactUrl } = await import("../store/pg/index.js");
-  const { verifyPgAuditChains } = await import("../store/pg/audit-verify.js");
   // The keys are read as the server reads them (no data dir on PostgreSQL).
   const { VAULT_DATABASE_URL: _url, ...keyEnv } = env;
   const cipher = loadCipher(":memory:", {}, keyEnv);
   const keys = cipher.auditChainKeys();
   const anchor = anchorOf(anchorLine, cipher);
-  let pool: Awaited<ReturnType<typeof openPgPool>>;
+  let log: PgAuditLog;
   try {
-    pool = await openPgPool({ url, poolSize: 1 });
+    log = await openPgAuditLog(url);
   } catch (err) {
     throw new ConfigError(`--database-url ${redactUrl(url)}: ${(err as Error).message}`);
   }
   try {
     if (sub === "head" || anchor !== undefined) {
-      const anchored = await anchorPg(pool, cipher, anchor);
+      const anchored = await anchorPg(log, cipher, anchor);
       return reportAnchored(anchored, output, pgLine(anchored.report));
     }
-    const report = await verifyPgAuditChains(pool, keys);
+    const report = await log.verify(keys);
     output.out(pgLine(report));
     return exitOf(report);
   } finally {
-    await pool.end();
+    await log.end();
   }
 }
 

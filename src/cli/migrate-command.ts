@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { EXIT_OK } from "./exit-codes.js";
 import { ConfigError } from "../config.js";
-import { redactUrl } from "../store/pg/redact.js";
+import { redactUrl } from "../store/tools.js";
 import { migrateFromSqlite } from "../ops/migrate-to-pg.js";
 
 /** The flags of `migrate` (commander's names). */

@@ -5,13 +5,12 @@ import { EXIT_FAILED, EXIT_OK } from "./exit-codes.js";
 import { ConfigError } from "../config.js";
 import { ValueCipher } from "../crypto/cipher.js";
 import { WrongKeyError } from "../ops/keyfiles.js";
-import { openDatabase } from "../store/sqlite/db.js";
+import { rekeyDatabaseFile } from "../store/tools.js";
+import type { RekeyReport } from "../store/tools.js";
 import { dataDirOf, loadRootKeys, processOutput } from "../ops/common.js";
 import type { OpsOutput, RootKeyFlags } from "../ops/common.js";
 import { fileRootKey, replaceEncryptionKeyFile } from "../ops/key-file-swap.js";
 import { lockDataDir } from "../ops/lock.js";
-import { rekeyDatabase } from "../ops/rekey.js";
-import type { RekeyReport } from "../ops/rekey.js";
 
 /** The flags of `rekey` (commander's names). */
 export interface RekeyFlags extends RootKeyFlags {
@@ -43,7 +42,7 @@ Exit codes: 0 nothing left under an old key, 1 some records remain or failed, 2 
  * VAULT_ENCRYPTION_KEY (or --encryption-key, else the data dir's
  * encryption.key) and the old ones in VAULT_PREVIOUS_ENCRYPTION_KEYS, takes
  * the data-dir lock (refused while the vault runs) and re-encrypts every
- * stored value (rekeyDatabase; docs/operations.md).
+ * stored value (rekeyDatabaseFile, store/tools.ts; docs/operations.md).
  * @returns 0 when no value remains under an old key, 1 otherwise.
  * @throws ConfigError for usage errors, a bad or missing key, a running vault
  *   or records needing a key that is not loaded (exit 2).
@@ -58,15 +57,12 @@ export async function runRekey(flags: RekeyFlags, env: Record<string, string | u
   const inFile = fileRootKey(dataDir);
   const lock = lockDataDir(dataDir, "rekey");
   try {
-    const db = openDatabase(file);
     let report: RekeyReport;
     try {
-      report = rekeyDatabase(db, cipher);
+      report = rekeyDatabaseFile(file, cipher);
     } catch (err) {
       if (err instanceof WrongKeyError) throw new ConfigError(err.message);
       throw err;
-    } finally {
-      db.close();
     }
     output.out(
       `rekey: ${report.rewrapped} values rewrapped under key ${cipher.currentKeyId}, ${report.alreadyCurrent} already current, ` +

@@ -11,7 +11,7 @@ import type { SecretLifecycle } from "../domain/secrets.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
-import type { DbFileWatch } from "../store/sqlite/db-file-watch.js";
+import type { DbFileCheck } from "../store/engine.js";
 import type { OrgDomain } from "../domain/org-domain.js";
 import { orgRoutes } from "./routes/orgs/index.js";
 import { webhookRoutes } from "./routes/webhooks.js";
@@ -56,7 +56,7 @@ export interface AppDeps {
   /** Current time, Unix milliseconds (the brute-force guard's window). */
   now: () => number;
   /** The database file's identity, for /health; undefined for `:memory:`. */
-  dbFile?: DbFileWatch | undefined;
+  dbFile?: DbFileCheck | undefined;
   /** Prometheus metrics: every request is counted; GET /metrics serves them. */
   metrics: VaultMetrics;
   /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0 turns the guard off). */

@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Logger } from "../log/log.js";
 import { VaultError } from "../model/errors.js";
 import type { VaultErrorKind } from "../model/errors.js";
-import { ClosedError } from "../store/sqlite/group-commit.js";
+import { ClosedError } from "../model/engine-errors.js";
 import { DatabaseUnavailableError } from "../store/work.js";
 
 const STATUS_OF: Record<VaultErrorKind, ContentfulStatusCode> = {

@@ -1,11 +1,9 @@
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
 import type { ValueCipher } from "../crypto/cipher.js";
-import { getMeta } from "../store/sqlite/db.js";
+import { inspectBackupCopy, snapshotDatabase } from "../store/tools.js";
 import { backupMacLine, macFileOf } from "./backup-mac.js";
-import { countRows, integrityOf } from "./common.js";
 import type { VaultCounts } from "./common.js";
 
 /**
@@ -67,45 +65,18 @@ export async function backupDatabase(source: string, dest: string, cipher: Value
   // Owner only from the first byte: the copy holds every ciphertext and the audit log.
   closeSync(openSync(partial, "wx", 0o600));
   try {
-    const src = new Database(source, { fileMustExist: true, timeout: 5000 });
-    try {
-      src.exec("BEGIN");
-      src.prepare("SELECT count(*) FROM sqlite_master").get(); // the snapshot starts here
-      const step = options.pagesPerStep ?? PAGES_PER_STEP;
-      const minPages = options.progressMinPages ?? PROGRESS_MIN_PAGES;
-      await src.backup(partial, {
-        progress: ({ totalPages, remainingPages }) => {
-          if (totalPages >= minPages) options.onProgress?.(totalPages - remainingPages, totalPages);
-          return step;
-        },
-      });
-      src.exec("COMMIT");
-    } finally {
-      src.close();
-    }
-    const copy = new Database(partial, { fileMustExist: true });
-    let report: Omit<BackupReport, "file">;
-    try {
-      copy.pragma("journal_mode = DELETE");
-      const listed = JSON.parse(getMeta(copy, "root_key_ids") ?? "[]") as string[];
+    await snapshotDatabase(source, partial, {
+      pagesPerStep: options.pagesPerStep ?? PAGES_PER_STEP,
+      progressMinPages: options.progressMinPages ?? PROGRESS_MIN_PAGES,
+      onProgress: options.onProgress,
+    });
+    const report: Omit<BackupReport, "file"> = inspectBackupCopy(partial, (listed) => {
       if (listed.length > 0 && !listed.includes(cipher.currentKeyId)) {
         throw new ConfigError(
           `the configured encryption key (${cipher.currentKeyId}) is not one this database was written with; set the vault's VAULT_ENCRYPTION_KEY (or --encryption-key)`,
         );
       }
-      const integrity = integrityOf(copy);
-      if (integrity !== "ok") throw new Error(`the copy failed its integrity check: ${integrity}`);
-      const pages = Number(copy.pragma("page_count", { simple: true }));
-      const pageSize = Number(copy.pragma("page_size", { simple: true }));
-      report = {
-        pages,
-        bytes: pages * pageSize,
-        schemaVersion: Number(copy.pragma("user_version", { simple: true })),
-        counts: countRows(copy),
-      };
-    } finally {
-      copy.close();
-    }
+    });
     fsyncFile(partial);
     writeFileSync(macPartial, backupMacLine(partial, cipher), { mode: 0o600, flag: "wx" });
     fsyncFile(macPartial);

@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type Database from "better-sqlite3";
 import { ConfigError, loadConfig, SETTINGS } from "../config.js";
 import { parseRootKey, ValueCipher } from "../crypto/cipher.js";
+import type { VaultCounts } from "../store/tools.js";
+
+export type { VaultCounts };
 
 /** Where a command writes: stdout and stderr by default, strings in tests. */
 export interface OpsOutput {
@@ -75,44 +77,6 @@ export function loadRootKeys(dataDir: string, flags: RootKeyFlags, env: Record<s
   return { root, previous: config.previousEncryptionKeys };
 }
 
-/** Row counts of a vault database, for the operator. */
-export interface VaultCounts {
-  secrets: { active: number; sealed: number; expired: number };
-  scopedKeys: number;
-  principalKeys: number;
-  orgs: number;
-  principals: number;
-  auditRows: number;
-  webhooks: number;
-}
-
-/**
- * Counts a vault database's rows: secrets by state, keys, orgs, principals,
- * audit rows, webhooks. A table the schema does not have yet counts 0.
- */
-export function countRows(db: Database.Database): VaultCounts {
-  const tables = new Set(
-    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name),
-  );
-  const count = (table: string): number =>
-    tables.has(table) ? (db.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n : 0;
-  const secrets = { active: 0, sealed: 0, expired: 0 };
-  if (tables.has("secrets")) {
-    for (const row of db.prepare("SELECT state, count(*) AS n FROM secrets GROUP BY state").all() as { state: string; n: number }[]) {
-      if (row.state === "active" || row.state === "sealed" || row.state === "expired") secrets[row.state] = row.n;
-    }
-  }
-  return {
-    secrets,
-    scopedKeys: count("scoped_keys"),
-    principalKeys: count("principal_keys"),
-    orgs: count("orgs"),
-    principals: count("principals"),
-    auditRows: count("audit"),
-    webhooks: count("webhooks"),
-  };
-}
-
 /** The counts as two human-readable lines. */
 export function formatCounts(c: VaultCounts): string {
   return (
@@ -120,15 +84,6 @@ export function formatCounts(c: VaultCounts): string {
     `scoped keys: ${c.scopedKeys}, principal keys: ${c.principalKeys}, orgs: ${c.orgs}, principals: ${c.principals}, ` +
     `audit rows: ${c.auditRows}, webhooks: ${c.webhooks}\n`
   );
-}
-
-/**
- * `PRAGMA integrity_check` of a database.
- * @returns "ok", or the first problems SQLite reports (at most 5 lines).
- */
-export function integrityOf(db: Database.Database): string {
-  const rows = db.pragma("integrity_check(5)") as { integrity_check: string }[];
-  return rows.map((r) => r.integrity_check).join("; ");
 }
 
 /** A UTC timestamp for file names: 20261123T221530Z. */

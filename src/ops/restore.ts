@@ -1,16 +1,15 @@
 import { chmodSync, existsSync, linkSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import type { ValueCipher } from "../crypto/cipher.js";
+import { checkRestoreFile, copyDatabaseFile, mergeDatabaseWal, RestoreRefused } from "../store/tools.js";
 import { prepareDataDir } from "./keyfiles.js";
 import { fsyncFile, removeDatabaseFiles } from "./backup.js";
 import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
 import { fileStamp } from "./common.js";
 import type { VaultCounts } from "./common.js";
 import { lockDataDir } from "./lock.js";
-import { checkCopy, checkNotOlder, RestoreRefused } from "./restore-checks.js";
 
-export { checkCopy, checkNotOlder, RestoreRefused };
+export { RestoreRefused };
 
 /** What restoreDatabase() did. */
 export interface RestoreReport {
@@ -27,7 +26,7 @@ export interface RestoreReport {
 export interface RestoreOptions {
   /** When set, a backup without a MAC file (an older build's) is accepted; a MAC file that does not match never is. */
   unauthenticated?: boolean;
-  /** When set, a backup that does not hold the current database's audit head (an older one) is restored too (`--older`; checkNotOlder). */
+  /** When set, a backup that does not hold the current database's audit head (an older one) is restored too (`--older`; checkNotOlder, store/sqlite/tools/restore-checks.ts). */
   older?: boolean;
   /** The time of the `vault.db.before-restore-<stamp>` name, ms. */
   now?: number;
@@ -40,7 +39,7 @@ export interface RestoreOptions {
  * file into the data dir byte for byte while checking its MAC (`FILE.mac`,
  * ops/backup-mac.ts; with `unauthenticated` and no MAC file, with SQLite's
  * backup API instead, so a file with a -wal beside it is copied whole),
- * checks the copy (checkCopy: integrity, schema objects, keys, audit chain)
+ * checks the copy (checkRestoreFile, store/tools.ts: integrity, schema objects, keys, audit chain)
  * before anything is replaced, refuses a backup older than the current
  * database (checkNotOlder: it lacks the current audit head) unless
  * `older`, then keeps the current database as
@@ -71,17 +70,9 @@ export async function restoreDatabase(file: string, dataDir: string, cipher: Val
       if (err instanceof BackupNotAuthentic) throw new RestoreRefused(err.message);
       throw new RestoreRefused(`${file} cannot be read: ${(err as Error).message}`);
     }
-    if (authentication === "unauthenticated") await copyWithBackupApi(file, temp);
+    if (authentication === "unauthenticated") await copyDatabaseFile(file, temp);
     chmodSync(temp, 0o600);
-    let counts: VaultCounts;
-    const copy = new Database(temp, { fileMustExist: true });
-    try {
-      copy.pragma("journal_mode = DELETE");
-      counts = checkCopy(copy, cipher);
-      if (existsSync(target)) checkNotOlder(copy, target, options.older === true);
-    } finally {
-      copy.close();
-    }
+    const counts: VaultCounts = checkRestoreFile(temp, cipher, existsSync(target) ? target : undefined, options.older === true);
     fsyncFile(temp);
 
     let previous: string | null = null;
@@ -104,23 +95,6 @@ export async function restoreDatabase(file: string, dataDir: string, cipher: Val
   }
 }
 
-/** Copies a database (and its -wal, if any) with SQLite's backup API. */
-async function copyWithBackupApi(file: string, temp: string): Promise<void> {
-  let source: Database.Database;
-  try {
-    source = new Database(file, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new RestoreRefused(`${file} cannot be opened: ${(err as Error).message}`);
-  }
-  try {
-    await source.backup(temp);
-  } catch (err) {
-    throw new RestoreRefused(`${file} cannot be read as a database: ${(err as Error).message}`);
-  } finally {
-    source.close();
-  }
-}
-
 /**
  * Keeps the current database at `previous` (mode 0600) without ever leaving
  * `target` missing: its WAL is checkpointed into the main file and the file
@@ -129,20 +103,7 @@ async function copyWithBackupApi(file: string, temp: string): Promise<void> {
  * instead, so the old set stays together and none is left for the new file.
  */
 function keepPrevious(target: string, previous: string): void {
-  let merged = false;
-  try {
-    const old = new Database(target, { fileMustExist: true, timeout: 0 });
-    try {
-      old.pragma("wal_checkpoint(TRUNCATE)");
-      old.pragma("journal_mode = DELETE");
-      merged = true;
-    } finally {
-      old.close();
-    }
-  } catch {
-    merged = false;
-  }
-  if (!merged) moveAside(target, previous);
+  if (!mergeDatabaseWal(target)) moveAside(target, previous);
   linkSync(target, previous);
   chmodSync(previous, 0o600);
 }

@@ -1,6 +1,5 @@
 import type { ValueCipher } from "../crypto/cipher.js";
 import type { UnitOfWork, Work } from "./work.js";
-import type { DbFileWatch } from "./sqlite/db-file-watch.js";
 
 /** Root key id -> audit chain key, for every root key loaded (ValueCipher.auditChainKeys). */
 export type ChainKeys = ReadonlyMap<string, Buffer>;
@@ -11,6 +10,18 @@ export type ChainKeys = ReadonlyMap<string, Buffer>;
  * PostgreSQL) with its reason.
  */
 export type AuditCheck = { ok: true; rows: number } | { ok: false; rows: number; at: string; reason: string };
+
+/**
+ * Whether the database file a process opened is still the one at its path
+ * (SQLite: store/sqlite/db-file-watch.ts DbFileWatch, which stats the path
+ * at most once a second); /health answers 503 once it is not.
+ */
+export interface DbFileCheck {
+  /** The database file, e.g. `<data dir>/vault.db`. */
+  readonly path: string;
+  /** True while the path still names the file that was opened. */
+  present(): boolean;
+}
 
 /**
  * The storage engine under a vault (docs/architecture.md, "The engine
@@ -78,5 +89,5 @@ export interface EngineHooks {
    * The storage is still where it was opened (SQLite's database file; /health
    * answers 503 while it is not); absent: always.
    */
-  readonly file?: DbFileWatch | undefined;
+  readonly file?: DbFileCheck | undefined;
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { DbFileWatch } from "../../store/sqlite/db-file-watch.js";
+import type { DbFileCheck } from "../../store/engine.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
@@ -14,7 +14,7 @@ export interface HealthDeps {
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** The database file's identity; undefined for `:memory:`. */
-  dbFile?: DbFileWatch | undefined;
+  dbFile?: DbFileCheck | undefined;
 }
 
 /**

@@ -1,5 +1,8 @@
 import { chainSetMac, headMac, macEquals } from "../../model/audit-head.js";
 import type { Queryable } from "./unit-of-work.js";
+import { metaSelect, metaUpsert } from "../sql/meta.js";
+import { PgExecutor } from "./executor.js";
+import { paramsOf, render } from "../sql/template.js";
 
 /**
  * The authenticated set of audit chains of a PostgreSQL log (meta
@@ -44,7 +47,7 @@ export function parseChainSet(value: string): { chains: string[]; mac: string } 
  */
 export async function recordNewChain(db: Queryable, chain: string, key: Buffer, keys: readonly Buffer[]): Promise<void> {
   await db.query("SELECT pg_advisory_xact_lock($1)", [CHAIN_SET_LOCK]);
-  const stored = (await db.query<{ value: string }>("SELECT value FROM meta WHERE name = $1", [CHAIN_SET_META])).rows[0];
+  const stored = await new PgExecutor(db).get<{ value: string }>(metaSelect(CHAIN_SET_META));
   const heads = (await db.query<{ chain: string; seq: string | number; hash: string; mac: string | null }>("SELECT chain, seq, hash, mac FROM audit_chains")).rows;
   const names = new Set(heads.map((h) => h.chain));
   if (stored === undefined) {
@@ -65,8 +68,7 @@ export async function recordNewChain(db: Queryable, chain: string, key: Buffer, 
     for (const name of record.chains) names.add(name);
   }
   const chains = [...names].sort();
-  await db.query("INSERT INTO meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value", [
-    CHAIN_SET_META,
-    JSON.stringify({ chains, mac: chainSetMac(key, chains) }),
-  ]);
+  const upsert = metaUpsert(CHAIN_SET_META, JSON.stringify({ chains, mac: chainSetMac(key, chains) }));
+  const rendered = render(upsert, "pg");
+  await db.query(rendered.text, paramsOf(upsert, rendered));
 }

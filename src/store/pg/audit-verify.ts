@@ -4,6 +4,8 @@ import type { ChainKeys, ChainSegment } from "../../model/audit-chain.js";
 import { chainSetMac, headKeyId, macEquals, parseHead } from "../../model/audit-head.js";
 import { CHAIN_SET_META, parseChainSet } from "./audit-chain-set.js";
 import type { AuditRow } from "../audit.js";
+import { metaSelect } from "../sql/meta.js";
+import { PgExecutor } from "./executor.js";
 import type { MissingKey } from "../../model/audit-verify.js";
 import { ChainWalk, TAIL_MISSING, checkSegments, discoveredKey, segmentKeys } from "../../model/audit-walk.js";
 import type { ChainBreak, KeyResolver } from "../../model/audit-walk.js";
@@ -71,7 +73,7 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
   if (setProblem !== undefined) return fail(setProblem.chain, 1, setProblem.reason);
   const segments = await sqliteSegments(pool, keys);
   // Rows copied from SQLite at or above this seq have their key-chain link under the hash (SQLite schema version 16).
-  const prevFrom = Number((await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_prev_from'")).rows[0]?.value ?? Number.MAX_SAFE_INTEGER);
+  const prevFrom = Number((await new PgExecutor(pool).get<{ value: string }>(metaSelect("audit_prev_from")))?.value ?? Number.MAX_SAFE_INTEGER);
   for (const head of heads.rows) {
     const linked = head.chain === SQLITE_CHAIN;
     const walk = new ChainWalk(head.chain === SQLITE_CHAIN && segments !== undefined ? copiedKeys(segments, keys) : discoveredKey(keys), true);
@@ -101,9 +103,9 @@ async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainRe
  * chain's first row when the record does not hold.
  */
 async function sqliteSegments(pool: pg.ClientBase, keys: ChainKeys): Promise<ChainSegment[] | Omit<ChainBreak, "at"> | undefined> {
-  const r = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'audit_chain'");
-  if (r.rows[0] === undefined) return undefined;
-  const record = parseSegments(r.rows[0].value);
+  const row = await new PgExecutor(pool).get<{ value: string }>(metaSelect("audit_chain"));
+  if (row === undefined) return undefined;
+  const record = parseSegments(row.value);
   if (record.mac === "") return { reason: "the copied chain's segment record is not valid (altered)" };
   const check = checkSegments(record, keys);
   if (check.problem === "not-keyed") return { reason: "the copied chain's segment record does not end with a keyed segment (altered)" };
@@ -131,7 +133,7 @@ function copiedKeys(segments: ChainSegment[] | Omit<ChainBreak, "at">, keys: Cha
  * @returns the first problem, or undefined.
  */
 async function checkChainSet(pool: pg.ClientBase, keys: ChainKeys, heads: readonly Head[]): Promise<{ chain: string; reason: string } | undefined> {
-  const stored = (await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = $1", [CHAIN_SET_META])).rows[0];
+  const stored = await new PgExecutor(pool).get<{ value: string }>(metaSelect(CHAIN_SET_META));
   if (stored === undefined) {
     const unrecorded = heads.find((h) => h.chain !== SQLITE_CHAIN);
     if (unrecorded === undefined) {

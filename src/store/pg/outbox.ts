@@ -4,6 +4,8 @@ import type { AttemptLogged, DueScope, OutboxEvent, OutboxStore, ScopeClaim, Sto
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";
 import type { Queryable } from "./unit-of-work.js";
+import { attemptInsert, doneDeliveriesDelete, eventInsert, pendingCountSelect } from "../sql/outbox.js";
+import { PgExecutor } from "./executor.js";
 
 /**
  * How long a claimed delivery is held by the node that claimed it, ms
@@ -49,10 +51,15 @@ const scopeName = (key: string): string => (key === "" ? GLOBAL_SCOPE : key);
  * time, and a webhook's deliveries go out one after another across nodes.
  */
 export class PgOutboxStore implements OutboxStore {
-  constructor(private readonly db: Queryable) {}
+  /** The statements written once for both engines (store/sql/outbox.ts). */
+  private readonly x: PgExecutor;
+
+  constructor(private readonly db: Queryable) {
+    this.x = new PgExecutor(db);
+  }
 
   async enqueue(event: OutboxEvent, webhookIds: readonly string[], now: number): Promise<void> {
-    await this.db.query("INSERT INTO webhook_events (id, type, body, created_at) VALUES ($1, $2, $3, $4)", [event.id, event.type, event.body, now]);
+    await this.x.run(eventInsert(event, now));
     if (webhookIds.length === 0) return;
     await this.db.query(
       `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, updated_at)
@@ -133,27 +140,32 @@ export class PgOutboxStore implements OutboxStore {
     );
     const updated = r.rows[0];
     if (updated === undefined) return undefined;
-    await this.db.query(
-      `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [deliveryId, updated.webhook_id, updated.event_id, updated.type, updated.attempts, outcome.status, outcome.httpStatus, outcome.error, now],
+    await this.x.run(
+      attemptInsert({
+        deliveryId,
+        webhookId: updated.webhook_id,
+        eventId: updated.event_id,
+        type: updated.type,
+        attempt: updated.attempts,
+        outcome,
+        at: now,
+      }),
     );
     return { attempt: updated.attempts, webhookId: updated.webhook_id };
   }
 
   async pendingCount(): Promise<number> {
-    const r = await this.db.query<{ n: number }>("SELECT count(*)::integer AS n FROM webhook_deliveries WHERE state = 'pending'");
-    return r.rows[0]?.n ?? 0;
+    return Number((await this.x.get<{ n: number | string }>(pendingCountSelect()))?.n ?? 0);
   }
 
   async prune(cutoff: number): Promise<number> {
-    const done = await this.db.query("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < $1", [cutoff]);
+    const done = await this.x.run(doneDeliveriesDelete(cutoff));
     const events = await this.db.query(
       `DELETE FROM webhook_events e WHERE e.created_at < $1
        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`,
       [cutoff],
     );
-    return (done.rowCount ?? 0) + (events.rowCount ?? 0);
+    return done + (events.rowCount ?? 0);
   }
 
   async attempts(webhookId: string, beforeId: number, limit: number): Promise<StoredAttempt[]> {

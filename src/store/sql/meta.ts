@@ -17,12 +17,21 @@ export function metaUpsert(name: string, value: string): Query {
   return sql`INSERT INTO meta (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
 }
 
+/**
+ * The one statement that reads a value of the `meta` table, for both
+ * engines (a row `{value}`, or none).
+ * @param name the setting's name (a `meta.name`).
+ */
+export function metaSelect(name: string): Query {
+  return sql`SELECT value FROM meta WHERE name = ${name}`;
+}
+
 /** The `meta` store of both engines: named settings of the database. */
 export class SqlMetaStore implements MetaStore {
   constructor(private readonly x: SqlExecutor) {}
 
   get(name: string): Awaitable<string | undefined> {
-    return map(this.x.get<{ value: string }>(sql`SELECT value FROM meta WHERE name = ${name}`), (row) => row?.value);
+    return map(this.x.get<{ value: string }>(metaSelect(name)), (row) => row?.value);
   }
 
   set(name: string, value: string): Awaitable<void> {

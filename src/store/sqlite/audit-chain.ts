@@ -3,7 +3,10 @@ import type { RecordedHead } from "../../model/audit-head.js";
 import { CHAIN_META, GENESIS_HASH, macOf, parseSegments } from "../../model/audit-chain.js";
 import { checkSegments } from "../../model/audit-walk.js";
 import type { ChainKeys, ChainSegment, SegmentRecord } from "../../model/audit-chain.js";
+import { getMeta } from "./db.js";
 import type { Db } from "./db.js";
+import { metaUpsert } from "../sql/meta.js";
+import { render } from "../sql/template.js";
 
 /*
  * The SQLite side of the keyed audit chain (docs/audit.md): its segment
@@ -13,9 +16,9 @@ import type { Db } from "./db.js";
 
 /** The recorded segments and their MAC, or undefined when the database has none. */
 export function readSegments(db: Db): SegmentRecord | undefined {
-  const row = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(CHAIN_META);
-  if (row === undefined) return undefined;
-  return parseSegments(row.value);
+  const value = getMeta(db, CHAIN_META);
+  if (value === undefined) return undefined;
+  return parseSegments(value);
 }
 
 /**
@@ -65,7 +68,7 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
             ? [...recorded.segments.slice(0, -1), { from: last.from, key: currentKeyId }]
             : [...recorded.segments, { from: next, key: currentKeyId }];
     }
-    const headValue = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META)?.value;
+    const headValue = getMeta(db, HEAD_META);
     const head = headValue === undefined ? undefined : parseHead(headValue);
     let signed: RecordedHead | undefined;
     if (headValue === undefined) {
@@ -76,7 +79,8 @@ export function openChain(db: Db, currentKeyId: string, keys: ChainKeys): boolea
       if (keyId !== undefined || (head.mac === undefined && !signedHeads)) signed = head;
       if (keyId === currentKeyId && signedHeads && segments === recorded?.segments) return true;
     }
-    const upsert = db.prepare("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value");
+    // metaUpsert's text (store/sql/meta.ts); its parameters are the name and the value, in that order.
+    const upsert = db.prepare<[string, string]>(render(metaUpsert("", ""), "sqlite").text);
     if (signed !== undefined) upsert.run(HEAD_META, headRecord(currentKey, signed.id, signed.hash));
     // A head that does not hold leaves the flag as it was, but a new segment (after `rekey`) is still recorded.
     const flag = signed !== undefined || signedHeads;

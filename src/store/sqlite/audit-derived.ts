@@ -1,3 +1,4 @@
+import { getMeta } from "./db.js";
 import type { Db } from "./db.js";
 import { MAX_SPAN_IDS } from "./audit-span.js";
 import { STORED_AUDIT_HEAD, secretsWithReads } from "./secret-reads.js";
@@ -47,9 +48,8 @@ const covered = (kind: string, scope: string, value: string, id: string): string
  * @returns the first problem found, or undefined when the structures match the rows.
  */
 export function checkDerived(db: Db): DerivedBreak | undefined {
-  const meta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?");
-  const prevFrom = Number(meta.get("audit_prev_from")?.value ?? Number.MAX_SAFE_INTEGER);
-  const flushedText = meta.get("reads_flushed")?.value;
+  const prevFrom = Number(getMeta(db, "audit_prev_from") ?? Number.MAX_SAFE_INTEGER);
+  const flushedText = getMeta(db, "reads_flushed");
   const flushed = flushedText === undefined ? Number.MAX_SAFE_INTEGER : Number(flushedText);
   const link = db
     .prepare<{ flushed: number; prevFrom: number }, { id: number; prev: number | null; expected: number | null; cut: number | null; next: number | null; bad_head: number }>(

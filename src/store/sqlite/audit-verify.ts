@@ -7,6 +7,7 @@ import type { ChainReport } from "../../model/audit-verify.js";
 import type { AuditRow as Row } from "../audit.js";
 import { readSegments } from "./audit-chain.js";
 import { checkDerived, checkDerivedSince } from "./audit-derived.js";
+import { getMeta } from "./db.js";
 import type { Db } from "./db.js";
 
 /**
@@ -85,7 +86,7 @@ function verifyIn(db: Db, keys: ChainKeys, from: WalkState | undefined, out: { s
   }
   const walk = new ChainWalk(segmentKeys(check.segments, keys, " (add it to VAULT_PREVIOUS_ENCRYPTION_KEYS)"));
   // From this row on each hash covers the row's key-chain link (schema.sql version 16).
-  const prevFrom = Number(db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(PREV_FROM_META)?.value ?? Number.MAX_SAFE_INTEGER);
+  const prevFrom = Number(getMeta(db, PREV_FROM_META) ?? Number.MAX_SAFE_INTEGER);
   if (from !== undefined) walk.resume(from);
   const start = walk.last;
   const iter = db.prepare<[number, number], Row & { prev: number | null }>("SELECT * FROM audit WHERE id > ? ORDER BY id LIMIT ?").iterate(start, maxRows);
@@ -108,8 +109,8 @@ function verifyIn(db: Db, keys: ChainKeys, from: WalkState | undefined, out: { s
     out.more = true;
     return { ok: true, rows, head: walk.hash };
   }
-  const headRow = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE name = ?").get(HEAD_META);
-  const head = headRow === undefined ? undefined : parseHead(headRow.value);
+  const headValue = getMeta(db, HEAD_META);
+  const head = headValue === undefined ? undefined : parseHead(headValue);
   if (recorded.signedHeads) {
     // The head is signed (model/audit-head.ts): a tail cut off and the head moved back shows, and so do removed rows.
     if (head === undefined) return { ok: false, rows, brokenId: lastId + 1, reason: "the recorded chain head is missing or unreadable (removed or altered)" };
@@ -121,7 +122,7 @@ function verifyIn(db: Db, keys: ChainKeys, from: WalkState | undefined, out: { s
     if (!walk.endsAt(head.id, head.hash) || (recorded.signedHeads && rows !== lastId)) {
       return { ok: false, rows, brokenId: Math.min(head.id, lastId) + 1, reason: TAIL_MISSING };
     }
-  } else if (headRow !== undefined || rows > 0) {
+  } else if (headValue !== undefined || rows > 0) {
     return { ok: false, rows, brokenId: 1, reason: "the recorded chain head is missing" };
   }
   // The rows hold; the structures the queries find them by must match them (audit-derived.ts).

@@ -9,6 +9,8 @@ import type { KeyLink } from "./audit-key-chain.js";
 import { MAX_SPAN_IDS, SpanSet } from "./audit-span.js";
 import type { SpanKind } from "./audit-span.js";
 import { ReadTally } from "./read-tally.js";
+import { metaUpsert } from "../sql/meta.js";
+import { render } from "../sql/template.js";
 
 export { HEAD_META, MAX_SPAN_IDS };
 
@@ -97,9 +99,8 @@ export class SqliteAuditStore implements AuditStore {
         `INSERT INTO audit (id, scope, at, action, key, actor, principal_id, ip, count, hash, prev)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      setHead: db.prepare<[string, string]>(
-        "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-      ),
+      // metaUpsert's text (store/sql/meta.ts); its parameters are the name and the value, in that order.
+      setHead: db.prepare<[string, string]>(render(metaUpsert("", ""), "sqlite").text),
       firstFrom: db.prepare<[number], { id: number; at: number }>("SELECT id, at FROM audit WHERE id >= ? ORDER BY id LIMIT 1"),
       maxId: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit"),
       insertSpan: db.prepare<[SpanKind, string, string, number, number]>(

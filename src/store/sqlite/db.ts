@@ -3,6 +3,8 @@ import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
 import { migrate } from "./migrate.js";
 import { replayReads } from "./read-replay.js";
+import { metaSelect, metaUpsert } from "../sql/meta.js";
+import { paramsOf, render } from "../sql/template.js";
 
 export type { Db };
 
@@ -55,13 +57,17 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-/** Reads a value of the meta table, or undefined. */
+/** Reads a value of the meta table (metaSelect, store/sql/meta.ts), or undefined. */
 export function getMeta(db: Db, name: string): string | undefined {
-  const row = db.prepare("SELECT value FROM meta WHERE name = ?").get(name) as { value: string } | undefined;
+  const query = metaSelect(name);
+  const rendered = render(query, "sqlite");
+  const row = db.prepare(rendered.text).get(...paramsOf(query, rendered)) as { value: string } | undefined;
   return row?.value;
 }
 
-/** Writes a value of the meta table (insert or replace). */
+/** Writes a value of the meta table (insert or replace: metaUpsert, store/sql/meta.ts). */
 export function setMeta(db: Db, name: string, value: string): void {
-  db.prepare("INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run(name, value);
+  const upsert = metaUpsert(name, value);
+  const rendered = render(upsert, "sqlite");
+  db.prepare(rendered.text).run(...paramsOf(upsert, rendered));
 }

@@ -4,6 +4,8 @@ import { GLOBAL_SCOPE } from "../../model/records.js";
 import type { AttemptLogged, DueScope, OutboxEvent, OutboxStore, ScopeClaim, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";
+import { attemptInsert, doneDeliveriesDelete, eventInsert, pendingCountSelect } from "../sql/outbox.js";
+import { SqliteExecutor } from "./executor.js";
 
 /**
  * SQL for an attempt `a`'s next retry, ms: its delivery `d`'s next_attempt_at
@@ -28,12 +30,12 @@ const scopeKey = (scope: string): string => (scope === GLOBAL_SCOPE ? "" : scope
  */
 export class SqliteOutboxStore implements OutboxStore {
   private readonly q;
+  /** The statements written once for both engines (store/sql/outbox.ts). */
+  private readonly x: SqliteExecutor;
 
   constructor(db: Db) {
+    this.x = new SqliteExecutor(db);
     this.q = {
-      insertEvent: db.prepare<[string, string, string, number]>(
-        "INSERT INTO webhook_events (id, type, body, created_at) VALUES (?, ?, ?, ?)",
-      ),
       insertDelivery: db.prepare<[string, string, number, number]>(
         `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, updated_at)
          VALUES (?, ?, 'pending', 0, ?, ?)`,
@@ -72,12 +74,6 @@ export class SqliteOutboxStore implements OutboxStore {
       pending: db.prepare<[number], { one: number }>(
         "SELECT 1 AS one FROM webhook_deliveries WHERE id = ? AND state = 'pending'",
       ),
-      insertAttempt: db.prepare(
-        `INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, type, attempt, status, http_status, error, at)
-         VALUES (@delivery_id, @webhook_id, @event_id, @type, @attempt, @status, @http_status, @error, @at)`,
-      ),
-      pendingCount: db.prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'"),
-      removeDone: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND updated_at < ?"),
       removeEvents: db.prepare<[number]>(
         `DELETE FROM webhook_events WHERE created_at < ?
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`,
@@ -91,7 +87,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   enqueue(event: OutboxEvent, webhookIds: readonly string[], now: number): void {
-    this.q.insertEvent.run(event.id, event.type, event.body, now);
+    this.x.run(eventInsert(event, now));
     for (const webhookId of webhookIds) this.q.insertDelivery.run(webhookId, event.id, now, now);
   }
 
@@ -124,26 +120,26 @@ export class SqliteOutboxStore implements OutboxStore {
     const next = outcome.status === "retrying" ? (outcome.nextAttemptAt ?? now) : null;
     const updated = this.q.update.get({ id: deliveryId, state, next, now });
     if (!updated) return undefined;
-    this.q.insertAttempt.run({
-      delivery_id: deliveryId,
-      webhook_id: updated.webhook_id,
-      event_id: updated.event_id,
-      type: this.q.type.get(updated.event_id)?.type ?? "",
-      attempt: updated.attempts,
-      status: outcome.status,
-      http_status: outcome.httpStatus,
-      error: outcome.error,
-      at: now,
-    });
+    this.x.run(
+      attemptInsert({
+        deliveryId,
+        webhookId: updated.webhook_id,
+        eventId: updated.event_id,
+        type: this.q.type.get(updated.event_id)?.type ?? "",
+        attempt: updated.attempts,
+        outcome,
+        at: now,
+      }),
+    );
     return { attempt: updated.attempts, webhookId: updated.webhook_id };
   }
 
   pendingCount(): number {
-    return this.q.pendingCount.get()?.n ?? 0;
+    return Number(this.x.get<{ n: number }>(pendingCountSelect())?.n ?? 0);
   }
 
   prune(cutoff: number): number {
-    return this.q.removeDone.run(cutoff).changes + this.q.removeEvents.run(cutoff).changes;
+    return this.x.run(doneDeliveriesDelete(cutoff)) + this.q.removeEvents.run(cutoff).changes;
   }
 
   attempts(webhookId: string, beforeId: number, limit: number): StoredAttempt[] {

@@ -1,24 +1,13 @@
-import { openChain } from "../store/sqlite/audit-chain.js";
-import { CURRENT_ENVELOPE_VERSION } from "../crypto/cipher.js";
-import type { ValueCipher } from "../crypto/cipher.js";
-import { setMeta } from "../store/sqlite/db.js";
-import type { Db } from "../store/sqlite/db.js";
-import { verifyRootKeys } from "../store/sqlite/root-keys.js";
+import { openChain } from "../audit-chain.js";
+import { CURRENT_ENVELOPE_VERSION } from "../../../crypto/cipher.js";
+import type { ValueCipher } from "../../../crypto/cipher.js";
+import { openDatabase, setMeta } from "../db.js";
+import type { Db } from "../db.js";
+import { verifyRootKeys } from "../root-keys.js";
+import type { RekeyReport } from "../../tool-shapes.js";
 
 /** Rows re-encrypted per transaction. */
 export const REKEY_BATCH = 500;
-
-/** What rekeyDatabase() did. */
-export interface RekeyReport {
-  /** Values re-encrypted under the current key and envelope version. */
-  rewrapped: number;
-  /** Values that were already current. */
-  alreadyCurrent: number;
-  /** Values that did not open (damaged): left as they were. */
-  failed: number;
-  /** Values still under an old key or an old envelope version afterwards. */
-  remaining: number;
-}
 
 interface StoredValue {
   id: number;
@@ -37,8 +26,8 @@ interface StoredValue {
  * `min_envelope_version` to 2, so v1 envelopes (whose AAD does not bind the
  * row's creation time) no longer open (verifyRootKeys).
  *
- * Runs on a database no server has open (runRekey takes the data-dir
- * lock). A value that does not open is counted in `failed` and left alone.
+ * Runs on a database no server has open (runRekey, cli/rekey-command.ts,
+ * takes the data-dir lock). A value that does not open is counted in `failed` and left alone.
  *
  * @throws WrongKeyError when records need a root key that is not loaded
  *   (the server's own start check, verifyRootKeys).
@@ -91,4 +80,18 @@ export function rekeyDatabase(db: Db, cipher: ValueCipher, batch: number = REKEY
   // The old ciphertexts: out of the WAL now (secure_delete clears the freed pages of the main file).
   db.pragma("wal_checkpoint(TRUNCATE)");
   return report;
+}
+
+/**
+ * rekeyDatabase() on the database file `file` (opened as the server opens
+ * it, so it is migrated first), closed afterwards.
+ * @throws WrongKeyError as rekeyDatabase().
+ */
+export function rekeyFile(file: string, cipher: ValueCipher): RekeyReport {
+  const db = openDatabase(file);
+  try {
+    return rekeyDatabase(db, cipher);
+  } finally {
+    db.close();
+  }
 }

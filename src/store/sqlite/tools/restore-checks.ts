@@ -1,20 +1,14 @@
 import Database from "better-sqlite3";
-import type { ValueCipher } from "../crypto/cipher.js";
-import { latestSchemaVersion, schemaSections } from "../store/sqlite/migrate.js";
-import { verifyAuditChain } from "../store/sqlite/audit-verify.js";
-import { WrongKeyError } from "../model/engine-errors.js";
-import { verifyRootKeys } from "../store/sqlite/root-keys.js";
-import { HEAD_META, parseHead } from "../model/audit-head.js";
-import { countRows, integrityOf } from "./common.js";
-import type { VaultCounts } from "./common.js";
-
-/** A file that cannot be restored: the message says why; nothing was replaced. */
-export class RestoreRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RestoreRefused";
-  }
-}
+import type { ValueCipher } from "../../../crypto/cipher.js";
+import { latestSchemaVersion, schemaSections } from "../migrate.js";
+import { verifyAuditChain } from "../audit-verify.js";
+import { WrongKeyError } from "../../../model/engine-errors.js";
+import { verifyRootKeys } from "../root-keys.js";
+import { getMeta } from "../db.js";
+import { HEAD_META, parseHead } from "../../../model/audit-head.js";
+import { RestoreRefused } from "../../tool-shapes.js";
+import type { VaultCounts } from "../../tool-shapes.js";
+import { countRows, integrityOf } from "./counts.js";
 
 /** A schema object as sqlite_master lists it. */
 interface SchemaObject {
@@ -26,7 +20,7 @@ interface SchemaObject {
 
 function objectsOf(db: Database.Database): Map<string, SchemaObject> {
   const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master").all() as SchemaObject[];
-  return new Map(rows.map((r) => [`${r.type} ${r.name}`, { ...r, sql: r.sql === null ? null : normalizeSql(r.sql) }]));
+  return new Map(rows.map((r) => [`${r.type} ${r.name}`, { type: r.type, name: r.name, tbl_name: r.tbl_name, sql: r.sql === null ? null : normalizeSql(r.sql) }]));
 }
 
 /**
@@ -130,8 +124,8 @@ export function checkCopy(db: Database.Database, cipher: ValueCipher): VaultCoun
 function auditHeadOf(db: Database.Database): { id: number; hash: string } | undefined {
   const hasAudit = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get() !== undefined;
   if (!hasAudit) return undefined;
-  const meta = db.prepare("SELECT value FROM meta WHERE name = ?").get(HEAD_META) as { value: string } | undefined;
-  const head = meta === undefined ? undefined : parseHead(meta.value);
+  const value = getMeta(db, HEAD_META);
+  const head = value === undefined ? undefined : parseHead(value);
   if (head !== undefined && head.id > 0) return { id: head.id, hash: head.hash };
   return db.prepare("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").get() as { id: number; hash: string } | undefined;
 }
