@@ -12,8 +12,8 @@ import { SqliteEngine } from "./store/sqlite/engine.js";
 import { createVault } from "./vault.js";
 import type { Vault, VaultOptions } from "./vault.js";
 import type { Logger } from "./log/log.js";
-import { lockDataDir } from "./ops/lock.js";
-import type { DataDirLock } from "./ops/lock.js";
+import { lockDataDir } from "./store/tools.js";
+import type { DataDirLock } from "./store/tools.js";
 
 /*
  * Opening a vault node over its storage engine, for server.ts: the SQLite
@@ -33,7 +33,7 @@ export interface VaultNode {
 }
 
 /**
- * The SQLite node: data dir (locked: ops/lock.ts) -> key material (files
+ * The SQLite node: data dir (locked: store/sqlite/tools/lock.ts) -> key material (files
  * generated on first start) -> database (migrated, root key verified) -> vault.
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key
  *   or a database that cannot be opened.

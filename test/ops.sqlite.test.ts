@@ -9,7 +9,7 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { verifyRootKeys } from "../src/store/sqlite/root-keys.js";
 import { backupDatabase } from "../src/ops/backup.js";
-import { lockDataDir } from "../src/ops/lock.js";
+import { lockDataDir } from "../src/store/tools.js";
 import { rekeyDatabase } from "../src/store/sqlite/tools/rekey.js";
 import { restoreDatabase, RestoreRefused } from "../src/ops/restore.js";
 import { buildSqliteTestVault } from "./helpers.js";

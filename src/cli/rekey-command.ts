@@ -10,7 +10,7 @@ import type { RekeyReport } from "../store/tools.js";
 import { dataDirOf, loadRootKeys, processOutput } from "../ops/common.js";
 import type { OpsOutput, RootKeyFlags } from "../ops/common.js";
 import { fileRootKey, replaceEncryptionKeyFile } from "../ops/key-file-swap.js";
-import { lockDataDir } from "../ops/lock.js";
+import { lockDataDir } from "../store/tools.js";
 
 /** The flags of `rekey` (commander's names). */
 export interface RekeyFlags extends RootKeyFlags {

@@ -10,7 +10,7 @@ import {
   redactUrl,
 } from "../store/tools.js";
 import type { CopyCounts, MigrationTarget } from "../store/tools.js";
-import { lockDataDir } from "./lock.js";
+import { lockDataDir } from "../store/tools.js";
 
 export type { CopyCounts };
 
@@ -23,7 +23,7 @@ export type { CopyCounts };
  * chain and its key segments verify as they did), and the meta rows (root
  * key record, chain segments). Then compares the row counts of every table.
  *
- * The data dir's lock (ops/lock.ts) is held from before the SQLite file is
+ * The data dir's lock (store/sqlite/tools/lock.ts) is held from before the SQLite file is
  * opened until the copy has ended, so no vault can serve the data dir
  * meanwhile: a secret burned or written there after the copy would be
  * served again, or lost, on PostgreSQL (docs/scaling.md, "Moving a SQLite

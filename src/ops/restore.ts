@@ -7,7 +7,7 @@ import { fsyncFile, removeDatabaseFiles } from "./backup.js";
 import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
 import { fileStamp } from "./common.js";
 import type { VaultCounts } from "./common.js";
-import { lockDataDir } from "./lock.js";
+import { lockDataDir } from "../store/tools.js";
 
 export { RestoreRefused };
 
