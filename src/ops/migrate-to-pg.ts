@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../config.js";
 import { openDatabase } from "../store/sqlite/db.js";
-import { readsToReplay } from "../store/sqlite/read-replay.js";
+import { readsToReplay } from "../store/sqlite/tally/index.js";
 import { latestSchemaVersion } from "../store/sqlite/migrate.js";
 import { migratePg, openPgPool } from "../store/pg/index.js";
 import { analyzeVaultTables } from "../store/pg/migrate.js";

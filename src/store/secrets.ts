@@ -111,7 +111,7 @@ export interface SecretStore {
    *   what the guard refuses; a reader on another connection that saw an
    *   older count is refused too, never counted twice.
    *   Inside a batch, for a secret whose key has an audit chain, the count
-   *   is written behind (store/sqlite/read-tally.ts): the same guard,
+   *   is written behind (store/sqlite/tally/read-tally.ts): the same guard,
    *   checked on the row and count the unit read, and no page written.
    * - PostgreSQL: increments the count as it is now (other nodes count
    *   concurrently), RETURNING it.

@@ -8,11 +8,10 @@ import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
-import { chainedKey } from "./audit-key-chain.js";
-import { ReadTally } from "./read-tally.js";
-import { STORED_READ_COUNT, secretsWithReads } from "./secret-reads.js";
+import { chainedKey } from "./chained-key.js";
+import { ReadTally, STORED_READ_COUNT, secretsWithReads } from "./tally/index.js";
 
-/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (secret-reads.ts). */
+/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (tally/secret-reads.ts). */
 const COLUMNS = SECRET_COLUMNS.map((c) => (c === "read_count" ? `${STORED_READ_COUNT} AS read_count` : `s.${c}`)).join(", ");
 
 interface ListParams {
@@ -27,7 +26,7 @@ interface ListParams {
 /**
  * The SQLite `secrets` store: statements prepared once per database, every
  * method synchronous (it runs inside the group commit's unit of work).
- * Read counts are written behind (read-tally.ts): every record it returns
+ * Read counts are written behind (tally/read-tally.ts): every record it returns
  * carries the tally's count, and every change of a row first writes the
  * tally's pair into it. Times are Unix milliseconds.
  */
@@ -119,7 +118,7 @@ export class SqliteSecretStore implements SecretStore {
     return r === undefined ? undefined : this.withTally(secretRecordFromColumns(r));
   }
 
-  /** A record with the read tally's count (read-tally.ts), in place. */
+  /** A record with the read tally's count (tally/read-tally.ts), in place. */
   private withTally(record: SecretRecord): SecretRecord {
     record.readCount = this.tally.readCount(record.id, record.readCount);
     return record;
@@ -172,7 +171,7 @@ export class SqliteSecretStore implements SecretStore {
     const counted = { readCount: secret.readCount + 1, maxReads: secret.maxReads };
     if (this.tally.active && chainedKey(secret.key)) {
       // Written behind: the unit read the row and the tally's count in this transaction, so the
-      // guard is checked here; the secret.read audit row is the count's redo log (read-tally.ts).
+      // guard is checked here; the secret.read audit row is the count's redo log (tally/read-tally.ts).
       if (secret.state !== "active" || (secret.maxReads !== null && secret.readCount >= secret.maxReads)) return undefined;
       if (this.tally.readCount(secret.id, secret.readCount) !== secret.readCount) return undefined;
       this.tally.setReadCount(secret.id, counted.readCount);
