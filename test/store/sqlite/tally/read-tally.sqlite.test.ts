@@ -157,10 +157,10 @@ describe("the read tally", () => {
     db.prepare("INSERT INTO secret_reads (id, read_count, audit_head) VALUES (?, 2, NULL), (?, 5, NULL)").run(a.id, b.id);
     const read = store.live("global", "a");
     expect(read?.readCount).toBe(2);
-    expect(store.countRead(read as NonNullable<typeof read>)).toEqual({ readCount: 3, maxReads: 4 });
+    expect(store.countRead(read as NonNullable<typeof read>, 2, null)).toEqual({ readCount: 3, maxReads: 4 });
     expect(rowCounts(db).get("a")).toBe(3);
     // A stale count (the row's own 0, not the stored 2) is refused.
-    expect(store.countRead({ ...a, readCount: 0 })).toBeUndefined();
+    expect(store.countRead({ ...a, readCount: 0 }, 2, null)).toBeUndefined();
     expect(store.list({ scope: "global", now: 2, afterId: 0, limit: 10, includeSealed: false, keyPrefix: undefined }).map((s) => s.readCount)).toEqual([3, 5]);
     store.seal(b.id, 2);
     expect(rowCounts(db)).toEqual(new Map([["a", 3], ["b", 5]]));
