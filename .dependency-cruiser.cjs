@@ -75,6 +75,15 @@ module.exports = {
       to: { path: "^src/(cli|mcp|http)/" },
     },
     {
+      name: "tally-behind-its-index",
+      severity: "error",
+      comment:
+        "The SQLite read tally (read counts written behind, their table, the replay) is one seam: " +
+        "code outside src/store/sqlite/tally/ imports its entry tally/index.ts only.",
+      from: { pathNot: "^src/store/sqlite/tally/" },
+      to: { path: "^src/store/sqlite/tally/", pathNot: "^src/store/sqlite/tally/index\\.ts$" },
+    },
+    {
       name: "crypto-is-a-leaf",
       severity: "error",
       comment: "src/crypto (cipher, HMAC, tokens, license) imports no store, HTTP or domain code.",

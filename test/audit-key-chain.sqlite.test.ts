@@ -57,7 +57,7 @@ function runOp(v: SqliteTestVault, o: Op): Promise<void> {
 
 async function checkQueries(v: SqliteTestVault, firstAt: number, seed: number): Promise<void> {
   const rows = allRows(v.db);
-  // The vault's own store: the heads its read tally holds are part of the chain (read-tally.ts).
+  // The vault's own store: the heads its read tally holds are part of the chain (store/sqlite/tally/read-tally.ts).
   const store = v.sqlite.work.audit;
   for (const q of fc.sample(drawnQuery({ scopes: SCOPES, actions: ACTIONS, keys: fc.constantFrom(...KEYS, PUBLIC_ID), firstAt: firstAt, lastAt: v.clock.now(), maxId: rows.length, maxLimit: 40 }), { numRuns: 40, seed })) {
     expect(store.page(q), JSON.stringify(q)).toEqual(expectedPage(rows, q));

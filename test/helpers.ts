@@ -117,7 +117,7 @@ function sqliteTestVault(options: Partial<VaultOptions>, db: Db = openDatabase("
   const { clock, common } = testOptions(options);
   const engine = new SqliteEngine(db, { auditChainKey: common.cipher.auditChainKeys().get(common.cipher.currentKeyId) ?? null, log: common.log });
   // Raw SQL sees every read counted in the secrets' own rows, as PostgreSQL keeps them: the read
-  // tally written back as a stop writes it (read-tally.ts), then the written-back pairs folded into
+  // tally written back as a stop writes it (store/sqlite/tally/read-tally.ts), then the written-back pairs folded into
   // their rows (schema.sql version 15: a `secret_reads` row supersedes its secret's pair).
   const raw = sqliteQuery(db);
   const query: RawQuery = (sql, ...params) => {

@@ -55,7 +55,7 @@ async function sqliteVault(): Promise<string> {
   expect((await call(vault.app, "POST", `/orgs/${org.id}/principals`, { name: "ci", role: "reader" })).status).toBe(201);
   expect((await call(vault.app, "POST", "/keys", { name: "ci", permissions: ["read"] })).status).toBe(201);
   expect((await call(vault.app, "POST", "/webhooks", { url: "https://127.0.0.1/hook", events: ["*"] })).status).toBe(201);
-  // A clean stop: the read tally written back (store/sqlite/read-tally.ts).
+  // A clean stop: the read tally written back (store/sqlite/tally/read-tally.ts).
   await vault.engine.close();
   return dir;
 }

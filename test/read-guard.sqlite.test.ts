@@ -13,8 +13,12 @@ import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
  * SELECT saw the row before another connection counted the last read. Two
  * connections on one database file, as a second process (or the PostgreSQL
  * engine's pooled clients) would have. On SQLite it is a compare-and-set on
- * the count the reader saw (store/secrets.ts countRead).
+ * the count the reader saw (store/sqlite/secrets.ts countRead).
  */
+/** The read's clock (Unix ms) and reader (null: the master key), the read rule's other inputs. */
+const NOW = 1_000;
+const MASTER = null;
+
 describe("the read-count UPDATE", () => {
   const dirs: string[] = [];
   const open: Db[] = [];
@@ -62,11 +66,11 @@ describe("the read-count UPDATE", () => {
     // A counts the last read and commits; the row stays active (the lifecycle
     // seals it in a later statement, which this reader has not run yet).
     a.exec("BEGIN IMMEDIATE");
-    expect(sa.countRead(seenByA as SecretRecord)).toEqual({ readCount: 1, maxReads: 1 });
+    expect(sa.countRead(seenByA as SecretRecord, NOW, MASTER)).toEqual({ readCount: 1, maxReads: 1 });
     a.exec("COMMIT");
     // B, acting on what it saw, gets nothing: no second read is counted.
     b.exec("BEGIN IMMEDIATE");
-    expect(sb.countRead(seenByB as SecretRecord)).toBeUndefined();
+    expect(sb.countRead(seenByB as SecretRecord, NOW, MASTER)).toBeUndefined();
     b.exec("COMMIT");
     expect(sb.live("org_test", "k")).toMatchObject({ readCount: 1, maxReads: 1 });
   });
@@ -78,7 +82,7 @@ describe("the read-count UPDATE", () => {
       const store = new SqliteSecretStore(db);
       const row = store.live("org_test", "k") as SecretRecord;
       expect(row.id).toBe(id);
-      return store.countRead(row)?.readCount;
+      return store.countRead(row, NOW, MASTER)?.readCount;
     });
     expect(counted).toEqual([1, 2, 3, undefined, undefined]);
   });
@@ -89,10 +93,10 @@ describe("the read-count UPDATE", () => {
     const sa = new SqliteSecretStore(a);
     const sb = new SqliteSecretStore(b);
     const stale = sb.live("org_test", "k") as SecretRecord;
-    expect(sa.countRead(sa.live("org_test", "k") as SecretRecord)).toEqual({ readCount: 1, maxReads: 3 });
-    expect(sb.countRead(stale)).toBeUndefined();
+    expect(sa.countRead(sa.live("org_test", "k") as SecretRecord, NOW, MASTER)).toEqual({ readCount: 1, maxReads: 3 });
+    expect(sb.countRead(stale, NOW, MASTER)).toBeUndefined();
     expect(sb.live("org_test", "k")).toMatchObject({ readCount: 1, maxReads: 3 });
     // Read afresh, the count goes on.
-    expect(sb.countRead(sb.live("org_test", "k") as SecretRecord)).toEqual({ readCount: 2, maxReads: 3 });
+    expect(sb.countRead(sb.live("org_test", "k") as SecretRecord, NOW, MASTER)).toEqual({ readCount: 2, maxReads: 3 });
   });
 });

@@ -1,3 +1,4 @@
+import { andThen } from "../store/work.js";
 import type { Awaitable, Work } from "../store/work.js";
 
 /**
@@ -82,11 +83,8 @@ export interface EventSink {
  */
 export function combineSinks(...sinks: EventSink[]): EventSink {
   const fanOut = (call: (sink: EventSink) => Awaitable<void>, from: number): Awaitable<void> => {
-    for (let i = from; i < sinks.length; i++) {
-      const done = call(sinks[i] as EventSink);
-      if (done instanceof Promise) return done.then(() => fanOut(call, i + 1));
-    }
-    return undefined;
+    const sink = sinks[from];
+    return sink === undefined ? undefined : andThen(call(sink), () => fanOut(call, from + 1));
   };
   return {
     secretEvent: (w, event, origin) => fanOut((sink) => sink.secretEvent(w, event, origin), 0),

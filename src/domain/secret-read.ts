@@ -1,5 +1,6 @@
 import type { ValueCipher } from "../crypto/cipher.js";
 import type { SecretRecord } from "../store/secrets.js";
+import { andThen } from "../store/work.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { Origin, SecretEventType } from "./events.js";
 import { VaultError } from "../model/errors.js";
@@ -15,7 +16,8 @@ export interface ReadSteps {
 
 /**
  * Reads a secret's value and counts the read, atomically (docs/api.md, the
- * secret lifecycle): the guarded UPDATE ... RETURNING admits exactly
+ * secret lifecycle): the store's one guarded count (store/secrets.ts
+ * countReadByKey, the read rule of docs/contract.md §6) admits exactly
  * max_reads readers. The read that reaches max_reads burns the secret (or
  * seals it when burnOnLimit is false); events `secret.read` then
  * `secret.burned` / `secret.sealed`. Refusals are thrown and change
@@ -23,12 +25,10 @@ export interface ReadSteps {
  * expires_at is refused with PastTtl, and the caller expires it in its own
  * unit of work (SecretLifecycle.expireKey), even before the sweeper runs.
  *
- * An engine that folds the lookup into the guarded count
- * (store/secrets.ts countReadByKey: PostgreSQL) serves the common read with
- * one statement; when that statement refuses, the lookup below tells why
- * (not_found, forbidden, sealed) in the same unit of work. The hot path
- * awaits only what really is a promise: on SQLite the whole read runs
- * without a microtask per store call.
+ * The store decides whether a read is counted; the domain alone turns "not
+ * counted" into an answer: it looks the row up in the same unit of work and
+ * tells why (refused). Steps chain with andThen (store/work.ts): on SQLite
+ * the whole read runs without a microtask per store call.
  *
  * @throws VaultError "not_found" (404), PastTtl (404), "forbidden" (403)
  *   or "gone" (410), in that order of checks.
@@ -37,48 +37,48 @@ export interface ReadSteps {
  */
 export async function retrieveSecret(w: Work, steps: ReadSteps, scope: string, key: string, reader: Reader, origin: Origin): Promise<SecretRead> {
   const now = steps.now();
-  const folded = w.secrets.countReadByKey?.(scope, key, now, reader.principalKeyId);
-  if (folded !== undefined) {
-    const row = folded instanceof Promise ? await folded : folded;
-    if (row) return served(w, steps, row, { readCount: row.readCount, maxReads: row.maxReads }, now, origin);
-  }
-  const live = w.secrets.liveForChange(scope, key);
-  const row = live instanceof Promise ? await live : live;
-  if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
-  refuseUnreadable(row, now, reader);
-  const count = w.secrets.countRead(row);
-  const counted = count instanceof Promise ? await count : count;
-  if (!counted) throw row.burnOnLimit ? new VaultError("not_found", SECRET_NOT_FOUND) : sealed();
-  return served(w, steps, row, counted, now, origin);
+  return andThen(w.secrets.countReadByKey(scope, key, now, reader.principalKeyId), (row) =>
+    row === undefined ? andThen(w.secrets.liveForChange(scope, key), (found) => refused(found, now, reader)) : served(w, steps, row, now, origin),
+  );
 }
 
 /**
- * A counted read's value and events: decrypts `row`'s value, emits
- * `secret.read`, and burns or seals the secret when the read reached
- * max_reads. `counted` is the count after the read.
+ * Why a read was not counted, thrown: no live row ("not_found"), else the
+ * row's refusal (refuseUnreadable: PastTtl, "forbidden", "gone"), else a
+ * row whose reads were taken meanwhile (at its limit: "not_found" when it
+ * burns, "gone" when it seals). `now` in Unix milliseconds.
+ * @throws always, one of those.
  */
-async function served(
-  w: Work,
-  steps: ReadSteps,
-  row: SecretRecord,
-  counted: { readCount: number; maxReads: number | null },
-  now: number,
-  origin: Origin,
-): Promise<SecretRead> {
+function refused(row: SecretRecord | undefined, now: number, reader: Reader): never {
+  if (!row) throw new VaultError("not_found", SECRET_NOT_FOUND);
+  refuseUnreadable(row, now, reader);
+  throw row.burnOnLimit ? new VaultError("not_found", SECRET_NOT_FOUND) : sealed();
+}
+
+/**
+ * A counted read's value and events: decrypts `row`'s value (the row as
+ * counted: its readCount after this read), emits `secret.read`, and burns
+ * or seals the secret when the read reached max_reads. Synchronous while
+ * the stores and sinks answer synchronously.
+ */
+function served(w: Work, steps: ReadSteps, row: SecretRecord, now: number, origin: Origin): Awaitable<SecretRead> {
   const value = steps.cipher().decryptRecord(row.ciphertext as Buffer, { scope: row.scope, key: row.key, createdAt: row.createdAt });
   const meta = toMeta(row);
-  meta.readCount = counted.readCount;
-  const read = steps.emit(w, "secret.read", meta, origin);
-  if (read instanceof Promise) await read;
-  if (counted.maxReads !== null && counted.readCount >= counted.maxReads) {
-    if (row.burnOnLimit) {
-      await w.secrets.remove(row.id);
-      await steps.emit(w, "secret.burned", meta, origin);
-    } else {
-      await w.secrets.seal(row.id, now);
-      meta.state = "sealed";
-      await steps.emit(w, "secret.sealed", meta, origin);
-    }
+  const read: SecretRead = { secret: meta, value };
+  return andThen(steps.emit(w, "secret.read", meta, origin), () => {
+    if (row.maxReads === null || row.readCount < row.maxReads) return read;
+    return andThen(lastRead(w, steps, row, meta, now, origin), () => read);
+  });
+}
+
+/** The read that reached max_reads: burns the secret, or seals it when burnOnLimit is false, and emits the event. */
+async function lastRead(w: Work, steps: ReadSteps, row: SecretRecord, meta: SecretMeta, now: number, origin: Origin): Promise<void> {
+  if (row.burnOnLimit) {
+    await w.secrets.remove(row.id);
+    await steps.emit(w, "secret.burned", meta, origin);
+  } else {
+    await w.secrets.seal(row.id, now);
+    meta.state = "sealed";
+    await steps.emit(w, "secret.sealed", meta, origin);
   }
-  return { secret: meta, value };
 }

@@ -1,5 +1,6 @@
 import { newId } from "../crypto/tokens.js";
 import type { Subscriber } from "../store/webhooks.js";
+import { andThen } from "../store/work.js";
 import type { Awaitable, Work } from "../store/work.js";
 import type { EventSink, Origin, SecretEvent } from "./events.js";
 import { GLOBAL_SCOPE } from "./secret-model.js";
@@ -101,8 +102,7 @@ export class WebhookOutbox implements EventSink {
     const cached = this.subscribers.get(event.scope);
     if (cached !== undefined) return this.queue(w, event, cached);
     const read = w.webhooks.subscribers(event.scope === GLOBAL_SCOPE ? null : event.scope);
-    if (read instanceof Promise) return read.then((list) => this.queue(w, event, this.remember(event.scope, list)));
-    return this.queue(w, event, this.remember(event.scope, read));
+    return andThen(read, (list) => this.queue(w, event, this.remember(event.scope, list)));
   }
 
   /** Pruning is an audit action, not a webhook event. */
@@ -132,9 +132,7 @@ export class WebhookOutbox implements EventSink {
       targets.map((hook) => hook.id),
       now,
     );
-    if (written instanceof Promise) return written.then(() => this.deps.onQueued?.());
-    this.deps.onQueued?.();
-    return undefined;
+    return andThen(written, () => this.deps.onQueued?.());
   }
 }
 

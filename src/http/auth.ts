@@ -1,3 +1,4 @@
+import { andThen } from "../store/work.js";
 import type { Awaitable } from "../store/work.js";
 import type { MiddlewareHandler } from "hono";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -94,12 +95,9 @@ export function bearerActor(header: string | undefined, master: SecretMatcher, r
  * @throws ApiError 401 when none knows the token.
  */
 function resolveToken(token: string, resolvers: readonly TokenResolver[], from: number): Awaitable<Actor> {
-  for (let i = from; i < resolvers.length; i++) {
-    const found = (resolvers[i] as TokenResolver)(token);
-    if (found instanceof Promise) return found.then((actor) => actor ?? resolveToken(token, resolvers, i + 1));
-    if (found) return found;
-  }
-  throw new ApiError(401, "invalid token");
+  const resolver = resolvers[from];
+  if (resolver === undefined) throw new ApiError(401, "invalid token");
+  return andThen(resolver(token), (actor) => actor ?? resolveToken(token, resolvers, from + 1));
 }
 
 /**

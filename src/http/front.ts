@@ -12,6 +12,7 @@ import { ApiError, errorResponse } from "./errors.js";
 import type { Logger } from "../log/log.js";
 import type { VaultMetrics } from "../ops/metrics.js";
 import { STATIC_HEADERS, VaultResponse } from "./response.js";
+import { andThen } from "../store/work.js";
 
 /** What the front middleware needs; built once by createApp. */
 export interface FrontDeps extends AccessRecordDeps {
@@ -96,8 +97,12 @@ export function front(deps: FrontDeps): MiddlewareHandler<AppEnv> {
       let origin: Origin | undefined;
       const authorization = requestHeader(c, "authorization");
       try {
-        const found = bearerActor(authorization, master, deps.resolvers);
-        actor = found instanceof Promise ? await found : found;
+        // Awaited only when a resolver answered with a promise: the master key and a
+        // synchronous store cost no extra turn (andThen, store/work.ts).
+        const found = andThen(bearerActor(authorization, master, deps.resolvers), (a) => {
+          actor = a;
+        });
+        if (found !== undefined) await found;
       } catch (err) {
         // Answered here, not by app.onError, so the access record below sees the 401.
         c.res = errorResponse(err, c, deps.log);

@@ -87,10 +87,10 @@ export interface SecretStore {
   /** The live secret of `key` in `scope`, whether or not past its TTL. */
   live(scope: string, key: string): Awaitable<SecretRecord | undefined>;
   /**
-   * live(), for a unit of work that changes what it found (a read that
-   * counts, a replace). PostgreSQL locks the row (`FOR UPDATE`), so the row
-   * read is the row counted: a replace committing meanwhile is waited for
-   * and its new version read, never the old value with the new limits or
+   * live(), for a unit of work that changes what it found (a replace) or
+   * explains a read countReadByKey refused. PostgreSQL locks the row
+   * (`FOR UPDATE`): a replace committing meanwhile is waited for and its
+   * new version read, never the old value with the new limits or
    * `allowed_keys`. SQLite's units run one at a time: the same as live().
    */
   liveForChange(scope: string, key: string): Awaitable<SecretRecord | undefined>;
@@ -102,35 +102,21 @@ export interface SecretStore {
    */
   insert(secret: NewSecret): Awaitable<SecretRecord>;
   /**
-   * Counts one read of `row` (the secret as this unit of work read it),
-   * guarded: only an active secret below its max_reads (the guard that makes
-   * a burn exactly-once, docs/contract.md §6).
-   * - SQLite: a compare-and-set on `row.readCount`, without RETURNING (about
-   *   2 us less a read, measured). Inside the batch's write transaction no
-   *   other writer runs between the unit's read and this, so it refuses only
-   *   what the guard refuses; a reader on another connection that saw an
-   *   older count is refused too, never counted twice.
-   *   Inside a batch, for a secret whose key has an audit chain, the count
-   *   is written behind (store/sqlite/read-tally.ts): the same guard,
-   *   checked on the row and count the unit read, and no page written.
-   * - PostgreSQL: increments the count as it is now (other nodes count
-   *   concurrently), RETURNING it.
-   * @returns the counts after the read, or undefined when the guard refused.
-   */
-  countRead(row: Pick<SecretRecord, "id" | "key" | "state" | "readCount" | "maxReads">): Awaitable<{ readCount: number; maxReads: number | null } | undefined>;
-  /**
-   * Optional, for an engine where a round trip costs more than a statement
-   * (PostgreSQL): the read's lookup and its guarded count in one statement.
-   * Counts one read of the live secret of `key` only when every rule of a
-   * read lets it: state active, not past its TTL at `now` (Unix ms),
-   * readable by `principalKeyId` (its `allowed_keys`; null: every reader),
-   * below max_reads. The row returned is the version counted (a replace
-   * committed meanwhile is counted and returned whole, never mixed).
+   * Counts one read of the live secret of `key` in `scope`: the read rule
+   * (docs/contract.md §6; the guard that makes a burn exactly-once). A read
+   * is counted only when every part of the rule lets it: state active, not
+   * past its TTL at `now` (Unix ms), readable by `principalKeyId` (its
+   * `allowed_keys`; null, the master key: every reader), below max_reads.
+   * Each engine states the rule once: PostgreSQL in one statement
+   * (store/pg/secrets.ts COUNTED_READ_SQL), SQLite in one guard however its
+   * read tally applies the count (store/sqlite/secrets.ts countable). The
+   * row returned is the version counted (a replace committed meanwhile is
+   * counted and returned whole, never mixed).
    * @returns the secret as counted (read_count after this read), or
-   *   undefined when a rule refused or no row matched: the caller then
-   *   looks the row up to tell which.
+   *   undefined when the rule refused or no live row matched: the domain
+   *   then looks the row up to tell which (domain/secret-read.ts).
    */
-  countReadByKey?(scope: string, key: string, now: number, principalKeyId: string | null): Awaitable<SecretRecord | undefined>;
+  countReadByKey(scope: string, key: string, now: number, principalKeyId: string | null): Awaitable<SecretRecord | undefined>;
   /** Deletes the row (burn, delete). */
   remove(id: number): Awaitable<void>;
   /** Sets state sealed. */

@@ -1,6 +1,7 @@
 import type { AppContext } from "../context.js";
 import { orgIdOf } from "../org-auth.js";
 import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
+import { andThen } from "../../store/work.js";
 import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import type { ResponseDecl } from "./declare.js";
 
@@ -59,7 +60,6 @@ export function byScope<P extends { readonly global: unknown; readonly org: unkn
 export function inScope<T>(tx: UnitOfWork<Work>, scope: RouteScope, c: AppContext, fn: (w: Work, scopeId: string) => Awaitable<T>): Promise<T> {
   return tx.run((w) => {
     // The global scope answers at once: no extra await in the unit.
-    const id = scope.scopeIn(w, c);
-    return id instanceof Promise ? id.then((s) => fn(w, s)) : fn(w, id);
+    return andThen(scope.scopeIn(w, c), (id) => fn(w, id));
   });
 }

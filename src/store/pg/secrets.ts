@@ -25,15 +25,12 @@ const INSERT = prepared(
      VALUES ($1, $2, $3, 'active', $4, $5, $5, $6, $7, 0, $8, $9, $10)
      RETURNING ${COLUMNS}`,
 );
-const COUNT_READ = prepared(
-  "secrets.count_read",
-  `UPDATE secrets SET read_count = read_count + 1
-     WHERE id = $1 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
-     RETURNING read_count, max_reads`,
-);
 /**
- * A read's lookup and guarded count in one statement (SecretStore.countReadByKey): by
- * secrets_live_key, under every rule of a read; RETURNING the row version it counted.
+ * The read rule of the PostgreSQL engine, its one statement
+ * (SecretStore.countReadByKey; docs/contract.md §6): a read's lookup and
+ * guarded count, by secrets_live_key: active, not past its TTL at $3,
+ * readable by $4 (allowed_keys; null: every reader), below max_reads;
+ * RETURNING the row version it counted.
  */
 export const COUNTED_READ_SQL = `UPDATE secrets SET read_count = read_count + 1
      WHERE scope = $1 AND key = $2 AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)
@@ -102,12 +99,6 @@ export class PgSecretStore implements SecretStore {
     this.beforeChange?.(s.scope);
     const r = await runPrepared<Row>(this.db, INSERT, newSecretValues(s));
     return toSecretRecord(r.rows[0] as Row);
-  }
-
-  async countRead(secret: Pick<SecretRecord, "id" | "readCount" | "maxReads">): Promise<{ readCount: number; maxReads: number | null } | undefined> {
-    const r = await runPrepared<{ read_count: number; max_reads: number | null }>(this.db, COUNT_READ, [secret.id]);
-    const row = r.rows[0];
-    return row === undefined ? undefined : { readCount: row.read_count, maxReads: row.max_reads };
   }
 
   async countReadByKey(scope: string, key: string, now: number, principalKeyId: string | null): Promise<SecretRecord | undefined> {

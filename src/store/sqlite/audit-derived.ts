@@ -1,7 +1,7 @@
 import { getMeta } from "./db.js";
 import type { Db } from "./db.js";
 import { MAX_SPAN_IDS } from "./audit-span.js";
-import { STORED_AUDIT_HEAD, secretsWithReads } from "./secret-reads.js";
+import { STORED_AUDIT_HEAD, secretsWithReads } from "./tally/index.js";
 
 /*
  * The audit log's derived structures checked against its rows (docs/audit.md,
@@ -22,7 +22,7 @@ export interface DerivedBreak {
   reason: string;
 }
 
-/** Rows whose key is chained (model/records.ts PUBLIC_ID_PATTERN, as audit-key-chain.ts chainedKey; schema.sql version 9). */
+/** Rows whose key is chained (model/records.ts PUBLIC_ID_PATTERN, as chained-key.ts chainedKey; schema.sql version 9). */
 const CHAINED = "key IS NOT NULL AND NOT (length(key) = 64 AND key NOT GLOB '*[^0-9a-f]*')";
 
 /** A span of (kind, scope, value) that holds row `id`: spans cover at most MAX_SPAN_IDS ids (checked below). */
@@ -39,7 +39,7 @@ const covered = (kind: string, scope: string, value: string, id: string): string
  * - each key's walk starts at its newest row: a live secret's stored head is
  *   a row of its key at or above the key's newest row at or below meta
  *   `reads_flushed` (rows above it are in the read tally, replayed at start:
- *   read-replay.ts); a key without a live secret has its newest span end at
+ *   tally/read-replay.ts); a key without a live secret has its newest span end at
  *   its newest row; every key span starts and ends at a row of its key;
  * - spans of one kind, scope and value never overlap and cover at most
  *   MAX_SPAN_IDS ids, and every row is in a span of its scope and of its

@@ -1,8 +1,8 @@
 import type { Database as Db } from "better-sqlite3";
-import { PUBLIC_ID_PATTERN } from "../../model/records.js";
 import type { AuditRow } from "../audit.js";
-import type { ReadTally } from "./read-tally.js";
-import { STORED_AUDIT_HEAD, secretsWithReads } from "./secret-reads.js";
+import { chainedKey } from "./chained-key.js";
+import { STORED_AUDIT_HEAD, secretsWithReads } from "./tally/index.js";
+import type { ReadTally } from "./tally/index.js";
 
 /** The audit columns a page answers with (not `prev`, which is the store's own). */
 export const AUDIT_COLUMNS = "id, scope, at, action, key, actor, principal_id, ip, count, hash";
@@ -40,11 +40,6 @@ export function isCheckpoint(hash: string): boolean {
 /** No link: rows without a key, or with a public id (no key span, no chain: docs/audit.md). */
 const UNLINKED: KeyLink = { prev: null, spanned: false };
 
-/** True for a row key the key chain (and the key spans) cover: set, and not of a public id's shape. */
-export function chainedKey(key: string | null): key is string {
-  return key !== null && !PUBLIC_ID_PATTERN.test(key);
-}
-
 /**
  * The audit rows of one (scope, key), chained (schema.sql version 13): each
  * row names the previous row of its (scope, key) in `prev`, and the newest
@@ -53,7 +48,7 @@ export function chainedKey(key: string | null): key is string {
  * key). A read of a secret thus moves a column of its own row instead of
  * adding a key span on a random leaf of `audit_span`, and inside a batch
  * not even that: the head is written behind with the read count
- * (read-tally.ts; docs/performance.md, "Reads at scale").
+ * (tally/read-tally.ts; docs/performance.md, "Reads at scale").
  */
 export class KeyChain {
   private readonly q;
@@ -128,7 +123,7 @@ export class KeyChain {
       if (key.secretId === undefined || key.last === null) continue;
       if (behind) this.tally.setHead(key.secretId, key.last);
       else {
-        // The row is written at once: its `secret_reads` row folded into it first (read-tally.ts).
+        // The row is written at once: its `secret_reads` row folded into it first (tally/read-tally.ts).
         this.tally.settle(key.secretId);
         this.q.setHead.run(key.last, key.secretId);
       }

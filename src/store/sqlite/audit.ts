@@ -4,11 +4,12 @@ import { HEAD_META, headRecord } from "../../model/audit-head.js";
 import type { BatchEvents } from "./group-commit.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
 import { globPrefix } from "./glob.js";
-import { AUDIT_COLUMNS, KeyChain, chainedKey } from "./audit-key-chain.js";
+import { AUDIT_COLUMNS, KeyChain } from "./audit-key-chain.js";
+import { chainedKey } from "./chained-key.js";
 import type { KeyLink } from "./audit-key-chain.js";
 import { MAX_SPAN_IDS, SpanSet } from "./audit-span.js";
 import type { SpanKind } from "./audit-span.js";
-import { ReadTally } from "./read-tally.js";
+import { ReadTally } from "./tally/index.js";
 import { metaUpsert } from "../sql/meta.js";
 import { render } from "../sql/template.js";
 
@@ -82,7 +83,7 @@ export class SqliteAuditStore implements AuditStore {
    * @param chainKey the key rows are MACed with (ValueCipher.auditChainKeys()
    *   of the current root key); null: plain SHA-256 (tools that only read).
    * @param tally the write-behind heads and read counts (shared with the
-   *   secrets store; read-tally.ts); by default one of its own, which
+   *   secrets store; tally/read-tally.ts); by default one of its own, which
    *   defers nothing until attached to a group commit.
    */
   constructor(

@@ -2,7 +2,7 @@ import { chmodSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { Database as Db } from "better-sqlite3";
 import { migrate } from "./migrate.js";
-import { replayReads } from "./read-replay.js";
+import { replayReads } from "./tally/index.js";
 import { metaSelect, metaUpsert } from "../sql/meta.js";
 import { paramsOf, render } from "../sql/template.js";
 
@@ -27,7 +27,7 @@ export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
  * Pragmas: WAL journal, checkpointed every CHECKPOINT_PAGES pages; `synchronous=FULL` so an acknowledged commit survives
  * power loss (docs/operations.md, "Durability"); `secure_delete` so a burned
  * secret's ciphertext is overwritten, not left in free pages; foreign keys on.
- * Then replays the reads a crash left only in the audit log (read-replay.ts).
+ * Then replays the reads a crash left only in the audit log (tally/read-replay.ts).
  *
  * @param file a path, or ":memory:".
  * @throws Error when the file is not a database, or was written by a newer
@@ -48,7 +48,7 @@ export function openDatabase(file: string): Db {
     if (file !== ":memory:") db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     migrate(db);
-    // Read counts a crash left only in the audit log (read-tally.ts), before anything reads a row.
+    // Read counts a crash left only in the audit log (tally/read-tally.ts), before anything reads a row.
     replayReads(db);
   } catch (err) {
     db.close();

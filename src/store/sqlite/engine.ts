@@ -102,7 +102,7 @@ export class SqliteEngine implements Engine {
     try {
       this.work.tally.flushAll(this.db);
     } catch (err) {
-      // The counts are in the audit log: the next open replays them (read-replay.ts).
+      // The counts are in the audit log: the next open replays them (tally/read-replay.ts).
       this.log.warn({ err }, "read counts not written back at stop; the next start replays them");
     }
     this.walScrubber.stop();

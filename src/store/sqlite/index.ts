@@ -5,7 +5,7 @@ import { SqliteAuditStore } from "./audit.js";
 import { SqliteOutboxStore } from "./outbox.js";
 import { SqliteSecretStore } from "./secrets.js";
 import { SqliteExecutor } from "./executor.js";
-import { ReadTally } from "./read-tally.js";
+import { ReadTally } from "./tally/index.js";
 
 /**
  * The SQLite engine's work handle: every store over one connection, built
@@ -19,7 +19,7 @@ export interface SqliteWork extends Work {
   readonly secrets: SqliteSecretStore;
   readonly audit: SqliteAuditStore;
   readonly outbox: SqliteOutboxStore;
-  /** The write-behind read counts and audit heads (read-tally.ts), shared by the secrets and audit stores. */
+  /** The write-behind read counts and audit heads (tally/read-tally.ts), shared by the secrets and audit stores. */
   readonly tally: ReadTally;
 }
 

@@ -8,12 +8,31 @@ import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
-import { chainedKey } from "./audit-key-chain.js";
-import { ReadTally } from "./read-tally.js";
-import { STORED_READ_COUNT, secretsWithReads } from "./secret-reads.js";
+import { chainedKey } from "./chained-key.js";
+import { ReadTally, STORED_READ_COUNT, secretsWithReads } from "./tally/index.js";
 
-/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (secret-reads.ts). */
+/** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (tally/secret-reads.ts). */
 const COLUMNS = SECRET_COLUMNS.map((c) => (c === "read_count" ? `${STORED_READ_COUNT} AS read_count` : `s.${c}`)).join(", ");
+
+/**
+ * The read rule of the SQLite engine, stated once here
+ * (SecretStore.countReadByKey; docs/contract.md §6): a read of `row` is
+ * counted only when it is active, not past its TTL at `now` (Unix ms),
+ * readable by `principalKeyId` (its `allowed_keys`; null: every reader)
+ * and below max_reads. Both ways the tally applies a count check it here.
+ */
+function countable(
+  row: Pick<SecretRecord, "state" | "expiresAt" | "allowedKeys" | "readCount" | "maxReads">,
+  now: number,
+  principalKeyId: string | null,
+): boolean {
+  return (
+    row.state === "active" &&
+    (row.expiresAt === null || row.expiresAt > now) &&
+    (row.allowedKeys === null || principalKeyId === null || row.allowedKeys.includes(principalKeyId)) &&
+    (row.maxReads === null || row.readCount < row.maxReads)
+  );
+}
 
 interface ListParams {
   scope: string;
@@ -27,7 +46,7 @@ interface ListParams {
 /**
  * The SQLite `secrets` store: statements prepared once per database, every
  * method synchronous (it runs inside the group commit's unit of work).
- * Read counts are written behind (read-tally.ts): every record it returns
+ * Read counts are written behind (tally/read-tally.ts): every record it returns
  * carries the tally's count, and every change of a row first writes the
  * tally's pair into it. Times are Unix milliseconds.
  */
@@ -59,10 +78,10 @@ export class SqliteSecretStore implements SecretStore {
              max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
            VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
       ),
-      // No RETURNING: SQLite collects returned rows in a temporary table first (about 2 us a read, measured).
-      countRead: db.prepare<[number, number]>(
-        `UPDATE secrets SET read_count = read_count + 1
-           WHERE id = ? AND read_count = ? AND state = 'active' AND (max_reads IS NULL OR read_count < max_reads)`,
+      // The compare-and-set of a counted read (countRead): the row's count, state and limit still as read.
+      // No RETURNING: SQLite collects returned rows in a temporary table first.
+      countRead: db.prepare<[number, number, string, number | null]>(
+        "UPDATE secrets SET read_count = read_count + 1 WHERE id = ? AND read_count = ? AND state = ? AND max_reads IS ?",
       ),
       remove: db.prepare<[number]>("DELETE FROM secrets WHERE id = ?"),
       // The audit head of a live secret about to stop being live (schema.sql version 13).
@@ -119,7 +138,7 @@ export class SqliteSecretStore implements SecretStore {
     return r === undefined ? undefined : this.withTally(secretRecordFromColumns(r));
   }
 
-  /** A record with the read tally's count (read-tally.ts), in place. */
+  /** A record with the read tally's count (tally/read-tally.ts), in place. */
   private withTally(record: SecretRecord): SecretRecord {
     record.readCount = this.tally.readCount(record.id, record.readCount);
     return record;
@@ -168,19 +187,51 @@ export class SqliteSecretStore implements SecretStore {
     return Number(result.lastInsertRowid);
   }
 
-  countRead(secret: Pick<SecretRecord, "id" | "key" | "state" | "readCount" | "maxReads">): { readCount: number; maxReads: number | null } | undefined {
+  /**
+   * SecretStore.countReadByKey: the live row (live()), the read rule
+   * (countable) and its count (countRead), synchronously.
+   * @returns the record as counted (its readCount after this read), or
+   *   undefined when no live row matched or the rule refused.
+   */
+  countReadByKey(scope: string, key: string, now: number, principalKeyId: string | null): SecretRecord | undefined {
+    const row = this.live(scope, key);
+    if (row === undefined) return undefined;
+    const counted = this.countRead(row, now, principalKeyId);
+    if (counted === undefined) return undefined;
+    row.readCount = counted.readCount;
+    return row;
+  }
+
+  /**
+   * Counts one read of `secret` as the caller read it (a live() record),
+   * when the read rule (countable) admits it at `now` (Unix ms) for
+   * `principalKeyId`. How the count is applied:
+   * - Inside a batch, for a secret whose key has an audit chain, written
+   *   behind (tally/read-tally.ts): no page written; the unit read the row
+   *   and the tally's count in this transaction, and the secret.read audit
+   *   row is the count's redo log.
+   * - Otherwise a compare-and-set on the row as read (its read_count, state
+   *   and max_reads). Inside the batch's write transaction no other writer
+   *   runs between the read and this, so it refuses only what the rule
+   *   refuses; a reader on another connection that saw an older row is
+   *   refused, never counted twice.
+   * @returns the counts after the read, or undefined when the rule or the
+   *   compare-and-set refused.
+   */
+  countRead(
+    secret: Pick<SecretRecord, "id" | "key" | "state" | "readCount" | "maxReads" | "expiresAt" | "allowedKeys">,
+    now: number,
+    principalKeyId: string | null,
+  ): { readCount: number; maxReads: number | null } | undefined {
+    if (!countable(secret, now, principalKeyId)) return undefined;
     const counted = { readCount: secret.readCount + 1, maxReads: secret.maxReads };
     if (this.tally.active && chainedKey(secret.key)) {
-      // Written behind: the unit read the row and the tally's count in this transaction, so the
-      // guard is checked here; the secret.read audit row is the count's redo log (read-tally.ts).
-      if (secret.state !== "active" || (secret.maxReads !== null && secret.readCount >= secret.maxReads)) return undefined;
       if (this.tally.readCount(secret.id, secret.readCount) !== secret.readCount) return undefined;
       this.tally.setReadCount(secret.id, counted.readCount);
       return counted;
     }
-    // Compare-and-set on the count the unit read (SecretStore.countRead).
     this.tally.settle(secret.id);
-    if (this.q.countRead.run(secret.id, secret.readCount).changes !== 1) return undefined;
+    if (this.q.countRead.run(secret.id, secret.readCount, secret.state, secret.maxReads).changes !== 1) return undefined;
     return counted;
   }
 

@@ -1,5 +1,7 @@
 import type { Database as Db } from "better-sqlite3";
-import { chainedKey } from "./audit-key-chain.js";
+import { chainedKey } from "../chained-key.js";
+import { metaUpsert } from "../../sql/meta.js";
+import { paramsOf, render } from "../../sql/template.js";
 import { READS_FLUSHED_META } from "./read-tally.js";
 import { STORED_AUDIT_HEAD, STORED_READ_COUNT, SecretReads, secretsWithReads } from "./secret-reads.js";
 
@@ -79,10 +81,13 @@ export function replayReads(db: Db): number {
   }
   // Into secret_reads, as a write-back writes (read-tally.ts): the pair is whole.
   const stored = new SecretReads(db);
-  const setMark = db.prepare<[string, string]>("UPDATE meta SET value = ? WHERE name = ?");
+  // The mark moved by the meta table's one upsert (store/sql/meta.ts).
+  const moved = metaUpsert(READS_FLUSHED_META, String((rows[rows.length - 1] as { id: number }).id));
+  const upsert = render(moved, "sqlite");
+  const setMark = db.prepare(upsert.text);
   db.transaction(() => {
     for (const s of secrets.values()) if (s?.changed) stored.write(s.id, s.readCount, s.head);
-    setMark.run(String((rows[rows.length - 1] as { id: number }).id), READS_FLUSHED_META);
+    setMark.run(paramsOf(moved, upsert));
   }).immediate();
   return reads;
 }

@@ -3,20 +3,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { migrateFromSqlite } from "../src/ops/migrate-to-pg.js";
-import { openDatabase } from "../src/store/sqlite/db.js";
-import type { Db } from "../src/store/sqlite/db.js";
-import { readsToReplay, replayReads } from "../src/store/sqlite/read-replay.js";
-import { GROUP_BITS } from "../src/store/sqlite/pending-reads.js";
-import { FLUSH_CHUNK, FLUSH_INTERVAL_MS, READS_FLUSHED_META, ReadTally } from "../src/store/sqlite/read-tally.js";
-import type { TallyBatch } from "../src/store/sqlite/read-tally.js";
-import { SqliteSecretStore } from "../src/store/sqlite/secrets.js";
-import { buildSqliteTestVault } from "./helpers.js";
-import type { SqliteTestVault } from "./helpers.js";
+import { migrateFromSqlite } from "../../../../src/ops/migrate-to-pg.js";
+import { openDatabase } from "../../../../src/store/sqlite/db.js";
+import type { Db } from "../../../../src/store/sqlite/db.js";
+import { FLUSH_CHUNK, FLUSH_INTERVAL_MS, GROUP_BITS, READS_FLUSHED_META, ReadTally, readsToReplay, replayReads } from "../../../../src/store/sqlite/tally/index.js";
+import type { TallyBatch } from "../../../../src/store/sqlite/tally/index.js";
+import { SqliteSecretStore } from "../../../../src/store/sqlite/secrets.js";
+import { buildSqliteTestVault } from "../../../helpers.js";
+import type { SqliteTestVault } from "../../../helpers.js";
 
-// Read counts are written behind (src/store/sqlite/read-tally.ts): a counted read inside a batch
+// Read counts are written behind (src/store/sqlite/tally/read-tally.ts): a counted read inside a batch
 // writes no page of `secrets`; the audit log is the count's redo log, and a vault opened after a
-// crash replays it (read-replay.ts). These tests take crash images (the database and its WAL as
+// crash replays it (tally/read-replay.ts). These tests take crash images (the database and its WAL as
 // the last COMMIT left them, the vault still open: what kill -9 leaves) and check that no
 // acknowledged read is lost, none is counted twice, and a read limit stays exact.
 
@@ -159,10 +157,10 @@ describe("the read tally", () => {
     db.prepare("INSERT INTO secret_reads (id, read_count, audit_head) VALUES (?, 2, NULL), (?, 5, NULL)").run(a.id, b.id);
     const read = store.live("global", "a");
     expect(read?.readCount).toBe(2);
-    expect(store.countRead(read as NonNullable<typeof read>)).toEqual({ readCount: 3, maxReads: 4 });
+    expect(store.countRead(read as NonNullable<typeof read>, 2, null)).toEqual({ readCount: 3, maxReads: 4 });
     expect(rowCounts(db).get("a")).toBe(3);
     // A stale count (the row's own 0, not the stored 2) is refused.
-    expect(store.countRead({ ...a, readCount: 0 })).toBeUndefined();
+    expect(store.countRead({ ...a, readCount: 0 }, 2, null)).toBeUndefined();
     expect(store.list({ scope: "global", now: 2, afterId: 0, limit: 10, includeSealed: false, keyPrefix: undefined }).map((s) => s.readCount)).toEqual([3, 5]);
     store.seal(b.id, 2);
     expect(rowCounts(db)).toEqual(new Map([["a", 3], ["b", 5]]));

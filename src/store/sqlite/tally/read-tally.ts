@@ -1,5 +1,7 @@
 import type { Database as Db } from "better-sqlite3";
-import type { BatchEvents } from "./batch-hooks.js";
+import type { BatchEvents } from "../batch-hooks.js";
+import { metaUpsert } from "../../sql/meta.js";
+import { paramsOf, render } from "../../sql/template.js";
 import { PendingReads } from "./pending-reads.js";
 import type { Pending } from "./pending-reads.js";
 import { SecretReads } from "./secret-reads.js";
@@ -11,6 +13,9 @@ import { SecretReads } from "./secret-reads.js";
  * (schema.sql versions 14 and 15; read-replay.ts replays the rows above it).
  */
 export const READS_FLUSHED_META = "reads_flushed";
+
+/** The text of the write-back mark's upsert (metaUpsert), its values bound by setFlushed(). */
+const FLUSHED_UPSERT = render(metaUpsert(READS_FLUSHED_META, ""), "sqlite");
 
 /** The group commit as the tally uses it: its batch moments and committed batches. */
 export interface TallyBatch extends BatchEvents {
@@ -103,9 +108,8 @@ export class ReadTally {
         "UPDATE secrets SET read_count = coalesce(?, read_count), audit_head = coalesce(?, audit_head) WHERE id = ?",
       ),
       lastAudit: db.prepare<[], { id: number | null }>("SELECT max(id) AS id FROM audit"),
-      setFlushed: db.prepare<[string, string]>(
-        "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-      ),
+      // The meta table's one upsert (store/sql/meta.ts), rendered once for SQLite.
+      setFlushed: db.prepare(FLUSHED_UPSERT.text),
     };
   }
 
@@ -197,7 +201,7 @@ export class ReadTally {
     db.transaction(() => {
       for (const entry of this.pending.values()) this.stored.write(entry.id, entry.readCount, entry.head);
       this.pending.clear();
-      this.q.setFlushed.run(READS_FLUSHED_META, String(this.q.lastAudit.get()?.id ?? 0));
+      this.setFlushed(this.q.lastAudit.get()?.id ?? 0);
     }).immediate();
     this.journal = [];
   }
@@ -217,6 +221,11 @@ export class ReadTally {
     if (entry === undefined) return;
     this.remember(id, entry);
     this.pending.drop(id);
+  }
+
+  /** Moves the write-back mark (meta `reads_flushed`) to audit id `auditId`. */
+  private setFlushed(auditId: number): void {
+    this.q.setFlushed.run(paramsOf(metaUpsert(READS_FLUSHED_META, String(auditId)), FLUSHED_UPSERT));
   }
 
   private beforeCommit(): void {
@@ -246,7 +255,7 @@ export class ReadTally {
     for (const entry of taken) this.remember(entry.id, entry);
     for (const entry of taken) this.stored.write(entry.id, entry.readCount, entry.head);
     const next = this.pending.oldest();
-    this.q.setFlushed.run(READS_FLUSHED_META, String(next === undefined ? (this.q.lastAudit.get()?.id ?? 0) : next.since - 1));
+    this.setFlushed(next === undefined ? (this.q.lastAudit.get()?.id ?? 0) : next.since - 1);
   }
 
   /**
