@@ -1,6 +1,6 @@
 import type { Database as Db } from "better-sqlite3";
 import { chainedKey } from "../chained-key.js";
-import { metaUpsert } from "../../sql/meta.js";
+import { metaSelect, metaUpsert } from "../../sql/meta.js";
 import { paramsOf, render } from "../../sql/template.js";
 import { READS_FLUSHED_META } from "./read-tally.js";
 import { STORED_AUDIT_HEAD, STORED_READ_COUNT, SecretReads, secretsWithReads } from "./secret-reads.js";
@@ -14,7 +14,9 @@ interface LiveSecret {
 
 /** The write-back mark, or undefined for a database without one (before schema version 14). */
 function flushedMark(db: Db): number | undefined {
-  const row = db.prepare("SELECT value FROM meta WHERE name = ?").get(READS_FLUSHED_META) as { value: string } | undefined;
+  const query = metaSelect(READS_FLUSHED_META);
+  const rendered = render(query, "sqlite");
+  const row = db.prepare(rendered.text).get(...paramsOf(query, rendered)) as { value: string } | undefined;
   return row === undefined ? undefined : Number(row.value);
 }
 

@@ -9,7 +9,7 @@ import { ConfigError } from "../../../config/types.js";
 import { ident } from "../../sql/ident.js";
 import type { MigrationSource } from "../../tool-shapes.js";
 import { openDatabase } from "../db.js";
-import { readsToReplay } from "../read-replay.js";
+import { readsToReplay } from "../tally/index.js";
 
 /**
  * Columns of the SQLite schema that PostgreSQL does not have, left out of the
