@@ -1,5 +1,6 @@
 import { chainSetMac, headMac, macEquals } from "../../model/audit-head.js";
-import type { Queryable } from "./unit-of-work.js";
+import { ADVISORY_XACT_LOCK } from "./batch/index.js";
+import type { Queryable } from "./batch/index.js";
 
 /**
  * The authenticated set of audit chains of a PostgreSQL log (meta
@@ -43,7 +44,7 @@ export function parseChainSet(value: string): { chains: string[]; mac: string } 
  *   written before a rotation authenticates under an older one).
  */
 export async function recordNewChain(db: Queryable, chain: string, key: Buffer, keys: readonly Buffer[]): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock($1)", [CHAIN_SET_LOCK]);
+  await db.query(ADVISORY_XACT_LOCK.with([CHAIN_SET_LOCK]));
   const stored = (await db.query<{ value: string }>("SELECT value FROM meta WHERE name = $1", [CHAIN_SET_META])).rows[0];
   const heads = (await db.query<{ chain: string; seq: string | number; hash: string; mac: string | null }>("SELECT chain, seq, hash, mac FROM audit_chains")).rows;
   const names = new Set(heads.map((h) => h.chain));

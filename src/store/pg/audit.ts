@@ -2,9 +2,8 @@ import { GENESIS_HASH, rowHash } from "../../model/audit-chain.js";
 import { headMac } from "../../model/audit-head.js";
 import { recordNewChain } from "./audit-chain-set.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
-import { prepared, runPrepared } from "./prepared.js";
-import type { Queryable } from "./unit-of-work.js";
-import type { WriteBehind } from "./write-behind.js";
+import { prepared, runPrepared } from "./batch/index.js";
+import type { Queryable, WriteBehind } from "./batch/index.js";
 
 // The row and the chain's head in one statement (one round trip): every audited request runs it (prepared.ts).
 const APPEND = prepared(

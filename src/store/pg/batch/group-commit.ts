@@ -1,6 +1,6 @@
-import { ClosedError } from "../sqlite/group-commit.js";
-import { DatabaseUnavailableError } from "../work.js";
-import type { Awaitable, UnitOfWork } from "../work.js";
+import { ClosedError } from "../../../model/engine-errors.js";
+import { DatabaseUnavailableError } from "../../work.js";
+import type { Awaitable, UnitOfWork } from "../../work.js";
 import { RUN_ALONE } from "./unit-of-work.js";
 import type { PgUnitOfWork, Queryable } from "./unit-of-work.js";
 
