@@ -65,7 +65,7 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
     // host): first probe after KEEPALIVE_IDLE_MS, then the kernel's interval and count.
     keepAlive: true,
     // Pipelined: a statement is sent without waiting for the previous one's answer, so BEGIN and the
-    // write-behind statements ride the next statement's round trip (store/pg/write-behind.ts).
+    // write-behind statements ride the next statement's round trip (store/pg/batch/write-behind.ts).
     pipeline: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     types: {

@@ -62,11 +62,11 @@ export class PgSecretStore implements SecretStore {
    * @param db the unit of work's client.
    * @param beforeChange called with the scope right before a counted read's
    *   UPDATE or a create's INSERT is sent, for what the change's event will
-   *   need whatever its outcome (the webhook subscribers, store/pg/prefetch.ts):
+   *   need whatever its outcome (the webhook subscribers, store/pg/batch/prefetch.ts):
    *   sent first on the pipelined connection, so the change's statement is
    *   the last of its round trip.
    * @param behind the unit of work's write-behind statements: an expiry is
-   *   sent without waiting for its answer (store/pg/write-behind.ts); absent,
+   *   sent without waiting for its answer (store/pg/batch/write-behind.ts); absent,
    *   expire() waits for it.
    */
   constructor(
