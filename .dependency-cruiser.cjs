@@ -84,6 +84,15 @@ module.exports = {
       to: { path: "^src/store/sqlite/tally/", pathNot: "^src/store/sqlite/tally/index\\.ts$" },
     },
     {
+      name: "pg-batch-one-entry",
+      severity: "error",
+      comment:
+        "src/store/pg/batch (the PostgreSQL unit of work, group commit, ordering declaration, write-behind, " +
+        "corked connection, prefetch, prepared statements) is reached through its entry, batch/index.ts, only.",
+      from: { path: "^src/", pathNot: "^src/store/pg/batch/" },
+      to: { path: "^src/store/pg/batch/", pathNot: "^src/store/pg/batch/index\\.ts$" },
+    },
+    {
       name: "crypto-is-a-leaf",
       severity: "error",
       comment: "src/crypto (cipher, HMAC, tokens, license) imports no store, HTTP or domain code.",

@@ -7,7 +7,7 @@ import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";
 
-// The hot-path statements run as named prepared statements (store/pg/prepared.ts), on a real
+// The hot-path statements run as named prepared statements (store/pg/batch/prepared.ts), on a real
 // server: they are prepared on the connection, and a column that a later schema version adds
 // while they are cached changes nothing for this node.
 

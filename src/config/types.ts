@@ -60,14 +60,14 @@ export interface Config {
   databasePoolSize: number;
   /**
    * VAULT_DATABASE_PREPARED_STATEMENTS: run the hot-path statements as named
-   * prepared statements (store/pg/prepared.ts; default true). False for a
+   * prepared statements (store/pg/batch/prepared.ts; default true). False for a
    * pooler in transaction mode that does not track them (PgBouncer before
    * 1.21, or with max_prepared_statements = 0).
    */
   databasePreparedStatements: boolean;
   /**
    * VAULT_DATABASE_GROUP_COMMIT: the units of work of one event-loop turn
-   * share one PostgreSQL transaction (store/pg/group-commit.ts; default true,
+   * share one PostgreSQL transaction (store/pg/batch/group-commit.ts; default true,
    * docs/performance.md "PostgreSQL").
    */
   databaseGroupCommit: boolean;

@@ -116,11 +116,17 @@ export class VaultMetrics {
     this.deliveries.inc({ outcome });
   }
 
-  /** An EventSink that counts secret events by type (combined with the audit log and the outbox). */
+  /**
+   * An EventSink that counts secret events by type (combined with the audit
+   * log and the outbox). An event is counted once its unit of work
+   * committed (Work.afterCommit): a unit that rolls back counts nothing, and
+   * one the PostgreSQL group commit runs again counts once (UnitOfWork.run).
+   */
   get sink(): EventSink {
     return {
-      secretEvent: (_w: Work, event: SecretEvent, _origin: Origin) => {
-        this.events.inc({ type: event.type });
+      secretEvent: (w: Work, event: SecretEvent, _origin: Origin) => {
+        const type = event.type;
+        w.afterCommit(() => this.events.inc({ type }));
       },
       secretsPruned: () => {},
     };

@@ -2,7 +2,7 @@ import type { ValueCipher } from "../crypto/cipher.js";
 import { WrongKeyError } from "../model/engine-errors.js";
 import { drive } from "./sql/executor.js";
 import type { SqlExecutor } from "./sql/executor.js";
-import { Fragment, sql } from "./sql/template.js";
+import { Fragment, ordered, sql } from "./sql/template.js";
 import type { Awaitable } from "../model/awaitable.js";
 
 /** The meta row is locked, so starting nodes take turns (empty where one process writes). */
@@ -31,7 +31,7 @@ export function verifyRootKeysWith(x: SqlExecutor, cipher: ValueCipher): Awaitab
 
 function* rootKeysRule(x: SqlExecutor, cipher: ValueCipher): Generator<Awaitable<unknown>, void, unknown> {
   yield x.run(sql`INSERT INTO meta (name, value) VALUES ('root_key_ids', '[]') ON CONFLICT (name) DO NOTHING`);
-  const row = (yield x.get(sql`SELECT value FROM meta WHERE name = 'root_key_ids'${FOR_UPDATE}`)) as { value: string } | undefined;
+  const row = (yield x.get(ordered`SELECT value FROM meta WHERE name = 'root_key_ids'${FOR_UPDATE}`)) as { value: string } | undefined;
   const listed = JSON.parse(row?.value ?? "[]") as string[];
   if (listed.length > 0 && !listed.some((id) => cipher.hasKey(id))) {
     throw new WrongKeyError(

@@ -27,11 +27,69 @@ export { DatabaseUnavailableError } from "../model/engine-errors.js";
  */
 export interface UnitOfWork<W> {
   /**
+   * Runs `fn` in a transaction and resolves with its result once that
+   * transaction committed.
+   *
+   * `fn` may run more than once: the PostgreSQL group commit re-runs the
+   * units of a failed batch alone, each in a transaction of its own
+   * (store/pg/batch/group-commit.ts; docs/performance.md, "PostgreSQL"), and
+   * a rolled-back attempt changed nothing. So `fn` does nothing outside the
+   * transaction itself; a side effect outside it (a metric) is registered
+   * with Work.afterCommit, which runs it once, after the attempt that
+   * committed.
    * @throws (rejects) whatever `fn` throws (its changes rolled back), the
    *   commit's error, ClosedError once the engine is shutting down, or
    *   DatabaseUnavailableError when the connection was lost (PostgreSQL).
    */
   run<T>(fn: (w: W) => Awaitable<T>): Promise<T>;
+}
+
+/**
+ * The after-commit callbacks of the attempt of a unit of work that runs now
+ * (Work.afterCommit): begin() opens an attempt's list, take() closes it and
+ * hands its callbacks over (to run once the transaction committed, or to
+ * drop when the attempt rolled back). SQLite keeps one for its units, which
+ * run one at a time (store/sqlite/group-commit.ts); PostgreSQL one per
+ * attempt (store/pg/batch/unit-of-work.ts).
+ */
+export class AfterCommitQueue {
+  private current: (() => void)[] | undefined;
+
+  /** Opens the list of a new attempt (what an earlier one left is dropped). */
+  begin(): void {
+    this.current = [];
+  }
+
+  /**
+   * Adds `fn` to the attempt's list.
+   * @throws Error outside an attempt (no unit of work runs).
+   */
+  add(fn: () => void): void {
+    if (this.current === undefined) throw new Error("afterCommit is called outside a unit of work");
+    this.current.push(fn);
+  }
+
+  /** Closes the attempt's list. @returns its callbacks, in the order they were added. */
+  take(): (() => void)[] {
+    const taken = this.current ?? [];
+    this.current = undefined;
+    return taken;
+  }
+}
+
+/**
+ * Runs the callbacks of an attempt that committed, in order. Each is
+ * expected not to throw; what one throws is dropped, so the others still
+ * run and the unit answers what it committed.
+ */
+export function runAfterCommit(callbacks: readonly (() => void)[]): void {
+  for (const callback of callbacks) {
+    try {
+      callback();
+    } catch {
+      // The transaction committed: its answer stands (see the docstring).
+    }
+  }
 }
 
 /**
@@ -50,6 +108,16 @@ export interface Work {
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;
   readonly revealChecks: RevealCheckStore;
+  /**
+   * Runs `fn` once the transaction of this attempt of the unit committed,
+   * before the unit's run() settles; dropped when the attempt rolls back
+   * (the unit failed, or its PostgreSQL batch failed and the unit runs again
+   * alone, registering afresh). For side effects outside the transaction
+   * (the metrics sink, src/ops/metrics.ts), so they count once however many
+   * times the unit ran (UnitOfWork.run).
+   * @throws Error when called outside a unit of work.
+   */
+  afterCommit(fn: () => void): void;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { chainSetMac, headMac, macEquals } from "../../model/audit-head.js";
-import type { Queryable } from "./unit-of-work.js";
+import { ADVISORY_XACT_LOCK } from "./batch/index.js";
+import type { Queryable } from "./batch/index.js";
 import { metaSelect, metaUpsert } from "../sql/meta.js";
 import { PgExecutor } from "./executor.js";
 import { paramsOf, render } from "../sql/template.js";
@@ -46,7 +47,7 @@ export function parseChainSet(value: string): { chains: string[]; mac: string } 
  *   written before a rotation authenticates under an older one).
  */
 export async function recordNewChain(db: Queryable, chain: string, key: Buffer, keys: readonly Buffer[]): Promise<void> {
-  await db.query("SELECT pg_advisory_xact_lock($1)", [CHAIN_SET_LOCK]);
+  await db.query(ADVISORY_XACT_LOCK.with([CHAIN_SET_LOCK]));
   const stored = await new PgExecutor(db).get<{ value: string }>(metaSelect(CHAIN_SET_META));
   const heads = (await db.query<{ chain: string; seq: string | number; hash: string; mac: string | null }>("SELECT chain, seq, hash, mac FROM audit_chains")).rows;
   const names = new Set(heads.map((h) => h.chain));

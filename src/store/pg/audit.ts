@@ -2,9 +2,8 @@ import { GENESIS_HASH, rowHash } from "../../model/audit-chain.js";
 import { headMac } from "../../model/audit-head.js";
 import { recordNewChain } from "./audit-chain-set.js";
 import type { AuditInsert, AuditPageQuery, AuditRow, AuditStore } from "../audit.js";
-import { prepared, runPrepared } from "./prepared.js";
-import type { Queryable } from "./unit-of-work.js";
-import type { WriteBehind } from "./write-behind.js";
+import { prepared, runPrepared } from "./batch/index.js";
+import type { Queryable, WriteBehind } from "./batch/index.js";
 
 // The row and the chain's head in one statement (one round trip): every audited request runs it (prepared.ts).
 const APPEND = prepared(
@@ -53,7 +52,7 @@ export interface ChainHead {
 export interface WriterChain {
   readonly name: string;
   head: ChainHead | undefined;
-  /** The head being read back, shared by the units of a batch that append at once (store/pg/group-commit.ts). */
+  /** The head being read back, shared by the units of a batch that append at once (store/pg/batch/group-commit.ts). */
   locking?: Promise<ChainHead> | undefined;
 }
 
@@ -85,7 +84,7 @@ export class PgAuditStore implements AuditStore {
    * @param chainKeys every loaded root key's chain key (the set of chains
    *   may have been signed before a rotation); default: `chainKey` alone.
    * @param behind the unit of work's write-behind statements: the append is
-   *   sent without waiting for its answer (store/pg/write-behind.ts); absent,
+   *   sent without waiting for its answer (store/pg/batch/write-behind.ts); absent,
    *   append() waits for it.
    */
   constructor(

@@ -1,27 +1,23 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
-import type { Work } from "../work.js";
+import type { AfterCommitQueue, Work } from "../work.js";
 import { createSqlStores } from "../sql/index.js";
 import type { AuditCheck, Engine } from "../engine.js";
 import { verifyPgAuditChains } from "./audit-verify.js";
 import { verifyPgRootKeys } from "./root-keys.js";
 import { PgAuditStore } from "./audit.js";
-import { PgGroupCommit } from "./group-commit.js";
 import type { WriterChain } from "./audit.js";
 import { PgExecutor } from "./executor.js";
 import { PgOutboxStore } from "./outbox.js";
 import { migratePg } from "./migrate.js";
 import { openPgPool } from "./pool.js";
-import { withoutPreparedStatements } from "./prepared.js";
-import { SubscriberPrefetch } from "./prefetch.js";
+import { PgGroupCommit, PgUnitOfWork, PrefetchingWebhookStore, withoutPreparedStatements } from "./batch/index.js";
+import type { PgUnits, Queryable, WriteBehind } from "./batch/index.js";
 import { PgSecretStore } from "./secrets.js";
-import type { PgUnits, Queryable } from "./unit-of-work.js";
-import { PgUnitOfWork } from "./unit-of-work.js";
-import type { WriteBehind } from "./write-behind.js";
 
 /**
  * The PostgreSQL engine of one vault node (store/engine.ts Engine): its
- * pool, its units of work (batched by the group commit, store/pg/group-commit.ts,
+ * pool, its units of work (batched by the group commit, store/pg/batch/group-commit.ts,
  * or a transaction each on a pooled client), one audit chain per pooled client.
  */
 export interface PgEngine extends Engine {
@@ -34,15 +30,18 @@ export interface PgEngine extends Engine {
 
 /**
  * The work handle over one client: every PostgreSQL store, built per unit of
- * work (cheap objects; the hot-path statements are prepared, store/pg/prepared.ts).
+ * work (cheap objects; the hot-path statements are prepared, store/pg/batch/prepared.ts).
  * A counted read or a create reads its webhook subscribers ahead, pipelined
- * before its own statement (store/pg/prefetch.ts).
+ * before its own statement: its `webhooks` is a PrefetchingWebhookStore
+ * (store/pg/batch/prefetch.ts).
  * @param client what the stores run their statements on (the pooled client,
  *   or its withoutPreparedStatements() view).
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
  * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
- * @param behind the unit's write-behind statements (store/pg/write-behind.ts); absent: every statement is awaited.
+ * @param behind the unit's write-behind statements (store/pg/batch/write-behind.ts); absent: every statement is awaited.
+ * @param commits where the handle's afterCommit puts its callbacks (the unit of work runs them
+ *   after its COMMIT); absent: afterCommit throws (no unit of work runs this handle).
  */
 export function createPgWork(
   client: Queryable,
@@ -50,14 +49,21 @@ export function createPgWork(
   auditChainKey: Buffer | null,
   auditChainKeys?: readonly Buffer[],
   behind?: WriteBehind,
+  commits?: AfterCommitQueue,
 ): Work {
   const stores = createSqlStores(new PgExecutor(client));
-  const subscribers = new SubscriberPrefetch(stores.webhooks, behind);
-  return Object.assign(stores, {
-    secrets: new PgSecretStore(client, (scope) => subscribers.prefetch(scope), behind),
+  const webhooks = new PrefetchingWebhookStore(stores.webhooks, behind);
+  const work: Work = Object.assign(stores, {
+    webhooks,
+    secrets: new PgSecretStore(client, (scope) => webhooks.prefetch(scope), behind),
     audit: new PgAuditStore(client, chain, auditChainKey, auditChainKeys, behind),
     outbox: new PgOutboxStore(client),
+    afterCommit: (fn: () => void) => {
+      if (commits === undefined) throw new Error("afterCommit is called outside a unit of work");
+      commits.add(fn);
+    },
   });
+  return work;
 }
 
 /** What the engine keeps per pooled client: its audit chain and what its stores query through. */
@@ -71,9 +77,9 @@ interface ClientState {
  * client gets an audit chain of its own, `<nodeId>/<n>`, so audited
  * requests on different clients and nodes never wait on one chain.
  * @param options.preparedStatements default true; false: the hot-path statements go out
- *   unnamed (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/prepared.ts).
+ *   unnamed (VAULT_DATABASE_PREPARED_STATEMENTS, store/pg/batch/prepared.ts).
  * @param options.groupCommit default true: the units of one event-loop turn share a
- *   transaction (VAULT_DATABASE_GROUP_COMMIT, store/pg/group-commit.ts); false: one transaction per unit.
+ *   transaction (VAULT_DATABASE_GROUP_COMMIT, store/pg/batch/group-commit.ts); false: one transaction per unit.
  */
 export function pgEngineOver(
   pool: pg.Pool,
@@ -96,9 +102,9 @@ export function pgEngineOver(
   };
   const single = new PgUnitOfWork<Work>(
     pool,
-    (client, behind, view) => {
+    (client, { behind, view, commits }) => {
       const state = stateOf(client);
-      return createPgWork(view === undefined ? state.queryable : view(state.queryable), state.chain, options.auditChainKey, options.auditChainKeys, behind);
+      return createPgWork(view === undefined ? state.queryable : view(state.queryable), state.chain, options.auditChainKey, options.auditChainKeys, behind, commits);
     },
     {
       // A rolled-back unit's rows never happened: read the head back next time.

@@ -8,6 +8,5 @@ export { migratePg, MIGRATION_LOCK } from "./migrate.js";
 export { openPgPool } from "./pool.js";
 export { redactCredentials, redactUrl } from "./redact.js";
 export { verifyPgRootKeys } from "./root-keys.js";
-export { PgUnitOfWork } from "./unit-of-work.js";
-export type { PgUnits } from "./unit-of-work.js";
-export { PgGroupCommit } from "./group-commit.js";
+export { PgUnitOfWork, PgGroupCommit } from "./batch/index.js";
+export type { PgUnits } from "./batch/index.js";

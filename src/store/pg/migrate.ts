@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { orderingStatement } from "./batch/index.js";
 import { sectionsToApply, splitSchemaSections } from "../schema-sections.js";
 import { readPackageFile } from "../../package-files.js";
 
@@ -31,7 +32,7 @@ export async function migratePg(pool: pg.Pool): Promise<number[]> {
   // A failed migration closes its client instead of pooling it (its connection may be the cause).
   let failed: Error | undefined;
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK.toString()]);
+    await client.query(orderingStatement("SELECT pg_advisory_lock($1)").with([MIGRATION_LOCK.toString()]));
     try {
       await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)");
       const r = await client.query<{ v: number | null }>("SELECT max(version) AS v FROM schema_migrations");

@@ -3,7 +3,8 @@ import type { AttemptRecord, DueDelivery } from "../../model/records.js";
 import type { AttemptLogged, DueScope, OutboxEvent, OutboxStore, ScopeClaim, StoredAttempt } from "../outbox.js";
 import { toDueDelivery } from "../rows.js";
 import type { AttemptRow, DueDeliveryRow } from "../rows.js";
-import type { Queryable } from "./unit-of-work.js";
+import { orderingStatement } from "./batch/index.js";
+import type { Queryable } from "./batch/index.js";
 import { attemptInsert, doneDeliveriesDelete, eventInsert, pendingCountSelect } from "../sql/outbox.js";
 import { PgExecutor } from "./executor.js";
 
@@ -85,9 +86,8 @@ export class PgOutboxStore implements OutboxStore {
     const counts = claims.map((c) => c.count);
     // 1. Lock the webhooks of the claimed deliveries; one another claim holds is skipped.
     const locked = await this.db.query<{ id: string }>(
-      `SELECT w.id FROM webhooks w WHERE w.id IN (SELECT webhook_id FROM (${CLAIMED("true")}) claimed)
-       ORDER BY w.id FOR UPDATE OF w SKIP LOCKED`,
-      [now, [...busy], keys, counts],
+      orderingStatement(`SELECT w.id FROM webhooks w WHERE w.id IN (SELECT webhook_id FROM (${CLAIMED("true")}) claimed)
+       ORDER BY w.id FOR UPDATE OF w SKIP LOCKED`).with([now, [...busy], keys, counts]),
     );
     const lists = claims.map((): DueDelivery[] => []);
     if (locked.rows.length === 0) return lists;

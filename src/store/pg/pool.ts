@@ -1,5 +1,4 @@
 import pg from "pg";
-import { corkPerTick } from "./cork.js";
 import { redactCredentials, redactUrl } from "./redact.js";
 
 export { redactUrl };
@@ -49,8 +48,8 @@ export const KEEPALIVE_IDLE_MS = 10_000;
  * process; connecting gives up after CONNECT_TIMEOUT_MS; TCP keepalive is on;
  * each connection is pipelined (node-postgres `pipeline`: statements go out
  * without waiting for the previous one's answer, each with its own Sync, so
- * one failing never takes the next one's answer), and the statements of
- * one tick go out in one write (store/pg/cork.ts).
+ * one failing never takes the next one's answer); a unit of work sends the
+ * statements of one tick in one write (store/pg/batch/cork.ts).
  * @param options.url postgres:// or postgresql:// URL (VAULT_DATABASE_URL).
  * @param options.poolSize most connections (VAULT_DATABASE_POOL_SIZE).
  * @throws Error naming the redacted URL when the database cannot be reached.
@@ -66,7 +65,7 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
     // host): first probe after KEEPALIVE_IDLE_MS, then the kernel's interval and count.
     keepAlive: true,
     // Pipelined: a statement is sent without waiting for the previous one's answer, so BEGIN and the
-    // write-behind statements ride the next statement's round trip (store/pg/write-behind.ts).
+    // write-behind statements ride the next statement's round trip (store/pg/batch/write-behind.ts).
     pipeline: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     types: {
@@ -81,7 +80,6 @@ export async function openPgPool(options: { url: string; poolSize: number }): Pr
   // The query in flight rejects with it, and the unit of work releases the client with it.
   pool.on("connect", (client) => {
     client.on("error", () => {});
-    corkPerTick(client);
   });
   try {
     await pool.query("SELECT 1");

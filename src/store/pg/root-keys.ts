@@ -2,7 +2,7 @@ import type { ValueCipher } from "../../crypto/cipher.js";
 import { verifyRootKeysWith } from "../root-keys.js";
 import type { Work } from "../work.js";
 import { PgExecutor } from "./executor.js";
-import type { PgUnits } from "./unit-of-work.js";
+import type { PgUnits } from "./batch/index.js";
 
 /**
  * The root-key check (store/root-keys.ts) on PostgreSQL, in one unit of

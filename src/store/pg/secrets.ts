@@ -4,9 +4,8 @@ import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
-import { prepared, runPrepared } from "./prepared.js";
-import type { Queryable } from "./unit-of-work.js";
-import type { WriteBehind } from "./write-behind.js";
+import { ADVISORY_XACT_LOCK, orderingStatement, prepared, runPrepared } from "./batch/index.js";
+import type { Queryable, WriteBehind } from "./batch/index.js";
 
 const COLUMNS = SECRET_COLUMNS.join(", ");
 
@@ -17,6 +16,7 @@ const LIVE = prepared("secrets.live", LIVE_LOOKUP_SQL);
 const LIVE_FOR_CHANGE = prepared(
   "secrets.live_for_change",
   `SELECT ${COLUMNS} FROM secrets WHERE scope = $1 AND key = $2 AND state IN ('active', 'sealed') FOR UPDATE`,
+  { ordering: true },
 );
 const INSERT = prepared(
   "secrets.insert",
@@ -59,11 +59,11 @@ export class PgSecretStore implements SecretStore {
    * @param db the unit of work's client.
    * @param beforeChange called with the scope right before a counted read's
    *   UPDATE or a create's INSERT is sent, for what the change's event will
-   *   need whatever its outcome (the webhook subscribers, store/pg/prefetch.ts):
+   *   need whatever its outcome (the webhook subscribers, store/pg/batch/prefetch.ts):
    *   sent first on the pipelined connection, so the change's statement is
    *   the last of its round trip.
    * @param behind the unit of work's write-behind statements: an expiry is
-   *   sent without waiting for its answer (store/pg/write-behind.ts); absent,
+   *   sent without waiting for its answer (store/pg/batch/write-behind.ts); absent,
    *   expire() waits for it.
    */
   constructor(
@@ -156,18 +156,16 @@ export class PgSecretStore implements SecretStore {
   async due(now: number, limit: number): Promise<SecretRecord[]> {
     // SKIP LOCKED: sweepers on several nodes take disjoint rows.
     const r = await this.db.query<Row>(
-      `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= $1
-         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
+      orderingStatement(`SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= $1
+         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`).with([now, limit]),
     );
     return r.rows.map(toSecretRecord);
   }
 
   async dueInScope(now: number, scope: string): Promise<SecretRecord[]> {
     const r = await this.db.query<Row>(
-      `SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= $1 AND scope = $2
-         FOR UPDATE SKIP LOCKED`,
-      [now, scope],
+      orderingStatement(`SELECT * FROM secrets WHERE state IN ('active', 'sealed') AND expires_at IS NOT NULL AND expires_at <= $1 AND scope = $2
+         FOR UPDATE SKIP LOCKED`).with([now, scope]),
     );
     return r.rows.map(toSecretRecord);
   }
@@ -184,7 +182,7 @@ export class PgSecretStore implements SecretStore {
   }
 
   async countActive(now: number): Promise<number> {
-    await this.db.query("SELECT pg_advisory_xact_lock($1)", [ACTIVE_LIMIT_LOCK.toString()]);
+    await this.db.query(ADVISORY_XACT_LOCK.with([ACTIVE_LIMIT_LOCK.toString()]));
     const r = await this.db.query<{ n: number }>(
       "SELECT count(*)::integer AS n FROM secrets WHERE state IN ('active', 'sealed') AND (expires_at IS NULL OR expires_at > $1) AND anonymous_net IS NULL",
       [now],
@@ -197,7 +195,7 @@ export class PgSecretStore implements SecretStore {
   }
 
   async anonymousUsage(now: number, net: string): Promise<AnonymousUsage> {
-    await this.db.query("SELECT pg_advisory_xact_lock($1)", [ACTIVE_LIMIT_LOCK.toString()]);
+    await this.db.query(ADVISORY_XACT_LOCK.with([ACTIVE_LIMIT_LOCK.toString()]));
     const r = await this.db.query<AnonymousUsage>(
       `SELECT count(*)::integer AS count, coalesce(sum(octet_length(ciphertext)), 0)::bigint::float8 AS bytes,
            (count(*) FILTER (WHERE anonymous_net = $1))::integer AS "netCount",

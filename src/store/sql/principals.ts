@@ -6,7 +6,7 @@ import type { PrincipalKeyRow, PrincipalRow } from "../rows.js";
 import type { Awaitable } from "../work.js";
 import { after, done, first, map, NO_LIMIT, unique } from "./executor.js";
 import type { SqlExecutor } from "./executor.js";
-import { Fragment, named, SEQ, SEQ_ALL, sql } from "./template.js";
+import { Fragment, named, ordered, SEQ, SEQ_ALL, sql } from "./template.js";
 
 const PRINCIPAL_NAME_TAKEN = "a principal with this name exists in the organization";
 
@@ -148,7 +148,7 @@ export class SqlPrincipalKeyStore implements PrincipalKeyStore {
    */
   lockKeys(principalId: string): Awaitable<void> {
     if (this.x.dialect === "sqlite") return;
-    return done(this.x.run(sql`SELECT 1 FROM principals WHERE id = ${principalId} FOR NO KEY UPDATE`));
+    return done(this.x.run(ordered`SELECT 1 FROM principals WHERE id = ${principalId} FOR NO KEY UPDATE`));
   }
 
   remove(id: string): Awaitable<void> {

@@ -2,7 +2,7 @@ import type { RevealCheck, RevealCheckStore } from "../reveal-checks.js";
 import type { Awaitable } from "../work.js";
 import { done, map } from "./executor.js";
 import type { SqlExecutor } from "./executor.js";
-import { Fragment, sql } from "./template.js";
+import { Fragment, ordered, sql } from "./template.js";
 
 interface Row {
   check_hash: Buffer;
@@ -36,7 +36,7 @@ export class SqlRevealCheckStore implements RevealCheckStore {
 
   forReveal(key: string): Awaitable<RevealCheck | undefined> {
     return map(
-      this.x.get<Row>(sql`SELECT check_hash, max_failures, failures FROM reveal_checks WHERE key = ${key}${FOR_UPDATE}`),
+      this.x.get<Row>(ordered`SELECT check_hash, max_failures, failures FROM reveal_checks WHERE key = ${key}${FOR_UPDATE}`),
       (row) => (row === undefined ? undefined : { checkHash: Buffer.from(row.check_hash), maxFailures: row.max_failures, failures: row.failures }),
     );
   }

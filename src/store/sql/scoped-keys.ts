@@ -8,7 +8,7 @@ import type { SqlExecutor } from "./executor.js";
 import { named, SEQ, SEQ_ALL, sql } from "./template.js";
 
 // The token lookup and the debounced last-use write of every request made with a scoped key
-// (named prepared statements on PostgreSQL, store/pg/prepared.ts).
+// (named prepared statements on PostgreSQL, store/pg/batch/prepared.ts).
 const BY_TOKEN_HASH = named("scoped_keys.by_token_hash");
 const TOUCH = named("scoped_keys.touch");
 

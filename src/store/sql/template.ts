@@ -23,11 +23,16 @@ export class Fragment {
   ) {}
 }
 
-/** One statement with its values; `name`: run as a named prepared statement on PostgreSQL (store/pg/prepared.ts). */
+/**
+ * One statement with its values; `name`: run as a named prepared statement on
+ * PostgreSQL (store/pg/batch/prepared.ts); `ordering`: declared by the
+ * `ordered` tag as a statement that orders transactions (store/pg/batch/ordering.ts).
+ */
 export interface Query {
   readonly strings: TemplateStringsArray;
   readonly values: readonly unknown[];
   readonly name?: string | undefined;
+  readonly ordering?: true | undefined;
 }
 
 /** A statement rendered for one dialect: its text and which values are bound parameters. */
@@ -40,6 +45,19 @@ export interface Rendered {
 /** The tag: a statement whose `${values}` are bound parameters (Fragments inlined). */
 export function sql(strings: TemplateStringsArray, ...values: unknown[]): Query {
   return { strings, values };
+}
+
+/**
+ * The tag for a statement that orders transactions against each other on
+ * PostgreSQL: it takes a row lock (`FOR UPDATE`, `FOR NO KEY UPDATE`, `FOR
+ * SHARE`, also through a Fragment that is empty on SQLite), an advisory lock
+ * or claims with `SKIP LOCKED`. The declaration, not the text, tells the
+ * PostgreSQL group commit to run the unit in a transaction of its own
+ * (store/pg/batch/ordering.ts; docs/performance.md, "PostgreSQL"); SQLite
+ * runs it as `sql` does.
+ */
+export function ordered(strings: TemplateStringsArray, ...values: unknown[]): Query {
+  return { strings, values, ordering: true };
 }
 
 /**

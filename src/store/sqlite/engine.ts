@@ -51,7 +51,7 @@ export class SqliteEngine implements Engine {
   ) {
     this.log = options.log;
     this.work = createSqliteWork(db, { auditChainKey: options.auditChainKey });
-    const tx = new GroupCommit<Work>(db, this.work);
+    const tx = new GroupCommit<Work>(db, this.work, this.work.commits);
     this.tx = tx;
     this.work.audit.attach(tx);
     // After the audit store: its pre-commit hook moves the heads the tally writes back.

@@ -1,5 +1,6 @@
 import type { Db } from "./db.js";
-import type { Awaitable, UnitOfWork } from "../work.js";
+import { runAfterCommit } from "../work.js";
+import type { AfterCommitQueue, Awaitable, UnitOfWork } from "../work.js";
 
 import { ClosedError } from "../../model/engine-errors.js";
 import { BatchHooks } from "./batch-hooks.js";
@@ -17,10 +18,11 @@ interface Queued<W> {
   reject: (err: unknown) => void;
 }
 
-/** A unit whose savepoint is released: settled with `value` once the batch commits. */
+/** A unit whose savepoint is released: settled with `value` once the batch commits, after its `afterCommit` callbacks. */
 interface Waiter<W> {
   unit: Queued<W>;
   value: unknown;
+  afterCommit: (() => void)[];
 }
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
@@ -53,6 +55,10 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  *   a batch that might not commit. If the COMMIT fails, every request of the
  *   batch is rejected and nothing of it was acknowledged.
  *
+ * - A unit's Work.afterCommit callbacks (`commits`) run once the batch
+ *   committed, before its promise resolves; a unit rolled back to its
+ *   savepoint, or a batch that fails, drops them.
+ *
  * The function must not call run() itself (it would wait for itself).
  */
 export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
@@ -78,10 +84,13 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
   /**
    * @param db the connection every unit of work runs on.
    * @param work the handle given to every unit (the SQLite stores).
+   * @param commits where the work handle's afterCommit puts the callbacks
+   *   of the unit running (store/sqlite/index.ts); absent: the handle has none.
    */
   constructor(
     private readonly db: Db,
     private readonly work: W = undefined as W,
+    private readonly commits?: AfterCommitQueue,
   ) {
     super();
     this.begin = db.prepare("BEGIN IMMEDIATE");
@@ -139,6 +148,7 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
       return;
     }
     for (const hook of this.savepointHooks) hook();
+    this.commits?.begin();
     let result: unknown;
     try {
       result = unit.fn(this.work);
@@ -174,7 +184,7 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
       this.abandon(unit, err);
       return;
     }
-    this.waiters.push({ unit, value });
+    this.waiters.push({ unit, value, afterCommit: this.commits?.take() ?? [] });
   }
 
   /**
@@ -182,6 +192,8 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
    * the transaction or cannot roll back to the savepoint, fails the batch).
    */
   private abandon(unit: Queued<W>, err: unknown): void {
+    // Its changes are rolled back: so are its after-commit callbacks.
+    this.commits?.take();
     unit.reject(err);
     if (this.db.inTransaction) {
       try {
@@ -252,7 +264,10 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
       const ms = performance.now() - started;
       for (const hook of this.committedHooks) hook(waiters.length, ms);
     }
-    for (const w of waiters) w.unit.resolve(w.value);
+    for (const w of waiters) {
+      runAfterCommit(w.afterCommit);
+      w.unit.resolve(w.value);
+    }
   }
 
   /** Commits what is pending and refuses further work (graceful stop). */

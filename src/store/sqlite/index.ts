@@ -1,4 +1,5 @@
 import type { Db } from "./db.js";
+import { AfterCommitQueue } from "../work.js";
 import type { Work } from "../work.js";
 import { createSqlStores } from "../sql/index.js";
 import { SqliteAuditStore } from "./audit.js";
@@ -21,6 +22,8 @@ export interface SqliteWork extends Work {
   readonly outbox: SqliteOutboxStore;
   /** The write-behind read counts and audit heads (tally/read-tally.ts), shared by the secrets and audit stores. */
   readonly tally: ReadTally;
+  /** Where afterCommit puts the running unit's callbacks; the group commit runs them (group-commit.ts). */
+  readonly commits: AfterCommitQueue;
 }
 
 /**
@@ -30,7 +33,10 @@ export interface SqliteWork extends Work {
  */
 export function createSqliteWork(db: Db, options: { auditChainKey: Buffer | null } = { auditChainKey: null }): SqliteWork {
   const tally = new ReadTally(db);
+  const commits = new AfterCommitQueue();
   return Object.assign(createSqlStores(new SqliteExecutor(db)), {
+    commits,
+    afterCommit: (fn: () => void) => commits.add(fn),
     secrets: new SqliteSecretStore(db, tally),
     audit: new SqliteAuditStore(db, options.auditChainKey, tally),
     outbox: new SqliteOutboxStore(db),

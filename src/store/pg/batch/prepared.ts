@@ -1,5 +1,6 @@
 import type pg from "pg";
-import type { Queryable } from "./unit-of-work.js";
+import type { DeclaredConfig } from "./ordering.js";
+import type { Queryable } from "./queryable.js";
 
 /**
  * A hot-path statement sent as a named prepared statement: node-postgres
@@ -25,6 +26,8 @@ export interface Prepared {
   /** Unique within the process: the server-side statement's name on every connection. */
   readonly name: string;
   readonly text: string;
+  /** Declared as a statement that orders transactions (a row lock: ordering.ts). */
+  readonly ordering?: true;
 }
 
 const taken = new Set<string>();
@@ -33,13 +36,14 @@ const taken = new Set<string>();
  * Declares a prepared statement (at module load: one per call site).
  * @param name a short unique name, `table.action` (PostgreSQL identifiers: at most 63 bytes).
  * @param text the SQL, `$n` placeholders, an explicit column list where it returns rows.
+ * @param options.ordering true for a statement that takes a row lock (ordering.ts OrderingStatement).
  * @throws Error when the name is taken or the text selects `*` (see Prepared).
  */
-export function prepared(name: string, text: string): Prepared {
+export function prepared(name: string, text: string, options: { ordering?: true } = {}): Prepared {
   if (taken.has(name)) throw new Error(`prepared statement ${name} is declared twice`);
   if (/(?:SELECT|RETURNING|,)\s*(?:\w+\.)?\*/i.test(text)) throw new Error(`prepared statement ${name} must name its columns, not *`);
   taken.add(name);
-  return Object.freeze({ name, text });
+  return Object.freeze(options.ordering === true ? { name, text, ordering: true as const } : { name, text });
 }
 
 /**
@@ -52,7 +56,8 @@ export function runPrepared<R extends pg.QueryResultRow = pg.QueryResultRow>(
   statement: Prepared,
   values: unknown[],
 ): Promise<pg.QueryResult<R>> {
-  return db.query<R>({ name: statement.name, text: statement.text, values });
+  const config: DeclaredConfig = statement.ordering === true ? { name: statement.name, text: statement.text, values, ordering: true } : { name: statement.name, text: statement.text, values };
+  return db.query<R>(config);
 }
 
 /**

@@ -1,14 +1,14 @@
 import type pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
-import type { PgEngine } from "../src/store/pg/index.js";
-import { DatabaseUnavailableError } from "../src/store/work.js";
-import type { Vault } from "../src/vault.js";
-import { MASTER_KEY } from "./helpers.js";
-import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-database.js";
-import type { TestDatabase } from "./pg-database.js";
+import { ValueCipher, generateRootKey } from "../../../../src/crypto/cipher.js";
+import type { PgEngine } from "../../../../src/store/pg/index.js";
+import { DatabaseUnavailableError } from "../../../../src/store/work.js";
+import type { Vault } from "../../../../src/vault.js";
+import { MASTER_KEY } from "../../../helpers.js";
+import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../pg-database.js";
+import type { TestDatabase } from "../../../pg-database.js";
 
-// The PostgreSQL group commit (store/pg/group-commit.ts, docs/performance.md "PostgreSQL"): the
+// The PostgreSQL group commit (store/pg/batch/group-commit.ts, docs/performance.md "PostgreSQL"): the
 // units of one event-loop turn share one transaction and one COMMIT; nothing is answered before
 // that COMMIT; a failing unit fails alone; a batch whose COMMIT is lost answers none as success.
 

@@ -1,6 +1,6 @@
-import { ClosedError } from "../sqlite/group-commit.js";
-import { DatabaseUnavailableError } from "../work.js";
-import type { Awaitable, UnitOfWork } from "../work.js";
+import { ClosedError } from "../../../model/engine-errors.js";
+import { DatabaseUnavailableError } from "../../work.js";
+import type { Awaitable, UnitOfWork } from "../../work.js";
 import { RUN_ALONE } from "./unit-of-work.js";
 import type { PgUnitOfWork, Queryable } from "./unit-of-work.js";
 
@@ -25,8 +25,9 @@ interface Waiting {
  *
  * - The units run at once in the batch's transaction, their statements
  *   interleaved (PgUnitOfWork.runShared). A unit that needs the order
- *   between transactions (the free-tier advisory lock, a SKIP LOCKED claim:
- *   store/pg/shared-batch.ts) asks for it before changing anything, and is
+ *   between transactions (the free-tier advisory lock, a row lock, a SKIP
+ *   LOCKED claim: a statement declared so, ordering.ts; shared-batch.ts)
+ *   asks for it before changing anything, and is
  *   left out: it runs again after the batch's COMMIT in a transaction of its
  *   own, where those statements order it against every other transaction
  *   (inside one transaction two outbox claims would take the same delivery).
@@ -37,7 +38,9 @@ interface Waiting {
  *   unit that fails after changing a row, rolls the whole batch back, and
  *   each of its units then runs again alone, in a transaction of its own
  *   (units are closures over the request, and a rolled-back transaction
- *   changed nothing, so running one again is the same unit of work). So do
+ *   changed nothing, so running one again is the same unit of work; what a
+ *   unit does outside the transaction waits for Work.afterCommit, and so
+ *   happens once). So do
  *   a lock waited for longer than BATCH_LOCK_TIMEOUT_MS (another node's
  *   batch holding it) and a deadlock. A unit that fails without changing a
  *   row (a refusal) answers its error after the COMMIT.

@@ -1,14 +1,14 @@
 import type pg from "pg";
-/** What statements run on (store/pg/unit-of-work.ts Queryable; repeated here: that module imports this one). */
-type Queryable = Pick<pg.PoolClient, "query">;
+import { declaresOrdering } from "./ordering.js";
+import type { Queryable } from "./queryable.js";
 
 /**
- * A statement that orders transactions against each other (an advisory
- * lock, a `SKIP LOCKED` claim), refused to a unit while the units of a batch
+ * A statement declared as one that orders transactions against each other
+ * (an advisory lock, a row lock, a `SKIP LOCKED` claim: ordering.ts), refused to a unit while the units of a batch
  * run at once in one transaction: there it would order nothing (the lock is
  * the batch's own; a claim does not skip rows its own transaction locked).
  * The unit runs again after the batch's COMMIT, in a transaction of its
- * own (store/pg/group-commit.ts).
+ * own (store/pg/batch/group-commit.ts).
  */
 export class NeedsOrder extends Error {
   constructor(readonly statement: string) {
@@ -17,10 +17,7 @@ export class NeedsOrder extends Error {
   }
 }
 
-/** The statements that only order units when each unit is a transaction of its own. */
-const ORDERING = /pg_advisory_xact_lock|SKIP\s+LOCKED|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|\bFOR\s+(KEY\s+)?SHARE\b/i;
-
-/** The text of a statement as client.query receives it (a string or a query config). */
+/** The text of a statement as client.query receives it (a string or a query config), for NeedsOrder's message. */
 function textOf(config: unknown): string {
   if (typeof config === "string") return config;
   const text = (config as { text?: unknown } | null)?.text;
@@ -59,8 +56,8 @@ export class SharedBatch {
 
   /**
    * A unit's view of the connection.
-   * @param concurrent true while the batch's units run at once: an ordering
-   *   statement is then refused (NeedsOrder, never sent).
+   * @param concurrent true while the batch's units run at once: a statement
+   *   declared ordering (ordering.ts) is then refused (NeedsOrder, never sent).
    */
   unit(concurrent: boolean): UnitTrace {
     const trace = { view: (db: Queryable) => db, wrote: false, needsOrder: false };
@@ -71,10 +68,9 @@ export class SharedBatch {
   /** client.query of `db` for one unit, as unit() describes. */
   private through(db: Queryable, trace: { wrote: boolean; needsOrder: boolean }, concurrent: boolean): Queryable["query"] {
     const query = (config: unknown, values?: unknown): Promise<pg.QueryResult> => {
-      const text = textOf(config);
-      if (concurrent && ORDERING.test(text)) {
+      if (concurrent && declaresOrdering(config)) {
         trace.needsOrder = true;
-        return Promise.reject(new NeedsOrder(text));
+        return Promise.reject(new NeedsOrder(textOf(config)));
       }
       const sent = (db.query as (config: unknown, values?: unknown) => Promise<pg.QueryResult>)(config, values);
       sent.then(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { prepared } from "../src/store/pg/prepared.js";
+import { prepared } from "../../../../src/store/pg/batch/index.js";
 
-// store/pg/prepared.ts: the rules a prepared statement's declaration enforces (no server needed;
+// store/pg/batch/prepared.ts: the rules a prepared statement's declaration enforces (no server needed;
 // test/pg-prepared.pg.test.ts runs them on PostgreSQL).
 
 describe("prepared()", () => {

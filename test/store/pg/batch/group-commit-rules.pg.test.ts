@@ -1,15 +1,15 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
-import type { PgEngine } from "../src/store/pg/index.js";
-import type { Vault } from "../src/vault.js";
-import type { VaultOptions } from "../src/vault.js";
-import { MASTER_KEY } from "./helpers.js";
-import { createTestDatabase, describePg, openTestNode, storeSecret } from "./pg-database.js";
-import type { TestDatabase } from "./pg-database.js";
+import { ValueCipher, generateRootKey } from "../../../../src/crypto/cipher.js";
+import type { PgEngine } from "../../../../src/store/pg/index.js";
+import type { Vault } from "../../../../src/vault.js";
+import type { VaultOptions } from "../../../../src/vault.js";
+import { MASTER_KEY } from "../../../helpers.js";
+import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../pg-database.js";
+import type { TestDatabase } from "../../../pg-database.js";
 
 // The rules a group commit must keep while a batch's units run at once in its transaction
-// (store/pg/group-commit.ts, docs/performance.md "PostgreSQL"): what orders transactions (the
+// (store/pg/batch/group-commit.ts, docs/performance.md "PostgreSQL"): what orders transactions (the
 // free-tier advisory lock) still orders units; a failed statement rolls the batch back and every
 // unit runs again alone; no answer carries what a later failure of its batch undid; two nodes burn
 // a secret once.

@@ -1,7 +1,10 @@
 import type pg from "pg";
-import { ClosedError, DatabaseUnavailableError } from "../../model/engine-errors.js";
-import type { Awaitable, UnitOfWork } from "../work.js";
-import { isConnectionError } from "./connection-errors.js";
+import { ClosedError, DatabaseUnavailableError } from "../../../model/engine-errors.js";
+import { AfterCommitQueue, runAfterCommit } from "../../work.js";
+import type { Awaitable, UnitOfWork } from "../../work.js";
+import { isConnectionError } from "../connection-errors.js";
+import { corkedConnection } from "./cork.js";
+import type { Queryable } from "./queryable.js";
 import { NeedsOrder, SharedBatch } from "./shared-batch.js";
 import { WriteBehind } from "./write-behind.js";
 
@@ -18,11 +21,20 @@ export const BATCH_LOCK_TIMEOUT_MS = 20;
 /** runShared()'s outcome for a unit that needs the order between transactions: run it again alone, after the batch. */
 export const RUN_ALONE: unique symbol = Symbol("run alone");
 
-/** What runs a PostgreSQL node's units of work: PgUnitOfWork, or the group commit over it (store/pg/group-commit.ts). */
+/** What runs a PostgreSQL node's units of work: PgUnitOfWork, or the group commit over it (store/pg/batch/group-commit.ts). */
 export type PgUnits<W> = Pick<PgUnitOfWork<W>, "run" | "runOnClient" | "close">;
 
-/** What a PostgreSQL store runs its statements on: the unit of work's pooled client. */
-export type Queryable = Pick<pg.PoolClient, "query">;
+export type { Queryable };
+
+/** What one attempt of a unit builds its work handle with (PgUnitOfWork's workFor). */
+export interface UnitParts {
+  /** Takes the statements the stores send without waiting (settled before COMMIT is confirmed). */
+  readonly behind: WriteBehind;
+  /** When given, wraps what the stores send their statements through (a unit's view of a batch's connection). */
+  readonly view?: ((db: Queryable) => Queryable) | undefined;
+  /** Where the work handle's afterCommit puts its callbacks: run after this attempt committed, dropped otherwise. */
+  readonly commits: AfterCommitQueue;
+}
 
 /**
  * The PostgreSQL engine's unit of work: one transaction per run() on a
@@ -30,7 +42,7 @@ export type Queryable = Pick<pg.PoolClient, "query">;
  * default `synchronous_commit=on`), so the promise settles only after the
  * COMMIT is durable; any error rolls the whole unit back. BEGIN is sent
  * with the unit's first statement, and the write-behind statements
- * (store/pg/write-behind.ts: the audit append) with the next one or the
+ * (store/pg/batch/write-behind.ts: the audit append) with the next one or the
  * COMMIT, on the pipelined connection: a read costs three round trips
  * (docs/performance.md, "PostgreSQL"). Units run
  * concurrently, as many as the pool has clients; the guarded
@@ -45,6 +57,11 @@ export type Queryable = Pick<pg.PoolClient, "query">;
  * the audit chain) starts over on the new client (docs/scaling.md, "When
  * the database goes away").
  *
+ * A unit's statements, and its BEGIN and COMMIT, go through its client's
+ * corked connection (cork.ts): those of one tick in one write. Its work
+ * handle's afterCommit callbacks run once its COMMIT is confirmed, before
+ * it answers.
+ *
  * @typeParam W the work handle, built per unit over its client (the stores).
  */
 export class PgUnitOfWork<W> implements UnitOfWork<W> {
@@ -52,16 +69,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
 
   /**
    * @param pool the node's pool (store/pg/pool.ts).
-   * @param workFor builds the work handle over the unit's client; `behind`
-   *   takes the statements it sends without waiting (settled before COMMIT
-   *   is confirmed); `view`, when given, wraps what the stores send their
-   *   statements through (a unit's view of a batch's client).
-   * @param hooks.onRollback told of each rolled-back unit's client, so
+   * @param workFor builds the work handle of one attempt over the unit's
+   *   connection (one per pooled client: engine state may be keyed by it),
+   *   with that attempt's parts (UnitParts).
+   * @param hooks.onRollback told of each rolled-back unit's connection, so
    *   engine state about that client (its audit chain's head) is dropped.
    */
   constructor(
     private readonly pool: pg.Pool,
-    private readonly workFor: (client: Queryable, behind: WriteBehind, view?: (db: Queryable) => Queryable) => W,
+    private readonly workFor: (client: Queryable, unit: UnitParts) => W,
     private readonly hooks: { onRollback?: (client: Queryable) => void } = {},
   ) {}
 
@@ -82,15 +98,20 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * code uses run().
    */
   async runOnClient<T>(fn: (w: W, client: Queryable) => Awaitable<T>): Promise<T> {
-    return this.transaction(async (client, behind) => fn(this.workFor(client, behind), client));
+    const commits = new AfterCommitQueue();
+    commits.begin();
+    const result = await this.transaction(async (client, behind) => fn(this.workFor(client, { behind, commits }), client));
+    runAfterCommit(commits.take());
+    return result;
   }
 
   /**
    * Runs the `fns` of a batch in one transaction on one client (the group
-   * commit, store/pg/group-commit.ts), all at once, their statements
+   * commit, group-commit.ts), all at once, their statements
    * interleaved on the pipelined connection. A unit that asks, before
    * changing anything, for a statement that orders transactions (an
-   * advisory lock, a SKIP LOCKED claim: NeedsOrder, store/pg/shared-batch.ts)
+   * advisory lock, a row lock, a SKIP LOCKED claim, declared so: ordering.ts;
+   * NeedsOrder, shared-batch.ts)
    * is left out of the batch: its outcome is RUN_ALONE, and the caller runs
    * it again in a transaction of its own after the COMMIT, where those
    * statements order it against every other transaction (inside one
@@ -99,7 +120,9 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * interleaved units, so there are none: a failed statement, or a unit
    * that fails after changing a row, fails the whole batch (rolled back; the
    * caller runs each unit again alone). A unit that fails without changing
-   * anything (a refusal) keeps its error as its outcome.
+   * anything (a refusal) keeps its error as its outcome. The afterCommit
+   * callbacks of the units that succeeded run once the COMMIT is confirmed;
+   * those of the others are dropped (a unit run again registers afresh).
    * @returns each unit's outcome, in order, once the COMMIT is confirmed
    *   (never before: a failure of the batch answers none of its units), or
    *   RUN_ALONE for a unit to run again on its own.
@@ -114,12 +137,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
       const batch = new SharedBatch();
       const outcomes: (PromiseSettledResult<unknown> | typeof RUN_ALONE)[] = [];
       const ordered: number[] = [];
+      const afterCommit: (() => void)[][] = [];
       const runUnit = async (i: number): Promise<void> => {
         const unit = batch.unit(true);
         const own = new WriteBehind();
+        const commits = new AfterCommitQueue();
+        commits.begin();
         let outcome: PromiseSettledResult<unknown>;
         try {
-          const value = await (fns[i] as (w: W) => Awaitable<unknown>)(this.workFor(client, own, unit.view));
+          const value = await (fns[i] as (w: W) => Awaitable<unknown>)(this.workFor(client, { behind: own, view: unit.view, commits }));
           await own.settle();
           outcome = { status: "fulfilled", value };
         } catch (err) {
@@ -129,6 +155,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
         if (unit.needsOrder && !unit.wrote) ordered.push(i);
         else if (unit.needsOrder || (outcome.status === "rejected" && unit.wrote)) batch.fail(outcome.status === "rejected" ? outcome.reason : new NeedsOrder(""));
         else outcomes[i] = outcome;
+        if (outcome.status === "fulfilled") afterCommit[i] = commits.take();
       };
       await Promise.all(fns.map((_, i) => runUnit(i)));
       const failed = batch.failed;
@@ -136,6 +163,12 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
       // The units that asked for order run after the COMMIT, each alone (the caller): in the batch's
       // transaction, two SKIP LOCKED claims would not skip each other's rows, nor two advisory locks wait.
       for (const i of ordered) outcomes[i] = RUN_ALONE;
+      return { outcomes, afterCommit };
+    }).then(({ outcomes, afterCommit }) => {
+      // Committed: the callbacks of the units whose outcome stands (a unit to run again alone has none here).
+      outcomes.forEach((outcome, i) => {
+        if (outcome !== RUN_ALONE && outcome.status === "fulfilled") runAfterCommit(afterCommit[i] ?? []);
+      });
       return outcomes;
     });
   }
@@ -145,7 +178,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * `body` or a write-behind statement fails; the client released (closed
    * when its connection broke).
    */
-  private async transaction<T>(body: (client: pg.PoolClient, behind: WriteBehind) => Promise<T>): Promise<T> {
+  private async transaction<T>(body: (client: Queryable, behind: WriteBehind) => Promise<T>): Promise<T> {
     if (this.closed) throw new ClosedError();
     let client: pg.PoolClient;
     try {
@@ -161,23 +194,24 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
     client.on("error", onError);
     let broken: Error | undefined;
     const behind = new WriteBehind();
+    const connection = corkedConnection(client);
     try {
       // BEGIN rides the unit's first statement (the connection is pipelined).
-      behind.track(client.query("BEGIN"));
+      behind.track(connection.query("BEGIN"));
       try {
-        const result = await body(client, behind);
+        const result = await body(connection, behind);
         // COMMIT rides the write-behind statements still in flight; a failed one made it a ROLLBACK.
-        const commit = client.query("COMMIT");
+        const commit = connection.query("COMMIT");
         behind.track(commit);
         await behind.settle();
         if ((await commit).command !== "COMMIT") throw new Error("the transaction was rolled back at COMMIT");
         return result;
       } catch (err) {
-        this.hooks.onRollback?.(client);
+        this.hooks.onRollback?.(connection);
         // A write-behind statement that failed is the cause; what failed after it only saw the aborted transaction.
         const cause = (await behind.settled())?.error ?? err;
         try {
-          await client.query("ROLLBACK");
+          await connection.query("ROLLBACK");
         } catch (rollbackError) {
           // The connection is gone: do not hand it back to the pool.
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
