@@ -4,7 +4,7 @@
 // There is no exception list: a violation is fixed in the code, never allowed here.
 
 /** Engine-specific store code, HTTP edge and the outer front ends. */
-const OUTER = "^src/(store/(sqlite|pg)|http|cli|mcp)/";
+const OUTER = "^src/(store/(sqlite|pg)|http|cli|mcp|webhooks|runtime|ops|assembly)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -46,8 +46,35 @@ module.exports = {
       name: "edges-not-cli",
       severity: "error",
       comment: "Nothing but the assembly is built on the CLI (the CLI is one more front end, at the top).",
-      from: { path: "^src/(http|mcp|ops|webhooks|domain|store|model|inject|crypto|config|log)/" },
+      from: { path: "^src/(http|mcp|ops|runtime|webhooks|domain|store|model|inject|crypto|config|log)/" },
       to: { path: "^src/cli/" },
+    },
+    {
+      name: "assembly-at-the-top",
+      severity: "error",
+      comment:
+        "src/assembly (createVault, a node's storage, the server, startVault) is built on every layer; only the " +
+        "entries (src/index.ts, src/internal.ts, src/cli.ts), the serve command and the single executable start it.",
+      from: { path: "^src/", pathNot: "^src/(assembly/|index\\.ts$|internal\\.ts$|cli\\.ts$|cli/admin/serve\\.ts$|sea/)" },
+      to: { path: "^src/assembly/" },
+    },
+    {
+      name: "ops-are-offline-tools",
+      severity: "error",
+      comment:
+        "src/ops holds the offline tools (backup, restore, rekey, migrate --from-sqlite), run by the admin commands " +
+        "of src/cli/admin only; the running server's parts are src/runtime.",
+      from: { path: "^src/", pathNot: "^src/(ops|cli/admin)/" },
+      to: { path: "^src/ops/" },
+    },
+    {
+      name: "cli-client-over-http",
+      severity: "error",
+      comment:
+        "src/cli/client (the commands that call a vault over HTTP) imports no admin command nor the server's layers; " +
+        "of the runtime only the address file, which the server writes and the client reads (its one shared format).",
+      from: { path: "^src/cli/client/" },
+      to: { path: "^src/(cli/admin|assembly|ops|store|domain|http|runtime|webhooks)/", pathNot: "^src/runtime/address-file\\.ts$" },
     },
     {
       name: "client-standalone",

@@ -9,7 +9,7 @@ import { join, relative } from "node:path";
 
 const root = join(import.meta.dirname, "..");
 /** Run once or outside the server: startup wiring, the CLI, ops commands, the SDK client, MCP over HTTP. */
-const EXEMPT = [/^src\/(http\/app|server|vault|embed|config|cli|index|open-node)\.ts$/, /^src\/(cli|client|mcp)\//, /^src\/ops\/(?!metrics|sweeper)/];
+const EXEMPT = [/^src\/(http\/app|config|cli|index)\.ts$/, /^src\/(assembly|cli|client|mcp|ops)\//];
 /** Spreads of schema constants built once at module load (valibot and OpenAPI objects). */
 const SCHEMA_SPREAD = /^(\w+Schema|\w+Fields|globalName)(\.properties)?$/;
 /** `{`, a spread of a simple expression (calls with flat arguments allowed), then a comma and another member. */

@@ -1,7 +1,7 @@
 import { ConfigError } from "./config.js";
 import { EXIT_OK, EXIT_USAGE } from "./cli/exit-codes.js";
 import { COMMANDS } from "./cli/registry.js";
-import { serveCommand } from "./cli/serve.js";
+import { serveCommand } from "./cli/admin/serve.js";
 import { topLevelUsage } from "./cli/usage.js";
 import { version } from "./version.js";
 // The server, the logger, commander, the HTTP client and the MCP SDK are

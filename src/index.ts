@@ -6,7 +6,7 @@
  * `skipLibCheck: false` (test/package-consumer.test.ts). The assembly's parts
  * (createVault, the engines, the CLI's main) are internal: src/internal.ts.
  */
-export { version } from "./vault.js";
-export { startVault } from "./embed.js";
-export type { EmbeddedVault, StartVaultOptions, VaultSettings } from "./embed.js";
+export { version } from "./assembly/vault.js";
+export { startVault } from "./assembly/embed.js";
+export type { EmbeddedVault, StartVaultOptions, VaultSettings } from "./assembly/embed.js";
 export { ConfigError } from "./config.js";

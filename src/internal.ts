@@ -4,9 +4,9 @@
  * declarations, in no export of package.json and not in the published
  * package. What embedders get is src/index.ts (docs/embedding.md).
  */
-export { createVault, version } from "./vault.js";
+export { createVault, version } from "./assembly/vault.js";
 export { SqliteEngine } from "./store/sqlite/engine.js";
-export { startServer } from "./server.js";
+export { startServer } from "./assembly/server.js";
 export { loadConfig, ConfigError } from "./config.js";
 export { openDatabase } from "./store/sqlite/db.js";
 export { ValueCipher } from "./crypto/cipher.js";

@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from "vitest";
-import { auditCommand } from "../src/cli/audit-commands.js";
+import { auditCommand } from "../src/cli/admin/audit.js";
 import { ValueCipher } from "../src/crypto/cipher.js";
-import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
+import { verifyPgAuditChains } from "../src/store/pg/audit/verify.js";
 import { MASTER_KEY } from "./helpers.js";
 import { createTestDatabase, describePg, openTestNode } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";

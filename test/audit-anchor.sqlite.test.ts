@@ -3,11 +3,11 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditCommand } from "../src/cli/audit-commands.js";
+import { auditCommand } from "../src/cli/admin/audit.js";
 import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
-import { openChain } from "../src/store/sqlite/audit-chain.js";
+import { openChain } from "../src/store/sqlite/audit/chain.js";
 import { buildSqliteTestVault } from "./helpers.js";
 
 // Authenticated chain heads and audit anchors on SQLite (docs/audit.md);

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
 import type { AuditPageQuery, } from "../src/store/audit.js";
-import { isCheckpoint } from "../src/store/sqlite/audit-key-chain.js";
+import { isCheckpoint } from "../src/store/sqlite/audit/key-chain.js";
 import { allRows, drawnQuery, expectedPage } from "./audit-pages.js";
 import { buildSqliteTestVault } from "./helpers.js";
 import type { SqliteTestVault } from "./helpers.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditCommand } from "../src/cli/audit-commands.js";
+import { auditCommand } from "../src/cli/admin/audit.js";
 import { EXIT_CHAIN_BROKEN, EXIT_KEY_MISSING } from "../src/cli/exit-codes.js";
 import { rootKeyId, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";

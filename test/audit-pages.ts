@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import type { AuditPageQuery, AuditRow } from "../src/store/audit.js";
-import { AUDIT_COLUMNS } from "../src/store/sqlite/audit-key-chain.js";
+import { AUDIT_COLUMNS } from "../src/store/sqlite/audit/key-chain.js";
 import type { Db } from "../src/store/sqlite/db.js";
 
 // What the SQLite audit store's page queries must answer, for the tests that hold its spans and

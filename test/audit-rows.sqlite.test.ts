@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditCommand } from "../src/cli/audit-commands.js";
+import { auditCommand } from "../src/cli/admin/audit.js";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit/verify.js";
 import { createLogger } from "../src/log/log.js";
-import { SqliteAuditStore } from "../src/store/sqlite/audit.js";
+import { SqliteAuditStore } from "../src/store/sqlite/audit/store.js";
 import { buildSqliteTestVault, createKey, createSqliteVault, MASTER_KEY } from "./helpers.js";
 import { actions } from "./audit-helpers.js";
 

@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { migrate, schemaSections } from "../src/store/sqlite/migrate.js";
-import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit.js";
+import { MAX_SPAN_IDS, SqliteAuditStore } from "../src/store/sqlite/audit/store.js";
 import { allRows, drawnQuery, expectedPage } from "./audit-pages.js";
 import { buildSqliteTestVault } from "./helpers.js";
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { GENESIS_HASH, macOf, rowHash } from "../src/model/audit-chain.js";
-import type { ChainSegment } from "../src/model/audit-chain.js";
-import { ChainWalk, HASH_MISMATCH, checkSegments, discoveredKey, segmentKeys } from "../src/model/audit-walk.js";
-import type { WalkRow } from "../src/model/audit-walk.js";
+import { GENESIS_HASH, macOf, rowHash } from "../src/model/audit/chain.js";
+import type { ChainSegment } from "../src/model/audit/chain.js";
+import { ChainWalk, HASH_MISMATCH, checkSegments, discoveredKey, segmentKeys } from "../src/model/audit/walk.js";
+import type { WalkRow } from "../src/model/audit/walk.js";
 
-// The shared walk (model/audit-walk.ts) on its own: rows built here, no engine.
+// The shared walk (model/audit/walk.ts) on its own: rows built here, no engine.
 const keyA = Buffer.alloc(32, 1);
 const keyB = Buffer.alloc(32, 2);
 

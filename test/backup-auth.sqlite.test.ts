@@ -5,8 +5,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateRootKey, ValueCipher } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { backupCommand } from "../src/cli/backup-command.js";
-import { restoreCommand } from "../src/cli/restore-command.js";
+import { backupCommand } from "../src/cli/admin/backup.js";
+import { restoreCommand } from "../src/cli/admin/restore.js";
 import { hashToken } from "../src/crypto/tokens.js";
 import { buildSqliteTestVault } from "./helpers.js";
 

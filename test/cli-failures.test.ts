@@ -238,7 +238,7 @@ describe("a local vault on another port", () => {
   });
 
   it("a file naming another host is ignored, like the master key", async () => {
-    const { resolveConnection } = await import("../src/cli/connection.js");
+    const { resolveConnection } = await import("../src/cli/client/connection.js");
     const home = tempDir();
     mkdirSync(join(home, ".vault"));
     writeFileSync(join(home, ".vault", "address"), "http://192.0.2.7:9000\n");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
-import { resolveConnection } from "../src/cli/connection.js";
+import { resolveConnection } from "../src/cli/client/connection.js";
 import { parseDuration, parseReads } from "../src/cli/duration.js";
 import { envNameFor, parseEnvMapping, parseNameList, prefixPath } from "../src/inject/env-names.js";
 import { childEnvironment, planRun } from "../src/inject/run-plan.js";

@@ -1,4 +1,4 @@
-import { parseServeArgs } from "../src/cli/serve-flags.js";
+import { parseServeArgs } from "../src/cli/admin/serve-flags.js";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { expect } from "vitest";
 

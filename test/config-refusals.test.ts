@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config.js";
-import { prepareDataDir } from "../src/ops/keyfiles.js";
+import { prepareDataDir } from "../src/runtime/keyfiles.js";
 import { HEX_KEY, configError, parseServeFlags } from "./config-helpers.js";
 
 // Bad settings: each refused with one line naming its variable, and never

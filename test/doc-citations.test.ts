@@ -47,7 +47,7 @@ describe("documentation citations", () => {
   const read = (file: string): string => readFileSync(join(ROOT, file), "utf8");
 
   it("scans the code, the tests and the docs", () => {
-    expect(files).toContain("src/vault.ts");
+    expect(files).toContain("src/assembly/vault.ts");
     expect(files).toContain("docs/contract.md");
     expect(files.length).toBeGreaterThan(100);
   });

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { VaultError } from "../src/model/errors.js";
 import type { VaultErrorKind } from "../src/model/errors.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
-import { GLOBAL_SCOPE, PastTtl } from "../src/domain/secret-model.js";
+import { GLOBAL_SCOPE, PastTtl } from "../src/domain/secrets/model.js";
 import type { Awaitable, Work } from "../src/store/work.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

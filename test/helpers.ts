@@ -5,8 +5,8 @@ import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import type { DbFileWatch } from "../src/store/sqlite/db-file-watch.js";
 import { SqliteEngine } from "../src/store/sqlite/engine.js";
-import { createVault } from "../src/vault.js";
-import type { Vault, VaultOptions } from "../src/vault.js";
+import { createVault } from "../src/assembly/vault.js";
+import type { Vault, VaultOptions } from "../src/assembly/vault.js";
 import { TEST_ENGINE, pgTestWork, sqliteQuery } from "./test-engine.js";
 import type { RawQuery } from "./test-engine.js";
 
@@ -192,7 +192,7 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /**
- * A vault over the SQLite engine on `db` (open and migrated), as server.ts
+ * A vault over the SQLite engine on `db` (open and migrated), as assembly/server.ts
  * builds one: the engine keyed with the cipher's current chain key, then
  * createVault. For tests that open, reopen or share a database file.
  */

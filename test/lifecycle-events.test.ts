@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
-import { SecretLifecycle } from "../src/domain/secrets.js";
-import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
+import { SecretLifecycle } from "../src/domain/secrets/lifecycle.js";
+import { GLOBAL_SCOPE } from "../src/domain/secrets/model.js";
 import { buildTestWork, fakeClock } from "./helpers.js";
 import { ORIGIN, READER, ORG, inTx, recordingLifecycle, rawRow, outcomeOf } from "./lifecycle-kit.js";
 import type { Recorded } from "./lifecycle-kit.js";

@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { VaultError } from "../src/model/errors.js";
 import type { EventSink, Origin, SecretEvent } from "../src/domain/events.js";
-import { SecretLifecycle } from "../src/domain/secrets.js";
+import { SecretLifecycle } from "../src/domain/secrets/lifecycle.js";
 import { afterRefusal } from "../src/http/routes/secrets/secret-route.js";
 import type { Awaitable, UnitOfWork, Work } from "../src/store/work.js";
 import { buildTestWork, fakeClock } from "./helpers.js";

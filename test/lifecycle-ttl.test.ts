@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../src/domain/secrets/model.js";
 import { createLogger } from "../src/log/log.js";
-import { SWEEP_BATCH, startSweeper } from "../src/ops/sweeper.js";
+import { SWEEP_BATCH, startSweeper } from "../src/runtime/sweeper.js";
 import { buildTestVault } from "./helpers.js";
 import { ORIGIN, READER, ORG, inTx, recordingLifecycle, rawRow, countOf, outcomeOf } from "./lifecycle-kit.js";
 

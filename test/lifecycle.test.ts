@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../src/domain/secrets/model.js";
 import { buildTestVault } from "./helpers.js";
 import { ORIGIN, READER, ORG, inTx, rawRow, outcomeOf } from "./lifecycle-kit.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
-import { verifyAuditChain } from "../src/store/sqlite/audit-verify.js";
-import { verifyPgAuditChains } from "../src/store/pg/audit-verify.js";
+import { verifyAuditChain } from "../src/store/sqlite/audit/verify.js";
+import { verifyPgAuditChains } from "../src/store/pg/audit/verify.js";
 import { openPgPool } from "../src/store/pg/index.js";
 import { SqliteEngine } from "../src/store/sqlite/engine.js";
 import { buildTestVault } from "./helpers.js";

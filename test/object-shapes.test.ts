@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
-import type { SecretMeta } from "../src/domain/secret-model.js";
+import type { SecretMeta } from "../src/domain/secrets/model.js";
 import { metaJson, named, orgListEntry, readJson } from "../src/http/routes/secrets/secret-route.js";
 
 /**

@@ -5,8 +5,8 @@ import type { ValueCipher } from "../src/crypto/cipher.js";
 import { createLogger } from "../src/log/log.js";
 import { migratePg, openPgPool, pgEngineOver } from "../src/store/pg/index.js";
 import type { PgEngine } from "../src/store/pg/index.js";
-import { createVault } from "../src/vault.js";
-import type { Vault, VaultOptions } from "../src/vault.js";
+import { createVault } from "../src/assembly/vault.js";
+import type { Vault, VaultOptions } from "../src/assembly/vault.js";
 import type { NewSecret } from "../src/store/secrets.js";
 import { MASTER_KEY } from "./helpers.js";
 

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, expect, it } from "vitest";
 import { migratePg, openPgPool } from "../src/store/pg/index.js";
 import { pgSchemaSections } from "../src/store/pg/migrate.js";
-import { AUDIT_PAGE_SQL, PgAuditStore } from "../src/store/pg/audit.js";
+import { AUDIT_PAGE_SQL, PgAuditStore } from "../src/store/pg/audit/store.js";
 import { COUNTED_READ_SQL, LIVE_LOOKUP_SQL } from "../src/store/pg/secrets.js";
 import { createTestDatabase, describePg } from "./pg-database.js";
 import type { TestDatabase } from "./pg-database.js";

@@ -7,7 +7,7 @@ import { createLogger } from "../src/log/log.js";
 import { backupDatabase } from "../src/ops/backup.js";
 import { restoreDatabase, RestoreRefused } from "../src/ops/restore.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { restoreCommand } from "../src/cli/restore-command.js";
+import { restoreCommand } from "../src/cli/admin/restore.js";
 import { createSqliteVault } from "./helpers.js";
 
 // restore of an older authentic backup (docs/operations.md, "Backups"): a backup whose audit

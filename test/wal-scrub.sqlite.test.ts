@@ -6,10 +6,10 @@ import { ValueCipher, generateRootKey } from "../src/crypto/cipher.js";
 import { openDatabase } from "../src/store/sqlite/db.js";
 import type { Db } from "../src/store/sqlite/db.js";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
-import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../src/domain/secrets/model.js";
 import { createLogger } from "../src/log/log.js";
 import { createSqliteVault } from "./helpers.js";
-import type { Vault } from "../src/vault.js";
+import type { Vault } from "../src/assembly/vault.js";
 import type { SqliteEngine } from "../src/store/sqlite/engine.js";
 
 const open: { dir: string; db: Db; vault: Vault<SqliteEngine> }[] = [];

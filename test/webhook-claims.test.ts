@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DeliveryQueue } from "../src/domain/webhook-outbox.js";
-import type { DueDelivery } from "../src/domain/webhook-outbox.js";
+import { DeliveryQueue } from "../src/webhooks/outbox.js";
+import type { DueDelivery } from "../src/webhooks/outbox.js";
 import { CLAIM_LEASE_MS } from "../src/store/pg/outbox.js";
 import { TEST_ENGINE } from "./helpers.js";
 import type { TestVault } from "./helpers.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/store/sqlite/db.js";
-import { DELIVERY_RETENTION_MS } from "../src/domain/webhook-outbox.js";
+import { DELIVERY_RETENTION_MS } from "../src/webhooks/outbox.js";
 import type { Lookup } from "../src/webhooks/address-guard.js";
 import { buildSqliteTestVault, itSqlite } from "./helpers.js";
 import { createOrg, expectStatus } from "./org-helpers.js";

@@ -2,7 +2,7 @@ import { createServer } from "node:https";
 import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { ScopeShares } from "../src/domain/webhook-shares.js";
+import { ScopeShares } from "../src/webhooks/shares.js";
 import type { DeliveryResult, Transport } from "../src/webhooks/transport.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
 import { cert, createWebhook, newReceiver, toClose, useWebhookFixtures, vaultWith } from "./webhook-helpers.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
-import { eventPayload } from "../src/domain/webhook-outbox.js";
+import { eventPayload } from "../src/webhooks/outbox.js";
 import { createOrg, expectStatus } from "./org-helpers.js";
 import { useWebhookFixtures, START_SECONDS, vaultWith, createWebhook, countRows, queuedRows } from "./webhook-helpers.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SYSTEM_ORIGIN } from "../src/domain/events.js";
-import { GLOBAL_SCOPE } from "../src/domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../src/domain/secrets/model.js";
 import { buildTestVault } from "./helpers.js";
 import type { TestVault } from "./helpers.js";
 

@@ -111,7 +111,7 @@ export class ValueCipher {
   /**
    * The audit chain key of every loaded root key, by root key id:
    * HKDF-SHA256(root, empty salt, "ephemeral-vault/v1/audit-chain"), 32
-   * bytes (RFC 5869). Never stored (model/audit-chain.ts).
+   * bytes (RFC 5869). Never stored (model/audit/chain.ts).
    */
   auditChainKeys(): Map<string, Buffer> {
     return this.derivedKeys("ephemeral-vault/v1/audit-chain");

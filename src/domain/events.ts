@@ -37,7 +37,7 @@ export interface Origin {
 /**
  * Where a management change (an org, principal, role, principal key or
  * webhook created, changed or deleted) is recorded: the audit log's
- * recordFor (domain/audit.ts), through the change's own unit of work, so the
+ * recordFor (domain/audit/log.ts), through the change's own unit of work, so the
  * row commits or rolls back with the change (docs/audit.md "Management changes").
  */
 export interface ChangeAudit {

@@ -8,7 +8,7 @@ import type { Page } from "./paging.js";
 import { holdsPermission } from "./permissions.js";
 import type { Permission } from "./permissions.js";
 import { SCOPED_PERMISSIONS } from "./permissions.js";
-import { GLOBAL_SCOPE } from "./secret-model.js";
+import { GLOBAL_SCOPE } from "./secrets/model.js";
 import type { ScopedKey } from "../model/records.js";
 export type { ScopedKey } from "../model/records.js";
 
@@ -31,7 +31,7 @@ export interface KeysDeps {
   now: () => number;
 }
 
-/** What the keys write to the audit log (domain/audit.ts AuditLog). */
+/** What the keys write to the audit log (domain/audit/log.ts AuditLog). */
 export interface KeyAudit {
   recordFor(w: Work, origin: Origin, scope: string, action: string, key: string | null): Awaitable<void>;
 }

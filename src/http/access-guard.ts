@@ -1,7 +1,7 @@
 import type { Actor, AppContext } from "./context.js";
 import type { Origin } from "../domain/events.js";
-import type { AuditLog, AuditRecord } from "../domain/audit.js";
-import { GLOBAL_SCOPE } from "../domain/secret-model.js";
+import type { AuditLog, AuditRecord } from "../domain/audit/log.js";
+import { GLOBAL_SCOPE } from "../domain/secrets/model.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log/log.js";
 import type { AuthFailureCoalescer, FailedAuthLimiter } from "./failed-auth.js";

@@ -4,15 +4,15 @@ import { errorResponse } from "./errors.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log/log.js";
 import { front } from "./front.js";
-import type { VaultMetrics } from "../ops/metrics.js";
+import type { VaultMetrics } from "../runtime/metrics.js";
 import { metricsRoute } from "./routes/metrics.js";
 import type { TokenResolver } from "./auth.js";
-import type { SecretLifecycle } from "../domain/secrets.js";
+import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
 import type { DbFileCheck } from "../store/engine.js";
-import type { OrgDomain } from "../domain/org-domain.js";
+import type { OrgDomain } from "../domain/orgs/org-domain.js";
 import { orgRoutes } from "./routes/orgs/index.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
@@ -25,14 +25,14 @@ import { FailedAuthLimiter } from "./failed-auth.js";
 import { ShareMissGuard } from "./pages/share-guard.js";
 import { FREE_TIER_LIMIT } from "../crypto/license.js";
 import type { AuthFailureCoalescer } from "./failed-auth.js";
-import type { AuditLog } from "../domain/audit.js";
+import type { AuditLog } from "../domain/audit/log.js";
 import type { ScopedKeys } from "../domain/keys.js";
 import { keyRoutes } from "./routes/keys.js";
 import { auditRoutes } from "./routes/audit.js";
 import { mount, route } from "./routes/declare.js";
 import type { Route } from "./routes/declare.js";
 
-/** Everything the HTTP layer needs, built by vault.ts: no module-level state. */
+/** Everything the HTTP layer needs, built by assembly/vault.ts: no module-level state. */
 export interface AppDeps {
   tx: UnitOfWork<Work>;
   secrets: SecretLifecycle;
@@ -63,7 +63,7 @@ export interface AppDeps {
   authFailLimit?: number | undefined;
   /** The window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;
-  /** Coalesces repeated auth.failed rows (built by vault.ts, which drains it). */
+  /** Coalesces repeated auth.failed rows (built by assembly/vault.ts, which drains it). */
   authFailures: AuthFailureCoalescer;
   /** The share pages (`/`, `/s/<id>`): VAULT_SHARE_PAGE, VAULT_SHARE_ANONYMOUS; default on, anonymous off. */
   share?: ShareSettings | undefined;

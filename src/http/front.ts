@@ -10,7 +10,7 @@ import { SecretMatcher } from "../crypto/tokens.js";
 import type { Origin } from "../domain/events.js";
 import { ApiError, errorResponse } from "./errors.js";
 import type { Logger } from "../log/log.js";
-import type { VaultMetrics } from "../ops/metrics.js";
+import type { VaultMetrics } from "../runtime/metrics.js";
 import { STATIC_HEADERS, VaultResponse } from "./response.js";
 import { andThen } from "../store/work.js";
 

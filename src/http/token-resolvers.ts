@@ -1,5 +1,5 @@
 import type { ScopedKeys } from "../domain/keys.js";
-import type { PrincipalKeys } from "../domain/principal-keys.js";
+import type { PrincipalKeys } from "../domain/orgs/principal-keys.js";
 import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { SecretMatcher } from "../crypto/tokens.js";

@@ -24,7 +24,7 @@ export interface Injection {
   plan: RunPlan;
 }
 
-/** What to inject: `--env` mappings, a `--prefix`, and an env file's entries (env-file.ts). */
+/** What to inject: `--env` mappings, a `--prefix`, and an env file's entries (cli/client/env-file.ts). */
 export interface InjectionRequest {
   mappings: ReadonlyArray<{ name: string; key: string }>;
   prefix?: string | undefined;

@@ -18,7 +18,7 @@ interface ToolConfig<I extends ZodRawShapeCompat, O extends ZodRawShapeCompat> {
   annotations: ToolAnnotations;
 }
 
-// Re-exported for server.ts: the options live in options.ts (run-tool.ts needs them too).
+// Re-exported for mcp/server.ts: the options live in options.ts (run-tool.ts needs them too).
 export type { McpOptions } from "./options.js";
 
 /**

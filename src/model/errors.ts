@@ -14,7 +14,7 @@
  * - a refused unit of work changes nothing: the unit of work rolls back
  *   whatever ran before the throw. The one refusal that must leave a change
  *   behind, a secret found past its TTL, is thrown as PastTtl
- *   (secret-model.ts, kind not_found) and its caller expires the secret in
+ *   (domain/secrets/model.ts, kind not_found) and its caller expires the secret in
  *   a unit of its own (SecretLifecycle.expireKey) before answering;
  * - a query answers absence with undefined only where its callers branch
  *   on it: `get`/`peek`-style lookups by id, `Roles.lettersOf`, and the

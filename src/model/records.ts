@@ -1,7 +1,7 @@
 /**
  * One audit row as stored and chained (schema.sql section 2): `at` in Unix
  * milliseconds, `hash` 64 hex characters over the previous row's hash and
- * this row's other fields (model/audit-chain.ts rowHash).
+ * this row's other fields (model/audit/chain.ts rowHash).
  */
 export interface AuditRow {
   id: number;

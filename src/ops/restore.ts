@@ -2,7 +2,7 @@ import { chmodSync, existsSync, linkSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { checkRestoreFile, copyDatabaseFile, mergeDatabaseWal, RestoreRefused } from "../store/tools.js";
-import { prepareDataDir } from "./keyfiles.js";
+import { prepareDataDir } from "../runtime/keyfiles.js";
 import { fsyncFile, removeDatabaseFiles } from "./backup.js";
 import { BackupNotAuthentic, copyAuthenticated } from "./backup-mac.js";
 import { fileStamp } from "./common.js";

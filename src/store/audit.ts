@@ -29,7 +29,7 @@ export interface AuditPageQuery {
  * The append-only `audit` table. The hash chain is the engine's: one chain
  * in id order where one process writes, one chain per writer where several
  * do. Either way a row's hash covers the previous row of its chain and
- * its own fields, keyed with the chain key (model/audit-chain.ts), and a
+ * its own fields, keyed with the chain key (model/audit/chain.ts), and a
  * row's `at` never goes below its chain predecessor's.
  */
 export interface AuditStore {

@@ -28,7 +28,7 @@ export interface DbFileCheck {
  * seam"): SQLite (store/sqlite/engine.ts: one file, the group commit, the
  * WAL scrub, the database-file watch) or PostgreSQL (store/pg/engine.ts: a
  * pool, a transaction per unit of work, several nodes). The vault is built
- * over it once (vault.ts createVault) and never asks which one it has,
+ * over it once (assembly/vault.ts createVault) and never asks which one it has,
  * except through the hooks below.
  */
 export interface Engine {
@@ -70,7 +70,7 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-/** What a vault wires to its engine (vault.ts). */
+/** What a vault wires to its engine (assembly/vault.ts). */
 export interface EngineHooks {
   /**
    * True when one process writes the database (SQLite): caches of rows

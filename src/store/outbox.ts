@@ -19,7 +19,7 @@ export interface DueScope {
   due: number;
 }
 
-/** One claim the domain decided (domain/webhook-shares.ts planClaims): up to `count` due deliveries of `scope`. */
+/** One claim the domain decided (webhooks/shares.ts planClaims): up to `count` due deliveries of `scope`. */
 export interface ScopeClaim {
   /** "global" or an org id. */
   scope: string;
@@ -42,7 +42,7 @@ export interface StoredAttempt extends DeliveryAttempt {
  * The outbox tables (schema.sql section 3): `webhook_events` (one row per
  * queued event), `webhook_deliveries` (one per event and subscribed webhook:
  * pending until delivered or failed) and `webhook_attempts` (the attempt
- * log). domain/webhook-outbox.ts keeps the decisions (who is subscribed,
+ * log). webhooks/outbox.ts keeps the decisions (who is subscribed,
  * fairness, retries, health). Times are Unix milliseconds.
  */
 export interface OutboxStore {

@@ -80,7 +80,7 @@ export interface SecretListQuery {
 
 /**
  * The `secrets` table (schema.sql section 1): the SQL of the one secret
- * lifecycle (domain/secrets.ts keeps the decisions). "Live" means state
+ * lifecycle (domain/secrets/lifecycle.ts keeps the decisions). "Live" means state
  * active or sealed.
  */
 export interface SecretStore {
@@ -114,7 +114,7 @@ export interface SecretStore {
    * counted and returned whole, never mixed).
    * @returns the secret as counted (read_count after this read), or
    *   undefined when the rule refused or no live row matched: the domain
-   *   then looks the row up to tell which (domain/secret-read.ts).
+   *   then looks the row up to tell which (domain/secrets/read.ts).
    */
   countReadByKey(scope: string, key: string, now: number, principalKeyId: string | null): Awaitable<SecretRecord | undefined>;
   /** Deletes the row (burn, delete). */

@@ -5,9 +5,9 @@
  * module neither engine owns: src/store/tools.ts is their entry, and
  * src/ops and src/cli use it without importing an engine.
  */
-import type { ChainReport } from "../model/audit-verify.js";
-import type { ChainKeys } from "../model/audit-chain.js";
-import type { PgChainReport } from "./pg/audit-verify.js";
+import type { ChainReport } from "../model/audit/verify.js";
+import type { ChainKeys } from "../model/audit/chain.js";
+import type { PgChainReport } from "./pg/audit/verify.js";
 
 /** A file that cannot be restored: the message says why; nothing was replaced. */
 export class RestoreRefused extends Error {
@@ -129,7 +129,7 @@ export interface PgAuditLog {
   heads(): Promise<{ chain: string; seq: number; hash: string }[]>;
   /** The hash of row `seq` of `chain`; undefined when there is no such row. */
   hashAt(chain: string, seq: number): Promise<string | undefined>;
-  /** Verifies every chain with `keys` (store/pg/audit-verify.ts). */
+  /** Verifies every chain with `keys` (store/pg/audit/verify.ts). */
   verify(keys: ChainKeys): Promise<PgChainReport>;
   /** Closes its connections. */
   end(): Promise<void>;

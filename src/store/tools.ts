@@ -16,8 +16,8 @@ import { LOCK_FILE, lockDataDir } from "./sqlite/tools/lock.js";
 import { openMigrationSource } from "./sqlite/tools/migrate-source.js";
 import { rekeyFile } from "./sqlite/tools/rekey.js";
 import { latestSchemaVersion } from "./sqlite/migrate.js";
-import { SQLITE_CHAIN } from "./pg/audit-verify.js";
-import type { PgChainReport } from "./pg/audit-verify.js";
+import { SQLITE_CHAIN } from "./pg/audit/verify.js";
+import type { PgChainReport } from "./pg/audit/verify.js";
 import { redactCredentials, redactUrl } from "./pg/redact.js";
 
 export { MIGRATED_TABLES, RestoreRefused } from "./tool-shapes.js";

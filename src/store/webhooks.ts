@@ -33,8 +33,8 @@ export interface Subscriber {
 /**
  * The `webhooks` table (schema.sql section 3): registrations, the
  * subscriber lookup of the outbox, and each webhook's health (consecutive
- * failed deliveries, failing since). domain/webhooks.ts and
- * domain/webhook-outbox.ts keep the decisions. Times are Unix milliseconds.
+ * failed deliveries, failing since). webhooks/registry.ts and
+ * webhooks/outbox.ts keep the decisions. Times are Unix milliseconds.
  */
 export interface WebhookStore {
   /** How many webhooks the scope has (null: global). */

@@ -113,7 +113,7 @@ export interface Work {
    * before the unit's run() settles; dropped when the attempt rolls back
    * (the unit failed, or its PostgreSQL batch failed and the unit runs again
    * alone, registering afresh). For side effects outside the transaction
-   * (the metrics sink, src/ops/metrics.ts), so they count once however many
+   * (the metrics sink, src/runtime/metrics.ts), so they count once however many
    * times the unit ran (UnitOfWork.run).
    * @throws Error when called outside a unit of work.
    */

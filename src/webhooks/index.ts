@@ -1,8 +1,8 @@
 import { SETTINGS } from "../config.js";
 import { randomSecret } from "../crypto/tokens.js";
-import { WebhookRegistry } from "../domain/webhooks.js";
-import { DeliveryQueue, WebhookOutbox } from "../domain/webhook-outbox.js";
-import type { AuditRecorder } from "../domain/webhooks.js";
+import { WebhookRegistry } from "./registry.js";
+import { DeliveryQueue, WebhookOutbox } from "./outbox.js";
+import type { AuditRecorder } from "./registry.js";
 import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { systemLookup } from "./address-guard.js";
@@ -13,7 +13,7 @@ import type { Transport } from "./transport.js";
 import { DeliveryWorker } from "./worker.js";
 
 /**
- * The webhook settings (docs/configuration.md). server.ts passes every
+ * The webhook settings (docs/configuration.md). assembly/server.ts passes every
  * configured value; a field left out (tests) takes the settings table's
  * default (WEBHOOK_DEFAULTS).
  */
@@ -71,7 +71,7 @@ export interface Webhooks {
   /** The EventSink that queues deliveries; combine it into the lifecycle's sink. */
   outbox: WebhookOutbox;
   queue: DeliveryQueue;
-  /** Not running until start() (server.ts); tests call tick(). */
+  /** Not running until start() (assembly/server.ts); tests call tick(). */
   worker: DeliveryWorker;
   /** What the routes need to validate a webhook URL. */
   allowPrivate: boolean;
@@ -97,7 +97,7 @@ export interface CreateWebhooksDeps {
  * Builds the webhook registry, the outbox sink, the delivery queue and the
  * (stopped) delivery worker, wired so that a queued event wakes the worker.
  * The engine wiring is the caller's: with the group commit, call
- * `outbox.invalidate()` on every rollback (vault.ts: the engine's onRollback hook).
+ * `outbox.invalidate()` on every rollback (assembly/vault.ts: the engine's onRollback hook).
  */
 export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
   const settings = resolved(deps.settings ?? {});

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from "../domain/webhook-outbox.js";
+import type { AttemptRecord } from "./outbox.js";
 import type { DeliveryResult } from "./transport.js";
 
 /*

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from "node:crypto";
-import type { DueDelivery } from "../domain/webhook-outbox.js";
+import type { DueDelivery } from "./outbox.js";
 import { hmacHex } from "../crypto/tokens.js";
 
 /**

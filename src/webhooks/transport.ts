@@ -16,7 +16,7 @@ export interface DeliveryRequest {
  * timeout, a refused address) is a failure. `error` is a short reason that
  * never holds the body or a header value. `timedOut` is true when no
  * complete answer came within the timeout (the worker counts it against the
- * webhook's scope: domain/webhook-shares.ts).
+ * webhook's scope: webhooks/shares.ts).
  */
 export type DeliveryResult =
   | { ok: true; httpStatus: number }

@@ -1,6 +1,6 @@
-import { DELIVERY_RETENTION_MS } from "../domain/webhook-outbox.js";
-import type { DeliveryQueue, DueDelivery } from "../domain/webhook-outbox.js";
-import { ScopeShares } from "../domain/webhook-shares.js";
+import { DELIVERY_RETENTION_MS } from "./outbox.js";
+import type { DeliveryQueue, DueDelivery } from "./outbox.js";
+import { ScopeShares } from "./shares.js";
 import { DEFAULT_WEBHOOK_SCOPE_CONCURRENCY } from "../config.js";
 import type { Logger } from "../log/log.js";
 import type { UnitOfWork, Work } from "../store/work.js";
@@ -96,7 +96,7 @@ export class DeliveryWorker {
     return started.length;
   }
 
-  /** Starts the background loop (server.ts). Idempotent. */
+  /** Starts the background loop (assembly/server.ts). Idempotent. */
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;

@@ -1,8 +1,8 @@
 import type { Origin } from "../../domain/events.js";
-import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
-import type { AnonymousCaps, SecretMeta } from "../../domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../../domain/secrets/model.js";
+import type { AnonymousCaps, SecretMeta } from "../../domain/secrets/model.js";
 import ipaddr from "ipaddr.js";
-import type { SecretLifecycle } from "../../domain/secrets.js";
+import type { SecretLifecycle } from "../../domain/secrets/lifecycle.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
 import { parse } from "../routes/declare.js";

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { AppContext } from "../context.js";
 import { keyPrefixOf } from "../auth.js";
 import { ApiError } from "../errors.js";
-import type { AuditEntry, AuditFilter, AuditLog } from "../../domain/audit.js";
+import type { AuditEntry, AuditFilter, AuditLog } from "../../domain/audit/log.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { int } from "./answers.js";
 import type { Route, RoutePermission } from "./declare.js";

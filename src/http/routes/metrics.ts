@@ -1,11 +1,11 @@
-import type { VaultMetrics } from "../../ops/metrics.js";
+import type { VaultMetrics } from "../../runtime/metrics.js";
 import * as v from "valibot";
 import type { Route } from "./declare.js";
 import { route } from "./declare.js";
 
 /**
  * GET /metrics: the Prometheus text exposition of the vault's metrics
- * (metrics.ts), for the master key or VAULT_METRICS_TOKEN (a token that may
+ * (runtime/metrics.ts), for the master key or VAULT_METRICS_TOKEN (a token that may
  * read this and nothing else). Labels are route templates, never keys, ids
  * or tokens.
  */

@@ -1,6 +1,6 @@
 import type { AppContext } from "../context.js";
 import { orgIdOf } from "../org-auth.js";
-import { GLOBAL_SCOPE } from "../../domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../../domain/secrets/model.js";
 import { andThen } from "../../store/work.js";
 import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import type { ResponseDecl } from "./declare.js";

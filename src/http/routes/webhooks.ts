@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { AppContext } from "../context.js";
-import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN, WEBHOOK_NOT_FOUND } from "../../domain/webhooks.js";
-import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../../domain/webhooks.js";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_ID_PATTERN, WEBHOOK_NOT_FOUND } from "../../webhooks/registry.js";
+import type { DeliveryAttempt, Webhook, WebhookRegistry, WebhookView } from "../../webhooks/registry.js";
 import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import { checkWebhookTarget, MAX_URL_LENGTH, parseWebhookUrl } from "../../webhooks/address-guard.js";
 import type { Lookup } from "../../webhooks/address-guard.js";
@@ -124,7 +124,7 @@ const attemptSchema = v.object({
   ),
 });
 
-/** What the webhook routes need, built by vault.ts. */
+/** What the webhook routes need, built by assembly/vault.ts. */
 export interface WebhookRouteDeps {
   registry: WebhookRegistry;
   tx: UnitOfWork<Work>;

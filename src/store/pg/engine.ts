@@ -3,10 +3,10 @@ import type pg from "pg";
 import type { AfterCommitQueue, Work } from "../work.js";
 import { createSqlStores } from "../sql/index.js";
 import type { AuditCheck, Engine } from "../engine.js";
-import { verifyPgAuditChains } from "./audit-verify.js";
+import { verifyPgAuditChains } from "./audit/verify.js";
 import { verifyPgRootKeys } from "./root-keys.js";
-import { PgAuditStore } from "./audit.js";
-import type { WriterChain } from "./audit.js";
+import { PgAuditStore } from "./audit/store.js";
+import type { WriterChain } from "./audit/store.js";
 import { PgExecutor } from "./executor.js";
 import { PgOutboxStore } from "./outbox.js";
 import { migratePg } from "./migrate.js";
@@ -38,7 +38,7 @@ export interface PgEngine extends Engine {
  *   or its withoutPreparedStatements() view).
  * @param chain the audit chain this client writes (one per pooled client).
  * @param auditChainKey the key audit rows are MACed with; null: plain SHA-256.
- * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit-chain-set.ts).
+ * @param auditChainKeys every loaded root key's chain key (the set of chains, store/pg/audit/chain-set.ts).
  * @param behind the unit's write-behind statements (store/pg/batch/write-behind.ts); absent: every statement is awaited.
  * @param commits where the handle's afterCommit puts its callbacks (the unit of work runs them
  *   after its COMMIT); absent: afterCommit throws (no unit of work runs this handle).
@@ -125,7 +125,7 @@ export function pgEngineOver(
       await migratePg(pool);
     },
     verifyRootKeys: (cipher) => verifyPgRootKeys(tx, cipher),
-    // Each pooled client's chain opens itself at its first audited unit (audit.ts).
+    // Each pooled client's chain opens itself at its first audited unit (store/pg/audit/store.ts).
     openAuditChain: () => true,
     verifyAudit: async (keys): Promise<AuditCheck> => {
       const report = await verifyPgAuditChains(pool, keys);

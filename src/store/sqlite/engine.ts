@@ -1,7 +1,7 @@
 import type { ValueCipher } from "../../crypto/cipher.js";
-import { openChain } from "./audit-chain.js";
-import { verifyAuditChainFrom } from "./audit-verify.js";
-import type { WalkState } from "../../model/audit-walk.js";
+import { openChain } from "./audit/chain.js";
+import { verifyAuditChainFrom } from "./audit/verify.js";
+import type { WalkState } from "../../model/audit/walk.js";
 
 /** Rows the console's incremental audit check walks per turn of the event loop (a few milliseconds to tens of milliseconds of work). */
 const VERIFY_CHUNK = 500;
@@ -84,7 +84,7 @@ export class SqliteEngine implements Engine {
    * The console's check (docs/console.md, "Audit"): incremental from the
    * last state this engine verified, in chunks of VERIFY_CHUNK rows with the
    * event loop free between them, so a view at a large log does not hold it
-   * (audit-verify.ts verifyAuditChainFrom). A break is not cached: the next
+   * (store/sqlite/audit/verify.ts verifyAuditChainFrom). A break is not cached: the next
    * check walks again from the last good state.
    */
   async verifyAudit(keys: ChainKeys): Promise<AuditCheck> {

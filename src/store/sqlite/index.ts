@@ -2,7 +2,7 @@ import type { Db } from "./db.js";
 import { AfterCommitQueue } from "../work.js";
 import type { Work } from "../work.js";
 import { createSqlStores } from "../sql/index.js";
-import { SqliteAuditStore } from "./audit.js";
+import { SqliteAuditStore } from "./audit/store.js";
 import { SqliteOutboxStore } from "./outbox.js";
 import { SqliteSecretStore } from "./secrets.js";
 import { SqliteExecutor } from "./executor.js";

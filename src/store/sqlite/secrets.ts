@@ -244,7 +244,7 @@ export class SqliteSecretStore implements SecretStore {
   /**
    * Keeps the audit head of a live secret that stops being live (removed or
    * expired) as a key span, where the audit store's key chain finds it once
-   * no live secret holds it (schema.sql version 13, store/sqlite/audit-key-chain.ts).
+   * no live secret holds it (schema.sql version 13, store/sqlite/audit/key-chain.ts).
    */
   private keepAuditHead(id: number): void {
     const h = this.q.auditHead.get(id);

@@ -1,4 +1,4 @@
-import { PUBLIC_ID_PATTERN } from "../../../domain/secret-model.js";
+import { PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import { DURATION_FORMS, durationSeconds } from "../../../model/duration.js";
 import { fill } from "../strings.js";
 import { AuditTable } from "./audit-table.js";

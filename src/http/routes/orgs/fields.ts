@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { Principal } from "../../../domain/principals.js";
+import type { Principal } from "../../../domain/orgs/principals.js";
 import { int, seconds } from "../answers.js";
 
 /**

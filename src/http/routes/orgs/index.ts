@@ -1,4 +1,4 @@
-import type { OrgDomain } from "../../../domain/org-domain.js";
+import type { OrgDomain } from "../../../domain/orgs/org-domain.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import type { Route } from "../declare.js";
 import { meRoutes } from "./me.js";

@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import type { Actor, AppContext } from "../../context.js";
 import { ApiError } from "../../errors.js";
-import type { PrincipalKeys } from "../../../domain/principal-keys.js";
-import type { Principal, Principals } from "../../../domain/principals.js";
+import type { PrincipalKeys } from "../../../domain/orgs/principal-keys.js";
+import type { Principal, Principals } from "../../../domain/orgs/principals.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import type { Route } from "../declare.js";
 import { DELETED, listOp, op } from "../ops.js";

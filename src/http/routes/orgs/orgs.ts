@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { ApiError } from "../../errors.js";
-import type { Org, Organizations } from "../../../domain/orgs.js";
+import type { Org, Organizations } from "../../../domain/orgs/orgs.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import { int, seconds } from "../answers.js";
 import type { Route } from "../declare.js";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { PrincipalKey } from "../../../domain/principal-keys.js";
+import type { PrincipalKey } from "../../../domain/orgs/principal-keys.js";
 import { int, nullableInt, seconds } from "../answers.js";
 import { intRange, MAX_UNIX_SECONDS, nameField } from "../input.js";
 

@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import type { PrincipalKeys } from "../../../domain/principal-keys.js";
-import type { Principals } from "../../../domain/principals.js";
+import type { PrincipalKeys } from "../../../domain/orgs/principal-keys.js";
+import type { Principals } from "../../../domain/orgs/principals.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import type { AppContext } from "../../context.js";
 import type { Route } from "../declare.js";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { Role, Roles } from "../../../domain/roles.js";
+import type { Role, Roles } from "../../../domain/orgs/roles.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import type { Route } from "../declare.js";
 import { inOrg } from "../org-scope.js";

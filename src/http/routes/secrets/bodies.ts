@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { parseEnvelope } from "@ephemeral-vault/client";
-import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../../domain/secret-model.js";
+import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import { ApiError } from "../../errors.js";
 import type { PrefixRule } from "../declare.js";
 import { intRange, requiredString } from "../input.js";

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { originOf } from "../../context.js";
-import { GLOBAL_SCOPE } from "../../../domain/secret-model.js";
+import { GLOBAL_SCOPE } from "../../../domain/secrets/model.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { route } from "../declare.js";
 import { byScope } from "../scope.js";

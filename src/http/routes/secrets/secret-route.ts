@@ -1,10 +1,10 @@
 import * as v from "valibot";
 import type { AppContext } from "../../context.js";
 import type { Origin } from "../../../domain/events.js";
-import type { PrincipalKeys } from "../../../domain/principal-keys.js";
-import { PastTtl, PUBLIC_ID_PATTERN } from "../../../domain/secret-model.js";
-import type { Reader, SecretMeta } from "../../../domain/secret-model.js";
-import type { SecretLifecycle } from "../../../domain/secrets.js";
+import type { PrincipalKeys } from "../../../domain/orgs/principal-keys.js";
+import { PastTtl, PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
+import type { Reader, SecretMeta } from "../../../domain/secrets/model.js";
+import type { SecretLifecycle } from "../../../domain/secrets/lifecycle.js";
 import type { Awaitable } from "../../../model/awaitable.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
 import { int, seconds } from "../answers.js";

@@ -11,7 +11,7 @@ import type { WriteBehind } from "./write-behind.js";
  * is then the last one of its round trip, and the subscribers' SELECT,
  * sent just before it on the pipelined connection, costs no round trip of
  * its own. When the change's event asks for its scope's subscribers
- * (domain/webhook-outbox.ts), it gets the answer already in flight, read in
+ * (webhooks/outbox.ts), it gets the answer already in flight, read in
  * the same transaction.
  *
  * One per unit of work, handed to its Work as `webhooks`; every other

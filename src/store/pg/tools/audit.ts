@@ -1,10 +1,10 @@
 /*
  * The PostgreSQL parts of `audit verify` and `audit head` (docs/audit.md):
  * the chains' heads, a row's hash, the walk of every chain. The anchor
- * line's rules are domain/audit-anchor.ts's.
+ * line's rules are domain/audit/anchor.ts's.
  */
 import { openPgPool } from "../pool.js";
-import { verifyPgAuditChains } from "../audit-verify.js";
+import { verifyPgAuditChains } from "../audit/verify.js";
 import type { PgAuditLog } from "../../tool-shapes.js";
 
 /**

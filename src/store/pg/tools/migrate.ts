@@ -8,7 +8,7 @@ import { ConfigError } from "../../../config/types.js";
 import { ident } from "../../sql/ident.js";
 import { MIGRATED_TABLES } from "../../tool-shapes.js";
 import type { CopyCounts, MigrationSource, MigrationTarget } from "../../tool-shapes.js";
-import { SQLITE_CHAIN } from "../audit-verify.js";
+import { SQLITE_CHAIN } from "../audit/verify.js";
 import { analyzeVaultTables, migratePg } from "../migrate.js";
 import { openPgPool } from "../pool.js";
 

@@ -45,7 +45,7 @@ export const FLUSH_INTERVAL_MS = 5000;
  * on the table's last page), so it is the redo log of the count:
  *
  * - Inside a batch, a counted read of a secret whose key has an audit
- *   chain (store/sqlite/audit-key-chain.ts chainedKey) moves the count
+ *   chain (store/sqlite/audit/key-chain.ts chainedKey) moves the count
  *   here, and the key chain moves the head here.
  * - A secret's stored pair is its `secret_reads` row when it has one, else
  *   its own row's (schema.sql version 15); the stores' reads join the two.

@@ -1,14 +1,14 @@
 /*
  * The SQLite parts of `audit verify` and `audit head` (docs/audit.md): the
  * data dir's log opened read-only and looked at from one read transaction.
- * The anchor line's rules are domain/audit-anchor.ts's.
+ * The anchor line's rules are domain/audit/anchor.ts's.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../../../config/types.js";
-import type { ChainKeys } from "../../../model/audit-chain.js";
-import { verifyAuditChain } from "../audit-verify.js";
+import type { ChainKeys } from "../../../model/audit/chain.js";
+import { verifyAuditChain } from "../audit/verify.js";
 import type { AuditSnapshot, SqliteAuditLog } from "../../tool-shapes.js";
 
 /**

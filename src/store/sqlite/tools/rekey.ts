@@ -1,4 +1,4 @@
-import { openChain } from "../audit-chain.js";
+import { openChain } from "../audit/chain.js";
 import { CURRENT_ENVELOPE_VERSION } from "../../../crypto/cipher.js";
 import type { ValueCipher } from "../../../crypto/cipher.js";
 import { openDatabase, setMeta } from "../db.js";
@@ -26,7 +26,7 @@ interface StoredValue {
  * `min_envelope_version` to 2, so v1 envelopes (whose AAD does not bind the
  * row's creation time) no longer open (verifyRootKeys).
  *
- * Runs on a database no server has open (runRekey, cli/rekey-command.ts,
+ * Runs on a database no server has open (runRekey, cli/admin/rekey.ts,
  * takes the data-dir lock). A value that does not open is counted in `failed` and left alone.
  *
  * @throws WrongKeyError when records need a root key that is not loaded

@@ -1,11 +1,11 @@
 import Database from "better-sqlite3";
 import type { ValueCipher } from "../../../crypto/cipher.js";
 import { latestSchemaVersion, schemaSections } from "../migrate.js";
-import { verifyAuditChain } from "../audit-verify.js";
+import { verifyAuditChain } from "../audit/verify.js";
 import { WrongKeyError } from "../../../model/engine-errors.js";
 import { verifyRootKeys } from "../root-keys.js";
 import { getMeta } from "../db.js";
-import { HEAD_META, parseHead } from "../../../model/audit-head.js";
+import { HEAD_META, parseHead } from "../../../model/audit/head.js";
 import { RestoreRefused } from "../../tool-shapes.js";
 import type { VaultCounts } from "../../tool-shapes.js";
 import { countRows, integrityOf } from "./counts.js";

@@ -4,13 +4,13 @@ import { SYSTEM_ORIGIN } from "../../../../src/domain/events.js";
 import type { SecretEvent } from "../../../../src/domain/events.js";
 import type { PgEngine } from "../../../../src/store/pg/index.js";
 import type { Work } from "../../../../src/store/work.js";
-import type { Vault } from "../../../../src/vault.js";
+import type { Vault } from "../../../../src/assembly/vault.js";
 import { createTestDatabase, describePg, openTestNode } from "../../../pg-database.js";
 import type { TestDatabase } from "../../../pg-database.js";
 
 // Work.afterCommit (store/work.ts UnitOfWork.run): the PostgreSQL group commit runs a failed
 // batch's units again, each alone (store/pg/batch/group-commit.ts), so a unit's function runs
-// twice; what it does outside the transaction (the metrics sink, ops/metrics.ts) runs once,
+// twice; what it does outside the transaction (the metrics sink, runtime/metrics.ts) runs once,
 // after the attempt that committed. On the real cluster, no mocks.
 
 const EVENT: SecretEvent = { type: "secret.read", scope: "global", key: "after-commit", isPublic: false, readCount: 1, maxReads: null, expiresAt: null };

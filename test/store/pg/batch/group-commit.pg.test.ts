@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { ValueCipher, generateRootKey } from "../../../../src/crypto/cipher.js";
 import type { PgEngine } from "../../../../src/store/pg/index.js";
 import { DatabaseUnavailableError } from "../../../../src/store/work.js";
-import type { Vault } from "../../../../src/vault.js";
+import type { Vault } from "../../../../src/assembly/vault.js";
 import { MASTER_KEY } from "../../../helpers.js";
 import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../pg-database.js";
 import type { TestDatabase } from "../../../pg-database.js";

@@ -1,0 +1,228 @@
+import type { VaultServer } from "../http/server.js";
+import type { AddressInfo } from "node:net";
+import { localAddressOf, writeAddressFile } from "../runtime/address-file.js";
+import type { Config } from "../config.js";
+import { ConfigError, defaultPublicUrl } from "../config.js";
+import type { ValueCipher } from "../crypto/cipher.js";
+import { createHttpServer } from "../http/server.js";
+import type { KeyMaterial, Notice } from "../runtime/keyfiles.js";
+import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "../crypto/license.js";
+import type { Logger } from "../log/log.js";
+import { SWEEP_BATCH, SWEEP_BATCH_AWAITED, startSweeper } from "../runtime/sweeper.js";
+import { openPgNode, openSqliteNode } from "./node.js";
+import type { VaultOptions } from "./vault.js";
+
+/** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */
+const DRAIN_MS = 4000;
+
+export interface RunningServer {
+  /** The address it listens on, e.g. http://127.0.0.1:8484. */
+  url: string;
+  port: number;
+  /**
+   * Graceful stop (docs/contract.md §15): stop accepting, let in-flight
+   * requests finish (at most DRAIN_MS), flush the group commit, stop the
+   * sweeper and the webhook worker, close the database.
+   */
+  stop: () => Promise<void>;
+  /** The app in process, no socket (Hono's `app.fetch`): for embedding (embed.ts). */
+  fetch: (request: Request) => Promise<Response>;
+  /** The master key it runs with (a setting, the data dir's key file, or generated). */
+  masterKey: string;
+}
+
+/** How the server is started, beyond its Config. */
+export interface StartOptions {
+  /**
+   * Also export the process's own metrics (CPU, memory, GC; prom-client's
+   * default metrics) on /metrics. Default true; embedded vaults (embed.ts)
+   * turn it off: those describe the host program, not the vault.
+   */
+  processMetrics?: boolean | undefined;
+  /**
+   * Log the start's free-tier line at info instead of warn: an embedded
+   * vault (embed.ts) is quiet at its default level, warn.
+   */
+  quietStart?: boolean | undefined;
+}
+
+/**
+ * Starts the vault: license -> storage node (SQLite in the data dir, or
+ * PostgreSQL with VAULT_DATABASE_URL) -> app -> listen, plus the TTL
+ * sweeper and the webhook delivery worker.
+ *
+ * @param notice writes operator messages (generated keys) to stderr, once.
+ * @param options see StartOptions.
+ * @throws ConfigError for a bad data dir, a key file, a wrong encryption key,
+ *   a database that cannot be opened, or a port or host it cannot listen on
+ *   (the command exits 2); any other listen error as is.
+ */
+export async function startServer(config: Config, log: Logger, notice: Notice, options: StartOptions = {}): Promise<RunningServer> {
+  const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
+  const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
+  // The default public url names the port; with port 0 it is known only once listening.
+  let publicUrl = config.publicUrl;
+  const common = (keys: KeyMaterial, cipher: ValueCipher): VaultOptions => ({
+    cipher,
+    log,
+    masterKey: keys.masterKey,
+    now: Date.now,
+    activeLimit: () =>
+      license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT,
+    publicUrl: () => publicUrl,
+    maxValueBytes: config.maxValueBytes,
+    share: {
+      page: config.sharePage,
+      anonymous: config.shareAnonymous,
+      anonymousPerMinute: config.shareAnonymousPerMinute,
+      anonymousTotalPerMinute: config.shareAnonymousTotalPerMinute,
+      anonymousCaps: {
+        maxSecrets: config.shareAnonymousMaxSecrets,
+        maxBytes: config.shareAnonymousMaxBytes,
+        netMaxSecrets: config.shareAnonymousNetMaxSecrets,
+        netMaxBytes: config.shareAnonymousNetMaxBytes,
+      },
+    },
+    trustProxy: config.trustProxy,
+    metricsToken: config.metricsToken,
+    processMetrics: options.processMetrics ?? true,
+    license: license.valid ? { holder: license.subject, expiresAt: license.expiresAt } : undefined,
+    authFailLimit: config.authFailLimit,
+    authFailWindowMs: config.authFailWindowMs,
+    webhooks: {
+      secret: keys.webhookSecret,
+      allowPrivate: config.webhookAllowPrivate,
+      timeoutMs: config.webhookTimeoutMs,
+      maxAttempts: config.webhookMaxAttempts,
+      retryBaseMs: config.webhookRetryBaseMs,
+      perScope: config.webhooksPerScope,
+      failingAfter: config.webhookFailingAfter,
+      scopeConcurrency: config.webhookScopeConcurrency,
+    },
+  });
+  const node = config.databaseUrl === undefined ? await openSqliteNode(config, notice, common, log) : await openPgNode(config, notice, common);
+  const masterKey = node.masterKey;
+  if (license.valid) {
+    log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
+  } else {
+    log[options.quietStart === true ? "info" : "warn"](`free tier: at most ${FREE_TIER_LIMIT} active secrets (${license.reason})`);
+  }
+  if (config.webhookAllowPrivate) {
+    log.warn(
+      "VAULT_WEBHOOK_ALLOW_PRIVATE is on: webhooks may target loopback, private and link-local addresses (this machine, its network, cloud metadata); for development and tests only (docs/configuration.md)",
+    );
+  }
+  const vault = node.vault;
+  const sweeper = startSweeper({
+    secrets: vault.secrets,
+    tx: vault.tx,
+    log,
+    intervalMs: config.sweepIntervalMs,
+    // SQLite's units run on the event loop, between requests; PostgreSQL's are awaited.
+    batch: vault.engine.kind === "sqlite" ? SWEEP_BATCH : SWEEP_BATCH_AWAITED,
+  });
+  // Summary rows of coalesced failed authentications, once per window.
+  const authFailureDrain = setInterval(() => {
+    vault.flushAuthFailures().catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+  }, config.authFailWindowMs);
+  authFailureDrain.unref();
+
+  const server = await new Promise<VaultServer>((resolve, reject) => {
+    const s = createHttpServer(vault.app.fetch, config, log, config.host);
+    s.once("listening", () => resolve(s));
+    s.once("error", reject);
+    s.listen(config.port, config.host);
+  }).catch(async (err: unknown) => {
+    clearInterval(authFailureDrain);
+    await sweeper.stop();
+    await node.close();
+    throw listenError(err, config);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const url = `http://${shownHost}:${port}`;
+  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)) publicUrl = url;
+  log.info({ url, storage: node.storage }, "ephemeral-vault listening");
+  if (!isLoopbackHost(config.host) && config.publicUrl === defaultPublicUrl(config.host, config.port)) {
+    log.warn(
+      { publicUrl },
+      "VAULT_PUBLIC_URL is not set: share links will name this bind address, which people outside this machine may not be able to open; set VAULT_PUBLIC_URL to the address they use (docs/share.md)",
+    );
+  }
+  // Webhook deliveries run in the background; pending ones from before a restart go out now.
+  vault.webhooks.worker.start();
+  const removeAddressFile = recordAddress(config, port, log);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+        // A keep-alive connection whose request was in flight at close() becomes
+        // idle only after its response; close those as they go idle, or the
+        // stop would always wait the whole DRAIN_MS.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearTimeout(force);
+          clearInterval(idle);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      clearInterval(authFailureDrain);
+      await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
+      await vault.flushAuthFailures(true).catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
+      removeAddressFile();
+      await node.close();
+      log.info("ephemeral-vault stopped");
+    })());
+
+  return { url, port, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
+}
+
+/**
+ * Records where a SQLite vault listens in its data dir (`address`, mode 0600,
+ * runtime/address-file.ts), so a client in the same directory finds it on any port
+ * (docs/cli.md "Connecting"); only for a loopback-reachable bind. Nothing for
+ * PostgreSQL or `:memory:`. A file that cannot be written is logged, not fatal.
+ * @returns the function that removes the file at a clean stop.
+ */
+function recordAddress(config: Config, port: number, log: Logger): () => void {
+  const addr = localAddressOf(config.host, port);
+  if (config.databaseUrl !== undefined || config.dataDir === ":memory:" || addr === undefined) return () => {};
+  try {
+    const remove = writeAddressFile(config.dataDir, addr);
+    return () => {
+      try {
+        remove();
+      } catch (err) {
+        log.warn({ err }, "the address file could not be removed");
+      }
+    };
+  } catch (err) {
+    log.warn({ err }, "the address file could not be written: clients find this vault only through VAULT_ADDR");
+    return () => {};
+  }
+}
+
+/**
+ * A listen failure caused by the settings (port taken or privileged, host
+ * unknown or not local) becomes a ConfigError naming VAULT_PORT or
+ * VAULT_HOST, so the command exits 2 like any bad setting (docs/contract.md
+ * §15); anything else is returned unchanged.
+ */
+function listenError(err: unknown, config: Config): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EADDRINUSE" || code === "EACCES") {
+    return new ConfigError(`VAULT_PORT ${config.port} cannot be used on ${config.host} (${code})`);
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_FAIL") {
+    return new ConfigError(`VAULT_HOST ${config.host} is not an address of this machine (${code})`);
+  }
+  return err;
+}
+
+/** True for a bind address only this machine reaches: 127.0.0.0/8, ::1 or localhost. */
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
+}

@@ -1,0 +1,93 @@
+import type { Command } from "commander";
+import { VaultClient } from "@ephemeral-vault/client";
+import { ConfigError } from "../../config.js";
+import { parseNameList } from "../../inject/env-names.js";
+import { clientFor } from "./call.js";
+import { EXIT_OK } from "../exit-codes.js";
+import { argvWarning, resolveConnection } from "./connection.js";
+import type { ConnectionFlags } from "./connection.js";
+import { withConnectionOptions } from "./connection.js";
+import type { ExitCode } from "../exit-codes.js";
+
+interface McpFlags extends ConnectionFlags {
+  allowCommand: string[];
+  allowEnv: string[];
+  allowReveal?: string | boolean;
+  commandTimeout: string;
+  outputLimit: string;
+}
+
+/**
+ * `mcp [--org ORG_ID] [--allow-command PATTERN ...] [--allow-env NAMES ...] [--allow-reveal [PREFIX]]
+ * [--command-timeout SECONDS] [--output-limit BYTES]`: an MCP server over
+ * stdio (docs/mcp.md). By default no tool returns a secret value:
+ * list_secrets, secret_info, put_secret, share_secret, patch_secret,
+ * delete_secret, and run_command when `--allow-command` names what it may
+ * run (setting only the variables `--allow-env` names); get_secret only with `--allow-reveal`. Tools the token cannot use are
+ * not offered. The SDK is imported only here. Runs until stdin closes.
+ * @throws ConfigError (exit 2) without a token, with a bad address, a bad
+ *   pattern, or a timeout or limit that is not a positive integer.
+ */
+export function registerMcp(program: Command, exit: ExitCode): void {
+  withConnectionOptions(program.command("mcp").description("serve the Model Context Protocol over stdio, for AI agents"))
+    .option(
+      "--allow-command <pattern>",
+      'a command run_command may run (repeatable): argv words, * within a word, a final ** for any further arguments, e.g. "npm test" or "node scripts/*.js **"',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option(
+      "--allow-env <names>",
+      "the variables run_command may set from secrets (comma-separated, repeatable), e.g. DATABASE_URL,API_KEY; no others",
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option("--allow-reveal [prefix]", "offer get_secret, which puts a secret's value into the model's context (only keys under PREFIX/ when given)")
+    .option("--command-timeout <seconds>", "run_command kills the command after this many seconds", "60")
+    .option("--output-limit <bytes>", "run_command keeps this many bytes of each of stdout and stderr", "65536")
+    .addHelpText(
+      "after",
+      `
+Tools (only those the token may use are offered; none returns a secret value):
+  list_secrets {prefix?}, secret_info {key}, put_secret {key, value, ttl_seconds?, max_reads?},
+  share_secret {value, ttl_seconds?, max_reads?}, patch_secret {key, ttl_seconds?, max_reads?},
+  delete_secret {key}; run_command {command: [argv], env?: {NAME: KEY}, prefix?} with
+  --allow-command: it sets only the variables --allow-env names, and its output comes
+  back with every injected value masked.
+  get_secret {key} only with --allow-reveal: the value then enters the model's context.
+With --org they act on that organization's secrets. Give the agent a
+prefix-scoped key: it can do only what its token allows (docs/mcp.md).
+
+Example MCP client configuration:
+  {"mcpServers": {"vault": {"command": "npx",
+    "args": ["ephemeral-vault", "mcp", "--allow-command", "npm test", "--allow-env", "DATABASE_URL"],
+    "env": {"VAULT_ADDR": "http://127.0.0.1:8484", "VAULT_TOKEN": "<a scoped key>"}}}}`,
+    )
+    .action(async (flags: McpFlags) => {
+      const connection = resolveConnection(flags);
+      if (flags.token !== undefined) process.stderr.write(argvWarning("--token"));
+      const { parseCommandPattern } = await import("../../mcp/command-allow.js");
+      const commands = flags.allowCommand.map(parseCommandPattern);
+      const allowEnv = parseNameList(flags.allowEnv, "--allow-env") ?? new Set<string>();
+      const timeoutSeconds = positiveInt(flags.commandTimeout, "--command-timeout");
+      const maxOutputBytes = positiveInt(flags.outputLimit, "--output-limit");
+      const reveal = flags.allowReveal === undefined ? undefined : { prefix: typeof flags.allowReveal === "string" ? flags.allowReveal : undefined };
+      const { serveMcpStdio } = await import("../../mcp/server.js");
+      await serveMcpStdio({
+        client: clientFor(connection),
+        globalClient: new VaultClient({ addr: connection.addr, token: connection.token, org: null }),
+        reveal,
+        commands,
+        allowEnv,
+        timeoutMs: timeoutSeconds * 1000,
+        maxOutputBytes,
+      });
+      exit.code = EXIT_OK;
+    });
+}
+
+function positiveInt(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(`bad ${flag} "${text}": a whole number above 0`);
+  return n;
+}

@@ -1,0 +1,164 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { describeFailure, EnvelopeError, VaultClient, parseShareLink } from "@ephemeral-vault/client";
+import { EXIT_REFUSED } from "../exit-codes.js";
+import type { ShareLink } from "@ephemeral-vault/client";
+import { ConfigError } from "../../config.js";
+import { callVault } from "./call.js";
+import type { ConnectionFlags } from "./connection.js";
+import { argvWarning, timeoutOf, withConnectionOptions } from "./connection.js";
+import { parseDuration, parseReads } from "../duration.js";
+import { promptHidden } from "../prompt.js";
+import type { ExitCode } from "../exit-codes.js";
+import { readStdin } from "../stdin.js";
+
+/** The passphrase flags of `share` and `get <url>`. */
+export interface PassphraseFlags {
+  passphraseFile?: string;
+  askPassphrase?: boolean;
+}
+
+/**
+ * The passphrase from `--passphrase-file FILE` (its first line), else
+ * VAULT_SHARE_PASSPHRASE, else typed at the terminal when `ask` (docs/share.md, "From the command line").
+ * @returns the passphrase, or undefined when none was given.
+ * @throws ConfigError (exit 2) when the file cannot be read or is empty, or `ask` without a terminal.
+ */
+export async function passphraseOf(flags: PassphraseFlags, ask: boolean): Promise<string | undefined> {
+  if (flags.passphraseFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.passphraseFile, "utf8");
+    } catch (err) {
+      throw new ConfigError(`--passphrase-file: cannot read ${flags.passphraseFile} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+    }
+    const line = text.split(/\r?\n/)[0] ?? "";
+    if (line === "") throw new ConfigError(`--passphrase-file: ${flags.passphraseFile} is empty`);
+    return line;
+  }
+  const fromEnv = process.env.VAULT_SHARE_PASSPHRASE;
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  if (!ask) return undefined;
+  const typed = await promptHidden("passphrase: ");
+  if (typed === undefined) throw new ConfigError("a passphrase is needed: give --passphrase-file FILE or VAULT_SHARE_PASSPHRASE (no terminal to ask on)");
+  if (typed === "") throw new ConfigError("an empty passphrase");
+  return typed;
+}
+
+/**
+ * `share [VALUE] [--ttl DURATION] [--reads N] [--passphrase-file FILE |
+ * --ask-passphrase] [--plain]`: a public dead drop, encrypted here first (the
+ * end-to-end envelope, docs/share.md); prints its link `.../s/<id>#<key>`.
+ * `--plain` stores the value itself (the API's read returns it). Global
+ * only: `--org` is refused.
+ */
+export function registerShare(program: Command, exit: ExitCode): void {
+  withConnectionOptions(
+    program
+      .command("share")
+      .description("make a one-time link to a secret, encrypted end to end (the vault never sees it); prints the link")
+      .argument("[value]", "the value; omit it to read stdin to its end")
+      .option("--ttl <duration>", "expire after DURATION: seconds or 30s, 15m, 2h, 7d")
+      .option("--reads <n>", "burn after N reads", "1")
+      .option("--passphrase-file <file>", "also protect it with the passphrase in FILE's first line (VAULT_SHARE_PASSPHRASE)")
+      .option("--ask-passphrase", "also protect it with a passphrase typed at the terminal")
+      .option("--plain", "store the value itself, not encrypted here (programs that read it through the API)")
+      .option("--max-failures <n>", "burn the secret after N refused reveals (a wrong passphrase or a damaged link; default: never)"),
+  )
+    .addHelpText(
+      "after",
+      `
+The link opens a page with a Reveal button (link previews cannot burn it), or
+is read back with: ephemeral-vault get '<link>'. The key is the part after #:
+the vault never receives it.
+
+Examples:
+  ephemeral-vault share "the wifi password" --ttl 1h
+  ephemeral-vault share < id_ed25519 --ttl 15m --reads 1
+  ephemeral-vault share --ask-passphrase < db.txt
+
+Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error or vault not reachable.`,
+    )
+    .action(async (value: string | undefined, flags: ConnectionFlags & PassphraseFlags & { ttl?: string; reads?: string; plain?: boolean; maxFailures?: string }) => {
+      if (flags.org !== undefined || (process.env.VAULT_ORG ?? "") !== "") {
+        throw new ConfigError("share makes a public, global link: --org (VAULT_ORG) does not apply; unset it, or use put --org");
+      }
+      const ttlSeconds = flags.ttl === undefined ? undefined : parseDuration(flags.ttl);
+      const maxReads = flags.reads === undefined ? undefined : parseReads(flags.reads);
+      const maxFailedReveals = flags.maxFailures === undefined ? undefined : parseMaxFailures(flags.maxFailures);
+      if (flags.plain === true && maxFailedReveals !== undefined) throw new ConfigError("--plain cannot take --max-failures: a plain link has no reveal proof");
+      const passphrase = await passphraseOf(flags, flags.askPassphrase === true);
+      if (passphrase !== undefined && [...passphrase].length < 12) {
+        throw new ConfigError("the passphrase must be at least 12 characters (docs/share.md, 'The passphrase's strength and its offline cost')");
+      }
+      if (flags.plain === true && passphrase !== undefined) throw new ConfigError("--plain cannot take a passphrase: the passphrase needs the end-to-end envelope");
+      await callVault(flags, exit, async (client) => {
+        if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
+        const text = value ?? (await readStdin());
+        const { url } = await client.share(text, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true, maxFailedReveals });
+        process.stdout.write(`${url}\n`);
+      });
+    });
+}
+
+/**
+ * `--max-failures N`: an integer from 1 to 1000 (docs/share.md, "The reveal proof").
+ * @throws ConfigError otherwise.
+ */
+export function parseMaxFailures(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(n) || n < 1 || n > 1000) throw new ConfigError("--max-failures must be an integer from 1 to 1000");
+  return n;
+}
+
+/** Tries at a terminal before `get <link>` gives up on a wrong passphrase (nothing is read by a wrong one). */
+const PASSPHRASE_TRIES = 3;
+
+/** The link `get` was given, when its argument is one (`http(s)://.../s/<id>[#key]` or `.../secrets/<id>`). */
+export function shareLinkArgument(arg: string): ShareLink | undefined {
+  return /^https?:\/\//i.test(arg) ? parseShareLink(arg) : undefined;
+}
+
+/**
+ * `get <link>`: reveals a share link (one read) and prints the value,
+ * byte-exact. A `/s/` link needs no token (the id is the capability); a
+ * `/secrets/` link is read with the usual connection. The passphrase is
+ * asked for before the read when the link says it needs one.
+ */
+export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags, exit: ExitCode): Promise<void> {
+  const parsed = parseShareLink(link);
+  if (parsed === undefined) throw new ConfigError("not a share link");
+  let passphrase = await passphraseOf(flags, parsed.needsPassphrase);
+  // Typed at the terminal (no file, no variable): a wrong one that the vault refused spent nothing, so ask again.
+  const typed = parsed.needsPassphrase && flags.passphraseFile === undefined && (process.env.VAULT_SHARE_PASSPHRASE ?? "") === "";
+  const print = (value: string) => process.stdout.write(process.stdout.isTTY ? `${value}\n` : value);
+  const reveal = async (client: VaultClient) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        print(await client.open(link, { passphrase }));
+        return;
+      } catch (err) {
+        if (!(err instanceof EnvelopeError)) throw err;
+        process.stderr.write(`ephemeral-vault: ${err.message}\n`);
+        if (typed && err.reason === "passphrase" && !err.readSpent && attempt < PASSPHRASE_TRIES) {
+          passphrase = await passphraseOf(flags, true);
+          continue;
+        }
+        exit.code = EXIT_REFUSED;
+        return;
+      }
+    }
+  };
+  if (parsed.kind === "api") {
+    await callVault(flags, exit, reveal);
+    return;
+  }
+  try {
+    await reveal(new VaultClient({ addr: parsed.base, token: undefined, org: null, timeoutMs: timeoutOf(flags) }));
+  } catch (err) {
+    const failure = describeFailure(err);
+    if (failure === null) throw err;
+    process.stderr.write(`ephemeral-vault: ${failure.message}\n`);
+    exit.code = failure.code;
+  }
+}
