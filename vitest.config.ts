@@ -12,12 +12,12 @@ const SQLITE_ONLY = "test/**/*.sqlite.test.ts";
 const PG_ONLY = "test/**/*.pg.test.ts";
 /** Both-engine files whose tests race units of work against each other (run once more on PostgreSQL without its group commit). */
 const GROUP_COMMIT_RACES = [
-  "test/concurrency.test.ts",
-  "test/principal-key-lineage.test.ts",
-  "test/webhook-delivery.test.ts",
-  "test/webhook-claims.test.ts",
-  "test/secret-replace.test.ts",
-  "test/rollback-limit.test.ts",
+  "test/domain/secrets/concurrency.test.ts",
+  "test/domain/orgs/principal-key-lineage.test.ts",
+  "test/webhooks/delivery.test.ts",
+  "test/webhooks/claims.test.ts",
+  "test/domain/secrets/replace.test.ts",
+  "test/domain/secrets/rollback-limit.test.ts",
 ];
 
 export default defineConfig({
@@ -35,7 +35,7 @@ export default defineConfig({
           name: "unit",
           include: [ALL],
           exclude: [...configDefaults.exclude, PG_ONLY],
-          globalSetup: ["test/global-setup.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
         },
       },
       {
@@ -44,32 +44,32 @@ export default defineConfig({
           name: "pg",
           include: [PG_ONLY],
           // The build first (the multi-node tests run bin/ephemeral-vault.js), then the cluster.
-          globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
+          globalSetup: ["test/support/global-setup.ts", "test/support/pg-global-setup.ts"],
         },
       },
       {
         // The engine matrix: every file that is not SQLite-only or PostgreSQL-only, run
-        // again on PostgreSQL (VAULT_TEST_ENGINE=pg: test/helpers.ts TEST_ENGINE,
-        // test/e2e-helpers.ts startVault).
+        // again on PostgreSQL (VAULT_TEST_ENGINE=pg: test/support/helpers.ts TEST_ENGINE,
+        // test/support/e2e-helpers.ts startVault).
         extends: true,
         test: {
           name: "pg-matrix",
           include: [ALL],
           exclude: [...configDefaults.exclude, PG_ONLY, SQLITE_ONLY],
           env: { VAULT_TEST_ENGINE: "pg" },
-          globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
+          globalSetup: ["test/support/global-setup.ts", "test/support/pg-global-setup.ts"],
         },
       },
       {
         // The tests of races between units of work, again on PostgreSQL with one
         // transaction per unit (VAULT_DATABASE_GROUP_COMMIT=false; pg-matrix runs the
-        // default, the group commit: test/test-engine.ts).
+        // default, the group commit: test/support/test-engine.ts).
         extends: true,
         test: {
           name: "pg-single",
           include: GROUP_COMMIT_RACES,
           env: { VAULT_TEST_ENGINE: "pg", VAULT_TEST_PG_GROUP_COMMIT: "false" },
-          globalSetup: ["test/global-setup.ts", "test/pg-global-setup.ts"],
+          globalSetup: ["test/support/global-setup.ts", "test/support/pg-global-setup.ts"],
         },
       },
     ],

@@ -1,6 +1,6 @@
 // npm run gen:config-docs: writes the settings table of docs/configuration.md
 // from src/config/settings.ts (src/config/render.ts), between its two marker
-// comments. test/config-docs.test.ts checks that the page holds what this writes.
+// comments. test/config/docs.test.ts checks that the page holds what this writes.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";

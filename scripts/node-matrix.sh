@@ -52,7 +52,7 @@ prepare() {
   tar -C "$root" --exclude=./.git --exclude=./node_modules --exclude=./.cache \
     --exclude='./dist/ephemeral-vault-*' --exclude=./dist/sea -cf - . | tar -C "$tree" -xf -
   # ... and so without the executable's test file (under CI=true a missing executable fails it).
-  rm -f "$tree/test/binary.sqlite.test.ts"
+  rm -f "$tree/test/sea/binary.sqlite.test.ts"
   cp -al "$root/node_modules" "$tree/node_modules"
   # What the tools write under node_modules (vitest's results) must not write through a hard link.
   rm -rf "$tree/node_modules/.vite" "$tree/node_modules/.vitest" "$tree/node_modules/.cache"

@@ -8,7 +8,7 @@
  * (Node.js 20.12 and 21.7 on) makes no object (docs/performance.md, "Fresh
  * objects, not a leading spread; HMAC from cached pads"). On older
  * Node.js 20 releases, without `crypto.hash`, createHmac is used, which
- * gives the same bytes; test/hmac.test.ts holds this module to RFC 4231's
+ * gives the same bytes; test/crypto/hmac.test.ts holds this module to RFC 4231's
  * test vectors and to createHmac.
  */
 import { createHash, createHmac } from "node:crypto";

@@ -175,7 +175,7 @@ export type SecretName = { key: string } | { id: string };
  * lengthened every scavenge pause and so the p99 (docs/performance-log.md,
  * round seven). Object.assign onto a fresh literal
  * follows the cached map transitions: every body of one kind shares a map
- * (test/object-shapes.test.ts).
+ * (test/http/object-shapes.test.ts).
  * @param s the secret (only `key` and `isPublic` are read).
  * @param fields the properties after the name, in answer order.
  */

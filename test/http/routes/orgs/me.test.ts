@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault } from "../../../helpers.js";
-import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "../../../org-helpers.js";
+import { buildTestVault } from "../../../support/helpers.js";
+import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "../../../support/org-helpers.js";
 
 describe("/me", () => {
   it("shows the calling principal with its key summaries, never a token", async () => {

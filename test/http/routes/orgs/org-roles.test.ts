@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault } from "../../../helpers.js";
-import { createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "../../../org-helpers.js";
+import { buildTestVault } from "../../../support/helpers.js";
+import { createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "../../../support/org-helpers.js";
 
 // Roles and principal keys, from the master key, and their OpenAPI declarations (docs/orgs.md); both engines.
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildTestVault } from "../../../helpers.js";
-import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "../../../org-helpers.js";
+import { buildTestVault } from "../../../support/helpers.js";
+import { createPrincipalKey, createOrg, createPrincipal, createRole, expectStatus, nowSeconds } from "../../../support/org-helpers.js";
 
 describe("organizations", () => {
   it("creates, lists and gets an org; the name is trimmed and metadata kept", async () => {

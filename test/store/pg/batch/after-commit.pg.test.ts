@@ -5,8 +5,8 @@ import type { SecretEvent } from "../../../../src/domain/events.js";
 import type { PgEngine } from "../../../../src/store/pg/index.js";
 import type { Work } from "../../../../src/store/work.js";
 import type { Vault } from "../../../../src/assembly/vault.js";
-import { createTestDatabase, describePg, openTestNode } from "../../../pg-database.js";
-import type { TestDatabase } from "../../../pg-database.js";
+import { createTestDatabase, describePg, openTestNode } from "../../../support/pg-database.js";
+import type { TestDatabase } from "../../../support/pg-database.js";
 
 // Work.afterCommit (store/work.ts UnitOfWork.run): the PostgreSQL group commit runs a failed
 // batch's units again, each alone (store/pg/batch/group-commit.ts), so a unit's function runs

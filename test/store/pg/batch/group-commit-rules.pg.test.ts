@@ -4,9 +4,9 @@ import { ValueCipher, generateRootKey } from "../../../../src/crypto/cipher.js";
 import type { PgEngine } from "../../../../src/store/pg/index.js";
 import type { Vault } from "../../../../src/assembly/vault.js";
 import type { VaultOptions } from "../../../../src/assembly/vault.js";
-import { MASTER_KEY } from "../../../helpers.js";
-import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../pg-database.js";
-import type { TestDatabase } from "../../../pg-database.js";
+import { MASTER_KEY } from "../../../support/helpers.js";
+import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../support/pg-database.js";
+import type { TestDatabase } from "../../../support/pg-database.js";
 
 // The rules a group commit must keep while a batch's units run at once in its transaction
 // (store/pg/batch/group-commit.ts, docs/performance.md "PostgreSQL"): what orders transactions (the

@@ -4,9 +4,9 @@ import { ValueCipher, generateRootKey } from "../../../../src/crypto/cipher.js";
 import type { PgEngine } from "../../../../src/store/pg/index.js";
 import { DatabaseUnavailableError } from "../../../../src/store/work.js";
 import type { Vault } from "../../../../src/assembly/vault.js";
-import { MASTER_KEY } from "../../../helpers.js";
-import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../pg-database.js";
-import type { TestDatabase } from "../../../pg-database.js";
+import { MASTER_KEY } from "../../../support/helpers.js";
+import { createTestDatabase, describePg, openTestNode, storeSecret } from "../../../support/pg-database.js";
+import type { TestDatabase } from "../../../support/pg-database.js";
 
 // The PostgreSQL group commit (store/pg/batch/group-commit.ts, docs/performance.md "PostgreSQL"): the
 // units of one event-loop turn share one transaction and one COMMIT; nothing is answered before

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { prepared } from "../../../../src/store/pg/batch/index.js";
 
 // store/pg/batch/prepared.ts: the rules a prepared statement's declaration enforces (no server needed;
-// test/pg-prepared.pg.test.ts runs them on PostgreSQL).
+// test/store/pg/prepared.pg.test.ts runs them on PostgreSQL).
 
 describe("prepared()", () => {
   it("declares a named statement once and refuses the same name twice", () => {

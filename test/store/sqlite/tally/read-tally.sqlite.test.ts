@@ -9,8 +9,8 @@ import type { Db } from "../../../../src/store/sqlite/db.js";
 import { FLUSH_CHUNK, FLUSH_INTERVAL_MS, GROUP_BITS, READS_FLUSHED_META, ReadTally, readsToReplay, replayReads } from "../../../../src/store/sqlite/tally/index.js";
 import type { TallyBatch } from "../../../../src/store/sqlite/tally/index.js";
 import { SqliteSecretStore } from "../../../../src/store/sqlite/secrets.js";
-import { buildSqliteTestVault } from "../../../helpers.js";
-import type { SqliteTestVault } from "../../../helpers.js";
+import { buildSqliteTestVault } from "../../../support/helpers.js";
+import type { SqliteTestVault } from "../../../support/helpers.js";
 
 // Read counts are written behind (src/store/sqlite/tally/read-tally.ts): a counted read inside a batch
 // writes no page of `secrets`; the audit log is the count's redo log, and a vault opened after a
