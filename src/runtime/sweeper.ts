@@ -6,9 +6,8 @@ import type { Logger } from "../log/log.js";
 /**
  * Secrets expired per unit of work: small enough never to hold requests up
  * for long. The requests of a batch wait for its COMMIT, so a unit's time
- * is added to their latency: 256 (about 13 ms on SQLite) tripled the p99 of
- * reads during a mass expiry, 64 keeps it near the steady one
- * (docs/performance.md, "Reads at scale").
+ * is added to their latency; 64 keeps the p99 of reads during a mass expiry
+ * near the steady one (the figures: docs/performance.md, "Reads at scale").
  */
 export const SWEEP_BATCH = 64;
 

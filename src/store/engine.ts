@@ -51,17 +51,16 @@ export interface Engine {
    */
   verifyRootKeys(cipher: ValueCipher): Promise<void>;
   /**
-   * Opens the audit chain for writing with the current root key (SQLite's
-   * one chain: its segment record and signed head; PostgreSQL's writer chains
-   * open themselves per client). Synchronous on SQLite.
+   * Opens the audit chain for writing with the current root key: its
+   * segment record and signed head are checked before the first append
+   * (docs/audit.md). An engine may answer at once.
    * @returns false when the segment record or head cannot be authenticated (the caller logs it).
    */
   openAuditChain(currentKeyId: string, keys: ChainKeys): boolean | Promise<boolean>;
   /**
-   * The console's check of the audit log (docs/console.md, "Audit"): SQLite
-   * walks incrementally from the last state it verified, a chunk per turn of
-   * the event loop, and checks the new rows' spans and links; PostgreSQL walks
-   * every chain. `audit verify` (the CLI) is the full check on both.
+   * The console's check of the audit log (docs/console.md, "Audit"): every
+   * row's hash and link since the last state the engine verified, without
+   * holding the event loop; `audit verify` (the CLI) is the full check.
    */
   verifyAudit(keys: ChainKeys): Promise<AuditCheck>;
   /** Engine events the vault's parts follow; every hook may be absent (the engine has no such event). */

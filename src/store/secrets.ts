@@ -88,10 +88,10 @@ export interface SecretStore {
   live(scope: string, key: string): Awaitable<SecretRecord | undefined>;
   /**
    * live(), for a unit of work that changes what it found (a replace) or
-   * explains a read countReadByKey refused. PostgreSQL locks the row
-   * (`FOR UPDATE`): a replace committing meanwhile is waited for and its
-   * new version read, never the old value with the new limits or
-   * `allowed_keys`. SQLite's units run one at a time: the same as live().
+   * explains a read countReadByKey refused: no other unit changes the row
+   * until this one commits, so a replace committing meanwhile is waited for
+   * and its new version read, never the old value with the new limits or
+   * `allowed_keys` (docs/architecture.md, "Engines side by side").
    */
   liveForChange(scope: string, key: string): Awaitable<SecretRecord | undefined>;
   /**
@@ -158,9 +158,9 @@ export interface SecretStore {
   markAnonymous(id: number, net: string): Awaitable<void>;
   /**
    * The live anonymous links not past their TTL at `now` (Unix ms): how many
-   * and their stored ciphertext bytes, in all and of network `net`. On
-   * PostgreSQL it takes the free-tier count's advisory lock, so concurrent
-   * creates on other nodes are counted one after another.
+   * and their stored ciphertext bytes, in all and of network `net`.
+   * Concurrent creates, on this node or another, are counted one after
+   * another (the free-tier count's lock).
    */
   anonymousUsage(now: number, net: string): Awaitable<AnonymousUsage>;
   /** Up to `limit` live secrets of a scope not past their TTL, after `afterId`, in id order. */

@@ -1,10 +1,9 @@
 /**
  * The storage seam. Domain code reaches the database only through the work
  * handle a unit of work hands it (`tx.run((w) => ...)`): `w` holds the
- * stores of that transaction, one per table group (src/store/sqlite/ for
- * the SQLite engine). Store methods are async at their boundary
- * (`Awaitable`): SQLite's answer synchronously, inside the group commit's
- * turn; a PostgreSQL engine answers with promises on one pooled connection.
+ * stores of that transaction, one per table group. Store methods are
+ * async at their boundary (`Awaitable`): an engine may answer at once or
+ * with a promise, and code above the store chains both alike (andThen).
  */
 
 import type { AuditStore } from "./audit.js";

@@ -380,11 +380,6 @@ function invalidErrorOf(schema: v.GenericSchema, key: unknown): string | undefin
   return entry !== undefined && "invalid" in entry && typeof entry.invalid === "string" ? entry.invalid : undefined;
 }
 
-/** Reads the JSON body and validates it: readJsonObject() then parse(). */
-export async function readBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
-  return parse(schema, await readJsonObject(c));
-}
-
 /** Most levels of nested arrays and objects in a request body, the body itself counting as one (docs/api.md). */
 export const MAX_JSON_DEPTH = 64;
 

@@ -13,9 +13,8 @@ export const BUSY_TIMEOUT_MS = 5000;
 /**
  * `wal_autocheckpoint`: the WAL pages after which a COMMIT checkpoints (SQLite's default is 1000).
  * A checkpoint runs on the event loop and copies each distinct page once, so its pause grows with
- * the pages written at random: at a million secrets read at random, 1000 set the p99 of reads
- * (29 ms); 100 keeps each pause short (p99 13 ms) for the same throughput (docs/performance.md,
- * "Reads at scale").
+ * the pages written at random; 100 keeps each pause short for the same throughput (the figures:
+ * docs/performance.md, "Reads at scale").
  */
 export const CHECKPOINT_PAGES = 100;
 /** `journal_size_limit`: the most a WAL file keeps after a checkpoint, bytes (4 MiB). */

@@ -145,8 +145,7 @@ export class PgAuditStore implements AuditStore {
    * planner chose otherwise when its statistics were older than a key's rows
    * (the table analysed while it was empty, or before one key grew fast): it
    * expected a few rows, fetched all of the key's by a bitmap scan and
-   * sorted them, 30-45 ms a page for a key with 65,000 rows instead of 0.1
-   * (docs/performance.md, "Reads at scale"). So the page runs with sorts
+   * sorted them (the figures: docs/performance.md, "Reads at scale"). So the page runs with sorts
    * off for this statement alone (AUDIT_PAGE_HINT, reset after it in the
    * same transaction; the three go out together on the pipelined
    * connection, so no other unit's statement comes between them). A key

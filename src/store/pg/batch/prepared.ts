@@ -7,9 +7,7 @@ import type { Queryable } from "./queryable.js";
  * sends its Parse once per pooled connection and then only Bind and Execute,
  * so PostgreSQL parses and analyses it once per connection instead of once
  * per call (PostgreSQL docs, "PREPARE"; the extended query protocol).
- * Measured on POST /secrets, one node, 2 vCPUs, three alternating pairs:
- * PostgreSQL's CPU per create 919-1,082 against 1,175-1,507 us, creates per
- * second 957/773/718 against 821/631/765 (docs/performance-log.md, "Profiled (2026-11-25)").
+ * (the figures: docs/performance.md, "PostgreSQL").
  *
  * Only statements whose plan does not depend on their values are prepared
  * (equality lookups, inserts, updates by id): after five executions

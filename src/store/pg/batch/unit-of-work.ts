@@ -12,9 +12,8 @@ import { WriteBehind } from "./write-behind.js";
  * How long a unit inside a batch may wait for a lock, milliseconds
  * (PgUnitOfWork.runShared): past it the batch runs again unit by unit.
  * Batches in flight lock many rows each in arrival order, so two of them
- * can deadlock; at 100 ms that wait set the p99 of spread reads (82-97 ms
- * against the skeleton's 26-31), at 20 ms it is at the skeleton's
- * (docs/performance.md, "PostgreSQL").
+ * can deadlock, and the wait sets the p99 of spread reads; 20 ms keeps it
+ * at the skeleton's (the figures: docs/performance.md, "PostgreSQL").
  */
 export const BATCH_LOCK_TIMEOUT_MS = 20;
 
@@ -43,8 +42,8 @@ export interface UnitParts {
  * COMMIT is durable; any error rolls the whole unit back. BEGIN is sent
  * with the unit's first statement, and the write-behind statements
  * (store/pg/batch/write-behind.ts: the audit append) with the next one or the
- * COMMIT, on the pipelined connection: a read costs three round trips
- * (docs/performance.md, "PostgreSQL"). Units run
+ * COMMIT, on the pipelined connection (docs/performance.md, "PostgreSQL";
+ * test/store/pg/round-trips.pg.test.ts counts them). Units run
  * concurrently, as many as the pool has clients; the guarded
  * `UPDATE ... RETURNING` statements and row locks keep each rule atomic
  * across units and nodes.

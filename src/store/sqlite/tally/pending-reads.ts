@@ -24,8 +24,8 @@ export interface Pending {
  * (GROUP_BITS), and oldest first.
  *
  * The age order is a queue of its own, not a Map's insertion order: a Map's
- * first entry is found by skipping the entries deleted before it, about 11 us
- * at 32,768 pending with the write-back deleting the oldest (measured). The
+ * first entry is found by skipping the entries deleted before it, which grows
+ * with the write-back deleting the oldest (docs/performance.md). The
  * queue keeps entries no longer pending until its head passes them; an entry
  * counts only while the map holds that same object for its id. Entries are
  * added with nondecreasing `since`; one put back after a rollback goes to the
