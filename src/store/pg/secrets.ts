@@ -4,8 +4,21 @@ import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
+import {
+  anonymousNetUpdate,
+  expiredInScopeDelete,
+  liveCountSelect,
+  secretDelete,
+  secretExpire,
+  secretPatch,
+  secretReplace,
+  secretSeal,
+} from "../sql/secrets.js";
+import { paramsOf, render } from "../sql/template.js";
+import type { Query } from "../sql/template.js";
 import { ADVISORY_XACT_LOCK, orderingStatement, prepared, runPrepared } from "./batch/index.js";
 import type { Queryable, WriteBehind } from "./batch/index.js";
+import { PgExecutor } from "./executor.js";
 
 const COLUMNS = SECRET_COLUMNS.join(", ");
 
@@ -37,9 +50,15 @@ export const COUNTED_READ_SQL = `UPDATE secrets SET read_count = read_count + 1
        AND (expires_at IS NULL OR expires_at > $3) AND (allowed_keys IS NULL OR $4::text IS NULL OR allowed_keys::jsonb ? $4)
      RETURNING ${COLUMNS}`;
 const COUNTED_READ = prepared("secrets.counted_read", COUNTED_READ_SQL);
-const REMOVE = prepared("secrets.remove", "DELETE FROM secrets WHERE id = $1");
-const SEAL = prepared("secrets.seal", "UPDATE secrets SET state = 'sealed', updated_at = $2 WHERE id = $1");
-const EXPIRE = prepared("secrets.expire", "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = $2 WHERE id = $1");
+// The by-id writes written once for both engines (store/sql/secrets.ts), named prepared statements here.
+const REMOVE = prepared("secrets.remove", render(secretDelete(0), "pg").text);
+const SEAL = prepared("secrets.seal", render(secretSeal(0, 0), "pg").text);
+const EXPIRE = prepared("secrets.expire", render(secretExpire(0, 0), "pg").text);
+
+/** The `$n` values of a statement of store/sql/secrets.ts, in order. */
+function bound(query: Query): unknown[] {
+  return paramsOf(query, render(query, "pg"));
+}
 
 /**
  * A transaction-level advisory lock key taken before the free-tier count, so
@@ -49,12 +68,16 @@ const EXPIRE = prepared("secrets.expire", "UPDATE secrets SET state = 'expired',
 export const ACTIVE_LIMIT_LOCK = 0x65765f6c696d6974n; // "ev_limit"
 
 /**
- * The PostgreSQL `secrets` store, over one unit of work's client. The same
- * statements as the SQLite store, in PostgreSQL's dialect: `$n`
- * placeholders, `starts_with` for a key prefix, no index hints. Times are
- * Unix milliseconds.
+ * The PostgreSQL `secrets` store, over one unit of work's client. The
+ * statements both engines agree on are written once (store/sql/secrets.ts);
+ * the others are the SQLite store's in PostgreSQL's dialect: `starts_with`
+ * for a key prefix, row locks, RETURNING the inserted row, no index hints.
+ * Times are Unix milliseconds.
  */
 export class PgSecretStore implements SecretStore {
+  /** The unnamed statements written once for both engines (store/sql/secrets.ts). */
+  private readonly x: PgExecutor;
+
   /**
    * @param db the unit of work's client.
    * @param beforeChange called with the scope right before a counted read's
@@ -70,7 +93,9 @@ export class PgSecretStore implements SecretStore {
     private readonly db: Queryable,
     private readonly beforeChange?: (scope: string) => void,
     private readonly behind?: WriteBehind,
-  ) {}
+  ) {
+    this.x = new PgExecutor(db);
+  }
 
   async live(scope: string, key: string): Promise<SecretRecord | undefined> {
     const r = await runPrepared<Row>(this.db, LIVE, [scope, key]);
@@ -109,11 +134,11 @@ export class PgSecretStore implements SecretStore {
   }
 
   async remove(id: number): Promise<void> {
-    await runPrepared(this.db, REMOVE, [id]);
+    await runPrepared(this.db, REMOVE, bound(secretDelete(id)));
   }
 
   async seal(id: number, now: number): Promise<void> {
-    await runPrepared(this.db, SEAL, [id, now]);
+    await runPrepared(this.db, SEAL, bound(secretSeal(id, now)));
   }
 
   /**
@@ -127,29 +152,18 @@ export class PgSecretStore implements SecretStore {
    * connection runs them in order).
    */
   expire(id: number, now: number): Promise<void> | undefined {
-    const statement = runPrepared(this.db, EXPIRE, [id, now]);
+    const statement = runPrepared(this.db, EXPIRE, bound(secretExpire(id, now)));
     if (this.behind === undefined) return statement.then(() => undefined);
     this.behind.track(statement);
     return undefined;
   }
 
   async patch(id: number, p: SecretPatch, now: number): Promise<SecretRecord> {
-    const r = await this.db.query<Row>(
-      `UPDATE secrets SET expires_at = $2, max_reads = $3, read_count = $4, state = $5, updated_at = $6
-         WHERE id = $1 RETURNING *`,
-      [id, p.expiresAt, p.maxReads, p.readCount, p.state, now],
-    );
-    return toSecretRecord(r.rows[0] as Row);
+    return toSecretRecord((await this.x.get<Row>(secretPatch(id, p, now))) as Row);
   }
 
   async replace(id: number, s: SecretReplacement, now: number): Promise<SecretRecord | undefined> {
-    const r = await this.db.query<Row>(
-      `UPDATE secrets SET ciphertext = $2, expires_at = $3, max_reads = $4, read_count = 0, state = 'active',
-           burn_on_limit = $5, allowed_keys = $6, updated_at = $7
-         WHERE id = $1 AND state IN ('active', 'sealed') RETURNING *`,
-      [id, s.ciphertext, s.expiresAt, s.maxReads, s.burnOnLimit ? 1 : 0, s.allowedKeys === null ? null : JSON.stringify(s.allowedKeys), now],
-    );
-    const row = r.rows[0];
+    const row = await this.x.get<Row>(secretReplace(id, s, now));
     return row === undefined ? undefined : toSecretRecord(row);
   }
 
@@ -171,27 +185,24 @@ export class PgSecretStore implements SecretStore {
   }
 
   async pruneExpired(scope: string, keyPrefix: string | undefined): Promise<number> {
-    const r =
-      keyPrefix === undefined
-        ? await this.db.query("DELETE FROM secrets WHERE scope = $1 AND state = 'expired'", [scope])
-        : await this.db.query(
-            "DELETE FROM secrets WHERE scope = $1 AND state = 'expired' AND is_public = 0 AND starts_with(key, $2)",
-            [scope, keyPrefix],
-          );
+    if (keyPrefix === undefined) return this.x.run(expiredInScopeDelete(scope));
+    // Per engine: the key prefix matched with starts_with(), with GLOB on SQLite (a different function and value).
+    const r = await this.db.query(
+      "DELETE FROM secrets WHERE scope = $1 AND state = 'expired' AND is_public = 0 AND starts_with(key, $2)",
+      [scope, keyPrefix],
+    );
     return r.rowCount ?? 0;
   }
 
   async countActive(now: number): Promise<number> {
+    // The lock is this engine's own (SQLite's one writer orders creates); the count is shared.
     await this.db.query(ADVISORY_XACT_LOCK.with([ACTIVE_LIMIT_LOCK.toString()]));
-    const r = await this.db.query<{ n: number }>(
-      "SELECT count(*)::integer AS n FROM secrets WHERE state IN ('active', 'sealed') AND (expires_at IS NULL OR expires_at > $1) AND anonymous_net IS NULL",
-      [now],
-    );
-    return r.rows[0]?.n ?? 0;
+    const row = await this.x.get<{ n: string }>(liveCountSelect(now));
+    return Number(row?.n ?? 0);
   }
 
   async markAnonymous(id: number, net: string): Promise<void> {
-    await this.db.query("UPDATE secrets SET anonymous_net = $1 WHERE id = $2", [net, id]);
+    await this.x.run(anonymousNetUpdate(id, net));
   }
 
   async anonymousUsage(now: number, net: string): Promise<AnonymousUsage> {

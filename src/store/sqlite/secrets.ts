@@ -2,13 +2,24 @@ import type { Statement } from "better-sqlite3";
 import type { Db } from "./db.js";
 import { VaultError } from "../../model/errors.js";
 import { DUPLICATE_KEY } from "../../model/records.js";
-import type { SecretState } from "../../model/records.js";
 import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
 import { newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 import { chainedKey } from "./chained-key.js";
+import {
+  anonymousNetUpdate,
+  expiredInScopeDelete,
+  liveCountSelect,
+  secretDelete,
+  secretExpire,
+  secretPatch,
+  secretReplace,
+  secretSeal,
+} from "../sql/secrets.js";
+import { paramsOf, render } from "../sql/template.js";
+import type { Query } from "../sql/template.js";
 import { ReadTally, STORED_READ_COUNT, secretsWithReads } from "./tally/index.js";
 
 /** SECRET_COLUMNS over secretsWithReads(): the read count of the stored pair (tally/secret-reads.ts). */
@@ -32,6 +43,19 @@ function countable(
     (row.allowedKeys === null || principalKeyId === null || row.allowedKeys.includes(principalKeyId)) &&
     (row.maxReads === null || row.readCount < row.maxReads)
   );
+}
+
+/**
+ * A statement of store/sql/secrets.ts prepared once for SQLite from its
+ * text (`sample`'s values are not used: every call binds its own).
+ */
+function prepareShared<R = unknown>(db: Db, sample: Query): Statement<unknown[], R> {
+  return db.prepare<unknown[], R>(render(sample, "sqlite").text);
+}
+
+/** The bound values of a statement of store/sql/secrets.ts, in its SQLite order. */
+function bound(query: Query): unknown[] {
+  return paramsOf(query, render(query, "sqlite"));
 }
 
 interface ListParams {
@@ -83,7 +107,8 @@ export class SqliteSecretStore implements SecretStore {
       countRead: db.prepare<[number, number, string, number | null]>(
         "UPDATE secrets SET read_count = read_count + 1 WHERE id = ? AND read_count = ? AND state = ? AND max_reads IS ?",
       ),
-      remove: db.prepare<[number]>("DELETE FROM secrets WHERE id = ?"),
+      // The statements written once for both engines (store/sql/secrets.ts).
+      remove: prepareShared(db, secretDelete(0)),
       // The audit head of a live secret about to stop being live (schema.sql version 13).
       auditHead: db.prepare<[number], { scope: string; key: string; head: number }>(
         "SELECT scope, key, audit_head AS head FROM secrets WHERE id = ? AND audit_head IS NOT NULL AND state IN ('active', 'sealed')",
@@ -92,18 +117,12 @@ export class SqliteSecretStore implements SecretStore {
       keepHead: db.prepare<[string, string, number, number]>(
         "INSERT OR IGNORE INTO audit_span (kind, scope, value, lo, hi) VALUES ('k', ?, ?, ?, ?)",
       ),
-      seal: db.prepare<[number, number]>("UPDATE secrets SET state = 'sealed', updated_at = ? WHERE id = ?"),
-      expire: db.prepare<[number, number]>(
-        "UPDATE secrets SET state = 'expired', ciphertext = NULL, updated_at = ? WHERE id = ?",
-      ),
-      patch: db.prepare<[number | null, number | null, number, SecretState, number, number], Row>(
-        `UPDATE secrets SET expires_at = ?, max_reads = ?, read_count = ?, state = ?, updated_at = ?
-           WHERE id = ? RETURNING *`,
-      ),
-      replace: db.prepare<[Buffer, number | null, number | null, number, string | null, number, number], Row>(
-        `UPDATE secrets SET ciphertext = ?, expires_at = ?, max_reads = ?, read_count = 0, state = 'active',
-             burn_on_limit = ?, allowed_keys = ?, updated_at = ?
-           WHERE id = ? AND state IN ('active', 'sealed') RETURNING *`,
+      seal: prepareShared(db, secretSeal(0, 0)),
+      expire: prepareShared(db, secretExpire(0, 0)),
+      patch: prepareShared<Row>(db, secretPatch(0, { expiresAt: null, maxReads: null, readCount: 0, state: "active" }, 0)),
+      replace: prepareShared<Row>(
+        db,
+        secretReplace(0, { ciphertext: Buffer.alloc(0), expiresAt: null, maxReads: null, burnOnLimit: false, allowedKeys: null }, 0),
       ),
       due: db.prepare<[number, number], Row>(
         `SELECT ${COLUMNS} FROM ${secretsWithReads()}
@@ -114,15 +133,13 @@ export class SqliteSecretStore implements SecretStore {
         `SELECT ${COLUMNS} FROM ${secretsWithReads("secrets_due")}
            WHERE s.state IN ('active', 'sealed') AND s.expires_at IS NOT NULL AND s.expires_at <= ? AND s.scope = ?`,
       ),
-      pruneScope: db.prepare<[string]>("DELETE FROM secrets WHERE scope = ? AND state = 'expired'"),
+      pruneScope: prepareShared(db, expiredInScopeDelete("")),
+      // Per engine: the key prefix matched with GLOB (glob.ts), with starts_with() on PostgreSQL (a different function and value).
       pruneScopePrefix: db.prepare<[string, string]>(
         "DELETE FROM secrets WHERE scope = ? AND state = 'expired' AND is_public = 0 AND key GLOB ?",
       ),
-      countActive: db.prepare<[number], { n: number }>(
-        `SELECT count(*) AS n FROM secrets WHERE state IN ('active', 'sealed')
-           AND (expires_at IS NULL OR expires_at > ?) AND anonymous_net IS NULL`,
-      ),
-      markAnonymous: db.prepare<[string, number]>("UPDATE secrets SET anonymous_net = ? WHERE id = ?"),
+      countActive: prepareShared<{ n: number }>(db, liveCountSelect(0)),
+      markAnonymous: prepareShared(db, anonymousNetUpdate(0, "")),
       anonymousUsage: db.prepare<[string, string, number], AnonymousUsage>(
         `SELECT count(*) AS count, coalesce(sum(length(ciphertext)), 0) AS bytes,
              coalesce(sum(anonymous_net = ?), 0) AS netCount,
@@ -238,7 +255,7 @@ export class SqliteSecretStore implements SecretStore {
   remove(id: number): void {
     this.tally.settle(id);
     this.keepAuditHead(id);
-    this.q.remove.run(id);
+    this.q.remove.run(...bound(secretDelete(id)));
   }
 
   /**
@@ -253,31 +270,23 @@ export class SqliteSecretStore implements SecretStore {
 
   seal(id: number, now: number): void {
     this.tally.settle(id);
-    this.q.seal.run(now, id);
+    this.q.seal.run(...bound(secretSeal(id, now)));
   }
 
   expire(id: number, now: number): void {
     this.tally.settle(id);
     this.keepAuditHead(id);
-    this.q.expire.run(now, id);
+    this.q.expire.run(...bound(secretExpire(id, now)));
   }
 
   patch(id: number, p: SecretPatch, now: number): SecretRecord {
     this.tally.settle(id);
-    return toSecretRecord(this.q.patch.get(p.expiresAt, p.maxReads, p.readCount, p.state, now, id) as Row);
+    return toSecretRecord(this.q.patch.get(...bound(secretPatch(id, p, now))) as Row);
   }
 
   replace(id: number, r: SecretReplacement, now: number): SecretRecord | undefined {
     this.tally.settle(id);
-    const row = this.q.replace.get(
-      r.ciphertext,
-      r.expiresAt,
-      r.maxReads,
-      r.burnOnLimit ? 1 : 0,
-      r.allowedKeys === null ? null : JSON.stringify(r.allowedKeys),
-      now,
-      id,
-    );
+    const row = this.q.replace.get(...bound(secretReplace(id, r, now)));
     return row === undefined ? undefined : toSecretRecord(row);
   }
 
@@ -291,12 +300,12 @@ export class SqliteSecretStore implements SecretStore {
 
   pruneExpired(scope: string, keyPrefix: string | undefined): number {
     const result =
-      keyPrefix === undefined ? this.q.pruneScope.run(scope) : this.q.pruneScopePrefix.run(scope, globPrefix(keyPrefix));
+      keyPrefix === undefined ? this.q.pruneScope.run(...bound(expiredInScopeDelete(scope))) : this.q.pruneScopePrefix.run(scope, globPrefix(keyPrefix));
     return result.changes;
   }
 
   markAnonymous(id: number, net: string): void {
-    this.q.markAnonymous.run(net, id);
+    this.q.markAnonymous.run(...bound(anonymousNetUpdate(id, net)));
   }
 
   anonymousUsage(now: number, net: string): AnonymousUsage {
@@ -304,7 +313,7 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   countActive(now: number): number {
-    return this.q.countActive.get(now)?.n ?? 0;
+    return this.q.countActive.get(...bound(liveCountSelect(now)))?.n ?? 0;
   }
 
   list(query: SecretListQuery): SecretRecord[] {
