@@ -2,7 +2,7 @@
  * Ids, bearer tokens and their hashes (docs/contract.md §4): resource ids,
  * public secret ids, tokens stored only as their SHA-256, the constant-time
  * master key check, webhook signatures. The envelope encryption of secret
- * values is crypto.ts.
+ * values is cipher.ts.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import * as nodeCrypto from "node:crypto";

@@ -38,7 +38,7 @@ const FORWARDED_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  *    VAULT_TRUST_PROXY is set and it is well formed, else a new UUID) and
  *    the headers of every answer (Cache-Control: no-store,
  *    X-Content-Type-Options: nosniff), written with the status line by
- *    the vault server's VaultResponse (http-response.ts), else set on the
+ *    the vault server's VaultResponse (http/response.ts), else set on the
  *    outgoing Node response, so no web Headers object is built for them;
  * 2. for every path but /health and /openapi.json: the client ip (the
  *    socket's, or the last X-Forwarded-For entry behind a trusted proxy), 429 with

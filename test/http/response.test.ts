@@ -8,7 +8,7 @@ import { VaultResponse } from "../../src/http/response.js";
 import { createLogger } from "../../src/log/log.js";
 
 /**
- * VaultResponse (http-response.ts): every answer of the vault's server
+ * VaultResponse (src/http/response.ts): every answer of the vault's server
  * carries X-Request-Id and the security headers exactly once, and an answer
  * that names one of them itself keeps its own value.
  */

@@ -24,7 +24,7 @@ export type { ChainKeys } from "./digest.js";
 /** A run of rows chained the same way: from row id `from` on, until the next segment. */
 export interface ChainSegment {
   from: number;
-  /** The root key id (crypto.ts rootKeyId) whose chain key MACs these rows; null: plain SHA-256 (before keying). */
+  /** The root key id (crypto/root-key.ts rootKeyId) whose chain key MACs these rows; null: plain SHA-256 (before keying). */
   key: string | null;
 }
 

@@ -6,7 +6,7 @@ export type ChainReport =
 /**
  * Why a chain could not be verified although nothing shows it was altered:
  * rows (from `brokenId`) are keyed with a root key that is not loaded. `keyId`
- * is the key's id (crypto.ts rootKeyId), `setting` the variable that loads it.
+ * is the key's id (crypto/root-key.ts rootKeyId), `setting` the variable that loads it.
  */
 export interface MissingKey {
   keyId: string;
