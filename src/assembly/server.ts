@@ -92,6 +92,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
     webhooks: {
       secret: keys.webhookSecret,
       allowPrivate: config.webhookAllowPrivate,
+      orgGlobalSignature: config.webhookOrgGlobalSignature,
       timeoutMs: config.webhookTimeoutMs,
       maxAttempts: config.webhookMaxAttempts,
       retryBaseMs: config.webhookRetryBaseMs,

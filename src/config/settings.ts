@@ -133,6 +133,12 @@ export const SETTINGS: SettingsTable = {
     "let webhooks target loopback and private addresses (development only)",
     "lets webhooks target loopback and private addresses (development and tests only); the start then logs a warning saying so",
   ),
+  webhookOrgGlobalSignature: row(
+    ["VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE"],
+    flag(true),
+    "false: an org's deliveries carry only the webhook's own signature, no X-Vault-Signature",
+    "`true`: every delivery carries `X-Vault-Signature` (HMAC under `VAULT_WEBHOOK_SECRET`), as the contract's webhook headers say. `false`: an org webhook's deliveries carry only the Standard Webhooks `webhook-signature` under that webhook's own secret, so the operator's secret verifies no tenant's delivery; global webhooks keep both ([webhooks.md](webhooks.md))",
+  ),
   webhookTimeoutMs: row(["VAULT_WEBHOOK_TIMEOUT_MS"], int(1, 600_000, 10_000), "one delivery attempt's time limit, ms", "one delivery attempt's time limit, ms"),
   webhookMaxAttempts: row(["VAULT_WEBHOOK_MAX_ATTEMPTS"], int(1, 100, 8), "attempts per delivery, the first included", "attempts per delivery, the first included"),
   webhookRetryBaseMs: row(

@@ -21,6 +21,8 @@ export interface Config {
   /** Bearer token that may read GET /metrics and nothing else; undefined: only the master key may. */
   metricsToken: string | undefined;
   webhookAllowPrivate: boolean;
+  /** VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE: org deliveries also carry X-Vault-Signature (default true). */
+  webhookOrgGlobalSignature: boolean;
   /** One delivery attempt's limit, milliseconds. */
   webhookTimeoutMs: number;
   webhookMaxAttempts: number;

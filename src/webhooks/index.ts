@@ -22,6 +22,8 @@ export interface WebhookSettings {
   secret?: string | undefined;
   /** VAULT_WEBHOOK_ALLOW_PRIVATE. */
   allowPrivate?: boolean | undefined;
+  /** VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE: an org's deliveries also carry X-Vault-Signature (default true). */
+  orgGlobalSignature?: boolean | undefined;
   /** VAULT_WEBHOOK_TIMEOUT_MS, milliseconds. */
   timeoutMs?: number | undefined;
   /** VAULT_WEBHOOK_MAX_ATTEMPTS. */
@@ -47,6 +49,7 @@ export interface WebhookSettings {
 /** The defaults of the tuned webhook settings: the settings table's (config/settings.ts), their only home. */
 export const WEBHOOK_DEFAULTS = {
   allowPrivate: SETTINGS.webhookAllowPrivate.default,
+  orgGlobalSignature: SETTINGS.webhookOrgGlobalSignature.default,
   timeoutMs: SETTINGS.webhookTimeoutMs.default,
   maxAttempts: SETTINGS.webhookMaxAttempts.default,
   retryBaseMs: SETTINGS.webhookRetryBaseMs.default,
@@ -113,6 +116,7 @@ export function createWebhooks(deps: CreateWebhooksDeps): Webhooks {
     log: deps.log,
     now: deps.now,
     secret,
+    orgGlobalSignature: settings.orgGlobalSignature,
     version: deps.version,
     maxAttempts: settings.maxAttempts,
     retryBaseMs: settings.retryBaseMs,

@@ -81,22 +81,24 @@ export function standardWebhookHeaders(
  * Standard Webhooks headers signed with the webhook's own secret
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature`: signing.ts).
  * @param now the attempt's time, Unix milliseconds (`webhook-timestamp`).
+ * @param options.globalSignature false leaves `X-Vault-Signature` out (an
+ *   org's delivery with VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE=false: only the
+ *   webhook's own secret then verifies it); default true.
  */
 export function deliveryHeaders(
   delivery: Pick<DueDelivery, "webhookId" | "eventId" | "type" | "body" | "signingGeneration" | "previousSigningUntil">,
   secret: string,
   version: string,
   now: number,
+  options: { globalSignature?: boolean } = {},
 ): Record<string, string> {
   const signing = { webhookId: delivery.webhookId, generation: delivery.signingGeneration, previousUntil: delivery.previousSigningUntil };
-  return Object.assign(
-    {
-      "Content-Type": "application/json",
-      "User-Agent": `ephemeral-vault/${version}`,
-      "X-Vault-Event": delivery.type,
-      "X-Vault-Delivery": delivery.eventId,
-      "X-Vault-Signature": hmacHex(secret, delivery.body),
-    },
-    standardWebhookHeaders(secret, signing, delivery.eventId, delivery.body, now),
-  );
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    "User-Agent": `ephemeral-vault/${version}`,
+    "X-Vault-Event": delivery.type,
+    "X-Vault-Delivery": delivery.eventId,
+  };
+  if (options.globalSignature !== false) headers["X-Vault-Signature"] = hmacHex(secret, delivery.body);
+  return Object.assign(headers, standardWebhookHeaders(secret, signing, delivery.eventId, delivery.body, now));
 }

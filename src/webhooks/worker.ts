@@ -3,6 +3,7 @@ import type { DeliveryQueue, DueDelivery } from "./outbox.js";
 import { ScopeShares } from "./shares.js";
 import { DEFAULT_WEBHOOK_SCOPE_CONCURRENCY } from "../config.js";
 import type { Logger } from "../log/log.js";
+import { GLOBAL_SCOPE } from "../model/records.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import { deliveryHeaders } from "./signing.js";
 import type { Transport } from "./transport.js";
@@ -21,6 +22,12 @@ export interface DeliveryWorkerDeps {
   now: () => number;
   /** VAULT_WEBHOOK_SECRET. */
   secret: string;
+  /**
+   * VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE: an org webhook's deliveries also
+   * carry X-Vault-Signature under `secret` (default true, the contract's
+   * headers: docs/webhooks.md "Headers").
+   */
+  orgGlobalSignature?: boolean | undefined;
   /** Package version, for the User-Agent. */
   version: string;
   /** VAULT_WEBHOOK_MAX_ATTEMPTS: attempts per delivery, the first included. */
@@ -246,7 +253,9 @@ export class DeliveryWorker {
    */
   private async attempt(delivery: DueDelivery): Promise<boolean | null> {
     const result = await this.deps.transport.send(
-      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version, this.deps.now()) },
+      { url: delivery.url, body: delivery.body, headers: deliveryHeaders(delivery, this.deps.secret, this.deps.version, this.deps.now(), {
+          globalSignature: delivery.scope === GLOBAL_SCOPE || this.deps.orgGlobalSignature !== false,
+        }) },
       this.abort.signal,
     );
     // A stop aborted the attempt: it is not counted and the delivery stays due.

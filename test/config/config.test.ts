@@ -29,6 +29,7 @@ describe("loadConfig defaults", () => {
       webhookFailingAfter: 5,
       webhookScopeConcurrency: 4,
       webhookAllowPrivate: false,
+      webhookOrgGlobalSignature: true,
       webhookTimeoutMs: 10_000,
       webhookMaxAttempts: 8,
       webhookRetryBaseMs: 1000,
@@ -158,6 +159,7 @@ describe("loadConfig from the environment and flags", () => {
     expect(config(["--trust-proxy=false"], { VAULT_TRUST_PROXY: "true" }).trustProxy).toBe(false);
     expect(config(["--webhook-allow-private", "1"]).webhookAllowPrivate).toBe(true);
     expect(config(["--webhook-allow-private", "no", "--port", "2"])).toMatchObject({ webhookAllowPrivate: false, port: 2 });
+    expect(config([], { VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE: "false" }).webhookOrgGlobalSignature).toBe(false);
     expect(configError(["--trust-proxy", "maybe"], {}).message).toContain("VAULT_TRUST_PROXY");
   });
 

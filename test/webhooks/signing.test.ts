@@ -87,6 +87,27 @@ describe("a webhook's own signing secret", () => {
     // The operator's signature is unchanged.
     expect(a.headers["x-vault-signature"]).toBe(sign(a.body));
   });
+
+  it("with VAULT_WEBHOOK_ORG_GLOBAL_SIGNATURE=false, an org's deliveries carry no X-Vault-Signature; global ones keep it", async () => {
+    const v = vaultWith({ orgGlobalSignature: false });
+    const orgId = await createOrg(v);
+    const orgReceiver = await newReceiver();
+    const globalReceiver = await newReceiver();
+    const org = await orgHook(v, orgId, orgReceiver.url);
+    const global = await createWebhook(v, { url: globalReceiver.url, events: ["secret.created"] });
+    await expectStatus(v.asMaster("POST", `/orgs/${orgId}/secrets`, { key: "o", value: "v" }), 201);
+    await expectStatus(v.asMaster("POST", "/secrets", { key: "g", value: "v" }), 201);
+    expect(await v.webhooks.worker.tick()).toBe(2);
+
+    const [o] = await orgReceiver.waitFor(1);
+    const [g] = await globalReceiver.waitFor(1);
+    if (o === undefined || g === undefined) throw new Error("no delivery");
+    expect(o.headers).not.toHaveProperty("x-vault-signature");
+    expect(verifies(o, org.secret)).toBe(true);
+    expect(o.headers["x-vault-event"]).toBe("secret.created");
+    expect(g.headers["x-vault-signature"]).toBe(sign(g.body));
+    expect(verifies(g, global.secret as string)).toBe(true);
+  });
 });
 
 describe("rotating the signing secret", () => {
