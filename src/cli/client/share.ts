@@ -123,7 +123,9 @@ export function shareLinkArgument(arg: string): ShareLink | undefined {
  * `get <link>`: reveals a share link (one read) and prints the value,
  * byte-exact. A `/s/` link needs no token (the id is the capability); a
  * `/secrets/` link is read with the usual connection. The passphrase is
- * asked for before the read when the link says it needs one.
+ * asked for before the read when the link says it needs one; one typed at
+ * the terminal is asked for again when the vault refuses it (nothing read),
+ * PASSPHRASE_TRIES tries in all, then it gives up with exit 1 (docs/cli.md).
  */
 export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags, exit: ExitCode): Promise<void> {
   const parsed = parseShareLink(link);
@@ -139,11 +141,14 @@ export async function getLink(link: string, flags: ConnectionFlags & PassphraseF
         return;
       } catch (err) {
         if (!(err instanceof EnvelopeError)) throw err;
-        process.stderr.write(`ephemeral-vault: ${err.message}\n`);
-        if (typed && err.reason === "passphrase" && !err.readSpent && attempt < PASSPHRASE_TRIES) {
+        const retry = typed && err.reason === "passphrase" && !err.readSpent;
+        if (retry && attempt < PASSPHRASE_TRIES) {
+          process.stderr.write(`ephemeral-vault: ${err.message}\n`);
           passphrase = await passphraseOf(flags, true);
           continue;
         }
+        // The last try refused: say that it gave up (the vault's refusal spent nothing), not "try again".
+        process.stderr.write(retry ? `ephemeral-vault: gave up after ${PASSPHRASE_TRIES} wrong passphrases; nothing was read\n` : `ephemeral-vault: ${err.message}\n`);
         exit.code = EXIT_REFUSED;
         return;
       }
