@@ -111,9 +111,9 @@ describe("get <link> asks for the passphrase at a terminal, 3 tries", () => {
     cleanupTemp();
   });
 
-  const share = async () => {
+  const share = async (maxFailedReveals?: number) => {
     const client = new VaultClient({ addr: vault.url, token: E2E_MASTER_KEY });
-    const { url, id } = await client.share(VALUE, { passphrase: PASSPHRASE, maxReads: 1 });
+    const { url, id } = await client.share(VALUE, { passphrase: PASSPHRASE, maxReads: 1, maxFailedReveals });
     expect(url).toMatch(/#[^#]+\.p$/);
     return { url, id };
   };
@@ -168,4 +168,19 @@ describe("get <link> asks for the passphrase at a terminal, 3 tries", () => {
     expect(readFileSync(join(dir, "again.out"), "utf8")).toBe(VALUE);
     expect((await vault.request("HEAD", `/secrets/${id}`)).status).toBe(404);
   }, 120_000);
+
+  it("a link whose wrong tries destroyed it (max_failed_reveals 2): says so after the 2nd and asks no 3rd time", async () => {
+    const { url, id } = await share(2);
+    const tty = getAtTerminal(url, join(dir, "burned.out"));
+    for (const [i, answer] of WRONG.entries()) {
+      await tty.waitFor(PROMPT, i + 1);
+      tty.type(answer);
+    }
+    expect(await tty.exit(), tty.screen()).toBe(1);
+    const screen = tty.screen();
+    expect(screen.split(PROMPT)).toHaveLength(3);
+    expect(screen.match(/try again/g)).toHaveLength(1);
+    expect(screen).toMatch(/ephemeral-vault: the secret is gone: too many wrong passphrases destroyed it \(or it expired\); nothing was read\r?\n$/);
+    expect(await actions(id)).toEqual(["secret.created", "secret.reveal_refused", "secret.reveal_refused", "secret.reveal_limit_reached", "secret.burned"]);
+  }, 90_000);
 });
