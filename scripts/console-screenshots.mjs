@@ -39,6 +39,9 @@ await api("POST", "/secrets", { key: "prod/db/password", value: "correct horse b
 await api("POST", "/secrets", { key: "prod/api/stripe", value: "sk_live_example", ttl_seconds: 30 * 86400 });
 await api("POST", "/secrets", { key: "staging/db/password", value: "staging", max_reads: 1 });
 await api("POST", "/secrets", { value: "a public one", ttl_seconds: 86400, max_reads: 1 });
+// An end-to-end link, as `ephemeral-vault share` makes it (a reveal check: Kind "end-to-end link").
+const { VaultClient } = await import(join(root, "packages", "client", "dist", "index.js"));
+await new VaultClient({ addr: url, token: master, org: null }).share("an end-to-end one", { ttlSeconds: 86400, maxReads: 1 });
 await api("POST", "/keys", { name: "ci deploy", permissions: ["read", "write"], prefix: "prod/" });
 await api("POST", "/keys", { name: "auditor", permissions: ["admin"] });
 const org = await api("POST", "/orgs", { name: "acme" });

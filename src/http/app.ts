@@ -8,6 +8,7 @@ import type { VaultMetrics } from "../runtime/metrics.js";
 import { metricsRoute } from "./routes/metrics.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
+import { withRevealCheck } from "../domain/secrets/reveal.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
@@ -170,6 +171,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       license: deps.console?.license ?? (() => undefined),
       freeTierLimit: FREE_TIER_LIMIT,
       freeTierUse: () => deps.tx.run((w) => deps.secrets.countActive(w)),
+      endToEnd: (ids) => (ids.length === 0 ? Promise.resolve(new Set<string>()) : deps.tx.run((w) => withRevealCheck(w, ids))),
       now: deps.now,
       verifyAudit: deps.console?.verifyAudit,
     },

@@ -25,6 +25,13 @@ export interface RevealCheckStore {
   /** Whether `key` has a check, without a lock (most reveals are of links without one). */
   has(key: string): Awaitable<boolean>;
   /**
+   * Which of `keys` have a check, in one statement for them all, without a
+   * lock (the console's Kind of a page of public secrets: docs/console.md,
+   * "Secrets"). Empty `keys`: an empty set, no statement.
+   * @returns the subset of `keys` that have a row.
+   */
+  withCheck(keys: readonly string[]): Awaitable<Set<string>>;
+  /**
    * The check of `key`, or undefined for none, held until the unit ends, so
    * a proof's check, the read or the refusal it decides, and a concurrent
    * reveal's, run one after the other.

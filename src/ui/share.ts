@@ -106,6 +106,12 @@ async function revealNow(): Promise<void> {
     if (passHint) passInput.select();
     return;
   }
+  if (res.status === 429) {
+    // The share pages' limiter (misses and refused proofs): nothing was read, so the link stays whole for a later try.
+    revealButton.disabled = false;
+    showError(`${S.tooManyTitle}. ${S.tooManyLead}`);
+    return;
+  }
   // The key has done its work once the read is made: out of the address bar and the history entry.
   history.replaceState(null, "", location.pathname + location.search);
   if (!res.ok) {

@@ -114,6 +114,24 @@ export function parseMaxFailures(text: string): number {
 /** Tries at a terminal before `get <link>` gives up on a wrong passphrase (nothing is read by a wrong one). */
 const PASSPHRASE_TRIES = 3;
 
+/**
+ * Whether the recipient page of `link` still names a live public secret:
+ * `GET <base>/s/<id>`, which reads nothing (docs/share.md, "The recipient
+ * page"); asked after a refused passphrase, since the refusal that reaches
+ * the link's max_failed_reveals destroys it (docs/share.md, "The reveal proof").
+ * @param timeoutMs the request's limit, milliseconds (0: none).
+ * @returns false only for a 404; true for any other answer or a failed request (the next try says what is wrong).
+ */
+async function linkIsLive(link: ShareLink, timeoutMs: number): Promise<boolean> {
+  try {
+    const res = await fetch(`${link.base}/s/${link.id}`, { signal: timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : null, redirect: "manual" });
+    await res.body?.cancel();
+    return res.status !== 404;
+  } catch {
+    return true;
+  }
+}
+
 /** The link `get` was given, when its argument is one (`http(s)://.../s/<id>[#key]` or `.../secrets/<id>`). */
 export function shareLinkArgument(arg: string): ShareLink | undefined {
   return /^https?:\/\//i.test(arg) ? parseShareLink(arg) : undefined;
@@ -123,7 +141,9 @@ export function shareLinkArgument(arg: string): ShareLink | undefined {
  * `get <link>`: reveals a share link (one read) and prints the value,
  * byte-exact. A `/s/` link needs no token (the id is the capability); a
  * `/secrets/` link is read with the usual connection. The passphrase is
- * asked for before the read when the link says it needs one.
+ * asked for before the read when the link says it needs one; one typed at
+ * the terminal is asked for again when the vault refuses it (nothing read),
+ * PASSPHRASE_TRIES tries in all, then it gives up with exit 1 (docs/cli.md).
  */
 export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags, exit: ExitCode): Promise<void> {
   const parsed = parseShareLink(link);
@@ -139,11 +159,20 @@ export async function getLink(link: string, flags: ConnectionFlags & PassphraseF
         return;
       } catch (err) {
         if (!(err instanceof EnvelopeError)) throw err;
-        process.stderr.write(`ephemeral-vault: ${err.message}\n`);
-        if (typed && err.reason === "passphrase" && !err.readSpent && attempt < PASSPHRASE_TRIES) {
+        const retry = typed && err.reason === "passphrase" && !err.readSpent;
+        if (retry && attempt < PASSPHRASE_TRIES) {
+          // A refusal that reached the link's max_failed_reveals destroyed it: asking again would be in vain.
+          if (parsed.kind === "page" && !(await linkIsLive(parsed, timeoutOf(flags)))) {
+            process.stderr.write("ephemeral-vault: the secret is gone: too many wrong passphrases destroyed it (or it expired); nothing was read\n");
+            exit.code = EXIT_REFUSED;
+            return;
+          }
+          process.stderr.write(`ephemeral-vault: ${err.message}\n`);
           passphrase = await passphraseOf(flags, true);
           continue;
         }
+        // The last try refused: say that it gave up (the vault's refusal spent nothing), not "try again".
+        process.stderr.write(retry ? `ephemeral-vault: gave up after ${PASSPHRASE_TRIES} wrong passphrases; nothing was read\n` : `ephemeral-vault: ${err.message}\n`);
         exit.code = EXIT_REFUSED;
         return;
       }

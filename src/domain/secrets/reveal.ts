@@ -97,3 +97,16 @@ export async function revealPublic(w: Work, deps: RevealDeps, id: string, proof:
 export async function revealNeedsProof(w: Work, id: string): Promise<boolean> {
   return w.revealChecks.has(id);
 }
+
+/**
+ * Which of the public secrets `ids` were made with a reveal check: the
+ * end-to-end links that only the holder of the whole link can spend at the
+ * recipient page (docs/share.md, "The reveal proof"); the others are plain
+ * public secrets. One lookup for them all (the console's list page: its
+ * Kind `end-to-end link` or `share link`, docs/console.md "Secrets").
+ * @param ids public ids the caller already listed with its token.
+ * @returns the subset of `ids` that have a reveal check.
+ */
+export async function withRevealCheck(w: Work, ids: readonly string[]): Promise<Set<string>> {
+  return w.revealChecks.withCheck(ids);
+}

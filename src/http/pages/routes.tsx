@@ -207,7 +207,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     const client = clientOf(c, deps.trustProxy);
     const waitMs = deps.shareGuard.retryAfterMs(client);
     if (waitMs > 0) {
-      throw new ApiError(429, "too many requests for links that do not exist", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
+      throw new ApiError(429, "too many refused requests from this address (links that do not exist, wrong reveal proofs)", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
     }
     const id = c.req.param("id");
     const origin = shareOrigin(client.ip);

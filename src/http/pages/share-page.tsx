@@ -30,6 +30,8 @@ const SCRIPT_STRINGS = [
   "revealFailed",
   "notAvailableTitle",
   "notAvailableLead",
+  "tooManyTitle",
+  "tooManyLead",
 ] as const;
 
 /** `strings` narrowed to `names`, as JSON for a data attribute. */

@@ -37,7 +37,8 @@ export const STRINGS_EN = {
   notAvailableTitle: "This secret is not available",
   notAvailableLead: "It may have been revealed already, it may have expired, or the link may be wrong. Ask the sender for a new one.",
   tooManyTitle: "Too many attempts",
-  tooManyLead: "Too many links that do not exist were tried from your address. Try again in a minute.",
+  // One limiter counts both (docs/share.md, "Misses and refusals"): links that name nothing, and refused reveal proofs.
+  tooManyLead: "Too many tries from your address were refused: links that do not exist, or reveals with a wrong passphrase or an incomplete link. Nothing was read. Try again in a minute.",
   noscriptShare:
     "Revealing this secret needs JavaScript: it is decrypted in your browser, so the server never sees it. Without JavaScript, use the command line with this page's whole address, including the part after #:",
   // The create page (/)

@@ -14,6 +14,14 @@ interface Row {
 const FOR_UPDATE = new Fragment("", " FOR UPDATE");
 
 /**
+ * A JSON array of text bound as one parameter and read as rows of `value`:
+ * `json_each(?)` on SQLite, `json_array_elements_text($n::json)` on
+ * PostgreSQL (the bound value sits between the two fragments).
+ */
+const JSON_LIST_OPEN = new Fragment("json_each(", "json_array_elements_text(");
+const JSON_LIST_CLOSE = new Fragment(")", "::json)");
+
+/**
  * The `reveal_checks` store of both engines (docs/share.md, "The reveal
  * proof"). The refusal count is one guarded UPDATE, so concurrent wrong
  * proofs on PostgreSQL count one after the other under the row's lock and
@@ -32,6 +40,16 @@ export class SqlRevealCheckStore implements RevealCheckStore {
 
   has(key: string): Awaitable<boolean> {
     return map(this.x.get<{ one: number }>(sql`SELECT 1 AS one FROM reveal_checks WHERE key = ${key}`), (row) => row !== undefined);
+  }
+
+  withCheck(keys: readonly string[]): Awaitable<Set<string>> {
+    if (keys.length === 0) return new Set();
+    return map(
+      this.x.all<{ key: string }>(
+        sql`SELECT key FROM reveal_checks WHERE key IN (SELECT value FROM ${JSON_LIST_OPEN}${JSON.stringify(keys)}${JSON_LIST_CLOSE})`,
+      ),
+      (rows) => new Set(rows.map((row) => row.key)),
+    );
   }
 
   forReveal(key: string): Awaitable<RevealCheck | undefined> {

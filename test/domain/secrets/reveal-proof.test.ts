@@ -94,6 +94,30 @@ describe("POST /s/<id>/reveal with a reveal check", () => {
     expect(await readCount(v, id)).toBe(0);
   });
 
+  it("the 429 after refused proofs says so: the recipient page and the reveal's answer name wrong passphrases, not only missing links", async () => {
+    const v = buildTestVault({ trustProxy: true, authFailLimit: 3 });
+    const { id, proof } = await shared(v, {}, "correct horse battery");
+    const from = { "X-Forwarded-For": "203.0.113.10" };
+    for (let i = 0; i < 3; i++) expect((await reveal(v, id, WRONG, from)).status).toBe(403);
+    const page = await v.request("GET", `/s/${id}`, { token: null, headers: from });
+    expect(page.status).toBe(429);
+    const html = await page.text();
+    expect(html).toContain("Too many attempts");
+    expect(html).toContain("reveals with a wrong passphrase or an incomplete link");
+    expect(html).toContain("Nothing was read");
+    const refused = await reveal(v, id, proof, from);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/wrong reveal proofs/);
+    expect(await readCount(v, id)).toBe(0);
+    // The same page after misses only says that too: one limiter, one text for both.
+    const misses = { "X-Forwarded-For": "203.0.113.11" };
+    for (let i = 0; i < 3; i++) expect((await v.request("GET", `/s/${"d".repeat(64)}`, { token: null, headers: misses })).status).toBe(404);
+    const missPage = await v.request("GET", `/s/${id}`, { token: null, headers: misses });
+    expect(missPage.status).toBe(429);
+    expect(await missPage.text()).toContain("links that do not exist");
+  });
+
   it("needs the passphrase in the proof for a passphrase link", async () => {
     const v = buildTestVault();
     const { id, linkKey } = await shared(v, {}, "a long passphrase here");

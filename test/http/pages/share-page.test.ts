@@ -196,6 +196,24 @@ describeBrowser("the share pages in Chromium", () => {
     expect((await meta(idOf(link)))?.read_count).toBe(2);
   });
 
+  it("a 429 from the reveal (the share pages' limiter) says so, keeps the whole link in the address bar and spends nothing", async () => {
+    const link = await share("rate limited value", ["--reads", "1"]);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The limiter's answer, as the vault gives it to an address over its limit (reveal-proof.test.ts makes the real one).
+    await page.route("**/reveal", (route) =>
+      route.fulfill({ status: 429, headers: { "Retry-After": "60" }, contentType: "application/json", body: JSON.stringify({ error: "too many refused requests from this address" }) }),
+    );
+    await page.goto(link);
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/^Too many attempts\. Too many tries from your address were refused: links that do not exist, or reveals with a wrong passphrase/);
+    expect(page.url()).toBe(link);
+    expect(await page.getByRole("button", { name: "Reveal the secret" }).isEnabled()).toBe(true);
+    expect(await seriousA11yViolations(page), "429").toEqual([]);
+    await context.close();
+    expect((await meta(idOf(link)))?.read_count).toBe(0);
+  });
+
   it("a link without its key or with a damaged key shows no Reveal and spends nothing; so does the CLI", async () => {
     const link = await share("whole link only", ["--reads", "1"]);
     const [bare] = link.split("#");

@@ -5,7 +5,7 @@ import type { ConsoleCtx, Registrar } from "./kit.js";
 import { Frame, mayOnSecrets, rows, secretsBase, takeFlash, text } from "./kit.js";
 import { pageQuery } from "./widgets.js";
 
-/** What the overview shows besides the API's answers (built by createApp from the vault's settings). */
+/** What the console's pages show besides the API's answers (built by createApp from the vault's settings and its domain). */
 export interface ConsoleInfo {
   version: string;
   /** "SQLite file" or "PostgreSQL". */
@@ -18,6 +18,12 @@ export interface ConsoleInfo {
   freeTierUse: () => Promise<number>;
   /** Current time, Unix milliseconds. */
   now: () => number;
+  /**
+   * Which of the public ids (a page of the token's own list) were made with
+   * a reveal check, in one lookup: the secrets page's Kind `end-to-end link`
+   * (docs/console.md, "Secrets"; docs/share.md, "The reveal proof").
+   */
+  endToEnd: (ids: readonly string[]) => Promise<Set<string>>;
   /** The audit hash chain's state, by the check `ephemeral-vault audit verify` runs; undefined where it cannot run here. */
   verifyAudit?: (() => Promise<ChainState>) | undefined;
 }

@@ -241,7 +241,7 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   });
 
   overviewRoutes(registrar, deps.info);
-  secretRoutes(registrar);
+  secretRoutes(registrar, deps.info);
   keyRoutes(registrar);
   auditRoutes(registrar, deps.info);
   orgRoutes(registrar);

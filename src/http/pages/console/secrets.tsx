@@ -3,6 +3,7 @@ import { DURATION_FORMS, durationSeconds } from "../../../model/duration.js";
 import { fill } from "../strings.js";
 import { AuditTable } from "./audit-table.js";
 import type { ConsoleCtx, Out, Registrar } from "./kit.js";
+import type { ConsoleInfo } from "./overview.js";
 import { apiMessage, back, forbidden, Frame, intField, mayOnSecrets, refused, rows, secretsBase, takeFlash, text, when } from "./kit.js";
 import type { Column } from "./widgets.js";
 import { act, CardForm, Field, pageQuery, PostButton, Table } from "./widgets.js";
@@ -28,6 +29,19 @@ const nameOf = (row: Row) => text(row.key ?? row.id);
 const isPublic = (row: Row) => row.key === undefined && typeof row.id === "string";
 const apiPath = (ctx: ConsoleCtx, key: string) => `${secretsBase(ctx.session.caps)}/${encodeURIComponent(key)}`;
 const pageLink = (ctx: ConsoleCtx, path: string, key: string) => `${ctx.root}ui/${path}?key=${encodeURIComponent(key)}`;
+
+/** The public ids among `list`: what the one reveal-check lookup of a page is asked about. */
+const publicIds = (list: Row[]) => list.filter(isPublic).map((row) => text(row.id));
+
+/**
+ * A row's Kind (docs/console.md, "Secrets"): `keyed`; for a public secret,
+ * `end-to-end link` when it has a reveal check (`endToEnd` holds its id),
+ * else `share link`.
+ */
+function kindOf(ctx: ConsoleCtx, row: Row, endToEnd: ReadonlySet<string>): string {
+  if (!isPublic(row)) return ctx.s.kindKeyedShort;
+  return endToEnd.has(text(row.id)) ? ctx.s.kindEndToEnd : ctx.s.kindShareLink;
+}
 
 /** True when `key` names a public secret of the global scope: the console never reads one (a person's share link). */
 function isShareLink(ctx: ConsoleCtx, key: string): boolean {
@@ -111,12 +125,16 @@ function SecretActions(props: { ctx: ConsoleCtx; row: Row }) {
   );
 }
 
-/** The list's columns: key, kind, created, expires, reads, actions; the sortable ones link to their sort. */
-function secretColumns(ctx: ConsoleCtx): Column<Row>[] {
+/**
+ * The list's columns: key, kind, created, expires, reads, actions; the
+ * sortable ones link to their sort. `endToEnd`: the public ids of the shown
+ * rows that have a reveal check.
+ */
+function secretColumns(ctx: ConsoleCtx, endToEnd: ReadonlySet<string>): Column<Row>[] {
   const { s } = ctx;
   return [
     { label: s.colKey, rowHead: true, class: "mono", cell: (row) => nameOf(row) },
-    { label: s.colKind, cell: (row) => (isPublic(row) ? s.kindShareLink : s.kindKeyedShort) },
+    { label: s.colKind, cell: (row) => kindOf(ctx, row, endToEnd) },
     { label: s.colCreated, cell: (row) => when(row.created_at) },
     { label: s.colExpires, cell: (row) => (row.expires_at === null ? s.never : when(row.expires_at)) },
     { label: s.colReads, cell: (row) => reads(ctx, row) },
@@ -226,11 +244,13 @@ async function findSecret(ctx: ConsoleCtx, key: string): Promise<Row | Out> {
  * sorted by key, created, expiry or reads, paged; a page per secret with its
  * audit history; change TTL (a duration) and reads; delete after a confirm
  * page; revealing a keyed secret is its own page whose button says it counts
- * a read. A share link (a public secret) is never revealed here: its read
- * is its holder's. Global for the master key and scoped keys, the org's for
- * a principal key; every call is the API's, with the session's token.
+ * a read. A public secret is never revealed here: its read is its link
+ * holder's. Its Kind is `end-to-end link` when it has a reveal check (one
+ * lookup for the shown page through `info.endToEnd`), else `share link`.
+ * Global for the master key and scoped keys, the org's for a principal key;
+ * every other call is the API's, with the session's token.
  */
-export function secretRoutes(r: Registrar): void {
+export function secretRoutes(r: Registrar, info: Pick<ConsoleInfo, "endToEnd">): void {
   r.page("secrets", async (ctx) => {
     const { s, session } = ctx;
     const caps = session.caps;
@@ -251,6 +271,7 @@ export function secretRoutes(r: Registrar): void {
       pages = Math.ceil(matching.length / PAGE);
       shown = matching.slice(page * PAGE, page * PAGE + PAGE);
     }
+    const endToEnd = await info.endToEnd(publicIds(shown));
     const badSort = sortParam in SORTS ? undefined : fill(s.badSort, { sort: sortParam });
     return (
       <Frame ctx={ctx} title={title} section="secrets" flash={takeFlash(ctx)}>
@@ -263,9 +284,9 @@ export function secretRoutes(r: Registrar): void {
             {badSort === undefined ? null : <p class="notice error" role="alert">{badSort}</p>}
             <ListControls ctx={ctx} q={q} sort={sort} desc={desc} />
             {found.more ? <p class="notice warn">{fill(s.scanCapped, { n: String(SCAN_PAGES * 1000) })}</p> : null}
-            <Table columns={secretColumns(ctx)} rows={shown} empty={<p class="notice warn">{q === "" ? s.noSecrets : s.noMatch}</p>} />
+            <Table columns={secretColumns(ctx, endToEnd)} rows={shown} empty={<p class="notice warn">{q === "" ? s.noSecrets : s.noMatch}</p>} />
             <OffsetPager ctx={ctx} page={page} pages={pages} />
-            {caps.kind === "principal" ? null : <p class="help">{s.shareLinkNote}</p>}
+            {caps.kind === "principal" ? null : <p class="help">{s.kindsNote}</p>}
           </>
         )}
       </Frame>
@@ -280,6 +301,8 @@ export function secretRoutes(r: Registrar): void {
     const left = readsLeft(row);
     const caps = ctx.session.caps;
     const share = isPublic(row);
+    const endToEnd = await info.endToEnd(publicIds([row]));
+    const kindNote = endToEnd.size > 0 ? s.endToEndNote : s.shareLinkNote;
     const sealOnLimit = row.delete === false;
     const nextRead = left === null ? s.nextReadKeeps : left <= 1 ? (sealOnLimit ? s.nextReadSeals : s.nextReadBurns) : fill(s.nextReadLeaves, { n: String(left - 1) });
     const auditBase = caps.kind === "principal" ? `/orgs/${encodeURIComponent(text(caps.orgId))}/audit` : "/audit";
@@ -293,7 +316,7 @@ export function secretRoutes(r: Registrar): void {
     return (
       <Frame ctx={ctx} title={fill(s.secretTitle, { key })} section="secrets" flash={takeFlash(ctx)}>
         <dl class="facts">
-          {fact(s.colKind, share ? s.kindShareLink : s.kindKeyedShort)}
+          {fact(s.colKind, kindOf(ctx, row, endToEnd))}
           {fact(s.colCreated, when(row.created_at))}
           {fact(s.colExpires, row.expires_at === null ? s.never : when(row.expires_at))}
           {fact(s.colReads, reads(ctx, row))}
@@ -301,7 +324,7 @@ export function secretRoutes(r: Registrar): void {
           {fact(s.nextReadLabel, nextRead)}
           {row.state === undefined ? null : fact(s.stateLabel, text(row.state))}
         </dl>
-        {share ? <p class="notice warn">{`${s.shareLinkNote} ${linkHolder(ctx, row)}`}</p> : null}
+        {share ? <p class="notice warn">{`${kindNote} ${linkHolder(ctx, row)}`}</p> : null}
         <p>
           {!share && mayOnSecrets(caps, "read") ? <a class="button-link" href={pageLink(ctx, "secrets/reveal", key)}>{s.reveal}</a> : null}
           {mayOnSecrets(caps, "delete") ? <a class="button-link" href={pageLink(ctx, "secrets/delete", key)}>{s.deleteLabel}</a> : null}

@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { sealEnvelope } from "@ephemeral-vault/client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeBrowser, launchBrowser, seriousA11yViolations, watchCsp } from "../../../support/browser.js";
 import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "../../../support/e2e-helpers.js";
@@ -269,6 +270,8 @@ describeBrowser("the console in Chromium", () => {
     mkdirSync(shots, { recursive: true });
     const share = await json(vault.request("POST", "/secrets", { value: "a shared envelope", max_reads: 1, ttl_seconds: 86_400 }), 201);
     const id = String(share.id);
+    const sealed = await sealEnvelope("an end-to-end value", {});
+    const e2e = String((await json(vault.request("POST", "/secrets", { value: sealed.envelope, reveal_check: sealed.revealCheck, max_reads: 1 }), 201)).id);
     await json(vault.request("POST", "/secrets", { key: "console/page/db", value: "v", max_reads: 2 }), 201);
     await json(vault.request("GET", "/secrets/console%2Fpage%2Fdb"), 200);
     await json(vault.request("POST", "/webhooks", { url: receiver.url, events: ["*"], description: "a receiver with a rather long address" }), 201);
@@ -281,6 +284,10 @@ describeBrowser("the console in Chromium", () => {
       expect(await row.textContent()).toContain("share link");
       expect(await row.textContent()).toContain("can open it 1 more time");
       expect(await row.getByRole("link", { name: `Delete ${id}` }).count()).toBe(1);
+      const e2eRow = page.getByRole("row", { name: new RegExp(e2e) });
+      expect(await e2eRow.textContent()).toContain("end-to-end link");
+      expect(await e2eRow.getByRole("link", { name: /Reveal/ }).count()).toBe(0);
+      expect(await row.textContent()).not.toContain("end-to-end");
       expect(await seriousA11yViolations(page), `secrets ${tag}`).toEqual([]);
       await page.screenshot({ path: join(shots, `secrets-${tag}.png`), fullPage: true });
 
@@ -309,6 +316,7 @@ describeBrowser("the console in Chromium", () => {
     // Nothing here spent the share link's read.
     const listed = (await json(vault.request("GET", "/secrets"), 200)).secrets as Array<{ id?: string; read_count: number }>;
     expect(listed.find((s) => s.id === id)?.read_count).toBe(0);
+    expect(listed.find((s) => s.id === e2e)?.read_count).toBe(0);
   }, 180_000);
 
   it("on a phone (390 px) the secrets table needs no sideways scroll: each row a card of labelled lines, still a table row", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sealEnvelope } from "@ephemeral-vault/client";
 import { buildTestVault, createKey, MASTER_KEY } from "../../../support/helpers.js";
 import type { TestVault } from "../../../support/helpers.js";
 
@@ -74,6 +75,53 @@ describe("console share links", () => {
     expect(res.status).toBe(403);
     expect(await res.text()).not.toContain("envelope-or-not");
     expect(await readCount(v, id)).toBe(0);
+  });
+});
+
+/** An end-to-end link as the create page and `share` make it: an envelope and its reveal check. */
+async function endToEndLink(v: TestVault): Promise<string> {
+  const sealed = await sealEnvelope("the value", {});
+  return publicSecret(v, { value: sealed.envelope, reveal_check: sealed.revealCheck });
+}
+
+describe("console end-to-end links", () => {
+  it("tells an end-to-end link (a reveal check) from a plain public secret in the list and on its page", async () => {
+    const v = buildTestVault();
+    const plain = await publicSecret(v);
+    const e2e = await endToEndLink(v);
+    const b = await new Browser(v).signIn(MASTER_KEY);
+    const html = await b.html("/ui/secrets");
+    const rowOf = (id: string) => html.slice(html.lastIndexOf("<tr", html.indexOf(id)), html.indexOf("</tr>", html.indexOf(id)));
+    expect(rowOf(e2e)).toContain("end-to-end link");
+    expect(rowOf(plain)).toContain("share link");
+    expect(rowOf(plain)).not.toContain("end-to-end");
+    for (const id of [plain, e2e]) {
+      expect(rowOf(id)).not.toContain("secrets/reveal");
+      expect(rowOf(id)).toContain("can open it 2 more time");
+    }
+    expect(html).toContain("Neither kind of link is revealed here");
+
+    const e2ePage = await b.html(`/ui/secrets/view?key=${e2e}`);
+    expect(e2ePage).toMatch(/<dt>Kind<\/dt>\s*<dd>end-to-end link<\/dd>/);
+    expect(e2ePage).toContain("the vault holds only ciphertext, and the recipient page spends a read only for the link&#39;s proof");
+    expect(e2ePage).not.toContain("secrets/reveal");
+    const plainPage = await b.html(`/ui/secrets/view?key=${plain}`);
+    expect(plainPage).toMatch(/<dt>Kind<\/dt>\s*<dd>share link<\/dd>/);
+    expect(plainPage).toContain("its reads belong to whoever holds its link");
+    expect(plainPage).not.toContain("only ciphertext");
+    // Neither page spent a read.
+    expect(await readCount(v, e2e)).toBe(0);
+    expect(await readCount(v, plain)).toBe(0);
+  });
+
+  it("an end-to-end link whose reveal check is gone (pruned) is shown as a share link", async () => {
+    const v = buildTestVault();
+    const e2e = await endToEndLink(v);
+    await v.query(`DELETE FROM reveal_checks WHERE key = '${e2e}'`);
+    const b = await new Browser(v).signIn(MASTER_KEY);
+    const html = await b.html("/ui/secrets");
+    const row = html.slice(html.lastIndexOf("<tr", html.indexOf(e2e)), html.indexOf("</tr>", html.indexOf(e2e)));
+    expect(row).toContain("share link");
   });
 });
 
