@@ -13,7 +13,7 @@ export const STRINGS_EN = {
   shareWarning: "Revealing it counts as one read. When no reads are left, the secret is destroyed and this link stops working.",
   readsLeftOne: "It can be revealed 1 more time.",
   readsLeftMany: "It can be revealed {n} more times.",
-  readsUnlimited: "It can be revealed any number of times until it expires.",
+  readsUnlimited: "It can be revealed any number of times.",
   expiresAt: "It expires at {time}.",
   expiresNever: "It does not expire.",
   reveal: "Reveal the secret",
