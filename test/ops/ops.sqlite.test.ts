@@ -12,7 +12,10 @@ import { backupDatabase } from "../../src/ops/backup.js";
 import { lockDataDir } from "../../src/store/tools.js";
 import { rekeyDatabase } from "../../src/store/sqlite/tools/rekey.js";
 import { restoreDatabase, RestoreRefused } from "../../src/ops/restore.js";
-import { buildSqliteTestVault } from "../support/helpers.js";
+import { createLogger } from "../../src/log/log.js";
+import { buildSqliteTestVault, createSqliteVault } from "../support/helpers.js";
+
+const MASTER = "m".repeat(32);
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -176,6 +179,36 @@ describe("rekey", () => {
     db.close();
   });
 
+  it("upgrades v2 envelopes (value version 0) to v3 and then refuses v2 values pasted back, even with the version put back", () => {
+    const db = openDatabase(":memory:");
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    verifyRootKeys(db, cipher);
+    const v2 = cipher.encrypt("old-v2-value", aadForRecord({ scope: "global", key: "k", createdAt: 10 }));
+    v2[0] = 2;
+    db.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'k', 'active', ?, 10, 10)").run(v2);
+    // A database a build before value versions rekeyed: v1 refused, v2 at version 0 still opens.
+    db.prepare("INSERT INTO meta (name, value) VALUES ('min_envelope_version', '2')").run();
+    const before = new ValueCipher(key);
+    verifyRootKeys(db, before);
+    expect(readAll(db, before)).toEqual({ k: "old-v2-value" });
+
+    expect(rekeyDatabase(db, new ValueCipher(key))).toEqual({ rewrapped: 1, alreadyCurrent: 0, failed: 0, remaining: 0 });
+    const row = db.prepare("SELECT ciphertext, value_version FROM secrets").get() as { ciphertext: Buffer; value_version: number };
+    expect(row.ciphertext[0]).toBe(3);
+    expect(row.value_version).toBe(1);
+    expect(db.prepare("SELECT value FROM meta WHERE name = 'min_envelope_version'").get()).toEqual({ value: "3" });
+    const restarted = new ValueCipher(key);
+    verifyRootKeys(db, restarted);
+    expect(readAll(db, restarted)).toEqual({ k: "old-v2-value" });
+    db.prepare("UPDATE secrets SET ciphertext = ?").run(v2);
+    expect(() => readAll(db, new ValueCipher(key))).toThrow(/written since value versions began/); // before the start check
+    expect(() => readAll(db, restarted)).toThrow(/v2 envelope in a database whose values were all upgraded to v3/);
+    db.prepare("UPDATE secrets SET value_version = 0").run();
+    expect(() => readAll(db, restarted)).toThrow(/v2 envelope in a database whose values were all upgraded to v3/);
+    db.close();
+  });
+
   it("refuses when records need a key that is not loaded", () => {
     const db = openDatabase(":memory:");
     const oldCipher = new ValueCipher(generateRootKey());
@@ -235,6 +268,35 @@ describe("backup and restore", () => {
     const kept = new Database(report.previous as string, { readonly: true });
     expect(readAll(kept, cipher)).toEqual({ current: "before" });
     kept.close();
+  });
+
+  it("backup and restore keep each row's value version: a replaced value and a v2 row at version 0 read after the restore", async () => {
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    const source = tempDir();
+    const db = openDatabase(join(source, "vault.db"));
+    const vault = createSqliteVault(db, { cipher, log: createLogger("silent"), masterKey: MASTER, now: Date.now, activeLimit: () => null, publicUrl: "http://v.test", maxValueBytes: 65_536, trustProxy: false });
+    const request = (method: string, path: string, body?: unknown) =>
+      Promise.resolve(vault.app.request(path, { method, headers: { authorization: `Bearer ${MASTER}`, "content-type": "application/json" }, body: JSON.stringify(body) }));
+    expect((await request("POST", "/secrets", { key: "replaced", value: "value-1" })).status).toBe(201);
+    expect((await request("PUT", "/secrets/replaced", { value: "value-2" })).status).toBe(200);
+    await vault.engine.tx.close();
+    const v2 = cipher.encrypt("written-by-v2", aadForRecord({ scope: "global", key: "legacy", createdAt: 10 }));
+    v2[0] = 2;
+    db.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'legacy', 'active', ?, 10, 10)").run(v2);
+    db.close();
+
+    const backup = join(tempDir(), "b.db");
+    await backupDatabase(join(source, "vault.db"), backup, cipher);
+    const target = vaultDir(cipher, { current: "before" });
+    await restoreDatabase(backup, target, new ValueCipher(key));
+    const restored = openDatabase(join(target, "vault.db"));
+    expect(restored.prepare("SELECT key, value_version FROM secrets ORDER BY id").all()).toEqual([
+      { key: "replaced", value_version: 2 },
+      { key: "legacy", value_version: 0 },
+    ]);
+    expect(readAll(restored, cipher)).toEqual({ replaced: "value-2", legacy: "written-by-v2" });
+    restored.close();
   });
 
   it("restore keeps the writes of a crashed vault's WAL in the database it puts aside", async () => {
