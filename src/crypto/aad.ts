@@ -35,7 +35,7 @@ export function aadForRecord(place: Omit<RecordPlace, "valueVersion">): Buffer {
 /**
  * The v3 AAD of a secret value: scope, key, the row's creation time in
  * milliseconds and the row's value version, NUL-separated
- * (docs/security.md, "What the AAD binds"). A replace keeps the row and its
+ * (docs/operations.md, "Encryption at rest"). A replace keeps the row and its
  * creation time but moves the value version, so the row's older ciphertext
  * pasted back fails authentication (no rollback to an older value of the
  * same row).
