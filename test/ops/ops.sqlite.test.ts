@@ -12,6 +12,8 @@ import { backupDatabase } from "../../src/ops/backup.js";
 import { lockDataDir } from "../../src/store/tools.js";
 import { rekeyDatabase } from "../../src/store/sqlite/tools/rekey.js";
 import { restoreDatabase, RestoreRefused } from "../../src/ops/restore.js";
+import { schemaSections } from "../../src/store/sqlite/migrate.js";
+import { checkCopy } from "../../src/store/sqlite/tools/restore-checks.js";
 import { createLogger } from "../../src/log/log.js";
 import { buildSqliteTestVault, createSqliteVault } from "../support/helpers.js";
 
@@ -297,6 +299,20 @@ describe("backup and restore", () => {
     ]);
     expect(readAll(restored, cipher)).toEqual({ replaced: "value-2", legacy: "written-by-v2" });
     restored.close();
+  });
+
+  it("restore's check opens the rows of a copy made before value versions (schema 18) at value version 0", () => {
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    const copy = new Database(":memory:");
+    for (const section of schemaSections()) if (section.version <= 18) copy.exec(section.sql);
+    copy.pragma("user_version = 18");
+    const v2 = cipher.encrypt("written-by-v2", aadForRecord({ scope: "global", key: "old", createdAt: 10 }));
+    v2[0] = 2;
+    copy.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'old', 'active', ?, 10, 10)").run(v2);
+    expect(checkCopy(copy, cipher).secrets.active).toBe(1);
+    expect(() => checkCopy(copy, new ValueCipher(generateRootKey()))).toThrow(RestoreRefused);
+    copy.close();
   });
 
   it("restore keeps the writes of a crashed vault's WAL in the database it puts aside", async () => {
