@@ -253,3 +253,8 @@ CREATE TABLE reveal_checks (
 -- every other secret, and for every secret made before this version).
 ALTER TABLE secrets ADD COLUMN anonymous_net text;
 CREATE INDEX secrets_anonymous ON secrets (anonymous_net) WHERE anonymous_net IS NOT NULL AND state IN ('active', 'sealed');
+-- version: 9
+-- A secret's value version, as schema.sql's version 19: 1 for a new secret,
+-- one more in the same statement as every write of a new ciphertext, bound
+-- into the value's AAD (envelope v3); 0 for the rows written before.
+ALTER TABLE secrets ADD COLUMN value_version integer NOT NULL DEFAULT 0 CHECK (value_version >= 0);

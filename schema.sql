@@ -390,3 +390,12 @@ CREATE TABLE reveal_checks (
 -- every other secret, and for every secret made before this version).
 ALTER TABLE secrets ADD COLUMN anonymous_net TEXT;
 CREATE INDEX secrets_anonymous ON secrets (anonymous_net) WHERE anonymous_net IS NOT NULL AND state IN ('active', 'sealed');
+-- version: 19
+-- A secret's value version (docs/operations.md, "Encryption at rest"): 1 for
+-- a new secret, one more in the same statement as every write of a new
+-- ciphertext (a replace, `rekey`), and bound into the value's AAD (envelope
+-- v3, crypto/aad.ts aadForValue), so a replace's older ciphertext pasted
+-- back into its row no longer opens: a replace keeps the row and its
+-- created_at. Rows written before this version get 0; a v1 or v2 envelope
+-- opens only at 0, so an old one pasted into a row replaced since does not.
+ALTER TABLE secrets ADD COLUMN value_version INTEGER NOT NULL DEFAULT 0 CHECK (value_version >= 0);

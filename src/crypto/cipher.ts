@@ -2,12 +2,12 @@ import { createCipheriv, createDecipheriv, hkdfSync } from "node:crypto";
 import { randomBytesPooled } from "./random.js";
 import { RECORD_KEY_INFO as HKDF_INFO, hkdfSha256Block } from "./hkdf.js";
 import { KEY_ID_BYTES, rootKeyId } from "./root-key.js";
-import { aadFor, aadForRecord } from "./aad.js";
+import { aadFor, aadForRecord, aadForValue } from "./aad.js";
 import type { RecordPlace } from "./aad.js";
 
 // Re-exported: the root key helpers live in root-key.ts, the AAD in aad.ts, the HKDF in hkdf.ts.
 export { generateRootKey, parseRootKey, rootKeyId } from "./root-key.js";
-export { aadFor, aadForRecord } from "./aad.js";
+export { aadFor, aadForRecord, aadForValue } from "./aad.js";
 export { hkdfSha256Block } from "./hkdf.js";
 export type { RecordPlace } from "./aad.js";
 
@@ -15,12 +15,21 @@ export type { RecordPlace } from "./aad.js";
  * Envelope format versions, the first byte of every stored ciphertext. v1:
  * the AAD binds scope and key (aadFor). v2: it also binds the row's creation
  * time (aadForRecord), so an older ciphertext of the same key does not open
- * in a newer row.
+ * in a newer row. v3: it also binds the row's value version (aadForValue),
+ * so an older value of the same row does not open in it after a replace
+ * (docs/operations.md, "Encryption at rest").
  */
 const ENVELOPE_V1 = 1;
 const ENVELOPE_V2 = 2;
+const ENVELOPE_V3 = 3;
 /** The envelope version new records are written with. */
-export const CURRENT_ENVELOPE_VERSION = ENVELOPE_V2;
+export const CURRENT_ENVELOPE_VERSION = ENVELOPE_V3;
+/**
+ * The value version of a row not written since value versions began
+ * (schema.sql version 19, schema-pg.sql version 9): the only one a v1 or v2
+ * envelope opens in.
+ */
+export const UNVERSIONED_VALUE = 0;
 const SALT_BYTES = 16;
 const NONCE_BYTES = 12; // 96-bit GCM nonce (NIST SP 800-38D recommends 96 bits)
 const TAG_BYTES = 16;
@@ -49,8 +58,10 @@ export class DecryptError extends Error {
  * Each write draws a fresh 16-byte salt and 96-bit nonce; the record key is
  * HKDF-SHA256(root, salt, "ephemeral-vault/v1/record-key") (RFC 5869), so no
  * two records share a key and a nonce can never repeat under one key. The
- * additional authenticated data binds the ciphertext to its secret (scope and
- * key): a ciphertext copied to another row fails authentication.
+ * additional authenticated data binds the ciphertext to its row (scope, key,
+ * creation time) and to the write of the row's value (its value version): a
+ * ciphertext copied to another row, or an older value put back into its
+ * row, fails authentication.
  *
  * Envelope: version(1) | root key id(8) | salt(16) | nonce(12) | tag(16) | ciphertext.
  */
@@ -80,8 +91,12 @@ export class ValueCipher {
   readonly currentKeyId: string;
   /** The same id's 8 bytes as a latin1 string (the record key cache's names). */
   private readonly currentKeyIdLatin1: string;
-  /** Set once every stored value is v2 (after `rekey`): v1 envelopes no longer open as records. */
-  private legacyRefused = false;
+  /**
+   * The oldest envelope version that opens as a record: 1 until `rekey`
+   * has upgraded every stored value and recorded the version it upgraded
+   * to (meta `min_envelope_version`, store/root-keys.ts).
+   */
+  private minEnvelope = ENVELOPE_V1;
 
   /**
    * @param current the root key for new writes (32 bytes).
@@ -136,36 +151,57 @@ export class ValueCipher {
   }
 
   /**
-   * Encrypts a secret's value for its row: a v2 envelope whose AAD binds
-   * scope, key and the row's creation time (aadForRecord).
+   * Encrypts a secret's value for its row: a v3 envelope whose AAD binds
+   * scope, key, the row's creation time and the value version the row will
+   * hold with this ciphertext (aadForValue): the store writes both in one
+   * statement (store/sql/secrets.ts secretReplace, the engines' inserts).
    * @returns the envelope bytes to store.
    */
   encryptRecord(plaintext: string, place: RecordPlace): Buffer {
-    return this.encryptAs(ENVELOPE_V2, plaintext, aadForRecord(place));
+    return this.encryptAs(ENVELOPE_V3, plaintext, aadForValue(place));
   }
 
   /**
-   * Opens a stored secret value, v1 (scope and key) or v2 (scope, key and
-   * creation time) by the envelope's version byte.
+   * Opens a stored secret value by the envelope's version byte: v3 (scope,
+   * key, creation time and value version), else v2 (scope, key and creation
+   * time) or v1 (scope and key), which open only in a row at value version
+   * 0 (UNVERSIONED_VALUE: not written since value versions began) and only
+   * while the cipher takes their version (refuseEnvelopesBelow).
    * @throws DecryptError when the key is unknown, the ciphertext belongs to
-   *   another row (or an older secret of the same key), or was altered.
+   *   another row, an older secret of the same key or an older value of the
+   *   same row, is of a refused version, or was altered.
    */
   decryptRecord(envelope: Buffer, place: RecordPlace): string {
-    if (this.legacyRefused && envelope[0] === ENVELOPE_V1) {
-      throw new DecryptError("a v1 envelope in a database whose values were all upgraded to v2");
-    }
+    const version = envelope[0] as number;
     // Each version's AAD names the version, so a changed version byte fails authentication.
-    if (envelope[0] === ENVELOPE_V2) return this.open(envelope, ENVELOPE_V2, aadForRecord(place));
+    if (version === ENVELOPE_V3) return this.open(envelope, ENVELOPE_V3, aadForValue(place));
+    if (version !== ENVELOPE_V2 && version !== ENVELOPE_V1) throw new DecryptError("unknown ciphertext format");
+    if (version < this.minEnvelope) {
+      throw new DecryptError(`a v${version} envelope in a database whose values were all upgraded to v${this.minEnvelope}`);
+    }
+    if (place.valueVersion !== UNVERSIONED_VALUE) {
+      // Its AAD cannot tell the row's values apart, and the row was rewritten since: an older value pasted back.
+      throw new DecryptError(`a v${version} envelope in a row whose value was written since value versions began`);
+    }
+    if (version === ENVELOPE_V2) return this.open(envelope, ENVELOPE_V2, aadForRecord(place));
     return this.open(envelope, ENVELOPE_V1, aadFor(place.scope, place.key));
   }
 
   /**
-   * Refuses v1 envelopes from now on (decryptRecord throws DecryptError): a
-   * v1 AAD binds only scope and key, so once `rekey` has upgraded every value
-   * an older v1 value of the same key pasted back into a row must not open.
+   * Refuses envelopes older than `version` from now on (decryptRecord
+   * throws DecryptError): once `rekey` has upgraded every value to
+   * `version`, an older envelope's AAD binds less than the row's place (v1:
+   * not the creation time; v2: not the value version), so an older value
+   * pasted back into a row at value version 0 must not open either. Set
+   * from meta `min_envelope_version` at start (store/root-keys.ts).
+   * @param version an envelope version, 1 to CURRENT_ENVELOPE_VERSION.
+   * @throws RangeError for another number.
    */
-  refuseLegacyEnvelopes(): void {
-    this.legacyRefused = true;
+  refuseEnvelopesBelow(version: number): void {
+    if (!Number.isInteger(version) || version < ENVELOPE_V1 || version > CURRENT_ENVELOPE_VERSION) {
+      throw new RangeError(`no envelope version ${version}`);
+    }
+    this.minEnvelope = version;
   }
 
   /**
@@ -178,11 +214,13 @@ export class ValueCipher {
 
   /**
    * Re-encrypts a stored value under the current root key and the current
-   * envelope version (used by `rekey`).
+   * envelope version (used by `rekey`), for the row's next value version
+   * (`place.valueVersion + 1`), which the caller writes with it in one
+   * statement: the ciphertext it replaces no longer opens in the row.
    * @throws DecryptError when the envelope does not open for this place.
    */
   rewrap(envelope: Buffer, place: RecordPlace): Buffer {
-    return this.encryptRecord(this.decryptRecord(envelope, place), place);
+    return this.encryptRecord(this.decryptRecord(envelope, place), { scope: place.scope, key: place.key, createdAt: place.createdAt, valueVersion: place.valueVersion + 1 });
   }
 
   /**

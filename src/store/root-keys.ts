@@ -18,12 +18,16 @@ const FOR_UPDATE = new Fragment("", " FOR UPDATE");
  * unloaded id is dropped only when no stored ciphertext still uses it. The
  * current key is then added. So a wrong key never starts, and a rotation
  * (new current key, old one in VAULT_PREVIOUS_ENCRYPTION_KEYS) does. When
- * the meta row `min_envelope_version` is 2 (set by `rekey` once every value
- * is a v2 envelope), the cipher refuses v1 envelopes from then on.
+ * the meta row `min_envelope_version` is set (by `rekey`, once every value
+ * is an envelope of that version: 2 by a build before value versions, 3
+ * since), the cipher refuses older envelopes from then on
+ * (ValueCipher.refuseEnvelopesBelow; docs/operations.md, "Encryption at rest").
  *
  * Run it inside one transaction on `x`; synchronous on an executor that
  * answers synchronously.
  * @throws WrongKeyError with a message naming what to set.
+ * @throws RangeError when `min_envelope_version` names no envelope version
+ *   this build knows.
  */
 export function verifyRootKeysWith(x: SqlExecutor, cipher: ValueCipher): Awaitable<void> {
   return drive(rootKeysRule(x, cipher));
@@ -54,5 +58,6 @@ function* rootKeysRule(x: SqlExecutor, cipher: ValueCipher): Generator<Awaitable
   if (!keep.includes(cipher.currentKeyId)) keep.push(cipher.currentKeyId);
   yield x.run(sql`UPDATE meta SET value = ${JSON.stringify(keep)} WHERE name = 'root_key_ids'`);
   const min = (yield x.get(sql`SELECT value FROM meta WHERE name = 'min_envelope_version'`)) as { value: string } | undefined;
-  if (min?.value === "2") cipher.refuseLegacyEnvelopes();
+  // The version `rekey` upgraded every value to: older envelopes no longer open.
+  if (min !== undefined) cipher.refuseEnvelopesBelow(Number(min.value));
 }

@@ -32,6 +32,8 @@ export interface SecretRow {
   burn_on_limit: number;
   owner_id: string | null;
   allowed_keys: string | null;
+  /** The row's value version (schema.sql version 19): the write its ciphertext belongs to. */
+  value_version: number;
 }
 
 /** A `secrets` row as the domain sees it: booleans, the allowed_keys array. */
@@ -50,6 +52,7 @@ export function toSecretRecord(row: SecretRow): SecretRecord {
     burnOnLimit: row.burn_on_limit === 1,
     ownerId: row.owner_id,
     allowedKeys: row.allowed_keys === null ? null : (JSON.parse(row.allowed_keys) as string[]),
+    valueVersion: row.value_version,
   };
 }
 
@@ -68,6 +71,7 @@ export const SECRET_COLUMNS = [
   "burn_on_limit",
   "owner_id",
   "allowed_keys",
+  "value_version",
 ] as const;
 
 /**
@@ -91,6 +95,7 @@ export function secretRecordFromColumns(r: unknown[]): SecretRecord {
     burnOnLimit: r[10] === 1,
     ownerId: r[11] as string | null,
     allowedKeys: allowedKeys === null ? null : (JSON.parse(allowedKeys) as string[]),
+    valueVersion: r[13] as number,
   };
 }
 

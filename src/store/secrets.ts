@@ -3,15 +3,29 @@ import type { Awaitable } from "../model/awaitable.js";
 
 /**
  * One stored secret: its metadata, its row id (creation order, the list
- * cursor) and its ciphertext (crypto.ts envelope; null once expired).
- * Times are Unix milliseconds.
+ * cursor), its ciphertext (crypto/cipher.ts envelope; null once expired)
+ * and its value version. Times are Unix milliseconds.
  */
 export interface SecretRecord extends SecretMeta {
   id: number;
   ciphertext: Buffer | null;
+  /**
+   * The row's value_version (schema.sql version 19): 1 for a new secret,
+   * one more at every write of a new ciphertext, 0 for a row not written
+   * since that version; bound into the ciphertext's AAD (crypto/aad.ts
+   * aadForValue).
+   */
+  valueVersion: number;
 }
 
-/** A secret to insert, state active, read_count 0. Times in Unix milliseconds. */
+/** The value version of a new secret's row (its insert writes it; SecretRecord.valueVersion). */
+export const FIRST_VALUE_VERSION = 1;
+
+/**
+ * A secret to insert, state active, read_count 0, value version
+ * FIRST_VALUE_VERSION (its ciphertext encrypted for it). Times in Unix
+ * milliseconds.
+ */
 export interface NewSecret {
   scope: string;
   key: string;
@@ -57,8 +71,14 @@ export interface SecretPatch {
  * created_at and owner kept. Times in Unix milliseconds.
  */
 export interface SecretReplacement {
-  /** The new value's envelope, its AAD bound to the row's kept created_at. */
+  /** The new value's envelope, its AAD bound to the row's kept created_at and to `valueVersion`. */
   ciphertext: Buffer;
+  /**
+   * The value version the ciphertext was encrypted for: the row's version
+   * as found plus one. The replace moves the row's version to it in the
+   * same statement, and only from the version below it.
+   */
+  valueVersion: number;
   expiresAt: number | null;
   maxReads: number | null;
   burnOnLimit: boolean;
@@ -127,9 +147,11 @@ export interface SecretStore {
   patch(id: number, patch: SecretPatch, now: number): Awaitable<SecretRecord>;
   /**
    * Replaces a live secret's value and limits in place (same row id,
-   * created_at kept, updated_at = now, read_count 0, state active).
+   * created_at kept, updated_at = now, read_count 0, state active, value
+   * version one more, to `replacement.valueVersion`).
    * @returns the updated secret, or undefined when the row is no longer live
-   *   (burned or deleted by another node meanwhile).
+   *   (burned or deleted by another node meanwhile) or its value version is
+   *   no longer the one below `replacement.valueVersion`.
    */
   replace(id: number, replacement: SecretReplacement, now: number): Awaitable<SecretRecord | undefined>;
   /** Up to `limit` live secrets whose expires_at is at or before `now`, soonest first. */

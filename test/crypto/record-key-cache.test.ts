@@ -6,9 +6,10 @@ import type { RecordPlace } from "../../src/crypto/cipher.js";
 // The record key cache (VAULT_RECORD_KEY_CACHE, docs/configuration.md): bounded by its setting
 // whatever the number of records, and invisible in what opens: a cipher that caches answers every
 // decryption exactly as one that keeps no key, for the right row, a replaced secret of the same key
-// (a new creation time), another key's row, altered bytes and a root key rotated away.
+// (a new creation time), an older value of the same row (a replace: a new value version), another
+// key's row, altered bytes and a root key rotated away.
 
-const place = (key: string, createdAt: number): RecordPlace => ({ scope: "global", key, createdAt });
+const place = (key: string, createdAt: number): RecordPlace => ({ scope: "global", key, createdAt, valueVersion: 1 });
 
 /** The plaintext, or the DecryptError's message. */
 function outcome(cipher: ValueCipher, envelope: Buffer, where: RecordPlace): string {
@@ -46,7 +47,7 @@ describe("the record key cache", () => {
     const before = new ValueCipher(oldRoot);
     const op = fc.record({
       record: fc.nat({ max: 11 }),
-      what: fc.constantFrom("right", "replaced", "moved", "altered", "old-root"),
+      what: fc.constantFrom("right", "replaced", "rewritten", "moved", "altered", "old-root"),
       byte: fc.nat({ max: 200 }),
     });
     fc.assert(
@@ -63,6 +64,7 @@ describe("the record key cache", () => {
           let envelope = r.envelope;
           let where = r.where;
           if (o.what === "replaced") where = { ...r.where, createdAt: r.where.createdAt + 1 };
+          if (o.what === "rewritten") where = { ...r.where, valueVersion: r.where.valueVersion + 1 };
           if (o.what === "moved") where = place(`k${(o.record + 1) % 12}`, r.where.createdAt);
           if (o.what === "altered") {
             envelope = Buffer.from(envelope);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config.js";
-import { aadFor, envelopeKeyId, generateRootKey, ValueCipher } from "../../src/crypto/cipher.js";
+import { aadFor, aadForRecord, envelopeKeyId, generateRootKey, ValueCipher } from "../../src/crypto/cipher.js";
 import { openDatabase } from "../../src/store/sqlite/db.js";
 import type { Db } from "../../src/store/sqlite/db.js";
 import { verifyRootKeys } from "../../src/store/sqlite/root-keys.js";
@@ -12,7 +12,12 @@ import { backupDatabase } from "../../src/ops/backup.js";
 import { lockDataDir } from "../../src/store/tools.js";
 import { rekeyDatabase } from "../../src/store/sqlite/tools/rekey.js";
 import { restoreDatabase, RestoreRefused } from "../../src/ops/restore.js";
-import { buildSqliteTestVault } from "../support/helpers.js";
+import { schemaSections } from "../../src/store/sqlite/migrate.js";
+import { checkCopy } from "../../src/store/sqlite/tools/restore-checks.js";
+import { createLogger } from "../../src/log/log.js";
+import { buildSqliteTestVault, createSqliteVault } from "../support/helpers.js";
+
+const MASTER = "m".repeat(32);
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -29,25 +34,33 @@ interface Stored {
   ciphertext: Buffer;
 }
 
-/** Inserts a secret row the way the lifecycle does, with a value encrypted by `cipher`. */
+/**
+ * Inserts a secret row the way the lifecycle does, with a value encrypted by `cipher` (a v3
+ * envelope at value version 1); `legacy`: a v1 envelope in a row at value version 0, as a build
+ * before value versions left it.
+ */
 function insertSecret(db: Db, cipher: ValueCipher, key: string, value: string, createdAt: number, legacy = false): void {
+  const valueVersion = legacy ? 0 : 1;
   const ciphertext = legacy
     ? cipher.encrypt(value, aadFor("global", key))
-    : cipher.encryptRecord(value, { scope: "global", key, createdAt });
+    : cipher.encryptRecord(value, { scope: "global", key, createdAt, valueVersion });
   db.prepare(
-    "INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', ?, 'active', ?, ?, ?)",
-  ).run(key, ciphertext, createdAt, createdAt);
+    "INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at, value_version) VALUES ('global', ?, 'active', ?, ?, ?, ?)",
+  ).run(key, ciphertext, createdAt, createdAt, valueVersion);
 }
 
 function readAll(db: Db, cipher: ValueCipher): Record<string, string> {
-  const rows = db.prepare("SELECT scope, key, created_at, ciphertext FROM secrets WHERE ciphertext IS NOT NULL").all() as {
+  const rows = db.prepare("SELECT scope, key, created_at, value_version, ciphertext FROM secrets WHERE ciphertext IS NOT NULL").all() as {
     scope: string;
     key: string;
     created_at: number;
+    value_version: number;
     ciphertext: Buffer;
   }[];
   const out: Record<string, string> = {};
-  for (const r of rows) out[r.key] = cipher.decryptRecord(r.ciphertext, { scope: r.scope, key: r.key, createdAt: r.created_at });
+  for (const r of rows) {
+    out[r.key] = cipher.decryptRecord(r.ciphertext, { scope: r.scope, key: r.key, createdAt: r.created_at, valueVersion: r.value_version });
+  }
   return out;
 }
 
@@ -65,11 +78,12 @@ describe("AAD binds the row's creation time", () => {
     expect(await res.text()).not.toContain("old-value-1");
   });
 
-  it("new values are written as v2 envelopes; v1 envelopes written before still open", async () => {
+  it("new values are written as v3 envelopes at value version 1; v1 envelopes written before (value version 0) still open", async () => {
     const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "k", value: "fresh" });
-    const row = v.db.prepare("SELECT ciphertext FROM secrets WHERE key = 'k'").get() as { ciphertext: Buffer };
-    expect(row.ciphertext[0]).toBe(2);
+    const row = v.db.prepare("SELECT ciphertext, value_version FROM secrets WHERE key = 'k'").get() as { ciphertext: Buffer; value_version: number };
+    expect(row.ciphertext[0]).toBe(3);
+    expect(row.value_version).toBe(1);
     insertSecret(v.db, v.cipher, "legacy", "written-by-v1", v.clock.now(), true);
     const res = await v.asMaster("GET", "/secrets/legacy");
     expect(res.status).toBe(200);
@@ -78,20 +92,25 @@ describe("AAD binds the row's creation time", () => {
 });
 
 describe("envelope versions", () => {
-  it("a changed version byte fails authentication in both directions", () => {
+  it("a changed version byte fails authentication in every direction", () => {
     const cipher = new ValueCipher(generateRootKey());
-    const place = { scope: "global", key: "k", createdAt: 5 };
-    const v2 = cipher.encryptRecord("value", place);
+    // Value version 0: the one row where every version may open, so only the AAD refuses.
+    const place = { scope: "global", key: "k", createdAt: 5, valueVersion: 0 };
+    const v3 = cipher.encryptRecord("value", place);
+    const v2 = cipher.encrypt("value", aadForRecord(place));
+    v2[0] = 2; // a v2 envelope: version byte 2, the v2 AAD
     const v1 = cipher.encrypt("value", aadFor("global", "k"));
-    expect(cipher.decryptRecord(v2, place)).toBe("value");
-    expect(cipher.decryptRecord(v1, place)).toBe("value");
-    const downgraded = Buffer.from(v2);
-    downgraded[0] = 1;
-    const upgraded = Buffer.from(v1);
-    upgraded[0] = 2;
-    expect(() => cipher.decryptRecord(downgraded, place)).toThrow(/authentication/);
-    expect(() => cipher.decryptRecord(upgraded, place)).toThrow(/authentication/);
-    expect(() => cipher.decryptRecord(v2, { ...place, createdAt: 6 })).toThrow(/authentication/);
+    const envelopes = [v1, v2, v3];
+    for (const envelope of envelopes) expect(cipher.decryptRecord(envelope, place)).toBe("value");
+    for (const envelope of envelopes) {
+      for (const version of [1, 2, 3].filter((n) => n !== envelope[0])) {
+        const changed = Buffer.from(envelope);
+        changed[0] = version;
+        expect(() => cipher.decryptRecord(changed, place)).toThrow(/authentication/);
+      }
+    }
+    expect(() => cipher.decryptRecord(v3, { ...place, createdAt: 6 })).toThrow(/authentication/);
+    expect(() => cipher.decryptRecord(v3, { ...place, valueVersion: 1 })).toThrow(/authentication/);
   });
 });
 
@@ -128,9 +147,12 @@ describe("rekey", () => {
     expect(report).toEqual({ rewrapped: 7, alreadyCurrent: 0, failed: 0, remaining: 0 });
     const newOnly = new ValueCipher(newKey);
     for (const r of db.prepare("SELECT ciphertext FROM secrets WHERE ciphertext IS NOT NULL").all() as Stored[]) {
-      expect(r.ciphertext[0]).toBe(2);
+      expect(r.ciphertext[0]).toBe(3);
       expect(envelopeKeyId(r.ciphertext)).toBe(newOnly.currentKeyId);
     }
+    // Each rewritten value moved its row's value version by one: v1 rows from 0, v3 rows from 1.
+    const versions = db.prepare("SELECT key, value_version FROM secrets WHERE ciphertext IS NOT NULL ORDER BY id").all() as { key: string; value_version: number }[];
+    expect(versions.map((r) => r.value_version)).toEqual([1, 2, 1, 2, 1, 2, 1]);
     expect(readAll(db, newOnly)).toEqual(expected);
     expect(rekeyDatabase(db, rotating, 3)).toEqual({ rewrapped: 0, alreadyCurrent: 7, failed: 0, remaining: 0 });
     db.close();
@@ -147,11 +169,45 @@ describe("rekey", () => {
     insertSecret(db, before, "k", "old-v1-value", 10, true);
     const oldEnvelope = (db.prepare("SELECT ciphertext FROM secrets").get() as Stored).ciphertext;
     expect(rekeyDatabase(db, new ValueCipher(key)).remaining).toBe(0);
-    db.prepare("UPDATE secrets SET ciphertext = ?").run(oldEnvelope);
     const restarted = new ValueCipher(key);
+    // The rekey moved the row's value version: the old envelope alone does not open, even before the start check.
+    db.prepare("UPDATE secrets SET ciphertext = ?").run(oldEnvelope);
+    expect(() => readAll(db, restarted)).toThrow(/written since value versions began/);
+    // With the value version put back too (the whole row rolled back), only the start check's refusal remains.
+    db.prepare("UPDATE secrets SET value_version = 0").run();
     expect(readAll(db, restarted)).toEqual({ k: "old-v1-value" }); // before the start check: still accepted
     verifyRootKeys(db, restarted);
     expect(() => readAll(db, restarted)).toThrow(/v1 envelope/);
+    db.close();
+  });
+
+  it("upgrades v2 envelopes (value version 0) to v3 and then refuses v2 values pasted back, even with the version put back", () => {
+    const db = openDatabase(":memory:");
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    verifyRootKeys(db, cipher);
+    const v2 = cipher.encrypt("old-v2-value", aadForRecord({ scope: "global", key: "k", createdAt: 10 }));
+    v2[0] = 2;
+    db.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'k', 'active', ?, 10, 10)").run(v2);
+    // A database a build before value versions rekeyed: v1 refused, v2 at version 0 still opens.
+    db.prepare("INSERT INTO meta (name, value) VALUES ('min_envelope_version', '2')").run();
+    const before = new ValueCipher(key);
+    verifyRootKeys(db, before);
+    expect(readAll(db, before)).toEqual({ k: "old-v2-value" });
+
+    expect(rekeyDatabase(db, new ValueCipher(key))).toEqual({ rewrapped: 1, alreadyCurrent: 0, failed: 0, remaining: 0 });
+    const row = db.prepare("SELECT ciphertext, value_version FROM secrets").get() as { ciphertext: Buffer; value_version: number };
+    expect(row.ciphertext[0]).toBe(3);
+    expect(row.value_version).toBe(1);
+    expect(db.prepare("SELECT value FROM meta WHERE name = 'min_envelope_version'").get()).toEqual({ value: "3" });
+    const restarted = new ValueCipher(key);
+    verifyRootKeys(db, restarted);
+    expect(readAll(db, restarted)).toEqual({ k: "old-v2-value" });
+    db.prepare("UPDATE secrets SET ciphertext = ?").run(v2);
+    expect(() => readAll(db, new ValueCipher(key))).toThrow(/written since value versions began/); // before the start check
+    expect(() => readAll(db, restarted)).toThrow(/v2 envelope in a database whose values were all upgraded to v3/);
+    db.prepare("UPDATE secrets SET value_version = 0").run();
+    expect(() => readAll(db, restarted)).toThrow(/v2 envelope in a database whose values were all upgraded to v3/);
     db.close();
   });
 
@@ -214,6 +270,49 @@ describe("backup and restore", () => {
     const kept = new Database(report.previous as string, { readonly: true });
     expect(readAll(kept, cipher)).toEqual({ current: "before" });
     kept.close();
+  });
+
+  it("backup and restore keep each row's value version: a replaced value and a v2 row at version 0 read after the restore", async () => {
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    const source = tempDir();
+    const db = openDatabase(join(source, "vault.db"));
+    const vault = createSqliteVault(db, { cipher, log: createLogger("silent"), masterKey: MASTER, now: Date.now, activeLimit: () => null, publicUrl: "http://v.test", maxValueBytes: 65_536, trustProxy: false });
+    const request = (method: string, path: string, body?: unknown) =>
+      Promise.resolve(vault.app.request(path, { method, headers: { authorization: `Bearer ${MASTER}`, "content-type": "application/json" }, body: JSON.stringify(body) }));
+    expect((await request("POST", "/secrets", { key: "replaced", value: "value-1" })).status).toBe(201);
+    expect((await request("PUT", "/secrets/replaced", { value: "value-2" })).status).toBe(200);
+    await vault.engine.tx.close();
+    const v2 = cipher.encrypt("written-by-v2", aadForRecord({ scope: "global", key: "legacy", createdAt: 10 }));
+    v2[0] = 2;
+    db.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'legacy', 'active', ?, 10, 10)").run(v2);
+    db.close();
+
+    const backup = join(tempDir(), "b.db");
+    await backupDatabase(join(source, "vault.db"), backup, cipher);
+    const target = vaultDir(cipher, { current: "before" });
+    await restoreDatabase(backup, target, new ValueCipher(key));
+    const restored = openDatabase(join(target, "vault.db"));
+    expect(restored.prepare("SELECT key, value_version FROM secrets ORDER BY id").all()).toEqual([
+      { key: "replaced", value_version: 2 },
+      { key: "legacy", value_version: 0 },
+    ]);
+    expect(readAll(restored, cipher)).toEqual({ replaced: "value-2", legacy: "written-by-v2" });
+    restored.close();
+  });
+
+  it("restore's check opens the rows of a copy made before value versions (schema 18) at value version 0", () => {
+    const key = generateRootKey();
+    const cipher = new ValueCipher(key);
+    const copy = new Database(":memory:");
+    for (const section of schemaSections()) if (section.version <= 18) copy.exec(section.sql);
+    copy.pragma("user_version = 18");
+    const v2 = cipher.encrypt("written-by-v2", aadForRecord({ scope: "global", key: "old", createdAt: 10 }));
+    v2[0] = 2;
+    copy.prepare("INSERT INTO secrets (scope, key, state, ciphertext, created_at, updated_at) VALUES ('global', 'old', 'active', ?, 10, 10)").run(v2);
+    expect(checkCopy(copy, cipher).secrets.active).toBe(1);
+    expect(() => checkCopy(copy, new ValueCipher(generateRootKey()))).toThrow(RestoreRefused);
+    copy.close();
   });
 
   it("restore keeps the writes of a crashed vault's WAL in the database it puts aside", async () => {

@@ -1,5 +1,6 @@
 import { newPublicId } from "../../crypto/tokens.js";
 import type { ValueCipher } from "../../crypto/cipher.js";
+import { FIRST_VALUE_VERSION } from "../../store/secrets.js";
 import type { SecretRecord } from "../../store/secrets.js";
 import type { Awaitable, Work } from "../../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "../events.js";
@@ -89,7 +90,8 @@ export class SecretLifecycle {
         message: `Without a valid license key this vault holds at most ${limit} active secrets. Set VAULT_LICENSE_KEY to lift the limit.`,
       });
     }
-    const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now });
+    // The insert writes the first value version (store/secrets.ts NewSecret), the one this AAD binds.
+    const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: input.scope, key, createdAt: now, valueVersion: FIRST_VALUE_VERSION });
     const record = await w.secrets.insert(
       Object.assign(limitsOf(input, now), { scope: input.scope, key, isPublic, ciphertext, now, ownerId: input.ownerId ?? null }),
     );
@@ -193,7 +195,8 @@ export class SecretLifecycle {
    * PUT (docs/api.md "Replace a secret"): replaces a live (active or sealed)
    * secret's value and limits in place, in this one unit of work, so no
    * reader finds the key missing in between: read_count 0, state active,
-   * created_at (and with it the value's AAD) and owner kept, updated_at set;
+   * created_at and owner kept, updated_at set, the value version one more
+   * (the new value's AAD binds it, so the old ciphertext no longer opens);
    * event `secret.updated`. A missing key (or one past its TTL, expired
    * here first) is created as by create(): `secret.created`, and the
    * free-tier limit applies. Omitted limits mean none: the body is the whole
@@ -206,9 +209,11 @@ export class SecretLifecycle {
     const found = await w.secrets.liveForChange(input.scope, input.key);
     if (found && isDue(found, now)) await this.expireRow(w, found, now, origin);
     else if (found) {
-      // created_at is kept, so the AAD that binds it stays the row's.
-      const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: found.scope, key: found.key, createdAt: found.createdAt });
-      const replaced = await w.secrets.replace(found.id, Object.assign(limitsOf(input, now), { ciphertext }), now);
+      // created_at is kept; the value version moves by one with this ciphertext, in the replace's
+      // one statement, so the value it replaces no longer opens in the row (docs/operations.md).
+      const valueVersion = found.valueVersion + 1;
+      const ciphertext = this.deps.cipher.encryptRecord(input.value, { scope: found.scope, key: found.key, createdAt: found.createdAt, valueVersion });
+      const replaced = await w.secrets.replace(found.id, Object.assign(limitsOf(input, now), { ciphertext, valueVersion }), now);
       if (replaced) {
         const meta = toMeta(replaced);
         await this.emit(w, "secret.updated", meta, origin);

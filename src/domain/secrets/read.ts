@@ -62,7 +62,8 @@ function refused(row: SecretRecord | undefined, now: number, reader: Reader): ne
  * the stores and sinks answer synchronously.
  */
 function served(w: Work, steps: ReadSteps, row: SecretRecord, now: number, origin: Origin): Awaitable<SecretRead> {
-  const value = steps.cipher().decryptRecord(row.ciphertext as Buffer, { scope: row.scope, key: row.key, createdAt: row.createdAt });
+  // The row is its own place (scope, key, created_at, value version): the AAD its ciphertext must carry.
+  const value = steps.cipher().decryptRecord(row.ciphertext as Buffer, row);
   const meta = toMeta(row);
   const read: SecretRead = { secret: meta, value };
   return andThen(steps.emit(w, "secret.read", meta, origin), () => {

@@ -3,7 +3,7 @@ import { DUPLICATE_KEY } from "../../model/records.js";
 import { SECRET_COLUMNS, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
-import { newSecretValues } from "../secrets.js";
+import { FIRST_VALUE_VERSION, newSecretValues } from "../secrets.js";
 import {
   anonymousNetUpdate,
   expiredInScopeDelete,
@@ -33,9 +33,9 @@ const LIVE_FOR_CHANGE = prepared(
 );
 const INSERT = prepared(
   "secrets.insert",
-  `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
+  `INSERT INTO secrets (scope, key, is_public, state, ciphertext, value_version, created_at, updated_at, expires_at,
        max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
-     VALUES ($1, $2, $3, 'active', $4, $5, $5, $6, $7, 0, $8, $9, $10)
+     VALUES ($1, $2, $3, 'active', $4, ${FIRST_VALUE_VERSION}, $5, $5, $6, $7, 0, $8, $9, $10)
      RETURNING ${COLUMNS}`,
 );
 /**

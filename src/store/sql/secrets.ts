@@ -52,16 +52,20 @@ export function secretPatch(id: number, p: SecretPatch, now: number): Query {
 
 /**
  * The replace of live secret `id`'s value and limits (SecretStore.replace;
- * docs/api.md, "Replace a secret"): read_count back to 0, state active;
- * returns the row as changed (a SecretRow, store/rows.ts), or none when
- * the row is no longer live. `burn_on_limit` is stored as 0/1,
- * `allowed_keys` as JSON text (null: every reader).
+ * docs/api.md, "Replace a secret"): read_count back to 0, state active,
+ * the value version one more in the same statement as the new ciphertext
+ * (its AAD binds it: docs/operations.md, "Encryption at rest"), from the
+ * version below `r.valueVersion` only; returns the row as changed (a
+ * SecretRow, store/rows.ts), or none when the row is no longer live or at
+ * that version. `burn_on_limit` is stored as 0/1, `allowed_keys` as JSON
+ * text (null: every reader).
  * @param now the change's time, Unix milliseconds.
  */
 export function secretReplace(id: number, r: SecretReplacement, now: number): Query {
-  return sql`UPDATE secrets SET ciphertext = ${r.ciphertext}, expires_at = ${r.expiresAt}, max_reads = ${r.maxReads}, read_count = 0, state = 'active',
-       burn_on_limit = ${r.burnOnLimit ? 1 : 0}, allowed_keys = ${r.allowedKeys === null ? null : JSON.stringify(r.allowedKeys)}, updated_at = ${now}
-     WHERE id = ${id} AND state IN ('active', 'sealed') RETURNING *`;
+  return sql`UPDATE secrets SET ciphertext = ${r.ciphertext}, value_version = value_version + 1, expires_at = ${r.expiresAt}, max_reads = ${r.maxReads},
+       read_count = 0, state = 'active', burn_on_limit = ${r.burnOnLimit ? 1 : 0},
+       allowed_keys = ${r.allowedKeys === null ? null : JSON.stringify(r.allowedKeys)}, updated_at = ${now}
+     WHERE id = ${id} AND state IN ('active', 'sealed') AND value_version = ${r.valueVersion - 1} RETURNING *`;
 }
 
 /**

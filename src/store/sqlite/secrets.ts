@@ -5,7 +5,7 @@ import { DUPLICATE_KEY } from "../../model/records.js";
 import { SECRET_COLUMNS, secretRecordFromColumns, toSecretRecord } from "../rows.js";
 import type { SecretRow as Row } from "../rows.js";
 import type { AnonymousUsage, NewSecret, SecretListQuery, SecretPatch, SecretRecord, SecretReplacement, SecretStore } from "../secrets.js";
-import { newSecretValues } from "../secrets.js";
+import { FIRST_VALUE_VERSION, newSecretValues } from "../secrets.js";
 import { globPrefix } from "./glob.js";
 import { chainedKey } from "./chained-key.js";
 import {
@@ -98,9 +98,9 @@ export class SqliteSecretStore implements SecretStore {
         .raw(true),
       // The id from lastInsertRowid, not RETURNING (a temporary table per statement in SQLite).
       insert: db.prepare<[string, string, number, Buffer, number, number, number | null, number | null, number, string | null, string | null]>(
-        `INSERT INTO secrets (scope, key, is_public, state, ciphertext, created_at, updated_at, expires_at,
+        `INSERT INTO secrets (scope, key, is_public, state, ciphertext, value_version, created_at, updated_at, expires_at,
              max_reads, read_count, burn_on_limit, owner_id, allowed_keys)
-           VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+           VALUES (?, ?, ?, 'active', ?, ${FIRST_VALUE_VERSION}, ?, ?, ?, ?, 0, ?, ?, ?)`,
       ),
       // The compare-and-set of a counted read (countRead): the row's count, state and limit still as read.
       // No RETURNING: SQLite collects returned rows in a temporary table first.
@@ -122,7 +122,7 @@ export class SqliteSecretStore implements SecretStore {
       patch: prepareShared<Row>(db, secretPatch(0, { expiresAt: null, maxReads: null, readCount: 0, state: "active" }, 0)),
       replace: prepareShared<Row>(
         db,
-        secretReplace(0, { ciphertext: Buffer.alloc(0), expiresAt: null, maxReads: null, burnOnLimit: false, allowedKeys: null }, 0),
+        secretReplace(0, { ciphertext: Buffer.alloc(0), valueVersion: 1, expiresAt: null, maxReads: null, burnOnLimit: false, allowedKeys: null }, 0),
       ),
       due: db.prepare<[number, number], Row>(
         `SELECT ${COLUMNS} FROM ${secretsWithReads()}
@@ -170,7 +170,7 @@ export class SqliteSecretStore implements SecretStore {
     return this.live(scope, key);
   }
 
-  /** The new row as stored: the input, its id, state active, no reads (no RETURNING * to map). */
+  /** The new row as stored: the input, its id, state active, no reads, value version 1 (no RETURNING * to map). */
   insert(s: NewSecret): SecretRecord {
     let id: number;
     try {
@@ -194,6 +194,7 @@ export class SqliteSecretStore implements SecretStore {
       burnOnLimit: s.burnOnLimit,
       ownerId: s.ownerId,
       allowedKeys: s.allowedKeys,
+      valueVersion: FIRST_VALUE_VERSION,
     };
   }
 

@@ -41,6 +41,30 @@ describe("rolling a secret back with write access to the database", () => {
     expect(await rolledBack.json()).toMatchObject({ value: "old-value-1" });
   });
 
+  it("after a replace the old ciphertext alone answers 500; with its value version put back too (the whole row rolled back) it is served (the documented limit)", async () => {
+    const v = buildTestVault();
+    expect((await v.asMaster("POST", "/secrets", { key: "db/password", value: "old-value-1" })).status).toBe(201);
+    const [old] = (await v.query("SELECT ciphertext, value_version FROM secrets WHERE key = 'db/password'")) as unknown as {
+      ciphertext: Buffer;
+      value_version: number;
+    }[];
+    expect((await v.asMaster("PUT", "/secrets/db/password", { value: "new-value-2" })).status).toBe(200);
+    const snapshot = old as { ciphertext: Buffer; value_version: number };
+
+    // Bound by the AAD: the replace moved the row's value version, so the old ciphertext alone does not open.
+    await v.query("UPDATE secrets SET ciphertext = ? WHERE key = 'db/password'", snapshot.ciphertext);
+    const alone = await v.asMaster("GET", "/secrets/db/password");
+    expect(alone.status).toBe(500);
+    expect(await alone.text()).not.toContain("old-value-1");
+
+    // Not bound: the value version is a column of the row too; put back with the ciphertext it is a
+    // rollback of the row, which the AAD cannot see (docs/operations.md; the audit log records the replace).
+    await v.query("UPDATE secrets SET ciphertext = ?, value_version = ? WHERE key = 'db/password'", snapshot.ciphertext, snapshot.value_version);
+    const rolledBack = await v.asMaster("GET", "/secrets/db/password");
+    expect(rolledBack.status).toBe(200);
+    expect(await rolledBack.json()).toMatchObject({ value: "old-value-1" });
+  });
+
   it("read counts and limits are plain columns: a read count set back gives a burned-after-N secret more reads (the documented limit)", async () => {
     const v = buildTestVault();
     expect((await v.asMaster("POST", "/secrets", { key: "once", value: "v", max_reads: 2 })).status).toBe(201);

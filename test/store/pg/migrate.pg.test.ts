@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { rootKeyId, ValueCipher } from "../../../src/crypto/cipher.js";
+import { aadForRecord, rootKeyId, ValueCipher } from "../../../src/crypto/cipher.js";
 import { rekeyDatabase } from "../../../src/store/sqlite/tools/rekey.js";
 import { openDatabase } from "../../../src/store/sqlite/db.js";
 import { createLogger } from "../../../src/log/log.js";
@@ -109,6 +109,47 @@ describePg("migrate --from-sqlite and audit verify on PostgreSQL", () => {
       expect(broken.stdout + broken.stderr).not.toContain(new URL(target.url).password);
       // Without the root key the chains do not verify.
       expect(await verifyPgAuditChains(pool, new ValueCipher(Buffer.alloc(32, 9)).auditChainKeys())).toMatchObject({ ok: false });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("carries each row's value version: replaced values and v2 rows at version 0 read on PostgreSQL, older values pasted back do not", async () => {
+    const dir = tempDir("ev-migrate-versions-");
+    const cipher = new ValueCipher(ROOT_KEY);
+    const db = openDatabase(join(dir, "vault.db"));
+    const vault = createSqliteVault(db, common(cipher));
+    expect((await call(vault.app, "POST", "/secrets", { key: "replaced", value: "value-1" })).status).toBe(201);
+    const first = db.prepare("SELECT ciphertext FROM secrets WHERE key = 'replaced'").get() as { ciphertext: Buffer };
+    expect((await call(vault.app, "PUT", "/secrets/replaced", { value: "value-2" })).status).toBe(200);
+    expect((await call(vault.app, "PUT", "/secrets/replaced", { value: "value-3" })).status).toBe(200);
+    expect((await call(vault.app, "POST", "/secrets", { key: "legacy", value: "placeholder" })).status).toBe(201);
+    await vault.engine.tx.close();
+    // A row as a build before value versions left it: a v2 envelope (version byte 2, the v2 AAD) at value version 0.
+    const legacy = db.prepare("SELECT created_at FROM secrets WHERE key = 'legacy'").get() as { created_at: number };
+    const v2 = cipher.encrypt("written-by-v2", aadForRecord({ scope: "global", key: "legacy", createdAt: legacy.created_at }));
+    v2[0] = 2;
+    db.prepare("UPDATE secrets SET ciphertext = ?, value_version = 0 WHERE key = 'legacy'").run(v2);
+    db.close();
+
+    const target = await createTestDatabase();
+    databases.push(target);
+    await migrateFromSqlite({ dataDir: dir, url: target.url });
+    const pool = await openPgPool({ url: target.url, poolSize: 2 });
+    const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+    try {
+      const versions = await pool.query<{ key: string; value_version: number }>("SELECT key, value_version FROM secrets ORDER BY id");
+      expect(versions.rows).toEqual([
+        { key: "replaced", value_version: 3 },
+        { key: "legacy", value_version: 0 },
+      ]);
+      const pgVault = createVault(engine, common(cipher));
+      expect(await (await call(pgVault.app, "GET", "/secrets/replaced")).json()).toMatchObject({ value: "value-3" });
+      expect(await (await call(pgVault.app, "GET", "/secrets/legacy")).json()).toMatchObject({ value: "written-by-v2" });
+      await pool.query("UPDATE secrets SET ciphertext = $1 WHERE key = 'replaced'", [first.ciphertext]);
+      const pasted = await call(pgVault.app, "GET", "/secrets/replaced");
+      expect(pasted.status).toBe(500);
+      expect(await pasted.text()).toBe('{"error":"internal server error"}');
     } finally {
       await engine.close();
     }

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { UNVERSIONED_VALUE } from "../../../crypto/cipher.js";
 import type { ValueCipher } from "../../../crypto/cipher.js";
 import { latestSchemaVersion, schemaSections } from "../migrate.js";
 import { verifyAuditChain } from "../audit/verify.js";
@@ -9,6 +10,9 @@ import { HEAD_META, parseHead } from "../../../model/audit/head.js";
 import { RestoreRefused } from "../../tool-shapes.js";
 import type { VaultCounts } from "../../tool-shapes.js";
 import { countRows, integrityOf } from "./counts.js";
+
+/** The schema.sql version that added `secrets.value_version` (the value's AAD binds it). */
+const VALUE_VERSION_SCHEMA = 19;
 
 /** A schema object as sqlite_master lists it. */
 interface SchemaObject {
@@ -98,15 +102,17 @@ export function checkCopy(db: Database.Database, cipher: ValueCipher): VaultCoun
     if (err instanceof WrongKeyError) throw new RestoreRefused(err.message);
     throw err;
   }
+  // A copy made before schema version 19 has no value versions: each of its rows is at 0.
+  const valueVersion = version >= VALUE_VERSION_SCHEMA ? "value_version" : `${UNVERSIONED_VALUE} AS value_version`;
   const samples = db
     .prepare(
-      `SELECT scope, key, created_at, ciphertext FROM secrets WHERE id IN
+      `SELECT scope, key, created_at, ${valueVersion}, ciphertext FROM secrets WHERE id IN
          (SELECT min(id) FROM secrets WHERE ciphertext IS NOT NULL GROUP BY substr(ciphertext, 1, 9))`,
     )
-    .all() as { scope: string; key: string; created_at: number; ciphertext: Buffer }[];
+    .all() as { scope: string; key: string; created_at: number; value_version: number; ciphertext: Buffer }[];
   for (const row of samples) {
     try {
-      cipher.decryptRecord(row.ciphertext, { scope: row.scope, key: row.key, createdAt: row.created_at });
+      cipher.decryptRecord(row.ciphertext, { scope: row.scope, key: row.key, createdAt: row.created_at, valueVersion: row.value_version });
     } catch {
       throw new RestoreRefused(
         "the configured encryption key does not open the file's records; set the key it was written with (VAULT_ENCRYPTION_KEY, older ones in VAULT_PREVIOUS_ENCRYPTION_KEYS)",

@@ -84,7 +84,12 @@ describePg("the PostgreSQL group commit keeps the rules", () => {
     const id = await engine.tx.run(async (w) => (await w.secrets.live("global", "undo/x"))?.id ?? 0);
     // In one batch: a replace that then fails, and readers of the same row after it.
     const failing = engine.tx.run(async (w) => {
-      await w.secrets.replace(id, { ciphertext: Buffer.from("undone envelope"), expiresAt: null, maxReads: null, burnOnLimit: true, allowedKeys: null }, NOW);
+      const replaced = await w.secrets.replace(
+        id,
+        { ciphertext: Buffer.from("undone envelope"), valueVersion: 2, expiresAt: null, maxReads: null, burnOnLimit: true, allowedKeys: null },
+        NOW,
+      );
+      expect(replaced?.valueVersion).toBe(2);
       throw new Error("the replace's unit fails after its write");
     });
     const readers = Array.from({ length: 6 }, () =>
