@@ -128,6 +128,33 @@ describePg("the console's incremental audit check (PostgreSQL)", () => {
     expect(await node.engine.verifyAudit(keys)).toMatchObject({ ok: false, at: `${back.chain}#${back.seq}`, reason: expect.stringMatching(/recorded head is not authentic/) });
   });
 
+  it("finds a row inserted past a verified chain's head that did not move (the trigger lets INSERT through)", async () => {
+    const { node } = await freshNode();
+    await write(node, "a", 6);
+    expect(await node.engine.verifyAudit(keys)).toMatchObject({ ok: true });
+    const head = (await node.engine.pool.query<{ chain: string; seq: number; at: number }>("SELECT chain, seq, at FROM audit_chains ORDER BY chain LIMIT 1")).rows[0];
+    if (head === undefined) throw new Error("no chain");
+    await node.engine.pool.query("INSERT INTO audit (scope, at, action, chain, seq, hash) VALUES ('global', $1, 'secret.read', $2, $3, $4)", [
+      head.at,
+      head.chain,
+      head.seq + 1,
+      "0".repeat(64),
+    ]);
+    expect(await node.engine.verifyAudit(keys)).toMatchObject({ ok: false, at: `${head.chain}#${head.seq + 1}`, reason: HASH_MISMATCH, walked: 1 });
+    expect(await verifyPgAuditChains(node.engine.pool, keys)).toMatchObject({ ok: false, chain: head.chain, seq: head.seq + 1, reason: HASH_MISMATCH });
+  });
+
+  it("finds, at every view, rows of a chain whose head was removed (an index seek per chain, both walks)", async () => {
+    const { node } = await freshNode();
+    await write(node, "a", 6);
+    expect(await node.engine.verifyAudit(keys)).toMatchObject({ ok: true });
+    const chain = (await node.engine.pool.query<{ chain: string }>("SELECT chain FROM audit_chains ORDER BY chain DESC LIMIT 1")).rows[0]?.chain;
+    await node.engine.pool.query("DELETE FROM audit_chains WHERE chain = $1", [chain]);
+    const broken = { ok: false, at: `${chain}#1`, reason: "rows of a chain without a recorded head", walked: 0 };
+    expect(await node.engine.verifyAudit(keys)).toMatchObject(broken);
+    expect(await verifyPgAuditChains(node.engine.pool, keys)).toMatchObject({ ok: false, chain, seq: 1, reason: broken.reason });
+  });
+
   it("walks a chain that is new since the last view from its first row, and finds a break in it", async () => {
     const { target, node } = await freshNode();
     await write(node, "a", 6);
