@@ -78,6 +78,21 @@ describePg("the console's incremental audit check (PostgreSQL)", () => {
     expect(full).toMatchObject({ ok: true, rows: now, walked: now });
   });
 
+  it("goes on along a chain that grew by a whole page of rows in one unit of work", async () => {
+    const { node } = await freshNode();
+    const entry = { scope: "global", action: "test.row", key: null, actor: "master", principalId: null, ip: null };
+    const unit = (n: number) =>
+      node.vault.tx.run(async (w) => {
+        for (let i = 0; i < n; i++) await node.vault.audit.record(w, entry);
+      });
+    await unit(1000);
+    const first = await node.engine.verifyAudit(keys);
+    expect(first).toEqual({ ok: true, rows: 1000, walked: 1000 });
+    expect(await node.engine.verifyAudit(keys)).toEqual({ ok: true, rows: 1000, walked: 0 });
+    await unit(1000);
+    expect(await node.engine.verifyAudit(keys)).toEqual({ ok: true, rows: 2000, walked: 1000 });
+  });
+
   it("finds a row altered after the first view in the part written since; a break is not cached", async () => {
     const { node } = await freshNode();
     await write(node, "a", 8);
