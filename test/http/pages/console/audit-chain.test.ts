@@ -44,6 +44,19 @@ describe("the audit page's chain banner", () => {
     expect(second).toBeGreaterThanOrEqual(first + 5);
   });
 
+  it("reads, at the next check, only the rows written since the last one (the engine's check, both engines)", async () => {
+    const v = buildTestVault();
+    for (let i = 0; i < 3; i++) await v.asMaster("POST", "/secrets", { key: `a${i}`, value: "v" });
+    const keys = v.cipher.auditChainKeys();
+    const first = await v.engine.verifyAudit(keys);
+    expect(first).toMatchObject({ ok: true, walked: first.rows });
+    expect(await v.engine.verifyAudit(keys)).toEqual({ ok: true, rows: first.rows, walked: 0 });
+    for (let i = 0; i < 4; i++) await v.asMaster("POST", "/secrets", { key: `b${i}`, value: "v" });
+    const third = await v.engine.verifyAudit(keys);
+    expect(third).toMatchObject({ ok: true, walked: third.rows - first.rows });
+    expect(third.rows).toBeGreaterThanOrEqual(first.rows + 4);
+  });
+
   itSqlite("shows a row written after the last view and then removed from its spans", async () => {
     const v = buildSqliteTestVault();
     await v.asMaster("POST", "/secrets", { key: "a", value: "v" });
