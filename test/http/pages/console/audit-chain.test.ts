@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { buildSqliteTestVault, buildTestVault, createKey, itSqlite, MASTER_KEY } from "../../../support/helpers.js";
 import type { TestVault } from "../../../support/helpers.js";
 
-// The audit page's chain banner (docs/console.md, "Audit"): the master key's alone, and on
-// SQLite checked incrementally from the last verified row, the new rows' spans included.
+// The audit page's chain banner (docs/console.md, "Audit"): the master key's alone, checked
+// incrementally from the last verified row on both engines (on SQLite the new rows' spans
+// included; PostgreSQL's own cases: test/store/pg/audit/verify.pg.test.ts).
 
 const ORIGIN = "http://vault.test";
 
