@@ -9,6 +9,7 @@ export { SqliteEngine } from "./store/sqlite/engine.js";
 export { startServer } from "./assembly/server.js";
 export { loadConfig, ConfigError } from "./config.js";
 export { openDatabase } from "./store/sqlite/db.js";
+export { openPgEngine } from "./store/pg/engine.js";
 export { ValueCipher } from "./crypto/cipher.js";
 export { main } from "./cli.js";
 export { createLogger } from "./log/log.js";

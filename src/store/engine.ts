@@ -7,9 +7,11 @@ export type ChainKeys = ReadonlyMap<string, Buffer>;
 /**
  * What `audit verify` found, for the console's overview: the rows checked,
  * and where the first break is (`at`: a row id on SQLite, `chain#seq` on
- * PostgreSQL) with its reason.
+ * PostgreSQL) with its reason. `walked`: the rows this check read (the
+ * console's check goes on from the rows an earlier one verified, which
+ * `rows` counts too).
  */
-export type AuditCheck = { ok: true; rows: number } | { ok: false; rows: number; at: string; reason: string };
+export type AuditCheck = { ok: true; rows: number; walked?: number } | { ok: false; rows: number; walked?: number; at: string; reason: string };
 
 /**
  * Whether the database file a process opened is still the one at its path

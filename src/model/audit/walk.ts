@@ -96,12 +96,23 @@ export function segmentKeys(segments: readonly ChainSegment[], keys: ChainKeys, 
  * A resolver for a chain without a segment record (PostgreSQL's own chains):
  * the key is the loaded chain key that makes the first row's hash, and stays
  * that for the rest of the chain.
+ * @param found where the key is kept, by its root key id: set when the
+ *   first row finds it; already set (a walk resumed from an earlier state,
+ *   ChainWalk.resume), the rows walked now are held to that key. An id that
+ *   names no loaded key resolves no row.
  */
-export function discoveredKey(keys: ChainKeys): KeyResolver {
-  let found: Buffer | undefined;
+export function discoveredKey(keys: ChainKeys, found: { keyId?: string } = {}): KeyResolver {
   return (row, prevHash) => {
-    found ??= [...keys.values()].find((k) => rowHash(prevHash, row.content, k) === row.hash);
-    return found ?? { reason: "the chain is not keyed with any loaded root key (altered, or its key is not loaded)" };
+    if (found.keyId === undefined) {
+      for (const [id, k] of keys) {
+        if (rowHash(prevHash, row.content, k) === row.hash) {
+          found.keyId = id;
+          break;
+        }
+      }
+    }
+    const key = found.keyId === undefined ? undefined : keys.get(found.keyId);
+    return key ?? { reason: "the chain is not keyed with any loaded root key (altered, or its key is not loaded)" };
   };
 }
 

@@ -3,7 +3,8 @@ import type pg from "pg";
 import type { AfterCommitQueue, Work } from "../work.js";
 import { createSqlStores } from "../sql/index.js";
 import type { AuditCheck, Engine } from "../engine.js";
-import { verifyPgAuditChains } from "./audit/verify.js";
+import { verifyPgAuditChainsFrom } from "./audit/verify.js";
+import type { PgChainStates } from "./audit/verify.js";
 import { verifyPgRootKeys } from "./root-keys.js";
 import { PgAuditStore } from "./audit/store.js";
 import type { WriterChain } from "./audit/store.js";
@@ -115,6 +116,8 @@ export function pgEngineOver(
     },
   );
   const tx: PgUnits<Work> = options.groupCommit !== false ? new PgGroupCommit(single) : single;
+  // How far the console's check verified each chain (verifyAudit): only what this node walked, never a break.
+  let verified: PgChainStates = new Map();
   return {
     kind: "pg",
     label: "PostgreSQL",
@@ -127,9 +130,13 @@ export function pgEngineOver(
     verifyRootKeys: (cipher) => verifyPgRootKeys(tx, cipher),
     // Each pooled client's chain opens itself at its first audited unit (store/pg/audit/store.ts).
     openAuditChain: () => true,
+    // The console's check (docs/console.md, "Audit"): each chain from the state this node verified last; a break is not cached.
     verifyAudit: async (keys): Promise<AuditCheck> => {
-      const report = await verifyPgAuditChains(pool, keys);
-      return report.ok ? { ok: true, rows: report.rows } : { ok: false, rows: report.rows, at: `${report.chain}#${report.seq}`, reason: report.reason };
+      const { report, states } = await verifyPgAuditChainsFrom(pool, keys, verified);
+      verified = states;
+      return report.ok
+        ? { ok: true, rows: report.rows, walked: report.walked }
+        : { ok: false, rows: report.rows, walked: report.walked, at: `${report.chain}#${report.seq}`, reason: report.reason };
     },
     // Several nodes write: nothing read from the database is cached between units.
     hooks: { singleWriter: false },

@@ -88,11 +88,13 @@ export class SqliteEngine implements Engine {
    * check walks again from the last good state.
    */
   async verifyAudit(keys: ChainKeys): Promise<AuditCheck> {
+    const before = this.verified?.rows ?? 0;
     for (;;) {
       const { report, state, more } = verifyAuditChainFrom(this.db, keys, this.verified, VERIFY_CHUNK);
-      if (!report.ok) return { ok: false, rows: report.rows, at: String(report.brokenId), reason: report.reason };
+      const walked = report.rows - before;
+      if (!report.ok) return { ok: false, rows: report.rows, walked, at: String(report.brokenId), reason: report.reason };
       this.verified = state;
-      if (more !== true) return { ok: true, rows: report.rows };
+      if (more !== true) return { ok: true, rows: report.rows, walked };
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }

@@ -8,15 +8,33 @@ import { metaSelect } from "../../sql/meta.js";
 import { PgExecutor } from "../executor.js";
 import type { MissingKey } from "../../../model/audit/verify.js";
 import { ChainWalk, TAIL_MISSING, checkSegments, discoveredKey, segmentKeys } from "../../../model/audit/walk.js";
-import type { ChainBreak, KeyResolver } from "../../../model/audit/walk.js";
+import type { ChainBreak, KeyResolver, WalkState } from "../../../model/audit/walk.js";
 
 /** The chain a migration from SQLite writes the SQLite log into (`migrate --from-sqlite`). */
 export const SQLITE_CHAIN = "sqlite";
 
-/** Result of walking every chain of a PostgreSQL audit log (`ephemeral-vault audit verify`). */
+/**
+ * Result of walking every chain of a PostgreSQL audit log (`ephemeral-vault audit verify`,
+ * the console's check): `rows` the rows verified (by this walk, and for a walk that went
+ * on from earlier states, by those), `walked` the rows this walk read.
+ */
 export type PgChainReport =
-  | { ok: true; chains: number; rows: number }
-  | { ok: false; chains: number; rows: number; chain: string; seq: number; reason: string; missingKey?: MissingKey };
+  | { ok: true; chains: number; rows: number; walked: number }
+  | { ok: false; chains: number; rows: number; walked: number; chain: string; seq: number; reason: string; missingKey?: MissingKey };
+
+/**
+ * How far a walk verified one chain, to go on from next time (the console's
+ * check, docs/console.md "Audit"): the walk's state at the chain's head, and
+ * the root key id of the chain key its rows hold under (discoveredKey);
+ * undefined for the chain copied from SQLite, keyed by its segment record.
+ */
+export interface PgChainState {
+  state: WalkState;
+  keyId: string | undefined;
+}
+
+/** Chain name -> the state its last successful walk reached (verifyPgAuditChainsFrom). */
+export type PgChainStates = ReadonlyMap<string, PgChainState>;
 
 type StoredRow = AuditRow & { chain: string; seq: number; prev: string | number | null };
 /** A chain's head as audit_chains keeps it. */
@@ -44,56 +62,161 @@ const PAGE = 1000;
  * `migrate` leaves before the first start: only the chain copied from
  * SQLite, its head checked against the copied SQLite head. Reads only, in
  * one REPEATABLE READ snapshot; each chain goes through the shared walk
- * (model/audit/walk.ts).
+ * (model/audit/walk.ts). This is the full walk, every chain from its first
+ * row (`audit verify`); the console's check goes on from earlier states
+ * (verifyPgAuditChainsFrom).
  * @param keys the chain keys of the loaded root keys (ValueCipher.auditChainKeys()).
  */
 export async function verifyPgAuditChains(pool: pg.Pool, keys: ChainKeys): Promise<PgChainReport> {
+  return (await verifyPgAuditChainsFrom(pool, keys)).report;
+}
+
+/**
+ * verifyPgAuditChains, going on from where an earlier walk of this process
+ * stood (the console's check, docs/console.md "Audit"): a chain with a
+ * state in `from` is walked from the row after it (seq above the state's
+ * last), with the key its earlier rows held under; a chain without one
+ * (new since, or `from` absent) from its first row. Everything else is
+ * checked as in the full walk, every time: the rows of chains without a
+ * head, the authenticated set of chains, the copied chain's segment record,
+ * each head's MAC and that each chain ends at its head (a head behind the
+ * state already verified is a cut-off tail). The rows below a state are not
+ * read again: the table refuses UPDATE and DELETE (schema-pg.sql), and a
+ * row altered behind that guard after it was verified is found by the full
+ * walk (`audit verify`), not here.
+ * @param from the states an earlier call returned; absent: the full walk.
+ * @returns the report, and the states to go on from next time: each chain
+ *   this walk verified to its head at its new state, every other chain of
+ *   `from` still in the log at its old one (a break is never cached).
+ */
+export async function verifyPgAuditChainsFrom(
+  pool: pg.Pool,
+  keys: ChainKeys,
+  from?: PgChainStates,
+): Promise<{ report: PgChainReport; states: Map<string, PgChainState> }> {
   // One snapshot for every query: heads, the set of chains and rows agree, whatever the nodes write meanwhile.
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    return await verifyIn(client, keys);
+    return await verifyIn(client, keys, from ?? new Map());
   } finally {
     await client.query("COMMIT").catch(() => {});
     client.release();
   }
 }
 
-/** verifyPgAuditChains inside its read-only snapshot. */
-async function verifyIn(pool: pg.ClientBase, keys: ChainKeys): Promise<PgChainReport> {
+/** verifyPgAuditChainsFrom inside its read-only snapshot. */
+async function verifyIn(
+  pool: pg.ClientBase,
+  keys: ChainKeys,
+  from: PgChainStates,
+): Promise<{ report: PgChainReport; states: Map<string, PgChainState> }> {
   const heads = await pool.query<Head>("SELECT chain, seq, hash, mac FROM audit_chains ORDER BY chain");
-  const orphan = await pool.query<{ chain: string }>(
-    "SELECT DISTINCT a.chain FROM audit a LEFT JOIN audit_chains c ON c.chain = a.chain WHERE c.chain IS NULL LIMIT 1",
-  );
+  const present = new Set(heads.rows.map((h) => h.chain));
+  const states = new Map([...from].filter(([chain]) => present.has(chain)));
   let rows = 0;
-  const fail = (chain: string, seq: number, reason: string, missingKey?: MissingKey): PgChainReport =>
-    missingKey === undefined ? { ok: false, chains: heads.rows.length, rows, chain, seq, reason } : { ok: false, chains: heads.rows.length, rows, chain, seq, reason, missingKey };
+  let walked = 0;
+  const fail = (chain: string, seq: number, reason: string, missingKey?: MissingKey) => {
+    const report: PgChainReport = { ok: false, chains: heads.rows.length, rows, walked, chain, seq, reason };
+    if (missingKey !== undefined) report.missingKey = missingKey;
+    return { report, states };
+  };
+  const orphan = await pool.query<{ chain: string }>(ORPHAN_ROWS_SQL);
   if (orphan.rows[0] !== undefined) return fail(orphan.rows[0].chain, 1, "rows of a chain without a recorded head");
   const setProblem = await checkChainSet(pool, keys, heads.rows);
   if (setProblem !== undefined) return fail(setProblem.chain, 1, setProblem.reason);
   const segments = await sqliteSegments(pool, keys);
   // Rows copied from SQLite at or above this seq have their key-chain link under the hash (SQLite schema version 16).
   const prevFrom = Number((await new PgExecutor(pool).get<{ value: string }>(metaSelect("audit_prev_from")))?.value ?? Number.MAX_SAFE_INTEGER);
+  // Resumed only where the key the earlier rows held under resolves the next ones alike.
+  const resumeFrom = (chain: string): PgChainState | undefined => {
+    const earlier = states.get(chain);
+    if (earlier === undefined) return undefined;
+    if (chain === SQLITE_CHAIN && segments !== undefined) return Array.isArray(segments) && earlier.keyId === undefined ? earlier : undefined;
+    return earlier.keyId !== undefined && keys.has(earlier.keyId) ? earlier : undefined;
+  };
+  const resumed = new Map<string, PgChainState>();
+  for (const head of heads.rows) {
+    const earlier = resumeFrom(head.chain);
+    if (earlier !== undefined) resumed.set(head.chain, earlier);
+  }
+  const grown = await chainsWithRowsAbove(pool, resumed);
   for (const head of heads.rows) {
     const linked = head.chain === SQLITE_CHAIN;
-    const walk = new ChainWalk(head.chain === SQLITE_CHAIN && segments !== undefined ? copiedKeys(segments, keys) : discoveredKey(keys), true);
-    for (;;) {
+    const copied = linked && segments !== undefined;
+    const earlier = resumed.get(head.chain);
+    const found: { keyId?: string } = earlier?.keyId === undefined ? {} : { keyId: earlier.keyId };
+    const walk = new ChainWalk(copied ? copiedKeys(segments, keys) : discoveredKey(keys, found), true);
+    if (earlier !== undefined) walk.resume(earlier.state);
+    // A resumed chain with no row above its state has nothing to read (one query above asked for every chain).
+    for (let more = earlier === undefined || grown.has(head.chain); more; ) {
       const page = await pool.query<StoredRow>("SELECT * FROM audit WHERE chain = $1 AND seq > $2 ORDER BY seq LIMIT $3", [head.chain, walk.last, PAGE]);
-      for (const row of page.rows) {
-        const fields = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
-        const content = linked && row.seq >= prevFrom ? Object.assign({}, fields, { prev: row.prev === null ? null : Number(row.prev) }) : fields;
-        const broken = walk.step({ position: row.seq, at: row.at, hash: row.hash, content });
-        if (broken !== undefined) return fail(head.chain, broken.at, broken.reason, broken.missingKey);
-        rows += 1;
+      walked += page.rows.length;
+      const broken = walkPage(walk, page.rows, linked ? prevFrom : Number.MAX_SAFE_INTEGER);
+      if (broken !== undefined) {
+        rows += walk.rows;
+        return fail(head.chain, broken.at, broken.reason, broken.missingKey);
       }
-      if (page.rows.length < PAGE) break;
+      more = page.rows.length === PAGE;
     }
+    rows += walk.rows;
     if (head.mac === null ? !(await copiedHeadAuthentic(pool, keys, head)) : headKeyId(keys, head.chain, head.seq, head.hash, head.mac) === undefined) {
       return fail(head.chain, head.seq, "the chain's recorded head is not authentic (altered, moved back, or written under a key that is not loaded)");
     }
-    if (!walk.endsAt(head.seq, head.hash)) return fail(head.chain, walk.last + 1, TAIL_MISSING);
+    if (!walk.endsAt(head.seq, head.hash)) {
+      // Past the head with no row read now: the head was moved back over rows an earlier walk verified, the first of them gone.
+      const at = walk.last > head.seq && walk.rows === (earlier?.state.rows ?? 0) ? head.seq + 1 : walk.last + 1;
+      return fail(head.chain, at, TAIL_MISSING);
+    }
+    states.set(head.chain, { state: walk.state, keyId: copied ? undefined : found.keyId });
   }
-  return { ok: true, chains: heads.rows.length, rows };
+  return { report: { ok: true, chains: heads.rows.length, rows, walked }, states };
+}
+
+/**
+ * The first chain that has rows but no head in audit_chains: one index seek
+ * per distinct chain (a loose scan of audit's (chain, seq) index), not a
+ * scan of every row.
+ */
+const ORPHAN_ROWS_SQL = `WITH RECURSIVE chains AS (
+    SELECT (SELECT chain FROM audit ORDER BY chain LIMIT 1) AS chain
+    UNION ALL
+    SELECT (SELECT a.chain FROM audit a WHERE a.chain > c.chain ORDER BY a.chain LIMIT 1) FROM chains c WHERE c.chain IS NOT NULL
+  )
+  SELECT chain FROM chains c WHERE chain IS NOT NULL AND NOT EXISTS (SELECT 1 FROM audit_chains h WHERE h.chain = c.chain) LIMIT 1`;
+
+/**
+ * The chains of `resumed` that have rows above their state's last seq: one
+ * query for all of them (an index seek each), so a view reads nothing more
+ * of a chain that did not grow.
+ */
+async function chainsWithRowsAbove(pool: pg.ClientBase, resumed: PgChainStates): Promise<Set<string>> {
+  if (resumed.size === 0) return new Set();
+  const chains = [...resumed.keys()];
+  const seqs = chains.map((c) => (resumed.get(c) as PgChainState).state.last);
+  const grown = await pool.query<{ chain: string }>(
+    "SELECT s.chain FROM unnest($1::text[], $2::bigint[]) AS s(chain, seq) WHERE EXISTS (SELECT 1 FROM audit a WHERE a.chain = s.chain AND a.seq > s.seq)",
+    [chains, seqs],
+  );
+  return new Set(grown.rows.map((r) => r.chain));
+}
+
+/**
+ * Steps the walk through one page of a chain's rows, in seq order: the
+ * per-row code of both the full walk and the one that goes on from an
+ * earlier state (verifyPgAuditChainsFrom). Rows at or above `prevFrom` (the
+ * copied SQLite chain's rows of SQLite schema version 16 on) have their
+ * key-chain link under the hash.
+ * @returns the first break, or undefined when every row holds.
+ */
+function walkPage(walk: ChainWalk, page: readonly StoredRow[], prevFrom: number): ChainBreak | undefined {
+  for (const row of page) {
+    const fields = { id: row.seq, scope: row.scope, at: row.at, action: row.action, key: row.key, actor: row.actor, principal_id: row.principal_id, ip: row.ip, count: row.count };
+    const content = row.seq >= prevFrom ? Object.assign({}, fields, { prev: row.prev === null ? null : Number(row.prev) }) : fields;
+    const broken = walk.step({ position: row.seq, at: row.at, hash: row.hash, content });
+    if (broken !== undefined) return broken;
+  }
+  return undefined;
 }
 
 /**

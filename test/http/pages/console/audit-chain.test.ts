@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { buildSqliteTestVault, buildTestVault, createKey, itSqlite, MASTER_KEY } from "../../../support/helpers.js";
 import type { TestVault } from "../../../support/helpers.js";
 
-// The audit page's chain banner (docs/console.md, "Audit"): the master key's alone, and on
-// SQLite checked incrementally from the last verified row, the new rows' spans included.
+// The audit page's chain banner (docs/console.md, "Audit"): the master key's alone, checked
+// incrementally from the last verified row on both engines (on SQLite the new rows' spans
+// included; PostgreSQL's own cases: test/store/pg/audit/verify.pg.test.ts).
 
 const ORIGIN = "http://vault.test";
 
@@ -42,6 +43,19 @@ describe("the audit page's chain banner", () => {
     for (let i = 0; i < 5; i++) await v.asMaster("POST", "/secrets", { key: `b${i}`, value: "v" });
     const second = Number(/entry (\d+)/.exec(banner(await master("/ui/audit")) ?? "")?.[1]);
     expect(second).toBeGreaterThanOrEqual(first + 5);
+  });
+
+  it("reads, at the next check, only the rows written since the last one (the engine's check, both engines)", async () => {
+    const v = buildTestVault();
+    for (let i = 0; i < 3; i++) await v.asMaster("POST", "/secrets", { key: `a${i}`, value: "v" });
+    const keys = v.cipher.auditChainKeys();
+    const first = await v.engine.verifyAudit(keys);
+    expect(first).toMatchObject({ ok: true, walked: first.rows });
+    expect(await v.engine.verifyAudit(keys)).toEqual({ ok: true, rows: first.rows, walked: 0 });
+    for (let i = 0; i < 4; i++) await v.asMaster("POST", "/secrets", { key: `b${i}`, value: "v" });
+    const third = await v.engine.verifyAudit(keys);
+    expect(third).toMatchObject({ ok: true, walked: third.rows - first.rows });
+    expect(third.rows).toBeGreaterThanOrEqual(first.rows + 4);
   });
 
   itSqlite("shows a row written after the last view and then removed from its spans", async () => {
