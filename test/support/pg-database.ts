@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { describe, inject } from "vitest";
+import { describe, expect, inject } from "vitest";
 import type { ValueCipher } from "../../src/crypto/cipher.js";
 import { createLogger } from "../../src/log/log.js";
 import { migratePg, openPgPool, pgEngineOver } from "../../src/store/pg/index.js";
@@ -119,4 +119,21 @@ export function storeSecret(key: string, now: number): NewSecret {
     ownerId: null,
     allowedKeys: null,
   };
+}
+
+/**
+ * Creates `n` keyed secrets `<prefix>0..<prefix>n-1` at once through `node` with the master key
+ * (their audit rows spread over the node's pooled clients' chains); asserts each answers 201.
+ */
+export async function createSecretsAtOnce(node: { vault: Vault<PgEngine> }, prefix: string, n: number): Promise<void> {
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      node.vault.app.request("/secrets", {
+        method: "POST",
+        headers: { authorization: `Bearer ${MASTER_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ key: `${prefix}${i}`, value: "v" }),
+      }),
+    ),
+  );
+  for (const r of results) expect(r.status).toBe(201);
 }

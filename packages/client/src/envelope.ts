@@ -276,10 +276,11 @@ export async function sealEnvelope(
 }
 
 /**
- * Parses a stored value as a version-1 envelope.
- * @returns the envelope, or undefined when `text` is not one (a plain value).
+ * A stored value's JSON object, as an envelope is stored (this file's and
+ * request-envelope.ts's).
+ * @returns the object's fields, or undefined when `text` is not a JSON object (a plain value).
  */
-export function parseEnvelope(text: string): EnvelopeV1 | undefined {
+export function jsonObject(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith("{")) return undefined;
   let parsed: unknown;
   try {
@@ -287,8 +288,16 @@ export function parseEnvelope(text: string): EnvelopeV1 | undefined {
   } catch {
     return undefined;
   }
-  if (parsed === null || typeof parsed !== "object") return undefined;
-  const e = parsed as Record<string, unknown>;
+  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Parses a stored value as a version-1 envelope.
+ * @returns the envelope, or undefined when `text` is not one (a plain value).
+ */
+export function parseEnvelope(text: string): EnvelopeV1 | undefined {
+  const e = jsonObject(text);
+  if (e === undefined) return undefined;
   if ((e.v !== 1 && e.v !== 2) || e.alg !== "A256GCM" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
   const v = e.v;
   if (e.kdf === "none") return { v, alg: "A256GCM", kdf: "none", iv: e.iv, ct: e.ct };

@@ -31,7 +31,7 @@
  * ephemeral public point), `iv` and `ct` (ciphertext then the 16-byte tag)
  * in base64url.
  */
-import { EnvelopeError, fromBase64Url, toBase64Url } from "./envelope.js";
+import { EnvelopeError, fromBase64Url, jsonObject, toBase64Url } from "./envelope.js";
 
 /** Bytes over a plain ArrayBuffer, as WebCrypto takes them. */
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -211,16 +211,8 @@ export async function sealAnswer(publicKey: string, requestId: string, value: st
  * @returns the envelope, or undefined when `text` is not one.
  */
 export function parseAnswerEnvelope(text: string): AnswerEnvelope | undefined {
-  if (!text.startsWith("{")) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (parsed === null || typeof parsed !== "object") return undefined;
-  const e = parsed as Record<string, unknown>;
-  if (e.v !== 1 || e.alg !== ALG || typeof e.epk !== "string" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
+  const e = jsonObject(text);
+  if (e === undefined || e.v !== 1 || e.alg !== ALG || typeof e.epk !== "string" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
   return { v: 1, alg: ALG, epk: e.epk, iv: e.iv, ct: e.ct };
 }
 

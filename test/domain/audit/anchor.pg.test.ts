@@ -2,8 +2,7 @@ import { afterAll, expect, it } from "vitest";
 import { auditCommand } from "../../../src/cli/admin/audit.js";
 import { ValueCipher } from "../../../src/crypto/cipher.js";
 import { verifyPgAuditChains } from "../../../src/store/pg/audit/verify.js";
-import { MASTER_KEY } from "../../support/helpers.js";
-import { createTestDatabase, describePg, openTestNode } from "../../support/pg-database.js";
+import { createSecretsAtOnce, createTestDatabase, describePg, openTestNode } from "../../support/pg-database.js";
 import type { TestDatabase } from "../../support/pg-database.js";
 
 // Authenticated chain heads, the authenticated set of chains, and audit
@@ -21,18 +20,7 @@ async function loggedDatabase(requests: number) {
   databases.push(target);
   const cipher = new ValueCipher(ROOT_KEY);
   const node = await openTestNode(target.url, cipher, 4);
-  const write = async (prefix: string, n: number) => {
-    const results = await Promise.all(
-      Array.from({ length: n }, (_, i) =>
-        node.vault.app.request("/secrets", {
-          method: "POST",
-          headers: { authorization: `Bearer ${MASTER_KEY}`, "content-type": "application/json" },
-          body: JSON.stringify({ key: `${prefix}${i}`, value: "v" }),
-        }),
-      ),
-    );
-    for (const r of results) expect(r.status).toBe(201);
-  };
+  const write = (prefix: string, n: number): Promise<void> => createSecretsAtOnce(node, prefix, n);
   await write("k", requests);
   return { target, cipher, pool: node.engine.pool, engine: node.engine, write };
 }

@@ -3,8 +3,7 @@ import { ValueCipher } from "../../../../src/crypto/cipher.js";
 import { HASH_MISMATCH, TAIL_MISSING } from "../../../../src/model/audit/walk.js";
 import { verifyPgAuditChains } from "../../../../src/store/pg/audit/verify.js";
 import type { PgEngine } from "../../../../src/store/pg/index.js";
-import { MASTER_KEY } from "../../../support/helpers.js";
-import { createTestDatabase, describePg, openTestNode } from "../../../support/pg-database.js";
+import { createSecretsAtOnce, createTestDatabase, describePg, openTestNode } from "../../../support/pg-database.js";
 import type { TestDatabase } from "../../../support/pg-database.js";
 
 // The console's audit check on PostgreSQL (docs/console.md, "Audit"; store/pg/engine.ts
@@ -24,19 +23,7 @@ afterAll(async () => {
 
 type Node = Awaited<ReturnType<typeof openTestNode>>;
 
-/** `n` secrets created at once through `node` (audit rows spread over its pooled clients' chains). */
-async function write(node: Node, prefix: string, n: number): Promise<void> {
-  const results = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      node.vault.app.request("/secrets", {
-        method: "POST",
-        headers: { authorization: `Bearer ${MASTER_KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({ key: `${prefix}${i}`, value: "v" }),
-      }),
-    ),
-  );
-  for (const r of results) expect(r.status).toBe(201);
-}
+const write = (node: Node, prefix: string, n: number): Promise<void> => createSecretsAtOnce(node, prefix, n);
 
 /** A fresh database and a node of 4 pooled clients on it. */
 async function freshNode(): Promise<{ target: TestDatabase; node: Node }> {
