@@ -103,7 +103,7 @@ export async function revealNeedsProof(w: Work, id: string): Promise<boolean> {
  * end-to-end links that only the holder of the whole link can spend at the
  * recipient page (docs/share.md, "The reveal proof"); the others are plain
  * public secrets. One lookup for them all (the console's list page: its
- * Kind `end-to-end link` or `share link`, docs/console.md "Secrets").
+ * Kind `end-to-end link` or `public`, docs/console.md "Secrets").
  * @param ids public ids the caller already listed with its token.
  * @returns the subset of `ids` that have a reveal check.
  */

@@ -36,7 +36,7 @@ const publicIds = (list: Row[]) => list.filter(isPublic).map((row) => text(row.i
 /**
  * A row's Kind (docs/console.md, "Secrets"): `keyed`; for a public secret,
  * `end-to-end link` when it has a reveal check (`endToEnd` holds its id),
- * else `share link`.
+ * else `public`.
  */
 function kindOf(ctx: ConsoleCtx, row: Row, endToEnd: ReadonlySet<string>): string {
   if (!isPublic(row)) return ctx.s.kindKeyedShort;
@@ -246,7 +246,7 @@ async function findSecret(ctx: ConsoleCtx, key: string): Promise<Row | Out> {
  * page; revealing a keyed secret is its own page whose button says it counts
  * a read. A public secret is never revealed here: its read is its link
  * holder's. Its Kind is `end-to-end link` when it has a reveal check (one
- * lookup for the shown page through `info.endToEnd`), else `share link`.
+ * lookup for the shown page through `info.endToEnd`), else `public`.
  * Global for the master key and scoped keys, the org's for a principal key;
  * every other call is the API's, with the session's token.
  */

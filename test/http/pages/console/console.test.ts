@@ -281,7 +281,7 @@ describeBrowser("the console in Chromium", () => {
       const row = page.getByRole("row", { name: new RegExp(id) });
       await row.waitFor();
       expect(await row.getByRole("link", { name: /Reveal/ }).count()).toBe(0);
-      expect(await row.textContent()).toContain("share link");
+      expect(await row.textContent()).toContain("public");
       expect(await row.textContent()).toContain("can open it 1 more time");
       expect(await row.getByRole("link", { name: `Delete ${id}` }).count()).toBe(1);
       const e2eRow = page.getByRole("row", { name: new RegExp(e2e) });

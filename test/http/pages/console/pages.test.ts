@@ -49,14 +49,14 @@ const readCount = async (v: TestVault, name: string) =>
   ((await (await v.asMaster("GET", "/secrets")).json()) as { secrets: Array<{ key?: string; id?: string; read_count: number }> }).secrets.find((s) => (s.key ?? s.id) === name)?.read_count;
 
 describe("console share links", () => {
-  it("a share link is marked, has no Reveal, says what its holder can do and offers Delete", async () => {
+  it("a public secret is marked, has no Reveal, says what its holder can do and offers Delete", async () => {
     const v = buildTestVault();
     const id = await publicSecret(v);
     expect((await v.asMaster("POST", "/secrets", { key: "plain/one", value: "v" })).status).toBe(201);
     const b = await new Browser(v).signIn(MASTER_KEY);
     const html = await b.html("/ui/secrets");
     const row = html.slice(html.indexOf(id), html.indexOf("</tr>", html.indexOf(id)));
-    expect(row).toContain("share link");
+    expect(row).toMatch(/>public</);
     expect(row).not.toContain("secrets/reveal");
     expect(row).toContain("can open it 2 more time");
     expect(row).toContain(`secrets/delete?key=${id}`);
@@ -93,7 +93,7 @@ describe("console end-to-end links", () => {
     const html = await b.html("/ui/secrets");
     const rowOf = (id: string) => html.slice(html.lastIndexOf("<tr", html.indexOf(id)), html.indexOf("</tr>", html.indexOf(id)));
     expect(rowOf(e2e)).toContain("end-to-end link");
-    expect(rowOf(plain)).toContain("share link");
+    expect(rowOf(plain)).toMatch(/>public</);
     expect(rowOf(plain)).not.toContain("end-to-end");
     for (const id of [plain, e2e]) {
       expect(rowOf(id)).not.toContain("secrets/reveal");
@@ -106,7 +106,7 @@ describe("console end-to-end links", () => {
     expect(e2ePage).toContain("the vault holds only ciphertext, and the recipient page spends a read only for the link&#39;s proof");
     expect(e2ePage).not.toContain("secrets/reveal");
     const plainPage = await b.html(`/ui/secrets/view?key=${plain}`);
-    expect(plainPage).toMatch(/<dt>Kind<\/dt>\s*<dd>share link<\/dd>/);
+    expect(plainPage).toMatch(/<dt>Kind<\/dt>\s*<dd>public<\/dd>/);
     expect(plainPage).toContain("its reads belong to whoever holds its link");
     expect(plainPage).not.toContain("only ciphertext");
     // Neither page spent a read.
@@ -114,14 +114,14 @@ describe("console end-to-end links", () => {
     expect(await readCount(v, plain)).toBe(0);
   });
 
-  it("an end-to-end link whose reveal check is gone (pruned) is shown as a share link", async () => {
+  it("an end-to-end link whose reveal check is gone (pruned) is shown as public", async () => {
     const v = buildTestVault();
     const e2e = await endToEndLink(v);
     await v.query(`DELETE FROM reveal_checks WHERE key = '${e2e}'`);
     const b = await new Browser(v).signIn(MASTER_KEY);
     const html = await b.html("/ui/secrets");
     const row = html.slice(html.lastIndexOf("<tr", html.indexOf(e2e)), html.indexOf("</tr>", html.indexOf(e2e)));
-    expect(row).toContain("share link");
+    expect(row).toMatch(/>public</);
   });
 });
 
