@@ -71,6 +71,16 @@ async function open(env: EnvelopeV1, afterText: string, passphrase?: string): Pr
   }
 }
 
+/** Whether this page's secret is still there: a GET of the page, which reads nothing; false only for a 404. */
+async function stillThere(): Promise<boolean> {
+  try {
+    const res = await fetch(location.pathname, { method: "GET", credentials: "omit", cache: "no-store" });
+    return res.status !== 404;
+  } catch {
+    return true;
+  }
+}
+
 async function revealNow(): Promise<void> {
   if (passHint && passInput.value === "") {
     showError(S.wrongPassphrase);
@@ -100,7 +110,16 @@ async function revealNow(): Promise<void> {
   }
   setStatus("");
   if (res.status === 403) {
-    // Refused before any read: the person may try again, without reloading.
+    // Refused before any read. The refusal that reaches the sender's max_failed_reveals destroys the
+    // secret (docs/share.md, "The reveal proof"): the page, which reads nothing, says whether it is still there.
+    if (!(await stillThere())) {
+      revealButton.hidden = true;
+      passForm.hidden = true;
+      byId("reads-left").textContent = "";
+      showError(S.destroyedAfterRefusals);
+      return;
+    }
+    // Still there: the person may try again, without reloading.
     revealButton.disabled = false;
     showError(passHint ? S.wrongPassphraseRetry : S.linkRefused);
     if (passHint) passInput.select();

@@ -27,6 +27,7 @@ const SCRIPT_STRINGS = [
   "linkIncomplete",
   "linkRefused",
   "wrongPassphraseRetry",
+  "destroyedAfterRefusals",
   "revealFailed",
   "notAvailableTitle",
   "notAvailableLead",

@@ -33,6 +33,7 @@ export const STRINGS_EN = {
   linkIncomplete: "This link is incomplete or damaged: the part after # is missing or cut. Ask the sender for the whole link. Nothing was read.",
   linkRefused: "This link is damaged or incomplete: the vault did not accept it. Nothing was read; check the link and try again.",
   wrongPassphraseRetry: "Wrong passphrase, try again. Nothing was read.",
+  destroyedAfterRefusals: "The secret was destroyed: its sender allowed only so many wrong tries, and this was the last. Nothing was read. Ask the sender for a new link.",
   revealFailed: "The secret could not be revealed: {error}",
   notAvailableTitle: "This secret is not available",
   notAvailableLead: "It may have been revealed already, it may have expired, or the link may be wrong. Ask the sender for a new one.",

@@ -196,6 +196,31 @@ describeBrowser("the share pages in Chromium", () => {
     expect((await meta(idOf(link)))?.read_count).toBe(2);
   });
 
+  it("the wrong passphrase that reaches the sender's --max-failures says the secret was destroyed, and offers no retry", async () => {
+    const dir = tempDir();
+    const passFile = join(dir, "pass");
+    writeFileSync(passFile, "the right one\n");
+    const link = await share("burned by refusals", ["--reads", "2", "--passphrase-file", passFile, "--max-failures", "2"]);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(link);
+    const pass = page.getByLabel("Passphrase");
+    await pass.waitFor({ state: "visible" });
+    await pass.fill("wrong once");
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    // The first refusal leaves it: the person may try again.
+    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/Wrong passphrase, try again/);
+    expect(await meta(idOf(link))).toBeDefined();
+    await pass.fill("wrong twice");
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/^The secret was destroyed: its sender allowed only so many wrong tries/);
+    expect(await page.getByRole("button", { name: "Reveal the secret" }).isVisible()).toBe(false);
+    expect(await page.getByLabel("Passphrase").isVisible()).toBe(false);
+    expect(await seriousA11yViolations(page), "destroyed after refusals").toEqual([]);
+    await context.close();
+    expect(await meta(idOf(link))).toBeUndefined();
+  });
+
   it("a 429 from the reveal (the share pages' limiter) says so, keeps the whole link in the address bar and spends nothing", async () => {
     const link = await share("rate limited value", ["--reads", "1"]);
     const context = await browser.newContext();
