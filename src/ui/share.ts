@@ -23,6 +23,8 @@ const result = byId("result");
 const valueField = byId("value");
 const passForm = byId<HTMLFormElement>("passphrase-form");
 const passInput = byId<HTMLInputElement>("passphrase");
+// The passphrase form's own button opens a kept ciphertext after the read; before it, Reveal is the one button.
+const decryptButton = byId<HTMLButtonElement>("decrypt");
 let shown = "";
 
 const expires = document.getElementById("expires");
@@ -36,8 +38,11 @@ if (incomplete) {
   showError(S.linkIncomplete);
 } else {
   revealButton.hidden = false;
-  // A passphrase link asks for it before the read: the proof needs it.
-  if (passHint) passForm.hidden = false;
+  // A passphrase link asks for it before the read: the proof needs it; Enter in the field is Reveal.
+  if (passHint) {
+    passForm.hidden = false;
+    decryptButton.hidden = true;
+  }
 }
 let prepared: PreparedReveal | undefined;
 
@@ -156,6 +161,7 @@ async function revealNow(): Promise<void> {
     showError(S.linkNoKey);
   } else if (needsPassphrase(env)) {
     passForm.hidden = false;
+    decryptButton.hidden = false;
     passForm.addEventListener("submit", (event) => {
       event.preventDefault();
       void open(env, afterText, passInput.value);

@@ -101,7 +101,9 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
             {s.passphraseHelp}
           </span>
           <input type="password" id="passphrase" autocomplete="off" aria-describedby="passphrase-help" />
-          <button type="submit">{s.decrypt}</button>
+          <button type="submit" id="decrypt">
+            {s.decrypt}
+          </button>
         </form>
         <section id="result" class="card" hidden aria-live="polite">
           {/* A <pre>, not a textarea: a textarea's value turns CR LF into LF, and the value must read back byte-exact. */}
