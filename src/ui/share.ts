@@ -42,6 +42,8 @@ if (incomplete) {
   if (passHint) {
     passForm.hidden = false;
     decryptButton.hidden = true;
+    // Reveal below the field it needs, in reading order (a type="button": its click, not the form's submit, reveals).
+    passForm.append(revealButton);
   }
 }
 let prepared: PreparedReveal | undefined;
