@@ -122,7 +122,8 @@ async function revealNow(): Promise<void> {
     if (!(await stillThere())) {
       revealButton.hidden = true;
       passForm.hidden = true;
-      byId("reads-left").textContent = "";
+      // Only what is true now: no warning about a read to come, no expiry of a secret that is gone.
+      byId("facts").hidden = true;
       showError(S.destroyedAfterRefusals);
       return;
     }

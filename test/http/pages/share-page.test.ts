@@ -218,6 +218,7 @@ describeBrowser("the share pages in Chromium", () => {
     await expect.poll(() => page.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/^The secret was destroyed: its sender allowed only so many wrong tries/);
     expect(await page.getByRole("button", { name: "Reveal the secret" }).isVisible()).toBe(false);
     expect(await page.getByLabel("Passphrase").isVisible()).toBe(false);
+    expect(await page.locator("#facts").isVisible()).toBe(false);
     expect(await seriousA11yViolations(page), "destroyed after refusals").toEqual([]);
     await context.close();
     expect(await meta(idOf(link))).toBeUndefined();
