@@ -16,8 +16,8 @@ const EPHEMERAL_PRIVATE =
   "ISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-P0AfFAFGv7GyUfhPTdvg1M3P13r9mEqVIONXlAIfgxK7nuyZWgix-ncE3z3MC1CpZlJj-3cR-V-fikScUJbkfIkr";
 const VECTOR =
   '{"v":1,"alg":"ECDH-P256+A256GCM","epk":"BB8UAUa_sbJR-E9N2-DUzc_Xev2YSpUg41eUAh-DErue7JlaCLH6dwTfPcwLUKlmUmP7dxH5X5-KRJxQluR8iSs","iv":"oKGio6Slpqeoqaqr","ct":"FNHlWKOHFehwvffCAk9YkE8Fovv0qTQkL_J7N-UIjTKQOcGe232aLg"}';
-const PROOF = "3PXKKxfnbxbRvynqq3zsfEuqGKN_tiXHTVb_EvwzrZg";
-const REVEAL_CHECK = "c_rJqjcT0mwmnFuyJtjuABg3p2IIa8uAbW-VZZSioA8";
+const PROOF = "2E6fgTmLdAKgYy_FPNuLPtBWEB0wAeuRX1rFbvFaxtw";
+const REVEAL_CHECK = "DdRXCPYeNEnRvmfL8vr7NzpO5jfT9x8vd89U01FZViU";
 const PLAINTEXT = "line one\r\nline two 🔑\n";
 
 const bytes = (n: number, from: number) => Buffer.from(Array.from({ length: n }, (_, i) => from + i));
@@ -55,11 +55,11 @@ describe("the published test vectors", () => {
     expect(await openAnswer(ASKER_PRIVATE, REQUEST_ID, VECTOR)).toBe(PLAINTEXT);
   });
 
-  it("give the reveal proof and its check: HKDF of d under the request id, then SHA-256", async () => {
-    const proof = Buffer.from(hkdfSync("sha256", bytes(32, 1), Buffer.from(REQUEST_ID, "utf8"), "ephemeral-vault request proof v1", 32));
+  it("give the reveal proof and its check: HKDF of d under the asker's public point, then SHA-256", async () => {
+    const proof = Buffer.from(hkdfSync("sha256", bytes(32, 1), Buffer.from(ASKER_PUBLIC, "base64url"), "ephemeral-vault request proof v1", 32));
     expect(proof.toString("base64url")).toBe(PROOF);
     expect(createHash("sha256").update(proof).digest("base64url")).toBe(REVEAL_CHECK);
-    expect(await requestRevealProof(ASKER_PRIVATE, REQUEST_ID)).toEqual({ proof: PROOF, revealCheck: REVEAL_CHECK });
+    expect(await requestRevealProof(ASKER_PRIVATE)).toEqual({ proof: PROOF, revealCheck: REVEAL_CHECK });
   });
 
   it("are the ones docs/requests.md publishes", () => {

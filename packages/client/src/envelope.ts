@@ -35,7 +35,8 @@ const MAX_ITERATIONS = 10_000_000;
 type Bytes = Uint8Array<ArrayBuffer>;
 
 /** UTF-8 bytes of `text`. */
-const utf8 = (text: string): Bytes => {
+/** UTF-8 bytes of `text`, over a plain ArrayBuffer (as WebCrypto takes them). */
+export const utf8 = (text: string): Bytes => {
   const encoded = new TextEncoder().encode(text);
   const out = new Uint8Array(encoded.length);
   out.set(encoded);

@@ -20,9 +20,10 @@
  * - AES-256-GCM with a fresh 96-bit nonce; AAD = the header line
  *   `evr1;ECDH-P256;A256GCM;<request id>;<epk>`, so an answer moved to
  *   another request, or a changed ephemeral key, fails the tag.
- * - the reveal proof: HKDF-SHA256(ikm = d, salt = the request id in UTF-8,
- *   info = "ephemeral-vault request proof v1", 32 bytes); the request is
- *   made with `reveal_check` = base64url(SHA-256(proof)), so only the holder
+ * - the reveal proof: HKDF-SHA256(ikm = d, salt = the asker's public point
+ *   (65 bytes), info = "ephemeral-vault request proof v1", 32 bytes); the
+ *   request is made with `reveal_check` = base64url(SHA-256(proof)) (before
+ *   the vault names the request, so the id cannot be in it), so only the holder
  *   of the private key can spend the answer's read (docs/share.md, "The
  *   reveal proof", is the same rule for share links).
  *
@@ -31,7 +32,7 @@
  * ephemeral public point), `iv` and `ct` (ciphertext then the 16-byte tag)
  * in base64url.
  */
-import { EnvelopeError, fromBase64Url, jsonObject, toBase64Url } from "./envelope.js";
+import { EnvelopeError, fromBase64Url, jsonObject, toBase64Url, utf8 } from "./envelope.js";
 
 /** Bytes over a plain ArrayBuffer, as WebCrypto takes them. */
 type Bytes = Uint8Array<ArrayBuffer>;
@@ -60,14 +61,6 @@ const ALG = "ECDH-P256+A256GCM";
 const CURVE = { name: "ECDH", namedCurve: "P-256" } as const;
 const POINT_BYTES = 65;
 const COORD_BYTES = 32;
-
-/** UTF-8 bytes of `text`. */
-const utf8 = (text: string): Bytes => {
-  const encoded = new TextEncoder().encode(text);
-  const out = new Uint8Array(encoded.length);
-  out.set(encoded);
-  return out;
-};
 
 const INFO = utf8("ephemeral-vault request v1");
 const INFO_PROOF = utf8("ephemeral-vault request proof v1");
@@ -165,13 +158,15 @@ async function contentKey(shared: Bytes, epk: Bytes, askerPoint: Bytes): Promise
 
 /**
  * The reveal proof of a request's answer and its check (docs/requests.md,
- * "The envelope"): proof = HKDF-SHA256(d, request id, "ephemeral-vault
- * request proof v1", 32), check = SHA-256(proof), both base64url.
+ * "The envelope"): proof = HKDF-SHA256(d, the asker's public point (65
+ * bytes), "ephemeral-vault request proof v1", 32), check = SHA-256(proof),
+ * both base64url. It needs no request id: the check is sent with
+ * `POST /requests`, before the vault names the request.
  * @throws EnvelopeError "key" for a malformed private key.
  */
-export async function requestRevealProof(privateKey: string, requestId: string): Promise<{ proof: string; revealCheck: string }> {
-  const { d } = await importPrivate(privateKey);
-  const proof = await hkdfBytes(d, utf8(requestId), INFO_PROOF, 32);
+export async function requestRevealProof(privateKey: string): Promise<{ proof: string; revealCheck: string }> {
+  const { d, point } = await importPrivate(privateKey);
+  const proof = await hkdfBytes(d, point, INFO_PROOF, 32);
   const check = new Uint8Array(await subtle().digest("SHA-256", proof));
   return { proof: toBase64Url(proof), revealCheck: toBase64Url(check) };
 }
