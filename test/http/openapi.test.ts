@@ -135,7 +135,11 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/metrics"]?.get?.responses["200"]?.content?.["text/plain"]?.schema).toEqual({ type: "string" });
     checked.add("GET /metrics 200");
     await call("POST", "/secrets", { key: "team/db", value: "s3cret", ttl_seconds: 3600, max_reads: 5 });
-    await call("POST", "/secrets", { value: "public one", ttl_seconds: 60 });
+    const shared = (await (await call("POST", "/secrets", { value: "public one", ttl_seconds: 60 })).json()) as { receipt: string };
+    await call("GET", `/receipts/${shared.receipt}`, undefined, null);
+    await call("POST", `/receipts/${shared.receipt}/destroy`, undefined, null);
+    await call("POST", `/receipts/${shared.receipt}/destroy`, undefined, null);
+    await call("GET", "/receipts/vrc_unknown", undefined, null);
     await call("POST", "/secrets", { key: "bad key!", value: "x" });
     await call("GET", "/secrets");
     await call("GET", "/secrets/team/db");
