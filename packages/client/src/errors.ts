@@ -145,3 +145,26 @@ function reasonOf(error: Error): string {
   }
   return message;
 }
+
+/**
+ * awaitAnswer() gave up: nobody answered the request within `timeoutMs`
+ * (docs/requests.md, "From the command line, the client and MCP"). Nothing
+ * was read: the request is still open, and waiting again is fine.
+ */
+export class AnswerTimeoutError extends Error {
+  /** The request's id. */
+  readonly requestId: string;
+  /** The time waited, milliseconds. */
+  readonly timeoutMs: number;
+
+  /**
+   * @param requestId the request's id.
+   * @param timeoutMs the time waited, milliseconds.
+   */
+  constructor(requestId: string, timeoutMs: number) {
+    super(`no answer within ${formatMs(timeoutMs)}; the request is still open (nothing was read)`);
+    this.name = "AnswerTimeoutError";
+    this.requestId = requestId;
+    this.timeoutMs = timeoutMs;
+  }
+}
