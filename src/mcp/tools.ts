@@ -132,7 +132,7 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
       },
     );
   }
-  if (caps.create) {
+  if (caps.request) {
     offer(
       "request_secret",
       {

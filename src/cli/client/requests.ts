@@ -68,9 +68,9 @@ export function registerRequest(program: Command, exit: ExitCode): void {
   ).addHelpText(
     "after",
     `
-The private key that opens the answer is kept in ${"$VAULT_CONFIG_DIR"} (default
-~/.config/ephemeral-vault)/requests/<id>.json, mode 0600; it never reaches the
-vault. The answer is encrypted in the answerer's browser to its public key.
+The private key that opens the answer is kept in <config dir>/requests/<id>.json,
+mode 0600 (VAULT_CONFIG_DIR, default ~/.config/ephemeral-vault); it never reaches
+the vault. The answer is encrypted in the answerer's browser to its public key.
 
 Examples:
   ephemeral-vault request "the billing API key" --ttl 2d
