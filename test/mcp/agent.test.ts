@@ -75,7 +75,7 @@ describe("mcp: no tool returns a value by default", () => {
   it("without --allow-reveal there is no get_secret, and no result of any tool holds the value", async () => {
     const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", `${process.execPath} -e **`]);
     const names = await toolNames(client);
-    expect(names).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "run_command", "secret_info", "share_secret"]);
+    expect(names).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "request_secret", "run_command", "secret_info", "share_secret"]);
     const results = [
       await call(client, "put_secret", { key: "agent/new", value: SECRET }),
       await call(client, "secret_info", { key: "agent/db" }),
@@ -233,7 +233,7 @@ describe("mcp: only the tools the token may use", () => {
       ((await (await vault.request("GET", "/audit?action=auth.failed")).json()) as { entries: unknown[] }).entries.length;
     const before = await failed();
     const { client, stderr } = await connect(vault, [], "not-a-valid-token-123456");
-    expect(await toolNames(client)).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "secret_info", "share_secret"]);
+    expect(await toolNames(client)).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "request_secret", "secret_info", "share_secret"]);
     expect(await failed()).toBe(before + 1);
     const refused = await call(client, "secret_info", { key: "agent/db" });
     expect(textOf(refused)).toMatch(/\(401\)$/);
