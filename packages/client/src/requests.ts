@@ -3,7 +3,7 @@ import { AnswerTimeoutError, VaultApiError } from "./errors.js";
 import { seg } from "./http.js";
 import type { Transport } from "./http.js";
 import { generateRequestKeys, openAnswer, requestRevealProof } from "./request-envelope.js";
-import type { AnswerRead, AwaitAnswerOptions, MadeRequest, PageOptions, RequestOptions, RequestPage, SecretRequest } from "./types.js";
+import type { AnswerRead, AwaitAnswerOptions, MadeRequest, PageOptions, RequestOptions, RequestPage, ResponseOf, SecretRequest } from "./types.js";
 
 /**
  * Requests, "ask someone for a secret" (docs/requests.md): the asker's side.
@@ -70,15 +70,8 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** The body of POST /r/{id}/reveal: one read of the answer. */
-interface RevealBody {
-  id: string;
-  value: string;
-  created_at: number;
-  expires_at: number | null;
-  max_reads: number | null;
-  read_count: number;
-}
+/** The body of POST /r/{id}/reveal: one read of the answer (`value` the answer envelope). */
+type RevealBody = ResponseOf<"/r/{id}/reveal", "post">;
 
 /**
  * One read of a request's answer if it has one: POST /r/{id}/reveal with the

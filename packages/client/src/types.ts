@@ -111,27 +111,14 @@ export interface Shared {
   url: string;
 }
 
-/** A request as the API answers it (docs/requests.md): times in Unix seconds. */
-export interface SecretRequest {
-  /** 64 lowercase hex characters. */
-  id: string;
-  /** The answer link to send: `<public url>/r/<id>`. */
-  url: string;
-  description: string;
-  /** Who asks: the key's name, the principal's name, or "the vault's administrator". */
-  asker: string;
-  /** The asker's public key (base64url, 65 bytes). */
-  public_key: string;
-  state: "open" | "answered";
-  max_reads: number;
-  ttl_seconds: number;
-  created_at: number;
-  /** When an open request expires; once answered, when the answer does. */
-  expires_at: number;
-  answered_at: number | null;
-  /** The answer's public secret id, once answered. */
-  answer_id: string | null;
-}
+/**
+ * A request as the API answers it (docs/requests.md), from the OpenAPI
+ * document: id (64 hex), url (`<public url>/r/<id>`, the link to send),
+ * description, asker, public_key, state (`open` or `answered`), max_reads,
+ * ttl_seconds, created_at, expires_at (until when it is open; once answered,
+ * until when its answer lives), answered_at, answer_id; times in Unix seconds.
+ */
+export type SecretRequest = ResponseOf<"/requests/{id}", "get">;
 
 /** A page of requests: `{requests, next_cursor?}`. */
 export interface RequestPage {
