@@ -121,9 +121,10 @@ describe("ephemeral-vault request", () => {
   it("a value at the answer size limit comes back whole", async () => {
     const config = join(tempDir(), "cfg");
     const id = makeRequest(config);
-    // The largest value the vault stores as an answer (65536 bytes of UTF-8, the value limit), with a multi-byte tail.
-    const value = `${"x".repeat(65_536 - 8)}🔑\r\n🔑`;
+    // A value of VAULT_MAX_VALUE_BYTES (65536 bytes of UTF-8), with a multi-byte tail; well over it, the answer is refused.
+    const value = `${"x".repeat(65_536 - 10)}🔑\r\n🔑`;
     expect(Buffer.byteLength(value, "utf8")).toBe(65_536);
+    expect((await answer(id, `${value}${"y".repeat(256)}`)).status).toBe(413);
     expect((await answer(id, value)).status).toBe(201);
     const done = await cliAsync(["request", "wait", id], config);
     expect(done.code, done.stderr).toBe(0);
