@@ -132,7 +132,8 @@ describe("run_command with request:<id>", () => {
     const again = await call(client, "run_command", { command: [process.execPath, "-e", LEAKY], env: { S: `request:${id}` } });
     expect(again.isError).toBe(true);
     expect(textOf(again)).toMatch(/its private key is not here/);
-    expect((await vault.request("GET", `/requests/${id}`)).status).toBe(404);
+    const { answer_id } = (await (await vault.request("GET", `/requests/${id}`)).json()) as { answer_id: string };
+    expect((await vault.request("GET", `/secrets/${answer_id}`)).status).toBe(404);
   });
 
   it("refuses a request another server made (its private key is not here), before reading anything", async () => {
