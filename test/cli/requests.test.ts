@@ -161,6 +161,36 @@ describe("ephemeral-vault request", () => {
     expect(cli(["request", "wait", "../../etc/passwd"], config).code).toBe(2);
   });
 
+  it("request wait on a request deleted meanwhile exits 1 and removes its key file", async () => {
+    const config = join(tempDir(), "cfg");
+    const id = makeRequest(config);
+    expect((await vault.request("DELETE", `/requests/${id}`)).status).toBe(200);
+    const done = await cliAsync(["request", "wait", id], config);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toMatch(/\(404\): the request is gone [^\n]*its key file was removed\n$/);
+    expect(existsSync(join(config, "requests", `${id}.json`))).toBe(false);
+  });
+
+  it("--org asks in the organization with a principal key; rm finds the org in the key file", async () => {
+    const org = (await (await vault.request("POST", "/orgs", { name: "askers" })).json()) as { id: string };
+    const principal = (await (await vault.request("POST", `/orgs/${org.id}/principals`, { name: "deploy-bot", role: "writer" })).json()) as { id: string };
+    const { key } = (await (await vault.request("POST", `/orgs/${org.id}/principals/${principal.id}/keys`, { name: "k" })).json()) as { key: string };
+    const config = join(tempDir(), "cfg");
+    const made = cli(["request", "the team's deploy key", "-q", "--org", org.id], config, { VAULT_TOKEN: key });
+    expect(made.code, made.stderr).toBe(0);
+    const id = made.stdout.trim();
+    const inOrg = (await (await vault.request("GET", `/orgs/${org.id}/requests/${id}`)).json()) as Record<string, unknown>;
+    expect(inOrg).toMatchObject({ id, asker: "deploy-bot", state: "open" });
+    expect((await requestOf(id)).status).toBe(404);
+    expect(cli(["request", "ls", "--org", org.id], config, { VAULT_TOKEN: key }).stdout).toContain(id);
+    await vault.request("POST", `/r/${id}/answer`, { value: await sealAnswer(String(inOrg.public_key), id, "team value") }, null);
+    expect((await cliAsync(["request", "wait", id], config)).stdout.toString()).toBe("team value");
+    // The writer role cannot delete (no d); the master key can, and the key file names the org.
+    const id2 = cli(["request", "another", "-q", "--org", org.id], config, { VAULT_TOKEN: key }).stdout.trim();
+    expect(cli(["request", "rm", id2], config)).toEqual({ code: 0, stdout: "", stderr: "" });
+    expect((await vault.request("GET", `/orgs/${org.id}/requests/${id2}`)).status).toBe(404);
+  });
+
   it("request ls shows id, state, expiry, whether the key is here, and the description; --json the entries", async () => {
     const config = join(tempDir(), "cfg");
     const open = makeRequest(config);

@@ -179,7 +179,8 @@ function hasKeyFile(id: string): boolean {
  * `request wait ID`: polls until the request is answered (client
  * awaitAnswer: POST /r/<id>/reveal with the private key's proof, no token),
  * reads it once and prints it byte-exact; removes the key file when that was
- * the answer's last read, or when the vault no longer knows the request (404).
+ * the answer's last read, or when the vault the request was made at (no
+ * `--addr`) no longer knows the request (404).
  * @throws ConfigError (exit 2) for a bad duration or a missing key file.
  */
 async function waitForAnswer(id: string, flags: WaitFlags, exit: ExitCode): Promise<void> {
@@ -197,8 +198,10 @@ async function waitForAnswer(id: string, flags: WaitFlags, exit: ExitCode): Prom
     if (read.spent) removeRequestKey(id);
   } catch (err) {
     if (err instanceof VaultApiError && err.status === 404) {
-      removeRequestKey(id);
-      process.stderr.write(`ephemeral-vault: ${err.error} (404): the request is gone (expired, deleted, or its answer read to the end); its key file was removed\n`);
+      // Only the vault the request was made at says it is gone: another --addr keeps the key.
+      const removed = flags.addr === undefined && removeRequestKey(id);
+      const file = removed ? "its key file was removed" : `its key file is kept (remove it with: ephemeral-vault request rm ${id})`;
+      process.stderr.write(`ephemeral-vault: ${err.error} (404): the request is gone (expired, deleted, or its answer read to the end); ${file}\n`);
       exit.code = EXIT_REFUSED;
       return;
     }
