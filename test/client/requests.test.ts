@@ -84,6 +84,9 @@ describe("client.awaitAnswer()", () => {
     const err = await rejection(client.awaitAnswer(made.id, made.privateKey, { intervalMs: 50, timeoutMs: 300 }));
     expect(err).toBeInstanceOf(AnswerTimeoutError);
     expect(err).toMatchObject({ requestId: made.id, timeoutMs: 300 });
+    expect((err as Error).message).toBe("no answer within 300 ms; the request is still open (nothing was read)");
+    expect(new AnswerTimeoutError(made.id, 600_000).message).toMatch(/^no answer within 10 min;/);
+    expect(new AnswerTimeoutError(made.id, 7_200_000).message).toMatch(/^no answer within 2 h;/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(await client.readAnswer(made.id, made.privateKey)).toBeUndefined();
     expect((await client.requests.get(made.id)).state).toBe("open");
