@@ -399,3 +399,33 @@ CREATE INDEX secrets_anonymous ON secrets (anonymous_net) WHERE anonymous_net IS
 -- created_at. Rows written before this version get 0; a v1 or v2 envelope
 -- opens only at 0, so an old one pasted into a row replaced since does not.
 ALTER TABLE secrets ADD COLUMN value_version INTEGER NOT NULL DEFAULT 0 CHECK (value_version >= 0);
+-- version: 20
+-- Requests (docs/requests.md): a token holder asks someone for a secret. The
+-- row holds what the answer page shows (the description, who asked) and
+-- what the answer is encrypted to (the asker's public key): never a private
+-- key, never a value. `reveal_check` is the SHA-256 of the reveal proof the
+-- asker derives from the private key (NULL: the answer is read with the
+-- answer id only), copied to the answer's reveal check. One answer per
+-- request: the guarded UPDATE ... WHERE state = 'open' that records it runs
+-- in the same transaction as the answer's insert (a public secret,
+-- `answer_id`). `expires_at` is the request's until it is answered, then
+-- the answer's (answered_at + ttl_seconds); the sweeper deletes the rows
+-- past it (an open one with `request.expired`).
+CREATE TABLE requests (
+  id           TEXT    PRIMARY KEY CHECK (length(id) = 64),  -- 256-bit capability, hex
+  scope        TEXT    NOT NULL,                             -- 'global' or an org id
+  owner_id     TEXT,                                         -- scoped key or principal that asked; NULL: the master key
+  asker        TEXT    NOT NULL,                             -- the name the answer page shows
+  description  TEXT    NOT NULL,
+  public_key   TEXT    NOT NULL,                             -- P-256 point, base64url
+  reveal_check BLOB    CHECK (reveal_check IS NULL OR length(reveal_check) = 32),
+  ttl_seconds  INTEGER NOT NULL CHECK (ttl_seconds >= 1),
+  max_reads    INTEGER NOT NULL CHECK (max_reads >= 1),
+  state        TEXT    NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'answered')),
+  created_at   INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL,
+  answered_at  INTEGER,
+  answer_id    TEXT
+) STRICT;
+CREATE INDEX requests_scope ON requests (scope, owner_id);
+CREATE INDEX requests_due ON requests (expires_at);

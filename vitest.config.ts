@@ -18,6 +18,7 @@ const GROUP_COMMIT_RACES = [
   "test/webhooks/claims.test.ts",
   "test/domain/secrets/replace.test.ts",
   "test/domain/secrets/rollback-limit.test.ts",
+  "test/domain/requests/requests.test.ts",
 ];
 
 export default defineConfig({

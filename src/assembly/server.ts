@@ -116,6 +116,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   const vault = node.vault;
   const sweeper = startSweeper({
     secrets: vault.secrets,
+    requests: vault.requests,
     tx: vault.tx,
     log,
     intervalMs: config.sweepIntervalMs,

@@ -4,6 +4,7 @@ import type { ShareSettings } from "../http/pages/routes.js";
 import type { AppEnv } from "../http/context.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { combineSinks } from "../domain/events.js";
+import { Requests } from "../domain/requests/requests.js";
 import type { EventSink } from "../domain/events.js";
 import type { ChainState } from "../http/pages/console/overview.js";
 import { VaultMetrics } from "../runtime/metrics.js";
@@ -63,6 +64,8 @@ export interface Vault<E extends Engine = Engine> {
   engine: E;
   tx: E["tx"];
   secrets: SecretLifecycle;
+  /** Requests: asking someone for a secret (docs/requests.md); the sweeper expires them. */
+  requests: Requests;
   /** Orgs, roles, principals and principal keys (docs/orgs.md). */
   orgs: OrgDomain;
   /** Webhook registry, outbox and delivery worker (docs/webhooks.md); server.ts starts the worker. */
@@ -128,6 +131,7 @@ export function createVault<E extends Engine>(engine: E, options: VaultOptions):
               if (DESTROYING.has(event.type)) destroyed();
             },
             secretsPruned: () => {},
+            requestEvent: () => {},
           },
         ];
   // One check at a time: views arriving while one runs share its answer (docs/console.md, "Audit").
@@ -175,12 +179,14 @@ function assemble(
     onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
     cacheSubscribers: engine.cacheSubscribers,
   });
+  const events = combineSinks(audit, webhooks.outbox, ...engine.sinks, metrics.sink);
   const secrets = new SecretLifecycle({
     cipher: options.cipher,
-    events: combineSinks(audit, webhooks.outbox, ...engine.sinks, metrics.sink),
+    events,
     now: options.now,
     activeLimit: options.activeLimit,
   });
+  const requests = new Requests({ secrets, events, audit, now: options.now });
   sources.secrets = secrets;
   sources.webhooks = webhooks;
   const orgs = createOrgDomain({ now: options.now, secrets, audit });
@@ -200,6 +206,7 @@ function assemble(
   const app = createApp({
     tx,
     secrets,
+    requests,
     log: options.log,
     masterKey: options.masterKey,
     resolvers: [
@@ -224,7 +231,7 @@ function assemble(
     metrics,
     console: { ...engine.console, license: () => options.license },
   });
-  return { app, secrets, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
+  return { app, secrets, requests, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
 }
 
 export { version };

@@ -17,6 +17,29 @@ export const SECRET_EVENT_TYPES = [
 ] as const;
 export type SecretEventType = (typeof SECRET_EVENT_TYPES)[number];
 
+/**
+ * Request events (docs/requests.md, "Events and audit"): a request made,
+ * answered, or expired unanswered; delivered to webhooks and audited like
+ * secret events.
+ */
+export const REQUEST_EVENT_TYPES = ["request.created", "request.answered", "request.expired"] as const;
+export type RequestEventType = (typeof REQUEST_EVENT_TYPES)[number];
+
+/** A request event's facts: never the description's reader, the public key or the answer's value. Times in milliseconds. */
+export interface RequestEvent {
+  type: RequestEventType;
+  /** "global" or an org id. */
+  scope: string;
+  /** The request's id (64 hex). */
+  id: string;
+  /** The answer's read limit. */
+  maxReads: number;
+  /** Until when the request (or, answered, its answer) lives. */
+  expiresAt: number;
+  /** The answer's public id, once answered. */
+  answerId: string | null;
+}
+
 /** Who caused a change, for the audit log. */
 export interface Origin {
   /** "master", a scoped key id, a principal key id, or null (sweeper). */
@@ -75,6 +98,8 @@ export interface EventSink {
   secretEvent(w: Work, event: SecretEvent, origin: Origin): Awaitable<void>;
   /** A prune removed `count` tombstones of `scope`. */
   secretsPruned(w: Work, scope: string, count: number, origin: Origin): Awaitable<void>;
+  /** A request event (docs/requests.md), in the unit of work of the change. */
+  requestEvent(w: Work, event: RequestEvent, origin: Origin): Awaitable<void>;
 }
 
 /**
@@ -89,5 +114,6 @@ export function combineSinks(...sinks: EventSink[]): EventSink {
   return {
     secretEvent: (w, event, origin) => fanOut((sink) => sink.secretEvent(w, event, origin), 0),
     secretsPruned: (w, scope, count, origin) => fanOut((sink) => sink.secretsPruned(w, scope, count, origin), 0),
+    requestEvent: (w, event, origin) => fanOut((sink) => sink.requestEvent(w, event, origin), 0),
   };
 }

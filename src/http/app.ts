@@ -9,6 +9,9 @@ import { metricsRoute } from "./routes/metrics.js";
 import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
 import { withRevealCheck } from "../domain/secrets/reveal.js";
+import type { Requests } from "../domain/requests/requests.js";
+import { requestRoutes } from "./routes/requests.js";
+import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
@@ -37,6 +40,8 @@ import type { Route } from "./routes/declare.js";
 export interface AppDeps {
   tx: UnitOfWork<Work>;
   secrets: SecretLifecycle;
+  /** Requests (docs/requests.md): /requests and the token-less /r/ routes. */
+  requests: Requests;
   log: Logger;
   masterKey: string;
   /** Token lookups besides the master key (scoped keys, principal keys). */
@@ -112,7 +117,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // One set of secret routes, built for the global key space and for every org's.
   const secrets = secretRoutes(secretDeps);
   // Every route, declared once: the app mounts this list and the document describes it.
-  const routes: Route[] = [...open, ...secrets, ...webhooks, ...keys, ...audit, ...orgs];
+  const pageDeps = {
+    tx: deps.tx,
+    secrets: deps.secrets,
+    requests: deps.requests,
+    audit: deps.audit,
+    settings: share,
+    trustProxy: deps.trustProxy,
+    // Share misses need no credential: their own limiter, which refuses only under /s/ and /r/ (docs/share.md).
+    shareGuard: new ShareMissGuard({
+      limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
+      windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
+      now: deps.now,
+    }),
+    maxValueBytes: deps.maxValueBytes,
+    now: deps.now,
+    publicUrl,
+  };
+  const requests = [...requestRoutes({ requests: deps.requests, tx: deps.tx, publicUrl }), ...requestPageRoutes(pageDeps)];
+  const routes: Route[] = [...open, ...secrets, ...requests, ...webhooks, ...keys, ...audit, ...orgs];
   openapi = JSON.stringify(buildOpenApi(deps.version, routes));
 
   // One middleware in front of every route: request id and headers, 429,
@@ -141,26 +164,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       limiter,
       // The share pages need no token: the 256-bit id is the capability (docs/share.md).
       // The console authenticates by its session cookie, then calls the API with the session's token (docs/console.md).
-      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || (share.page && isSharePagePath(path)),
+      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
     }),
   );
   mountAssets(app);
-  mountSharePages(app, {
-    tx: deps.tx,
-    secrets: deps.secrets,
-    audit: deps.audit,
-    settings: share,
-    trustProxy: deps.trustProxy,
-    // Share misses need no credential: their own limiter, which refuses only under /s/ (docs/share.md).
-    shareGuard: new ShareMissGuard({
-      limit: deps.authFailLimit ?? DEFAULT_AUTH_FAIL_LIMIT,
-      windowMs: deps.authFailWindowMs ?? DEFAULT_AUTH_FAIL_WINDOW_MS,
-      now: deps.now,
-    }),
-    maxValueBytes: deps.maxValueBytes,
-    now: deps.now,
-    publicUrl,
-  });
+  mountSharePages(app, pageDeps);
   mountConsole(app, {
     trustProxy: deps.trustProxy,
     now: deps.now,

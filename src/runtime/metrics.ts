@@ -129,6 +129,7 @@ export class VaultMetrics {
         w.afterCommit(() => this.events.inc({ type }));
       },
       secretsPruned: () => {},
+      requestEvent: () => {},
     };
   }
 }

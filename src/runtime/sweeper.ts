@@ -1,4 +1,5 @@
 import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
+import type { Requests } from "../domain/requests/requests.js";
 import { SYSTEM_ORIGIN } from "../domain/events.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log/log.js";
@@ -20,6 +21,8 @@ export const SWEEP_BATCH_AWAITED = 256;
 
 export interface SweeperDeps {
   secrets: SecretLifecycle;
+  /** Requests past their expiry are deleted too (docs/requests.md); absent: secrets only. */
+  requests?: Requests | undefined;
   tx: UnitOfWork<Work>;
   log: Logger;
   /** Period, milliseconds; 0 disables the sweeper. */
@@ -30,7 +33,8 @@ export interface SweeperDeps {
 
 /**
  * The TTL sweeper (VAULT_SWEEP_INTERVAL_MS): every period, expires the
- * secrets whose expires_at has passed, in units of `deps.batch` (default
+ * secrets whose expires_at has passed, then deletes the requests past
+ * theirs (`request.expired` for an open one), in units of `deps.batch` (default
  * SWEEP_BATCH) through the unit of work, yielding to requests between units.
  * @returns stop(), which cancels the timer and resolves once no batch runs.
  */
@@ -44,6 +48,14 @@ export function startSweeper(deps: SweeperDeps): { stop: () => Promise<void>; sw
     for (;;) {
       if (stopped) return total;
       const n = await deps.tx.run((w) => deps.secrets.expireDue(w, batch, SYSTEM_ORIGIN));
+      total += n;
+      if (n < batch) break;
+    }
+    const requests = deps.requests;
+    if (requests === undefined) return total;
+    for (;;) {
+      if (stopped) return total;
+      const n = await deps.tx.run((w) => requests.expireDue(w, batch, SYSTEM_ORIGIN));
       total += n;
       if (n < batch) return total;
     }

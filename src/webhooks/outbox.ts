@@ -2,7 +2,7 @@ import { newId } from "../crypto/tokens.js";
 import type { Subscriber } from "../store/webhooks.js";
 import { andThen } from "../store/work.js";
 import type { Awaitable, Work } from "../store/work.js";
-import type { EventSink, Origin, SecretEvent } from "../domain/events.js";
+import type { EventSink, Origin, RequestEvent, SecretEvent } from "../domain/events.js";
 import { GLOBAL_SCOPE } from "../domain/secrets/model.js";
 import { planClaims } from "./shares.js";
 import type { ScopeLimits } from "./shares.js";
@@ -37,6 +37,25 @@ export function eventPayload(eventId: string, event: SecretEvent, at: number): s
   data.read_count = event.readCount;
   data.max_reads = event.maxReads;
   data.expires_at = event.expiresAt === null ? null : Math.floor(event.expiresAt / 1000);
+  if (event.scope !== GLOBAL_SCOPE) data.org_id = event.scope;
+  return JSON.stringify({ id: eventId, type: event.type, timestamp: Math.floor(at / 1000), data });
+}
+
+/**
+ * The signed body of a request event (docs/requests.md, "Events and
+ * audit"): `{id, type, timestamp, data}`; `data` has `request_id`,
+ * `max_reads`, `expires_at` (Unix seconds), `answer_id` (null until
+ * answered) and `org_id` for org requests. Never the description, the
+ * public key or the answer.
+ * @param at the time of the change, Unix milliseconds.
+ */
+export function requestEventPayload(eventId: string, event: RequestEvent, at: number): string {
+  const data: Record<string, string | number | null> = {
+    request_id: event.id,
+    max_reads: event.maxReads,
+    expires_at: Math.floor(event.expiresAt / 1000),
+    answer_id: event.answerId,
+  };
   if (event.scope !== GLOBAL_SCOPE) data.org_id = event.scope;
   return JSON.stringify({ id: eventId, type: event.type, timestamp: Math.floor(at / 1000), data });
 }
@@ -103,6 +122,30 @@ export class WebhookOutbox implements EventSink {
     if (cached !== undefined) return this.queue(w, event, cached);
     const read = w.webhooks.subscribers(event.scope === GLOBAL_SCOPE ? null : event.scope);
     return andThen(read, (list) => this.queue(w, event, this.remember(event.scope, list)));
+  }
+
+  /**
+   * Queues a request event for every webhook of its scope that subscribes
+   * to it and has no key prefix (a request names no key, as a public
+   * secret does not).
+   */
+  requestEvent(w: Work, event: RequestEvent, _origin: Origin): Awaitable<void> {
+    return andThen(this.subscribersOf(w, event.scope), (all) => {
+      const targets = all.filter((hook) => subscribes(hook.events, event.type) && hook.keyPrefix === null);
+      if (targets.length === 0) return undefined;
+      const now = this.deps.now();
+      const eventId = newId("evt_");
+      const body = requestEventPayload(eventId, event, now);
+      const written = w.outbox.enqueue({ id: eventId, type: event.type, body }, targets.map((hook) => hook.id), now);
+      return andThen(written, () => this.deps.onQueued?.());
+    });
+  }
+
+  /** A scope's subscribers: cached, or read in the caller's transaction and remembered. */
+  private subscribersOf(w: Work, scope: string): Awaitable<Subscriber[]> {
+    const cached = this.subscribers.get(scope);
+    if (cached !== undefined) return cached;
+    return andThen(w.webhooks.subscribers(scope === GLOBAL_SCOPE ? null : scope), (list) => this.remember(scope, list));
   }
 
   /** Pruning is an audit action, not a webhook event. */

@@ -1,7 +1,7 @@
 import { newId } from "../crypto/tokens.js";
 import { VaultError } from "../model/errors.js";
-import { SECRET_EVENT_TYPES } from "../domain/events.js";
-import type { Origin, SecretEventType } from "../domain/events.js";
+import { REQUEST_EVENT_TYPES, SECRET_EVENT_TYPES } from "../domain/events.js";
+import type { Origin, RequestEventType, SecretEventType } from "../domain/events.js";
 import { cutPage } from "../domain/paging.js";
 import type { Page } from "../domain/paging.js";
 import { GLOBAL_SCOPE } from "../domain/secrets/model.js";
@@ -10,8 +10,8 @@ import type { Awaitable, Work } from "../store/work.js";
 import type { Webhook, DeliveryAttempt } from "../model/records.js";
 export type { Webhook, DeliveryAttempt } from "../model/records.js";
 
-/** The event types a webhook may subscribe to (docs/contract.md §10); `*` means all. */
-export const WEBHOOK_EVENT_TYPES: readonly SecretEventType[] = SECRET_EVENT_TYPES;
+/** The event types a webhook may subscribe to (docs/contract.md §10, docs/requests.md "Events and audit"); `*` means all. */
+export const WEBHOOK_EVENT_TYPES: readonly (SecretEventType | RequestEventType)[] = [...SECRET_EVENT_TYPES, ...REQUEST_EVENT_TYPES];
 
 /** The 404 of a webhook the viewer does not see. */
 export const WEBHOOK_NOT_FOUND = "webhook not found";

@@ -9,6 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { isSharePagePath } from "../../src/http/pages/routes.js";
 import { isConsolePath } from "../../src/http/pages/console/routes.js";
 import { describe, expect, it } from "vitest";
+import { generateRequestKeys, requestRevealProof, sealAnswer } from "../../packages/client/src/request-envelope.js";
 import { buildTestVault } from "../support/helpers.js";
 import type { TestVault } from "../support/helpers.js";
 
@@ -177,6 +178,22 @@ describe("the OpenAPI document", () => {
     await call("DELETE", `/orgs/${org.id}/secrets/app/fresh`);
     await call("GET", `/orgs/${org.id}/secrets/app/token`, undefined, pkey.key);
     await call("GET", `/orgs/${org.id}/audit`);
+    for (const base of ["", `/orgs/${org.id}`]) {
+      const keys = await generateRequestKeys();
+      const { proof, revealCheck } = await requestRevealProof(keys.privateKey);
+      const made = (await (await call("POST", `${base}/requests`, { description: "the API key", public_key: keys.publicKey, reveal_check: revealCheck })).json()) as {
+        id: string;
+      };
+      await call("GET", `${base}/requests`);
+      await call("GET", `${base}/requests/${made.id}`);
+      await call("POST", `/r/${made.id}/reveal`, { proof }, null);
+      await call("POST", `/r/${made.id}/answer`, { value: await sealAnswer(keys.publicKey, made.id, "v") }, null);
+      await call("POST", `/r/${made.id}/answer`, { value: await sealAnswer(keys.publicKey, made.id, "again") }, null);
+      await call("POST", `/r/${made.id}/answer`, { value: "plain text" }, null);
+      await call("POST", `/r/${made.id}/reveal`, { proof }, null);
+      await call("POST", `/r/${made.id}/reveal`, { proof }, null);
+      await call("DELETE", `${base}/requests/${made.id}`);
+    }
     await call("GET", "/orgs/org_doesnotexist0000000000000");
 
     await call("PATCH", `/orgs/${org.id}/roles/auditor`, { permissions: "al" });
@@ -217,7 +234,7 @@ describe("the OpenAPI document", () => {
     // Every operation with a success answer was reached with one, and it validated.
     expect(missing).toEqual([]);
     // The walk above reached every kind of answer it meant to.
-    for (const op of ["POST /secrets 201", "GET /secrets 200", "GET /secrets/{key} 200", "GET /secrets/{key} 404", "GET /audit 200", "GET /audit 400", "POST /orgs 201", "GET /me 200", "GET /orgs/{org_id}/audit 200", "PATCH /secrets/{key} 200", "PUT /secrets/{key} 200", "PUT /secrets/{key} 201", "POST /orgs/{org_id}/principals/{id}/keys 201"]) {
+    for (const op of ["POST /secrets 201", "GET /secrets 200", "GET /secrets/{key} 200", "GET /secrets/{key} 404", "GET /audit 200", "GET /audit 400", "POST /orgs 201", "GET /me 200", "GET /orgs/{org_id}/audit 200", "PATCH /secrets/{key} 200", "PUT /secrets/{key} 200", "PUT /secrets/{key} 201", "POST /orgs/{org_id}/principals/{id}/keys 201", "POST /r/{id}/answer 409", "POST /r/{id}/reveal 409", "POST /r/{id}/reveal 404"]) {
       expect(checked.has(op), `${op}; reached: ${[...checked].join(", ")}`).toBe(true);
     }
   });

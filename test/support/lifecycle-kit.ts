@@ -50,6 +50,7 @@ export function recordingLifecycle(options: { activeLimit?: number | null; failE
     secretsPruned: (_w, scope, count) => {
       recorded.pruned.push({ scope, count });
     },
+    requestEvent: () => {},
   };
   const limit = options.activeLimit ?? null;
   const cipher = new ValueCipher(generateRootKey());

@@ -2410,6 +2410,437 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/orgs/{org_id}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List requests, oldest first: a scoped key without admin sees those it made. */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                    /** @description integer 1-1000, default 1000 */
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {requests, next_cursor?} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            next_cursor?: string;
+                            requests: {
+                                /** @description the answer's public id, once answered */
+                                answer_id: string | null;
+                                answered_at: number | null;
+                                /** @description who asked, as the answer page shows it: the key's or principal's name */
+                                asker: string;
+                                created_at: number;
+                                description: string;
+                                /** @description until when the request is open; once answered, until when its answer lives */
+                                expires_at: number;
+                                /** @description 64 hex characters: the answer link's capability */
+                                id: string;
+                                max_reads: number;
+                                /** @description the P-256 point, base64url */
+                                public_key: string;
+                                /** @enum {string} */
+                                state: "open" | "answered";
+                                ttl_seconds: number;
+                                /** @description VAULT_PUBLIC_URL/r/<id>: the link to send to the person asked */
+                                url: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Ask someone for a secret (docs/requests.md): the answer link /r/<id> is what you send; the person answers in the browser, encrypted to public_key (made on your side: the private key never reaches the vault). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What is asked for, shown to the person asked: the answer page shows it as text. */
+                        description: string;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description The asker's ECDH P-256 public key: the 65-byte uncompressed point in base64url (87 characters, what the client library makes), or the compressed point, an SPKI PEM or base64 DER, or a JWK object. Stored and answered as the base64url point. Never the private key. */
+                        public_key: string | {
+                            crv: string;
+                            kty: string;
+                            x: string;
+                            y: string;
+                        };
+                        /** @description null: the same as leaving the field out */
+                        reveal_check?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description the request */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the answer's public id, once answered */
+                            answer_id: string | null;
+                            answered_at: number | null;
+                            /** @description who asked, as the answer page shows it: the key's or principal's name */
+                            asker: string;
+                            created_at: number;
+                            description: string;
+                            /** @description until when the request is open; once answered, until when its answer lives */
+                            expires_at: number;
+                            /** @description 64 hex characters: the answer link's capability */
+                            id: string;
+                            max_reads: number;
+                            /** @description the P-256 point, base64url */
+                            public_key: string;
+                            /** @enum {string} */
+                            state: "open" | "answered";
+                            ttl_seconds: number;
+                            /** @description VAULT_PUBLIC_URL/r/<id>: the link to send to the person asked */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid input, or public_key is not a P-256 public key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orgs/{org_id}/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One request; answered: answer_id, the answer's public id. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the request's id (64 hex) */
+                    id: string;
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the request */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the answer's public id, once answered */
+                            answer_id: string | null;
+                            answered_at: number | null;
+                            /** @description who asked, as the answer page shows it: the key's or principal's name */
+                            asker: string;
+                            created_at: number;
+                            description: string;
+                            /** @description until when the request is open; once answered, until when its answer lives */
+                            expires_at: number;
+                            /** @description 64 hex characters: the answer link's capability */
+                            id: string;
+                            max_reads: number;
+                            /** @description the P-256 point, base64url */
+                            public_key: string;
+                            /** @enum {string} */
+                            state: "open" | "answered";
+                            ttl_seconds: number;
+                            /** @description VAULT_PUBLIC_URL/r/<id>: the link to send to the person asked */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such request (or it expired), or no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a request, and its answer when there is one. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the request's id (64 hex) */
+                    id: string;
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {deleted: true} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such request (or it expired), or no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orgs/{org_id}/roles": {
         parameters: {
             query?: never;
@@ -3561,7 +3992,7 @@ export interface paths {
                             webhooks: {
                                 created_at: number;
                                 description: string | null;
-                                events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                                events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "request.created" | "request.answered" | "request.expired" | "*")[];
                                 /** @description wh_ and 26 base32 characters */
                                 id: string;
                                 /** @description org webhooks only */
@@ -3665,7 +4096,7 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             description: string | null;
-                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "request.created" | "request.answered" | "request.expired" | "*")[];
                             /** @description wh_ and 26 base32 characters */
                             id: string;
                             /** @description org webhooks only */
@@ -4006,7 +4437,7 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             description: string | null;
-                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "request.created" | "request.answered" | "request.expired" | "*")[];
                             /** @description wh_ and 26 base32 characters */
                             id: string;
                             /** @description org webhooks only */
@@ -4233,6 +4664,629 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/r/{id}/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer a request, without a token: `value` is the answer envelope, encrypted in the browser to the request's public key (docs/requests.md). One answer per request. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the request's id (64 hex) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the answer envelope's JSON text */
+                        value: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description {id, state, answered_at, expires_at} */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            answered_at: number;
+                            expires_at: number;
+                            id: string;
+                            /** @constant */
+                            state: "answered";
+                        };
+                    };
+                };
+                /** @description value is not an answer envelope */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description free tier limit of 100 active secrets reached */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no open request of this id (unknown or expired) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the request was answered already */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description value larger than the envelope of VAULT_MAX_VALUE_BYTES, or body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many answers, or refused requests, from this address; Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/r/{id}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Read a request's answer, without a token, with the asker's reveal proof `{proof}` (docs/requests.md, 'The envelope'): one counted read of the answer, as POST /s/<answer_id>/reveal. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the request's id (64 hex) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {id, value, created_at, expires_at, max_reads, read_count}: value is the answer envelope */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            expires_at: number | null;
+                            /** @description the answer's public id */
+                            id: string;
+                            max_reads: number | null;
+                            read_count: number;
+                            /** @description the answer envelope (docs/requests.md): open it with the private key */
+                            value: string;
+                        };
+                    };
+                };
+                /** @description the proof is missing or wrong (or the request was made without reveal_check); nothing read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such request, or its answer is gone */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description not answered yet (the proof is right); nothing counted */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            expires_at: number;
+                            /** @constant */
+                            state: "open";
+                        };
+                    };
+                };
+                /** @description too many refused requests from this address; Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List requests, oldest first: a scoped key without admin sees those it made. */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description next_cursor of the previous page */
+                    cursor?: string;
+                    /** @description integer 1-1000, default 1000 */
+                    limit?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {requests, next_cursor?} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            next_cursor?: string;
+                            requests: {
+                                /** @description the answer's public id, once answered */
+                                answer_id: string | null;
+                                answered_at: number | null;
+                                /** @description who asked, as the answer page shows it: the key's or principal's name */
+                                asker: string;
+                                created_at: number;
+                                description: string;
+                                /** @description until when the request is open; once answered, until when its answer lives */
+                                expires_at: number;
+                                /** @description 64 hex characters: the answer link's capability */
+                                id: string;
+                                max_reads: number;
+                                /** @description the P-256 point, base64url */
+                                public_key: string;
+                                /** @enum {string} */
+                                state: "open" | "answered";
+                                ttl_seconds: number;
+                                /** @description VAULT_PUBLIC_URL/r/<id>: the link to send to the person asked */
+                                url: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description invalid limit or cursor */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Ask someone for a secret (docs/requests.md): the answer link /r/<id> is what you send; the person answers in the browser, encrypted to public_key (made on your side: the private key never reaches the vault). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What is asked for, shown to the person asked: the answer page shows it as text. */
+                        description: string;
+                        /** @description null: the same as leaving the field out */
+                        max_reads?: number | null;
+                        /** @description The asker's ECDH P-256 public key: the 65-byte uncompressed point in base64url (87 characters, what the client library makes), or the compressed point, an SPKI PEM or base64 DER, or a JWK object. Stored and answered as the base64url point. Never the private key. */
+                        public_key: string | {
+                            crv: string;
+                            kty: string;
+                            x: string;
+                            y: string;
+                        };
+                        /** @description null: the same as leaving the field out */
+                        reveal_check?: string | null;
+                        /** @description null: the same as leaving the field out */
+                        ttl_seconds?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description the request */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the answer's public id, once answered */
+                            answer_id: string | null;
+                            answered_at: number | null;
+                            /** @description who asked, as the answer page shows it: the key's or principal's name */
+                            asker: string;
+                            created_at: number;
+                            description: string;
+                            /** @description until when the request is open; once answered, until when its answer lives */
+                            expires_at: number;
+                            /** @description 64 hex characters: the answer link's capability */
+                            id: string;
+                            max_reads: number;
+                            /** @description the P-256 point, base64url */
+                            public_key: string;
+                            /** @enum {string} */
+                            state: "open" | "answered";
+                            ttl_seconds: number;
+                            /** @description VAULT_PUBLIC_URL/r/<id>: the link to send to the person asked */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description invalid input, or public_key is not a P-256 public key */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One request; answered: answer_id, the answer's public id. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the request's id (64 hex) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the request */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the answer's public id, once answered */
+                            answer_id: string | null;
+                            answered_at: number | null;
+                            /** @description who asked, as the answer page shows it: the key's or principal's name */
+                            asker: string;
+                            created_at: number;
+                            description: string;
+                            /** @description until when the request is open; once answered, until when its answer lives */
+                            expires_at: number;
+                            /** @description 64 hex characters: the answer link's capability */
+                            id: string;
+                            max_reads: number;
+                            /** @description the P-256 point, base64url */
+                            public_key: string;
+                            /** @enum {string} */
+                            state: "open" | "answered";
+                            ttl_seconds: number;
+                            /** @description VAULT_PUBLIC_URL/r/<id>: the link to send to the person asked */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such request (or it expired), or no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a request, and its answer when there is one. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the request's id (64 hex) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {deleted: true} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            deleted: true;
+                        };
+                    };
+                };
+                /** @description missing, invalid, expired or revoked token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the token may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description no such request (or it expired), or no such organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -4923,7 +5977,7 @@ export interface paths {
                             webhooks: {
                                 created_at: number;
                                 description: string | null;
-                                events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                                events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "request.created" | "request.answered" | "request.expired" | "*")[];
                                 /** @description wh_ and 26 base32 characters */
                                 id: string;
                                 /** @description org webhooks only */
@@ -5013,7 +6067,7 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             description: string | null;
-                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "request.created" | "request.answered" | "request.expired" | "*")[];
                             /** @description wh_ and 26 base32 characters */
                             id: string;
                             /** @description org webhooks only */
@@ -5339,7 +6393,7 @@ export interface paths {
                         "application/json": {
                             created_at: number;
                             description: string | null;
-                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "*")[];
+                            events: ("secret.created" | "secret.read" | "secret.updated" | "secret.deleted" | "secret.burned" | "secret.sealed" | "secret.expired" | "request.created" | "request.answered" | "request.expired" | "*")[];
                             /** @description wh_ and 26 base32 characters */
                             id: string;
                             /** @description org webhooks only */

@@ -2,7 +2,7 @@ import { decodeCursor, encodeCursor } from "../cursor.js";
 import type { AuditRow } from "../../store/audit.js";
 import type { Awaitable, Work } from "../../store/work.js";
 import { VaultError } from "../../model/errors.js";
-import type { EventSink, Origin, SecretEvent } from "../events.js";
+import type { EventSink, Origin, RequestEvent, SecretEvent } from "../events.js";
 
 /** One audit row to write. Never a secret value (docs/contract.md §11). */
 export interface AuditRecord {
@@ -111,6 +111,11 @@ export class AuditLog implements EventSink {
   /** EventSink: a secret event becomes the audit row of the same name, in the event's scope. */
   secretEvent(w: Work, event: SecretEvent, origin: Origin): Awaitable<void> {
     return this.recordFor(w, origin, event.scope, event.type, event.key);
+  }
+
+  /** EventSink: a request event becomes the audit row of the same name, on the request's id, in its scope. */
+  requestEvent(w: Work, event: RequestEvent, origin: Origin): Awaitable<void> {
+    return this.recordFor(w, origin, event.scope, event.type, event.id);
   }
 
   /** EventSink: a prune is recorded as `secret.pruned` (key null), whatever the count. */

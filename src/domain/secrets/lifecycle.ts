@@ -77,7 +77,7 @@ export class SecretLifecycle {
   private async createRow(w: Work, input: CreateInput, origin: Origin, anonymousNet: string | undefined): Promise<SecretMeta> {
     const now = this.deps.now();
     const isPublic = input.key === undefined;
-    const key = input.key ?? newPublicId();
+    const key = input.key ?? input.publicId ?? newPublicId();
     // A fresh 256-bit public id names no row: only a caller's key is looked up.
     const existing = isPublic ? undefined : await w.secrets.live(input.scope, key);
     if (existing) {

@@ -28,6 +28,12 @@ export interface CreateInput {
    * no limit). Ignored for a keyed secret.
    */
   revealCheck?: { checkHash: Buffer; maxFailures: number | null } | undefined;
+  /**
+   * A public secret's id chosen by the caller: a fresh newPublicId() the
+   * caller recorded first (a request's answer, docs/requests.md). Ignored
+   * for a keyed secret; undefined: a new one.
+   */
+  publicId?: string | undefined;
 }
 
 /**

@@ -97,7 +97,7 @@ export function isSharePagePath(path: string): boolean {
  * body that is not JSON or has none. Never an error: a missing or malformed
  * proof is a wrong one, refused by the reveal when the secret needs one.
  */
-async function proofOf(c: Context<AppEnv>): Promise<string | undefined> {
+export async function proofOf(c: Context<AppEnv>): Promise<string | undefined> {
   if (!/^application\/json\b/i.test(c.req.header("content-type") ?? "")) return undefined;
   try {
     const body = await readJsonObject(c);
@@ -111,13 +111,14 @@ async function proofOf(c: Context<AppEnv>): Promise<string | undefined> {
 /** A request's client: its address and whether a trusted proxy forwarded it (a forwarded loopback is counted). */
 type Client = ShareClient;
 
-function clientOf(c: Context<AppEnv>, trustProxy: boolean): Client {
+/** The client of a share or request page's request: the socket's address, or a trusted proxy's forwarded one. */
+export function clientOf(c: Context<AppEnv>, trustProxy: boolean): Client {
   const forwarded = trustProxy ? forwardedIp(c) : undefined;
   return { ip: forwarded ?? socketIp(c), forwarded: forwarded !== undefined };
 }
 
 /** The audit origin of what the share pages do: actor `share-page`, the client's address. */
-function shareOrigin(ip: string | null): Origin {
+export function shareOrigin(ip: string | null): Origin {
   return { actor: "share-page", principalId: null, ip, recorded: false };
 }
 
@@ -125,6 +126,64 @@ function shareOrigin(ip: string | null): Origin {
 function rootOf(path: string): string {
   const depth = Math.max(0, path.split("/").length - 2);
   return "../".repeat(depth);
+}
+
+/**
+ * The client of a token-less read (`POST /s/<id>/reveal`, `POST
+ * /r/<id>/reveal`), refused first when its address is over the share pages'
+ * limiter of misses and refusals (docs/share.md, "Misses and refusals").
+ * @throws ApiError 429 with Retry-After.
+ */
+export function refuseBlocked(c: Context<AppEnv>, deps: Pick<SharePageDeps, "shareGuard" | "trustProxy">): Client {
+  const client = clientOf(c, deps.trustProxy);
+  const waitMs = deps.shareGuard.retryAfterMs(client);
+  if (waitMs > 0) {
+    throw new ApiError(429, "too many refused requests from this address (links that do not exist, wrong reveal proofs)", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
+  }
+  return client;
+}
+
+/**
+ * Runs a token-less reveal's unit of work (docs/share.md, "The recipient
+ * page" and "The reveal proof"): a refusal of the lifecycle (VaultError:
+ * gone meanwhile, past its TTL, which is expired first) is a miss.
+ * @returns what `reveal` came to, `missing` for a refusal.
+ * @throws whatever else `reveal` throws.
+ */
+export async function runReveal<T extends { kind: string }>(
+  deps: Pick<SharePageDeps, "tx" | "secrets">,
+  origin: Origin,
+  reveal: () => Promise<T | { kind: "missing" }>,
+): Promise<T | { kind: "missing" }> {
+  try {
+    return await reveal();
+  } catch (err) {
+    if (!(err instanceof VaultError)) throw err;
+    await afterRefusal(deps, err, origin);
+    return { kind: "missing" };
+  }
+}
+
+/**
+ * The answer of a token-less reveal's outcome: a read answers the API's
+ * read body, never cached; a miss 404 and a refused proof 403, both counted
+ * against the share pages' limiter (docs/share.md, "Misses and refusals").
+ * @throws ApiError 404 or 403.
+ */
+export function answerReveal(c: Context<AppEnv>, deps: Pick<SharePageDeps, "shareGuard">, client: Client, outcome: RevealOutcome): Response {
+  if (outcome.kind !== "read") {
+    // A refused proof counts against the brute-force guard as a miss does.
+    deps.shareGuard.countRefusal(client);
+    if (outcome.kind === "missing") throw new ApiError(404, "not available");
+    throw new ApiError(403, "the reveal proof is missing or wrong", {
+      message: outcome.burned
+        ? "too many wrong proofs: the secret is destroyed"
+        : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
+    });
+  }
+  const read = outcome.read;
+  for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+  return c.json(readJson(read.secret, read.value), 200);
 }
 
 /**
@@ -204,36 +263,15 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   });
 
   app.post("/s/:id/reveal", async (c) => {
-    const client = clientOf(c, deps.trustProxy);
-    const waitMs = deps.shareGuard.retryAfterMs(client);
-    if (waitMs > 0) {
-      throw new ApiError(429, "too many refused requests from this address (links that do not exist, wrong reveal proofs)", { headers: { "Retry-After": String(Math.ceil(waitMs / 1000)) } });
-    }
+    const client = refuseBlocked(c, deps);
     const id = c.req.param("id");
     const origin = shareOrigin(client.ip);
     const proof = await proofOf(c);
     // Only a public secret is read here: looked at first, in the same unit of work, so no other kind is ever counted.
-    let outcome: RevealOutcome = { kind: "missing" };
-    try {
-      if (PUBLIC_ID_PATTERN.test(id)) outcome = await deps.tx.run((w) => revealPublic(w, { secrets: deps.secrets, audit: deps.audit }, id, proof, origin));
-    } catch (err) {
-      // A refusal (VaultError) is this page's 404; a secret found past its TTL is expired first.
-      if (!(err instanceof VaultError)) throw err;
-      await afterRefusal(deps, err, origin);
-    }
-    if (outcome.kind !== "read") {
-      // A refused proof counts against the brute-force guard as a miss does.
-      deps.shareGuard.countRefusal(client);
-      if (outcome.kind === "missing") throw new ApiError(404, "not available");
-      throw new ApiError(403, "the reveal proof is missing or wrong", {
-        message: outcome.burned
-          ? "too many wrong proofs: the secret is destroyed"
-          : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
-      });
-    }
-    const read = outcome.read;
-    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
-    return c.json(readJson(read.secret, read.value), 200);
+    const outcome = await runReveal(deps, origin, async () =>
+      PUBLIC_ID_PATTERN.test(id) ? deps.tx.run((w) => revealPublic(w, { secrets: deps.secrets, audit: deps.audit }, id, proof, origin)) : { kind: "missing" },
+    );
+    return answerReveal(c, deps, client, outcome);
   });
 
   app.all("/s", (c) => notAvailable(c, clientOf(c, deps.trustProxy)));

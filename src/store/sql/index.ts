@@ -3,12 +3,13 @@ import type { SqlExecutor } from "./executor.js";
 import { SqlMetaStore } from "./meta.js";
 import { SqlOrgStore, SqlRoleStore } from "./orgs.js";
 import { SqlRevealCheckStore } from "./reveal-checks.js";
+import { SqlRequestStore } from "./requests.js";
 import { SqlPrincipalKeyStore, SqlPrincipalStore } from "./principals.js";
 import { SqlScopedKeyStore } from "./scoped-keys.js";
 import { SqlWebhookStore } from "./webhooks.js";
 
 /** The stores whose SQL is written once (store/sql/), as a work handle holds them. */
-export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks">;
+export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests">;
 
 /**
  * The engine-neutral stores over one executor: SQLite's (built once per
@@ -24,5 +25,6 @@ export function createSqlStores(x: SqlExecutor): SqlStores {
     principalKeys: new SqlPrincipalKeyStore(x),
     webhooks: new SqlWebhookStore(x),
     revealChecks: new SqlRevealCheckStore(x),
+    requests: new SqlRequestStore(x),
   };
 }

@@ -104,6 +104,7 @@ describe("SecretLifecycle: events", () => {
           if (fail) throw new Error("audit write failed");
         },
         secretsPruned: () => {},
+        requestEvent: () => {},
       },
       now: clock.now,
       activeLimit: () => null,

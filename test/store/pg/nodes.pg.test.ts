@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { cleanupTemp, killChildren, startVault, tempDir } from "../../support/e2e-helpers.js";
 import type { VaultProcess } from "../../support/e2e-helpers.js";
+import { generateRequestKeys, openAnswer, requestRevealProof, sealAnswer } from "../../../packages/client/src/request-envelope.js";
 import { createTestDatabase, describePg } from "../../support/pg-database.js";
 import type { TestDatabase } from "../../support/pg-database.js";
 import { makeCertificate, startReceiver } from "../../support/webhook-receiver.js";
@@ -86,6 +87,23 @@ describePg("several vault processes on one PostgreSQL", () => {
     const ok = answers.filter((r) => r.status === 200);
     expect(ok).toHaveLength(5);
     expect(answers.filter((r) => r.status === 404)).toHaveLength(35);
+  });
+
+  it("takes one answer of a request when 20 answers race across both nodes", async () => {
+    const [a, b] = await twoNodes();
+    const keys = await generateRequestKeys();
+    const { proof, revealCheck } = await requestRevealProof(keys.privateKey);
+    const made = await a.request("POST", "/requests", { description: "the VPN password", public_key: keys.publicKey, reveal_check: revealCheck });
+    expect(made.status).toBe(201);
+    const id = ((await made.json()) as { id: string }).id;
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => sealAnswer(keys.publicKey, id, `answer ${i}`)));
+    const statuses = await Promise.all(answers.map((value, i) => (i % 2 === 0 ? a : b).request("POST", `/r/${id}/answer`, { value }, null).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(19);
+    const read = await b.request("POST", `/r/${id}/reveal`, { proof }, null);
+    expect(read.status).toBe(200);
+    const winner = answers[statuses.indexOf(201)] as string;
+    expect(await openAnswer(keys.privateKey, id, ((await read.json()) as { value: string }).value)).toBe(await openAnswer(keys.privateKey, id, winner));
   });
 
   it("delivers a webhook once while both nodes' workers run", async () => {
