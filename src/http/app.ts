@@ -12,6 +12,7 @@ import { withRevealCheck } from "../domain/secrets/reveal.js";
 import type { Requests } from "../domain/requests/requests.js";
 import { requestRoutes } from "./routes/requests.js";
 import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
+import { mountRequestPages } from "./pages/request-views.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
@@ -169,6 +170,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   mountAssets(app);
   mountSharePages(app, pageDeps);
+  // The answer page and the private link's page (GETs under /r/); their POSTs are requestPageRoutes'.
+  mountRequestPages(app, pageDeps);
   mountConsole(app, {
     trustProxy: deps.trustProxy,
     now: deps.now,

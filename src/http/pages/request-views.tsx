@@ -1,42 +1,20 @@
 import type { Context, Hono } from "hono";
-import { forwardedIp, socketIp } from "../auth.js";
 import type { AppEnv } from "../context.js";
 import { PUBLIC_ID_PATTERN } from "../../domain/secrets/model.js";
-import type { Awaitable, UnitOfWork, Work } from "../../store/work.js";
 import { MessagePage } from "./layout.js";
 import { AnswerPage, OpenPage } from "./request-page.js";
-import type { ShareClient, ShareMissGuard } from "./share-guard.js";
+import type { RequestPageDeps } from "./request-routes.js";
+import { clientOf } from "./routes.js";
+import type { ShareClient } from "./share-guard.js";
 import { newNonce, pageHeaders } from "./security.js";
 import { stringsFor } from "./strings.js";
 
-/** What the answer page needs of an open request. `expiresAt` in Unix milliseconds. */
-export interface OpenRequestView {
-  id: string;
-  description: string;
-  asker: string;
-  publicKey: string;
-  expiresAt: number;
-}
-
-/** What the request pages need, from createApp (a part of the share pages' deps). */
-export interface RequestPageDeps {
-  tx: UnitOfWork<Work>;
-  /** The requests' domain: peekOpen answers an open request, or undefined (unknown, expired, answered). */
-  requests: { peekOpen(w: Work, id: string): Awaitable<OpenRequestView | undefined> };
-  /** VAULT_SHARE_PAGE: false turns these pages off (the API's JSON 404), as the share pages. */
-  settings: { page: boolean };
-  trustProxy: boolean;
-  /** The share pages' limiter of misses (share-guard.ts): a miss under /r/ counts there, as under /s/. */
-  shareGuard: ShareMissGuard;
-  /** VAULT_MAX_VALUE_BYTES: the answer page refuses a longer answer before sending it. */
-  maxValueBytes: number;
-}
-
-/** The client of a request: the socket's address, or a trusted proxy's forwarded one. */
-function clientOf(c: Context<AppEnv>, trustProxy: boolean): ShareClient {
-  const forwarded = trustProxy ? forwardedIp(c) : undefined;
-  return { ip: forwarded ?? socketIp(c), forwarded: forwarded !== undefined };
-}
+/**
+ * What the request pages need, from createApp: the share pages' deps with
+ * the requests' domain (peekOpen), the share pages' miss limiter and
+ * VAULT_MAX_VALUE_BYTES (the answer page refuses a longer answer before sending it).
+ */
+export type RequestViewDeps = Pick<RequestPageDeps, "tx" | "requests" | "settings" | "trustProxy" | "shareGuard" | "maxValueBytes">;
 
 /** From a page's path back to the vault's root: `../` for `/r/<id>`, `../../` for `/r/<id>/open`. */
 function rootOf(path: string): string {
@@ -57,9 +35,10 @@ function rootOf(path: string): string {
  *   share pages' miss limiter (429 with Retry-After once over it), as under /s/.
  *
  * The token-less POSTs (`/r/<id>/answer`, `/r/<id>/reveal`) are the request
- * routes' own; this mounts GETs only. Off with VAULT_SHARE_PAGE=false.
+ * routes' own (request-routes.ts); this mounts GETs only. Off with
+ * VAULT_SHARE_PAGE=false.
  */
-export function mountRequestPages(app: Hono<AppEnv>, deps: RequestPageDeps): void {
+export function mountRequestPages(app: Hono<AppEnv>, deps: RequestViewDeps): void {
   if (!deps.settings.page) return;
   const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
     for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);

@@ -86,9 +86,9 @@ export function mountAssets(app: Hono<AppEnv>): void {
   });
 }
 
-/** True for the paths the share pages answer without a bearer token: `/`, `/s`, `/s/...`, `/r`, `/r/...` (requests), `/assets/...`. */
+/** True for the paths the share pages answer without a bearer token: `/`, `/s`, `/s/...`, `/assets/...`. */
 export function isSharePagePath(path: string): boolean {
-  return path === "/" || path === "/s" || path.startsWith("/s/") || path === "/r" || path.startsWith("/r/") || path.startsWith("/assets/");
+  return path === "/" || path === "/s" || path.startsWith("/s/") || path.startsWith("/assets/");
 }
 
 /**

@@ -155,8 +155,9 @@ describeBrowser("the request pages in Chromium", () => {
 
   it("a second answer is refused in the page (409), and the answered request is then the 404 page", async () => {
     const req = await ask("Only one answer");
-    const first = await browser.newPage();
-    const second = await browser.newPage();
+    const context = await browser.newContext();
+    const first = await context.newPage();
+    const second = await context.newPage();
     await first.goto(req.url);
     await second.goto(req.url);
     await answerIn(first, "the first answer");
@@ -168,8 +169,7 @@ describeBrowser("the request pages in Chromium", () => {
     const again = await second.goto(req.url);
     expect(again?.status()).toBe(404);
     expect(await second.locator("h1").textContent()).toBe("This request is not available");
-    await first.close();
-    await second.close();
+    await context.close();
     expect(await readAnswer(req.id, req.keys)).toEqual({ value: "the first answer", status: 200 });
   });
 
