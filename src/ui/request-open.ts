@@ -69,6 +69,8 @@ async function openNow(button: HTMLButtonElement): Promise<void> {
     const until = typeof body.expires_at === "number" ? new Date(body.expires_at * 1000).toLocaleString() : undefined;
     offer(checkAgain);
     showError(until === undefined ? S.openNotYet : fill(S.openNotYetUntil ?? "", { time: until }));
+    // The button pressed may be gone: the keyboard stays on the one offered.
+    checkAgain.focus();
     return;
   }
   if (res.status === 403) {

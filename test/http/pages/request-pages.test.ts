@@ -132,6 +132,7 @@ describeBrowser("the request pages in Chromium", () => {
     await expect.poll(() => opener.locator("#error").textContent(), { timeout: 15_000 }).toMatch(/^Not answered yet\./);
     const checkAgain = opener.getByRole("button", { name: "Check again" });
     expect(await checkAgain.isVisible()).toBe(true);
+    expect(await opener.evaluate(() => document.activeElement?.id)).toBe("check-again");
 
     // The person asked answers in another browser.
     const other = await browser.newContext();
@@ -231,6 +232,43 @@ describeBrowser("the request pages in Chromium", () => {
     }
     // One page for every miss: nothing tells an answered request from one that never was.
     expect(new Set(pages).size).toBe(1);
+  });
+
+  it("works by keyboard alone: Ask for a secret, the answer page and the private link", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${proxy.url}/`);
+    await page.getByLabel("Access token").fill(E2E_MASTER_KEY);
+    await page.getByLabel("What you ask for").focus();
+    await page.keyboard.type("asked by keyboard");
+    // Tab: the expiry, then Create request.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("ask-ttl");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("ask-submit");
+    await page.keyboard.press("Enter");
+    await page.locator("#ask-result").waitFor({ state: "visible", timeout: 15_000 });
+    // The link to send has the focus, selected for a copy.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("ask-url");
+    const url = await page.locator("#ask-url").inputValue();
+    const privateLink = await page.locator("#ask-private").inputValue();
+    secretsUsed.push(privateLink.split("#")[1] ?? "");
+    await page.goto(url);
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("answer");
+    await page.keyboard.type("typed by keyboard");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("send");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("#sent").isVisible(), { timeout: 15_000 }).toBe(true);
+    await page.goto(privateLink);
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("open");
+    await page.keyboard.press("Enter");
+    await page.locator("#value").waitFor({ state: "visible", timeout: 15_000 });
+    expect(await page.locator("#value").textContent()).toBe("typed by keyboard");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("value");
+    await context.close();
   });
 
   it("every request page has the strict headers and no serious or critical axe violation, light, dark and 390 px wide", async () => {
