@@ -14,6 +14,7 @@ import type { Receipts } from "../domain/receipts/receipts.js";
 import { requestRoutes } from "./routes/requests.js";
 import { isReceiptPath, receiptRoutes } from "./routes/receipts.js";
 import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
+import { mountRequestPages } from "./pages/request-views.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
@@ -176,6 +177,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   mountAssets(app);
   mountSharePages(app, pageDeps);
+  // The answer page and the private link's page (GETs under /r/); their POSTs are requestPageRoutes'.
+  mountRequestPages(app, pageDeps);
   mountConsole(app, {
     trustProxy: deps.trustProxy,
     now: deps.now,

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { isSharePagePath } from "../../src/http/pages/routes.js";
 import { isConsolePath } from "../../src/http/pages/console/routes.js";
+import { isRequestPagePath } from "../../src/http/pages/request-routes.js";
 import { describe, expect, it } from "vitest";
 import { generateRequestKeys, requestRevealProof, sealAnswer } from "../../packages/client/src/request-envelope.js";
 import { buildTestVault } from "../support/helpers.js";
@@ -32,10 +33,10 @@ function documented(doc: Doc): string[] {
 
 /** `METHOD /path/{param}` of every handler mounted on the app (405 catch-alls and middleware left out). */
 function mounted(v: TestVault): string[] {
-  // The share pages (/, /s/..., /assets/...) and the console (/ui) are pages, not API operations:
-  // docs/share.md and docs/console.md describe them.
+  // The share pages (/, /s/..., /assets/...), the request pages (GET /r/...) and the console (/ui) are
+  // pages, not API operations: docs/share.md, docs/requests.md and docs/console.md describe them.
   const all = v.app.routes
-    .filter((r) => r.method !== "ALL" && !isSharePagePath(r.path) && !isConsolePath(r.path))
+    .filter((r) => r.method !== "ALL" && !isSharePagePath(r.path) && !(r.method === "GET" && isRequestPagePath(r.path)) && !isConsolePath(r.path))
     .map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")}`);
   return [...new Set(all)];
 }
