@@ -164,6 +164,15 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
       await page(`${vault.url}/`);
       await page(link.split("#")[0] as string);
       await page(`${vault.url}/ui`);
+      // A request made with the executable's CLI: its answer page and its private link's page (docs/requests.md).
+      const asked = await runBin(["request", "the binary's test key", "--addr", vault.url], {
+        env: { VAULT_TOKEN: vault.token, VAULT_CONFIG_DIR: join(dir, "config") },
+      });
+      expect(asked.code, asked.stderr).toBe(0);
+      const answerLink = asked.stdout.trim();
+      expect(answerLink).toMatch(/\/r\/[0-9a-f]{64}$/);
+      await page(answerLink);
+      await page(`${answerLink}/open`);
 
       // Chromium: the recipient page reveals the value (share.js decrypts it), then the console, signed in with the master key.
       const browser = findChromium() === null && process.env.CI !== "true" ? undefined : await launchBrowser();
