@@ -80,6 +80,31 @@ export function sendHop(hop: HopRequest): Promise<HopResponse> {
 }
 
 /**
+ * The address guard before anything is read (docs/mcp.md, "http_request"):
+ * the URL's host must be, or resolve (through `lookup`) only to, public
+ * addresses (webhooks/address-guard.ts isPublicAddress), unless
+ * `allowPrivate`; `localhost` names are refused without a lookup. The
+ * connection checks again (sendHop), pinned to what it resolves then.
+ * @returns why the host is refused (it does not resolve, or a non-public address), or undefined.
+ */
+export async function precheckAddress(url: URL, allowPrivate: boolean, lookup: Lookup): Promise<string | undefined> {
+  if (allowPrivate) return undefined;
+  const refused = describeError(new AddressRefusedError());
+  const literal = ipLiteralOf(url.hostname);
+  if (literal !== undefined) return isPublicAddress(literal) ? undefined : refused;
+  const name = url.hostname.toLowerCase().replace(/\.$/, "");
+  if (name === "localhost" || name.endsWith(".localhost")) return refused;
+  let addresses: string[];
+  try {
+    addresses = await lookup(url.hostname);
+  } catch {
+    return `${url.hostname} does not resolve`;
+  }
+  if (addresses.length === 0) return `${url.hostname} does not resolve`;
+  return addresses.every(isPublicAddress) ? undefined : refused;
+}
+
+/**
  * Reads a response body through `masker` (every injected value and its
  * encodings become `<masked:KEY>`: inject/mask.ts), after undoing a gzip,
  * deflate or br content-encoding (so a compressed echo is masked too),

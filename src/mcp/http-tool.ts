@@ -9,7 +9,7 @@ import { httpAllowed, keyAllowed, privateAllowed, rulesFor } from "./http-allow.
 import type { HostRule, HttpToolOptions } from "./http-allow.js";
 import { hasReference, jsonReferencedKeys, referencedKeys, substitute, substituteJson } from "./http-refs.js";
 import type { JsonBody } from "./http-refs.js";
-import { HopError, readMasked, sendHop } from "./http-send.js";
+import { HopError, precheckAddress, readMasked, sendHop } from "./http-send.js";
 import type { McpOptions } from "./options.js";
 import { failure, guarded, result } from "./tool-kit.js";
 
@@ -138,6 +138,9 @@ export function registerHttpRequest(server: McpServer, options: McpOptions, http
         log = { ...log, keys };
         const unbound = keys.find((k) => !keyAllowed(matching, k));
         if (unbound !== undefined) return failure(`not sent: ${unbound} may not be sent to ${url.host} (${describeBinding(matching)})`);
+
+        const address = await precheckAddress(url, privateAllowed(matching, url), http.lookup ?? systemLookup);
+        if (address !== undefined) return failure(`not sent: ${url.host}: ${address}`);
 
         const refs = new Map<string, SecretRef>(keys.map((k) => [k, { key: k }]));
         const values = keys.length === 0 ? new Map<string, string>() : await readSecrets(() => client, refs);
