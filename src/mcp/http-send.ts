@@ -85,9 +85,10 @@ export function sendHop(hop: HopRequest): Promise<HopResponse> {
  * addresses (webhooks/address-guard.ts isPublicAddress), unless
  * `allowPrivate`; `localhost` names are refused without a lookup. The
  * connection checks again (sendHop), pinned to what it resolves then.
- * @returns why the host is refused (it does not resolve, or a non-public address), or undefined.
+ * @param timeoutMs how long the lookup may take (the call's --request-timeout), milliseconds.
+ * @returns why the host is refused (it does not resolve in time, or a non-public address), or undefined.
  */
-export async function precheckAddress(url: URL, allowPrivate: boolean, lookup: Lookup): Promise<string | undefined> {
+export async function precheckAddress(url: URL, allowPrivate: boolean, lookup: Lookup, timeoutMs: number): Promise<string | undefined> {
   if (allowPrivate) return undefined;
   const refused = describeError(new AddressRefusedError());
   const literal = ipLiteralOf(url.hostname);
@@ -95,10 +96,18 @@ export async function precheckAddress(url: URL, allowPrivate: boolean, lookup: L
   const name = url.hostname.toLowerCase().replace(/\.$/, "");
   if (name === "localhost" || name.endsWith(".localhost")) return refused;
   let addresses: string[];
+  let timer: NodeJS.Timeout | undefined;
   try {
-    addresses = await lookup(url.hostname);
+    addresses = await Promise.race([
+      lookup(url.hostname),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+      }),
+    ]);
   } catch {
     return `${url.hostname} does not resolve`;
+  } finally {
+    clearTimeout(timer);
   }
   if (addresses.length === 0) return `${url.hostname} does not resolve`;
   return addresses.every(isPublicAddress) ? undefined : refused;

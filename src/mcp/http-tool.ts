@@ -139,7 +139,7 @@ export function registerHttpRequest(server: McpServer, options: McpOptions, http
         const unbound = keys.find((k) => !keyAllowed(matching, k));
         if (unbound !== undefined) return failure(`not sent: ${unbound} may not be sent to ${url.host} (${describeBinding(matching)})`);
 
-        const address = await precheckAddress(url, privateAllowed(matching, url), http.lookup ?? systemLookup);
+        const address = await precheckAddress(url, privateAllowed(matching, url), http.lookup ?? systemLookup, http.timeoutMs);
         if (address !== undefined) return failure(`not sent: ${url.host}: ${address}`);
 
         const refs = new Map<string, SecretRef>(keys.map((k) => [k, { key: k }]));
