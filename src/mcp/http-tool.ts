@@ -96,7 +96,8 @@ export function registerHttpRequest(server: McpServer, options: McpOptions, http
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (input) => {
-      let log = { method: input.method.toUpperCase(), host: "?", path: "?", keys: [] as string[] };
+      // The agent's method goes into the log only when it is one of METHODS (no line break or other text from it).
+      let log = { method: METHODS.has(input.method.toUpperCase()) ? input.method.toUpperCase() : "?", host: "?", path: "?", keys: [] as string[] };
       let masker: Masker | undefined;
       const report = (outcome: string) => {
         const line = `ephemeral-vault mcp: http_request ${log.method} ${log.host} ${log.path} -> ${outcome}; keys: ${log.keys.join(", ") || "none"}\n`;
@@ -204,7 +205,7 @@ function describeBinding(matching: readonly HostRule[]): string {
  * A 303, or a 301/302 of a POST, becomes a GET without a body; 307 and 308
  * keep the method and body. Each target must be allowed (refuseUrl) and may
  * receive every injected key (keyAllowed), else the call ends there.
- * @returns the final answer, its body masked and cut; or the reason it failed (not masked yet: the caller masks it).
+ * @returns the final answer, its body masked and cut; or the reason it failed (not masked yet: the caller masks it), never an error's message.
  */
 async function exchange(
   first: { url: URL; method: string; headers: Record<string, string>; body: Buffer | undefined },
@@ -251,7 +252,9 @@ async function exchange(
     }
   } catch (err) {
     if (err instanceof HopError) return err.reason === "timeout" ? timedOut : err.reason;
-    throw err;
+    // Anything else: its code only, never its message (which could quote a header or the url's query).
+    const code = (err as NodeJS.ErrnoException)?.code;
+    return `request failed${typeof code === "string" ? ` (${code})` : ""}`;
   } finally {
     clearTimeout(timer);
   }
