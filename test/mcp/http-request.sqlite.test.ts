@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:https";
 import type { Server } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
@@ -308,6 +309,23 @@ describe("mcp http_request", () => {
     // A loop: at most 5 redirects.
     const loop = await call(client, { method: "GET", url: `${base}/loop` });
     expect(textOf(loop)).toMatch(/more than 5 redirects/);
+  });
+
+  it("--allow-http HOST:PORT lets it use plain http there, still masked; without it http is refused", async () => {
+    const plain = createHttpServer((req, res) => res.writeHead(200, { "x-echo-auth": req.headers.authorization ?? "" }).end(`auth=${req.headers.authorization ?? ""}`));
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", () => resolve()));
+    const plainPort = (plain.address() as AddressInfo).port;
+    try {
+      const { client } = await connect(vault, ["--allow-host", `127.0.0.1:${plainPort}=prod/example/`, "--allow-http", `127.0.0.1:${plainPort}`], caFile);
+      const r = await call(client, { method: "GET", url: `http://127.0.0.1:${plainPort}/`, headers: { Authorization: "Bearer {{vault:prod/example/api_token}}" } });
+      expect(r.isError, textOf(r)).toBeFalsy();
+      expect(r.structuredContent).toMatchObject({ status: 200, body: "auth=Bearer <masked:prod/example/api_token>", headers: { "x-echo-auth": "Bearer <masked:prod/example/api_token>" } });
+      const { client: httpsOnly } = await connect(vault, ["--allow-host", `127.0.0.1:${plainPort}=prod/example/`], caFile);
+      const refused = await call(httpsOnly, { method: "GET", url: `http://127.0.0.1:${plainPort}/`, headers: { Authorization: "Bearer {{vault:prod/example/api_token}}" } });
+      expect(textOf(refused)).toMatch(/plain http is not allowed for 127\.0\.0\.1:\d+/);
+    } finally {
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
+    }
   });
 
   it("--request-timeout ends a call that gets no answer; --output-limit cuts the body and counts the rest", async () => {
