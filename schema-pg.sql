@@ -283,3 +283,20 @@ CREATE TABLE requests (
 );
 CREATE INDEX requests_scope ON requests (scope, owner_id);
 CREATE INDEX requests_due ON requests (expires_at);
+-- version: 11
+-- Receipts, as schema.sql's version 21: the SHA-256 of the sender's token,
+-- the secret's reads and its end, kept for the TTL the secret had after it.
+CREATE TABLE receipts (
+  token_hash   text    PRIMARY KEY,
+  public_id    text    NOT NULL UNIQUE,
+  created_at   bigint  NOT NULL,
+  expires_at   bigint,
+  max_reads    integer,
+  read_count   integer NOT NULL DEFAULT 0 CHECK (read_count >= 0),
+  last_read_at bigint,
+  state        text    NOT NULL DEFAULT 'live' CHECK (state IN ('live', 'burned', 'expired', 'deleted')),
+  ended_at     bigint,
+  keep_until   bigint,
+  CHECK ((state = 'live') = (ended_at IS NULL))
+);
+CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;

@@ -429,3 +429,24 @@ CREATE TABLE requests (
 ) STRICT;
 CREATE INDEX requests_scope ON requests (scope, owner_id);
 CREATE INDEX requests_due ON requests (expires_at);
+-- version: 21
+-- Receipts (docs/share.md, "Receipts"): the sender's capability on one public
+-- secret, stored as the SHA-256 of its token (never the token). The row
+-- follows its secret: `read_count` and `last_read_at` at each read, then
+-- the end (`state` burned, expired or deleted, `ended_at`); it outlives the
+-- secret by the TTL the secret had (7 days for one without), `keep_until`,
+-- when the sweeper deletes it. Never the value, the link key or an address.
+CREATE TABLE receipts (
+  token_hash   TEXT    PRIMARY KEY,                  -- SHA-256 hex of the vrc_ token
+  public_id    TEXT    NOT NULL UNIQUE,              -- secrets.key of the public secret
+  created_at   INTEGER NOT NULL,
+  expires_at   INTEGER,
+  max_reads    INTEGER,
+  read_count   INTEGER NOT NULL DEFAULT 0 CHECK (read_count >= 0),
+  last_read_at INTEGER,
+  state        TEXT    NOT NULL DEFAULT 'live' CHECK (state IN ('live', 'burned', 'expired', 'deleted')),
+  ended_at     INTEGER,
+  keep_until   INTEGER,
+  CHECK ((state = 'live') = (ended_at IS NULL))
+) STRICT;
+CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Screenshots of the share pages for docs/share.md: light, dark and phone width, in Debian's
+// Screenshots of the share pages for docs/share.md (and the request pages for docs/requests.md): light, dark and phone width, in Debian's
 // Chromium (playwright-core, nothing downloaded). Needs `npm run build` first.
 //   node scripts/screenshots.mjs [OUT_DIR]   (default docs/images)
 import { spawn } from "node:child_process";
@@ -62,6 +62,27 @@ try {
     await shot("incomplete");
     await page.goto(`${url}/s/${"0".repeat(64)}`);
     await shot("not-available");
+    // Requests (docs/requests.md, "The answer page and the private link"): asked on the create page,
+    // answered on the answer page, opened by the private link.
+    const requestShot = (what) => page.screenshot({ path: join(out, `request-${what}-${view.name}.png`), fullPage: true });
+    await page.goto(`${url}/`);
+    await page.getByLabel("Access token").fill(master);
+    await page.getByLabel("What you ask for").fill("The staging database password, please (the one from the wiki).");
+    await page.getByRole("button", { name: "Create request" }).click();
+    await page.locator("#ask-result").waitFor({ state: "visible" });
+    await page.locator("#ask-result").scrollIntoViewIfNeeded();
+    await requestShot("asked");
+    const answerUrl = await page.locator("#ask-url").inputValue();
+    const privateLink = await page.locator("#ask-private").inputValue();
+    await page.goto(answerUrl);
+    await page.getByLabel("Your answer").fill("staging-db: correct horse battery staple");
+    await requestShot("answer");
+    await page.getByRole("button", { name: "Send the answer" }).click();
+    await page.locator("#sent").waitFor({ state: "visible" });
+    await page.goto(privateLink);
+    await page.getByRole("button", { name: "Open the answer" }).click();
+    await page.locator("#value").waitFor({ state: "visible" });
+    await requestShot("opened");
     await context.close();
   }
 } finally {

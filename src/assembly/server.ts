@@ -117,6 +117,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   const sweeper = startSweeper({
     secrets: vault.secrets,
     requests: vault.requests,
+    receipts: vault.receipts,
     tx: vault.tx,
     log,
     intervalMs: config.sweepIntervalMs,

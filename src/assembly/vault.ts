@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/context.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { combineSinks } from "../domain/events.js";
 import { Requests } from "../domain/requests/requests.js";
+import { Receipts } from "../domain/receipts/receipts.js";
 import type { EventSink } from "../domain/events.js";
 import type { ChainState } from "../http/pages/console/overview.js";
 import { VaultMetrics } from "../runtime/metrics.js";
@@ -64,6 +65,8 @@ export interface Vault<E extends Engine = Engine> {
   engine: E;
   tx: E["tx"];
   secrets: SecretLifecycle;
+  /** Receipts of public secrets (docs/share.md, "Receipts"); the sweeper deletes those kept past their time. */
+  receipts: Receipts;
   /** Requests: asking someone for a secret (docs/requests.md); the sweeper expires them. */
   requests: Requests;
   /** Orgs, roles, principals and principal keys (docs/orgs.md). */
@@ -179,7 +182,8 @@ function assemble(
     onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
     cacheSubscribers: engine.cacheSubscribers,
   });
-  const events = combineSinks(audit, webhooks.outbox, ...engine.sinks, metrics.sink);
+  const receipts = new Receipts({ now: options.now });
+  const events = combineSinks(audit, webhooks.outbox, receipts, ...engine.sinks, metrics.sink);
   const secrets = new SecretLifecycle({
     cipher: options.cipher,
     events,
@@ -207,6 +211,7 @@ function assemble(
     tx,
     secrets,
     requests,
+    receipts,
     log: options.log,
     masterKey: options.masterKey,
     resolvers: [
@@ -231,7 +236,7 @@ function assemble(
     metrics,
     console: { ...engine.console, license: () => options.license },
   });
-  return { app, secrets, requests, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
+  return { app, secrets, requests, receipts, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
 }
 
 export { version };

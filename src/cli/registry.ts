@@ -40,6 +40,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./client/share.js").then((m) => ({ register: m.registerShare })),
   },
   {
+    name: "request",
+    usage: "request DESCRIPTION [--ttl DURATION] [--max-reads N] [-q] | request wait ID [--timeout D] | request ls | request rm ID",
+    summary: "ask someone for a secret: prints a link to send; `request wait ID` prints the answer (the private key stays here)",
+    load: () => import("./client/requests.js").then((m) => ({ register: m.registerRequest })),
+  },
+  {
     name: "ls",
     usage: "ls [--prefix P] [--json]",
     summary: "list secrets' metadata (never values)",

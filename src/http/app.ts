@@ -10,8 +10,11 @@ import type { TokenResolver } from "./auth.js";
 import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
 import { withRevealCheck } from "../domain/secrets/reveal.js";
 import type { Requests } from "../domain/requests/requests.js";
+import type { Receipts } from "../domain/receipts/receipts.js";
 import { requestRoutes } from "./routes/requests.js";
+import { isReceiptPath, receiptRoutes } from "./routes/receipts.js";
 import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
+import { mountRequestPages } from "./pages/request-views.js";
 import { buildOpenApi } from "./openapi.js";
 import { secretRoutes } from "./routes/secrets/index.js";
 import { healthRoutes } from "./routes/health.js";
@@ -42,6 +45,8 @@ export interface AppDeps {
   secrets: SecretLifecycle;
   /** Requests (docs/requests.md): /requests and the token-less /r/ routes. */
   requests: Requests;
+  /** Receipts of public secrets (docs/share.md, "Receipts"): /receipts/<token>. */
+  receipts: Receipts;
   log: Logger;
   masterKey: string;
   /** Token lookups besides the master key (scoped keys, principal keys). */
@@ -107,6 +112,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const publicUrl = typeof deps.publicUrl === "function" ? deps.publicUrl : () => deps.publicUrl as string;
   const secretDeps = {
     secrets: deps.secrets,
+    receipts: deps.receipts,
     principalKeys: deps.orgs.principalKeys,
     tx: deps.tx,
     publicUrl: deps.publicUrl,
@@ -121,6 +127,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     tx: deps.tx,
     secrets: deps.secrets,
     requests: deps.requests,
+    receipts: deps.receipts,
     audit: deps.audit,
     settings: share,
     trustProxy: deps.trustProxy,
@@ -135,7 +142,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     publicUrl,
   };
   const requests = [...requestRoutes({ requests: deps.requests, tx: deps.tx, publicUrl }), ...requestPageRoutes(pageDeps)];
-  const routes: Route[] = [...open, ...secrets, ...requests, ...webhooks, ...keys, ...audit, ...orgs];
+  const receipts = receiptRoutes({ tx: deps.tx, receipts: deps.receipts, secrets: deps.secrets, shareGuard: pageDeps.shareGuard, trustProxy: deps.trustProxy });
+  const routes: Route[] = [...open, ...secrets, ...receipts, ...requests, ...webhooks, ...keys, ...audit, ...orgs];
   openapi = JSON.stringify(buildOpenApi(deps.version, routes));
 
   // One middleware in front of every route: request id and headers, 429,
@@ -164,11 +172,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       limiter,
       // The share pages need no token: the 256-bit id is the capability (docs/share.md).
       // The console authenticates by its session cookie, then calls the API with the session's token (docs/console.md).
-      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
+      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || isReceiptPath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
     }),
   );
   mountAssets(app);
   mountSharePages(app, pageDeps);
+  // The answer page and the private link's page (GETs under /r/); their POSTs are requestPageRoutes'.
+  mountRequestPages(app, pageDeps);
   mountConsole(app, {
     trustProxy: deps.trustProxy,
     now: deps.now,

@@ -15,6 +15,8 @@ export interface Capabilities {
   list: boolean;
   /** Public dead drops: global `write` without a prefix (never a principal key). */
   share: boolean;
+  /** Requests, "ask for a secret" (POST /requests; org: `c`): request_secret (docs/requests.md). */
+  request: boolean;
   /** One line per capability the token lacks, with the vault's reason (no token, no value). */
   refusals: string[];
   /** Why the probes could not tell: the token refused (401), the vault unreachable or failing; undefined when they could. */
@@ -36,7 +38,9 @@ const PROBE_PUBLIC_ID = "0".repeat(64);
  * answers 403 "within its prefix" to the probe key, which still means it
  * holds the permission. Sharing is probed by a PATCH of a public id on the
  * global secrets with an empty body: a 403 of whatever kind (no `write`, a prefix, a
- * principal key) means `share_secret` would fail. When a probe cannot tell
+ * principal key) means `share_secret` would fail. Requests are probed by a
+ * POST /requests (of the server's scope) with an empty description, which
+ * the vault refuses (400) after the permission (403). When a probe cannot tell
  * (401, 5xx, vault not reachable), the capability counts as present, so the
  * tool is offered and reports the problem when called (and `problem` says
  * why, for the start-up line on stderr); after a first probe
@@ -74,15 +78,25 @@ export async function probeCapabilities(client: VaultClient, globalClient: Vault
   };
   // One probe first: a token the vault does not know (401) is not tried again and again.
   const read = await check("read", () => client.get(PROBE_KEY), true);
-  if (read === undefined) return { read: true, create: true, patch: true, delete: true, list: true, share: true, refusals, problem };
-  const [create, patch, del, list, share] = (
+  if (read === undefined) return { read: true, create: true, patch: true, delete: true, list: true, share: true, request: true, refusals, problem };
+  const [create, patch, del, list, share, request] = (
     await Promise.all([
       check("create", () => client.put(PROBE_KEY, ""), true),
       check("patch", () => client.patch(PROBE_KEY, {}), true),
       check("delete", () => client.delete(PROBE_KEY), true),
       check("list", () => client.list({ limit: 0 }), true),
       check("share", () => globalClient.patch(PROBE_PUBLIC_ID, {}), false),
+      check("ask for secrets", () => client.request({ description: "" }), false),
     ])
   ).map((known) => known !== false);
-  return { read, create: create === true, patch: patch === true, delete: del === true, list: list === true, share: share === true, refusals };
+  return {
+    read,
+    create: create === true,
+    patch: patch === true,
+    delete: del === true,
+    list: list === true,
+    share: share === true,
+    request: request === true,
+    refusals,
+  };
 }

@@ -7,6 +7,8 @@ import { planInjection, readSecrets } from "../inject/run-core.js";
 import { childEnvironment } from "../inject/run-plan.js";
 import { commandAllowed } from "./command-allow.js";
 import type { McpOptions } from "./options.js";
+import { checkAnswers, readAnswers, requestRef } from "./request-tool.js";
+import type { RequestKeyring } from "./request-tool.js";
 import { failure, guarded, result } from "./tool-kit.js";
 
 /**
@@ -23,17 +25,23 @@ import { failure, guarded, result } from "./tool-kit.js";
  * and its encodings masked (mask.ts), each stream capped. A command that
  * no pattern allows is refused before anything is read; a value shorter
  * than MIN_MASKED_LENGTH characters cannot be masked, so the command is
- * then not started (its read has counted).
+ * then not started (its read has counted). An `env` value `request:<id>`
+ * is the answer of a request request_secret made (request-tool.ts): every
+ * such request is checked answered before anything is read, then its answer
+ * is read once and masked like a secret (docs/mcp.md, "request_secret").
  * @param canList whether the token may list: the `prefix` input is offered only then.
+ * @param keyring the private keys of the requests this server made.
  */
-export function registerRunCommand(server: McpServer, options: McpOptions, canList: boolean): void {
+export function registerRunCommand(server: McpServer, options: McpOptions, canList: boolean, keyring: RequestKeyring): void {
   const { client } = options;
   const allowed = options.commands.map((p) => `"${p.text}"`).join(", ");
   const allowedNames = options.allowEnv.size === 0 ? "none (the server was started without --allow-env)" : [...options.allowEnv].join(", ");
   const env = z
     .record(z.string(), z.string())
     .optional()
-    .describe(`Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}. NAME must be one the operator allowed: ${allowedNames}.`);
+    .describe(
+      `Variables to set from secrets: {"NAME": "secret/key"}, e.g. {"DATABASE_URL": "prod/db_url"}; {"NAME": "request:<request_id>"} sets the answer of a request made with request_secret. NAME must be one the operator allowed: ${allowedNames}.`,
+    );
   const prefix = z
     .string()
     .optional()
@@ -66,9 +74,17 @@ export function registerRunCommand(server: McpServer, options: McpOptions, canLi
           return failure(`command not allowed: ${JSON.stringify(argv)}; allowed (--allow-command): ${allowed}`);
         }
         const wantedPrefix = "prefix" in input && typeof input.prefix === "string" ? input.prefix : undefined;
-        const mappings = Object.entries(input.env ?? {}).map(([name, key]) => parseEnvMapping(`${name}=${key}`));
+        const entries = Object.entries(input.env ?? {});
+        // `request:<id>`: a request's answer (request-tool.ts), not a secret key.
+        const answerNames = new Map<string, string>();
+        for (const [name, key] of entries) {
+          const id = requestRef(key);
+          if (id !== undefined) answerNames.set(name, id);
+        }
+        const allMappings = entries.map(([name, key]) => parseEnvMapping(`${name}=${key}`));
+        const mappings = allMappings.filter(({ name }) => !answerNames.has(name));
         // The agent chooses these names and may have written the values: only the operator's --allow-env names.
-        const refusedName = mappings.find(({ name }) => !options.allowEnv.has(name) || process.env[name] !== undefined);
+        const refusedName = allMappings.find(({ name }) => !options.allowEnv.has(name) || process.env[name] !== undefined);
         if (refusedName !== undefined) {
           return failure(
             options.allowEnv.has(refusedName.name)
@@ -76,11 +92,20 @@ export function registerRunCommand(server: McpServer, options: McpOptions, canLi
               : `not run: ${refusedName.name} is not among the variables the operator allowed (--allow-env): ${allowedNames}`,
           );
         }
-        if (mappings.length === 0 && wantedPrefix === undefined) return failure("give env {NAME: KEY}" + (canList ? " or prefix" : ""));
-        const only = wantedPrefix === undefined ? undefined : new Set([...options.allowEnv].filter((name) => !mappings.some((m) => m.name === name)));
-        const injection = await planInjection(client, { mappings, prefix: wantedPrefix, only, missingOnlyIsFine: true }, process.env);
-        if (injection.secrets.size === 0) return failure(`not run: nothing to set: no key under the prefix maps to an allowed variable (${allowedNames})`);
-        const values = await readSecrets(() => client, injection.secrets);
+        if (allMappings.length === 0 && wantedPrefix === undefined) return failure("give env {NAME: KEY}" + (canList ? " or prefix" : ""));
+        const only = wantedPrefix === undefined ? undefined : new Set([...options.allowEnv].filter((name) => !allMappings.some((m) => m.name === name)));
+        const planned = mappings.length > 0 || wantedPrefix !== undefined;
+        const injection = planned ? await planInjection(client, { mappings, prefix: wantedPrefix, only, missingOnlyIsFine: true }, process.env) : undefined;
+        if (injection !== undefined && injection.secrets.size === 0 && answerNames.size === 0) {
+          return failure(`not run: nothing to set: no key under the prefix maps to an allowed variable (${allowedNames})`);
+        }
+        const requestIds = new Set(answerNames.values());
+        const notReady = await checkAnswers(client, keyring, requestIds);
+        if (notReady !== undefined) return notReady;
+        const values = injection === undefined || injection.secrets.size === 0 ? new Map<string, string>() : await readSecrets(() => client, injection.secrets);
+        const answers = await readAnswers(client, keyring, requestIds);
+        if (!(answers instanceof Map)) return answers;
+        for (const [name, id] of answerNames) values.set(name, answers.get(id) ?? "");
         const masker = new Masker(values);
         if (masker.unmasked.length > 0) {
           return failure(`not run: the values of ${masker.unmasked.join(", ")} are shorter than ${MIN_MASKED_LENGTH} characters and cannot be masked`);

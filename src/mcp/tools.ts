@@ -7,6 +7,7 @@ import { prefixPath } from "../inject/env-names.js";
 import type { Capabilities } from "./capabilities.js";
 import type { McpOptions } from "./options.js";
 import { registerHttpRequest } from "./http-tool.js";
+import { RequestKeyring, requestInput, requestOutput, requestSecret } from "./request-tool.js";
 import { registerRunCommand } from "./run-tool.js";
 import { failure, guarded, key, limits, maxReads, result, secretMeta, ttlSeconds } from "./tool-kit.js";
 
@@ -25,7 +26,7 @@ export type { McpOptions } from "./options.js";
 /**
  * Registers the vault's tools (docs/mcp.md, "Tools"): by default none
  * returns a secret value. list_secrets, secret_info, put_secret,
- * share_secret, patch_secret, delete_secret and run_command (with
+ * share_secret, request_secret, patch_secret, delete_secret, run_command (with
  * `--allow-command`) and http_request (with `--allow-host`) are offered
  * when the token may use them (`caps`,
  * probed at start); get_secret only with `--allow-reveal`. Every tool has an
@@ -45,6 +46,8 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
     server.registerTool(name, config, callback);
   };
   const scope = client.org === undefined ? "" : ` of the organization ${client.org}`;
+  // The private keys of request_secret's requests, for run_command's `request:<id>`: in memory only.
+  const keyring = new RequestKeyring();
   if (caps.list) {
     offer(
       "list_secrets",
@@ -131,6 +134,19 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
       },
     );
   }
+  if (caps.request) {
+    offer(
+      "request_secret",
+      {
+        title: "Ask a person for a secret",
+        description: `Ask a person for a secret${scope} without it passing through you: give description (what you ask for) and get {request_id, url}; send the url to the person who has the secret, who answers in their browser (encrypted there to a key this server holds; you never see the answer). Call again with request_id (no description) to learn whether it was answered (state "answered"); then run_command with env {"NAME": "request:<request_id>"} gives the answer to a command, masked in its output. The answer is read once (default 1 read), then burned. Errors: 404 when the request expired or was deleted.`,
+        inputSchema: requestInput,
+        outputSchema: requestOutput,
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      (input) => requestSecret(client, keyring, input),
+    );
+  }
   if (caps.delete) {
     offer(
       "delete_secret",
@@ -165,7 +181,7 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
     );
   }
   if (caps.read && options.commands.length > 0) {
-    registerRunCommand(server, options, caps.list);
+    registerRunCommand(server, options, caps.list, keyring);
     names.push("run_command");
   }
   if (caps.read && options.http !== undefined && options.http.hosts.length > 0) {

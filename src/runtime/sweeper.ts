@@ -1,5 +1,6 @@
 import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
 import type { Requests } from "../domain/requests/requests.js";
+import type { Receipts } from "../domain/receipts/receipts.js";
 import { SYSTEM_ORIGIN } from "../domain/events.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log/log.js";
@@ -23,6 +24,8 @@ export interface SweeperDeps {
   secrets: SecretLifecycle;
   /** Requests past their expiry are deleted too (docs/requests.md); absent: secrets only. */
   requests?: Requests | undefined;
+  /** Receipts kept past their time are deleted too (docs/share.md, "Receipts"). */
+  receipts?: Receipts | undefined;
   tx: UnitOfWork<Work>;
   log: Logger;
   /** Period, milliseconds; 0 disables the sweeper. */
@@ -43,22 +46,24 @@ export function startSweeper(deps: SweeperDeps): { stop: () => Promise<void>; sw
   let stopped = false;
   const batch = deps.batch ?? SWEEP_BATCH;
 
+  /** Runs `unit` until it does less than a batch (or the sweeper stops). @returns the sum of what it did. */
+  const drain = async (unit: () => Promise<number>): Promise<number> => {
+    let sum = 0;
+    for (;;) {
+      if (stopped) return sum;
+      const n = await unit();
+      sum += n;
+      if (n < batch) return sum;
+    }
+  };
+
   const sweep = async (): Promise<number> => {
-    let total = 0;
-    for (;;) {
-      if (stopped) return total;
-      const n = await deps.tx.run((w) => deps.secrets.expireDue(w, batch, SYSTEM_ORIGIN));
-      total += n;
-      if (n < batch) break;
-    }
-    const requests = deps.requests;
-    if (requests === undefined) return total;
-    for (;;) {
-      if (stopped) return total;
-      const n = await deps.tx.run((w) => requests.expireDue(w, batch, SYSTEM_ORIGIN));
-      total += n;
-      if (n < batch) return total;
-    }
+    let total = await drain(() => deps.tx.run((w) => deps.secrets.expireDue(w, batch, SYSTEM_ORIGIN)));
+    const { requests, receipts } = deps;
+    if (requests !== undefined) total += await drain(() => deps.tx.run((w) => requests.expireDue(w, batch, SYSTEM_ORIGIN)));
+    // Receipts kept past their time go too (not counted: they are not secrets or requests).
+    if (receipts !== undefined) await drain(() => deps.tx.run((w) => receipts.pruneKept(w, batch)));
+    return total;
   };
 
   const tick = () => {

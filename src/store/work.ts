@@ -13,6 +13,7 @@ import type { ScopedKeyStore } from "./scoped-keys.js";
 import type { OutboxStore } from "./outbox.js";
 import type { RevealCheckStore } from "./reveal-checks.js";
 import type { RequestStore } from "./requests.js";
+import type { ReceiptStore } from "./receipts.js";
 import type { SecretStore } from "./secrets.js";
 import type { WebhookStore } from "./webhooks.js";
 import type { Awaitable } from "../model/awaitable.js";
@@ -109,6 +110,7 @@ export interface Work {
   readonly outbox: OutboxStore;
   readonly revealChecks: RevealCheckStore;
   readonly requests: RequestStore;
+  readonly receipts: ReceiptStore;
   /**
    * Runs `fn` once the transaction of this attempt of the unit committed,
    * before the unit's run() settles; dropped when the attempt rolls back

@@ -1,5 +1,6 @@
 import QRCode from "qrcode";
 import { linkFragment, sealEnvelope } from "@ephemeral-vault/client";
+import { startAskForm } from "./ask.js";
 import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
 
 /**
@@ -8,7 +9,8 @@ import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } f
  * as a public secret (POST secrets with the typed token, or POST s when the
  * vault allows anonymous links), and shows the link with its key in the
  * fragment, a Copy button and a QR code drawn here. The token is kept in
- * sessionStorage only, never in a link.
+ * sessionStorage only, never in a link. Below, "Ask for a secret" (ask.ts)
+ * uses the same token.
  */
 const TOKEN_ITEM = "ephemeral-vault.token";
 const root = byId("create");
@@ -37,7 +39,9 @@ function applyAnonymousCaps(): void {
 }
 tokenInput.addEventListener("input", applyAnonymousCaps);
 applyAnonymousCaps();
+byId("token-card").hidden = false;
 form.hidden = false;
+startAskForm({ S, tokenInput, saveToken: (token) => sessionStorage.setItem(TOKEN_ITEM, token) });
 
 form.addEventListener("submit", async (event) => {
   event.preventDefault();

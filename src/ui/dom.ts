@@ -21,26 +21,26 @@ export function fill(template: string, values: Record<string, string | number>):
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
 }
 
-/** Shows `message` in the page's alert (#error), or hides it for undefined. */
-export function showError(message: string | undefined): void {
-  const el = byId("error");
+/** Shows `message` in the page's alert (#error, or the alert `id`), or hides it for undefined. */
+export function showError(message: string | undefined, id = "error"): void {
+  const el = byId(id);
   el.textContent = message ?? "";
   el.hidden = message === undefined;
 }
 
-/** Sets the polite status line (#status). */
-export function setStatus(message: string): void {
-  byId("status").textContent = message;
+/** Sets the polite status line (#status, or the status line `id`). */
+export function setStatus(message: string, id = "status"): void {
+  byId(id).textContent = message;
 }
 
 /**
- * Copies `text` to the clipboard and says so in the status line; selects
- * `field` when the clipboard is not available.
+ * Copies `text` to the clipboard and says so in the status line (#status,
+ * or `statusId`); selects `field` when the clipboard is not available.
  */
-export async function copyText(text: string, field: HTMLElement, strings: Record<string, string>): Promise<void> {
+export async function copyText(text: string, field: HTMLElement, strings: Record<string, string>, statusId = "status"): Promise<void> {
   try {
     await navigator.clipboard.writeText(text);
-    setStatus(strings.copied ?? "");
+    setStatus(strings.copied ?? "", statusId);
   } catch {
     field.focus();
     if (field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement) {
@@ -51,7 +51,7 @@ export async function copyText(text: string, field: HTMLElement, strings: Record
       window.getSelection()?.removeAllRanges();
       window.getSelection()?.addRange(range);
     }
-    setStatus(strings.copyFailed ?? "");
+    setStatus(strings.copyFailed ?? "", statusId);
   }
 }
 

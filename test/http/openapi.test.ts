@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { isSharePagePath } from "../../src/http/pages/routes.js";
 import { isConsolePath } from "../../src/http/pages/console/routes.js";
+import { isRequestPagePath } from "../../src/http/pages/request-routes.js";
 import { describe, expect, it } from "vitest";
 import { generateRequestKeys, requestRevealProof, sealAnswer } from "../../packages/client/src/request-envelope.js";
 import { buildTestVault } from "../support/helpers.js";
@@ -32,10 +33,10 @@ function documented(doc: Doc): string[] {
 
 /** `METHOD /path/{param}` of every handler mounted on the app (405 catch-alls and middleware left out). */
 function mounted(v: TestVault): string[] {
-  // The share pages (/, /s/..., /assets/...) and the console (/ui) are pages, not API operations:
-  // docs/share.md and docs/console.md describe them.
+  // The share pages (/, /s/..., /assets/...), the request pages (GET /r/...) and the console (/ui) are
+  // pages, not API operations: docs/share.md, docs/requests.md and docs/console.md describe them.
   const all = v.app.routes
-    .filter((r) => r.method !== "ALL" && !isSharePagePath(r.path) && !isConsolePath(r.path))
+    .filter((r) => r.method !== "ALL" && !isSharePagePath(r.path) && !(r.method === "GET" && isRequestPagePath(r.path)) && !isConsolePath(r.path))
     .map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")}`);
   return [...new Set(all)];
 }
@@ -135,7 +136,11 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/metrics"]?.get?.responses["200"]?.content?.["text/plain"]?.schema).toEqual({ type: "string" });
     checked.add("GET /metrics 200");
     await call("POST", "/secrets", { key: "team/db", value: "s3cret", ttl_seconds: 3600, max_reads: 5 });
-    await call("POST", "/secrets", { value: "public one", ttl_seconds: 60 });
+    const shared = (await (await call("POST", "/secrets", { value: "public one", ttl_seconds: 60 })).json()) as { receipt: string };
+    await call("GET", `/receipts/${shared.receipt}`, undefined, null);
+    await call("POST", `/receipts/${shared.receipt}/destroy`, undefined, null);
+    await call("POST", `/receipts/${shared.receipt}/destroy`, undefined, null);
+    await call("GET", "/receipts/vrc_unknown", undefined, null);
     await call("POST", "/secrets", { key: "bad key!", value: "x" });
     await call("GET", "/secrets");
     await call("GET", "/secrets/team/db");

@@ -75,7 +75,7 @@ describe("mcp: no tool returns a value by default", () => {
   it("without --allow-reveal there is no get_secret, and no result of any tool holds the value", async () => {
     const { client } = await connect(vault, ["--allow-env", "S", "--allow-command", `${process.execPath} -e **`]);
     const names = await toolNames(client);
-    expect(names).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "run_command", "secret_info", "share_secret"]);
+    expect(names).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "request_secret", "run_command", "secret_info", "share_secret"]);
     const results = [
       await call(client, "put_secret", { key: "agent/new", value: SECRET }),
       await call(client, "secret_info", { key: "agent/db" }),
@@ -188,7 +188,7 @@ describe("mcp: no tool returns a value by default", () => {
   it("every tool declares an outputSchema; put_secret's 409 is not about org secrets only", async () => {
     const { client } = await connect(vault, ["--allow-reveal", "--allow-env", "S", "--allow-command", "true"]);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(8);
+    expect(tools).toHaveLength(9);
     for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe("object");
     expect(tools.find((t) => t.name === "put_secret")?.description).toMatch(/409 when a live secret already has that key/);
   });
@@ -211,13 +211,14 @@ describe("mcp: only the tools the token may use", () => {
   it("the recommended agent key (read, write, delete, prefix agent/): every offered tool works", async () => {
     const token = await scopedKey(vault, ["read", "write", "delete"], "agent/");
     const { client, stderr } = await connect(vault, ["--allow-env", "K", "--allow-command", "true"], token);
-    expect(await toolNames(client)).toEqual(["delete_secret", "patch_secret", "put_secret", "run_command", "secret_info"]);
+    expect(await toolNames(client)).toEqual(["delete_secret", "patch_secret", "put_secret", "request_secret", "run_command", "secret_info"]);
     const run = (await client.listTools()).tools.find((t) => t.name === "run_command");
     expect(Object.keys(run?.inputSchema.properties ?? {}).sort()).toEqual(["command", "env"]);
     for (const [name, args] of [
       ["put_secret", { key: "agent/k", value: "v-1234" }],
       ["secret_info", { key: "agent/k" }],
       ["patch_secret", { key: "agent/k", max_reads: 2 }],
+      ["request_secret", { description: "a key for the agent" }],
       ["run_command", { command: ["true"], env: { K: "agent/k" } }],
       ["delete_secret", { key: "agent/k" }],
     ] as const) {
@@ -233,7 +234,7 @@ describe("mcp: only the tools the token may use", () => {
       ((await (await vault.request("GET", "/audit?action=auth.failed")).json()) as { entries: unknown[] }).entries.length;
     const before = await failed();
     const { client, stderr } = await connect(vault, [], "not-a-valid-token-123456");
-    expect(await toolNames(client)).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "secret_info", "share_secret"]);
+    expect(await toolNames(client)).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "request_secret", "secret_info", "share_secret"]);
     expect(await failed()).toBe(before + 1);
     const refused = await call(client, "secret_info", { key: "agent/db" });
     expect(textOf(refused)).toMatch(/\(401\)$/);
@@ -249,10 +250,12 @@ describe("mcp: only the tools the token may use", () => {
 
   it("a read-only key gets only secret_info; the probes change nothing", async () => {
     const before = await (await vault.request("GET", "/secrets")).json();
+    const requestsBefore = await (await vault.request("GET", "/requests")).json();
     const token = await scopedKey(vault, ["read"]);
     const { client } = await connect(vault, [], token);
     expect(await toolNames(client)).toEqual(["secret_info"]);
     expect(await (await vault.request("GET", "/secrets")).json()).toEqual(before);
+    expect(await (await vault.request("GET", "/requests")).json()).toEqual(requestsBefore);
   });
 
   it("with --org and a principal key: no share_secret, and no delete_secret for a writer", async () => {
@@ -260,9 +263,15 @@ describe("mcp: only the tools the token may use", () => {
     const principal = (await (await vault.request("POST", `/orgs/${org.id}/principals`, { name: "bot", role: "writer" })).json()) as { id: string };
     const key = (await (await vault.request("POST", `/orgs/${org.id}/principals/${principal.id}/keys`, { name: "k" })).json()) as { key: string };
     const { client } = await connect(vault, ["--org", org.id], key.key);
-    expect(await toolNames(client)).toEqual(["list_secrets", "patch_secret", "put_secret", "secret_info"]);
+    expect(await toolNames(client)).toEqual(["list_secrets", "patch_secret", "put_secret", "request_secret", "secret_info"]);
     const put = await call(client, "put_secret", { key: "team/x", value: "org value" });
     expect(put.isError, textOf(put)).toBeFalsy();
+    // A request of the org (POST /orgs/<org>/requests), asked by the principal.
+    const asked = await call(client, "request_secret", { description: "the team's deploy key" });
+    expect(asked.isError, textOf(asked)).toBeFalsy();
+    const requestId = (asked.structuredContent as { request_id: string }).request_id;
+    const inOrg = (await (await vault.request("GET", `/orgs/${org.id}/requests/${requestId}`)).json()) as { asker: string };
+    expect(inOrg.asker).toBe("bot");
     const info = await call(client, "secret_info", { key: "team/x" });
     expect(info.structuredContent).toMatchObject({ key: "team/x", exists: true, read_count: 0 });
   });

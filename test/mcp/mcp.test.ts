@@ -49,7 +49,7 @@ describe("ephemeral-vault mcp", () => {
   it("lists the tools, each with a description and an input schema (get_secret with --allow-reveal)", async () => {
     const { client } = await connect(vault, ["--allow-reveal"]);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["delete_secret", "get_secret", "list_secrets", "patch_secret", "put_secret", "secret_info", "share_secret"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["delete_secret", "get_secret", "list_secrets", "patch_secret", "put_secret", "request_secret", "secret_info", "share_secret"]);
     for (const tool of tools) {
       expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe("object");
@@ -107,7 +107,7 @@ describe("ephemeral-vault mcp", () => {
     expect(missing.isError).toBe(true);
     expect(textOf(missing)).toMatch(/\(404\)$/);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(7);
+    expect(tools).toHaveLength(8);
 
     const { client: denied } = await connect(vault, [], "not-a-valid-token-123456");
     const refused = await denied.callTool({ name: "list_secrets", arguments: {} });

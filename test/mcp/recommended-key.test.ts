@@ -55,6 +55,7 @@ describe("the agent key docs/mcp.md recommends", () => {
         ["secret_info", { key: "agent/db" }],
         ["patch_secret", { key: "agent/db", max_reads: 3 }],
         ["list_secrets", { prefix: "agent/" }],
+        ["request_secret", { description: "a value for the agent" }],
         ["delete_secret", { key: "agent/db" }],
       ];
       for (const [name, args] of calls) {
@@ -63,7 +64,7 @@ describe("the agent key docs/mcp.md recommends", () => {
       }
       // What the docs say is offered, and no more: share_secret needs a key without a prefix, get_secret --allow-reveal.
       const offered = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(offered).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "secret_info"]);
+      expect(offered).toEqual(["delete_secret", "list_secrets", "patch_secret", "put_secret", "request_secret", "secret_info"]);
       // Outside the prefix: refused.
       const outside = (await client.callTool({ name: "secret_info", arguments: { key: "prod/db" } })) as CallToolResult;
       expect(outside.isError).toBe(true);

@@ -125,6 +125,13 @@ export class VaultConnectionError extends Error {
   }
 }
 
+/** A wait as a person reads it: `2 h`, `10 min` for whole hours or minutes, else as formatMs(). */
+function formatWait(ms: number): string {
+  if (ms >= 3_600_000 && ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return formatMs(ms);
+}
+
 /** `30 s` for 30000, `1.5 s` for 1500, `250 ms` below a second. */
 function formatMs(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
@@ -144,4 +151,27 @@ function reasonOf(error: Error): string {
     current = current.cause;
   }
   return message;
+}
+
+/**
+ * awaitAnswer() gave up: nobody answered the request within `timeoutMs`
+ * (docs/requests.md, "From the command line, the client and MCP"). Nothing
+ * was read: the request is still open, and waiting again is fine.
+ */
+export class AnswerTimeoutError extends Error {
+  /** The request's id. */
+  readonly requestId: string;
+  /** The time waited, milliseconds. */
+  readonly timeoutMs: number;
+
+  /**
+   * @param requestId the request's id.
+   * @param timeoutMs the time waited, milliseconds.
+   */
+  constructor(requestId: string, timeoutMs: number) {
+    super(`no answer within ${formatWait(timeoutMs)}; the request is still open (nothing was read)`);
+    this.name = "AnswerTimeoutError";
+    this.requestId = requestId;
+    this.timeoutMs = timeoutMs;
+  }
 }

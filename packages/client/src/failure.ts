@@ -1,9 +1,14 @@
-import { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
+import { AnswerTimeoutError, VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
 
 /** Exit code when the API refused a request (docs/cli.md "Exit codes and errors"). */
 export const EXIT_REFUSED = 1;
 /** Exit code when the vault cannot be reached, or what answers is not a vault (docs/cli.md). */
 export const EXIT_UNREACHABLE = 2;
+/**
+ * Exit code when nobody answered a request in time (`request wait`'s
+ * `--timeout`): the code of any other answer that did not come in time (docs/cli.md).
+ */
+export const EXIT_NOT_ANSWERED = 2;
 /** Exit code of a usage error: a key or id the client refuses to send (docs/cli.md). */
 export const EXIT_USAGE = 2;
 
@@ -36,7 +41,8 @@ function listingHint(scope: "global" | "org", audience: FailureAudience): string
  *   ephemeral-vault (HTTP 404, text/html)`;
  * - unreachable or timed out (VaultConnectionError), exit 2: `vault not
  *   reachable at ADDR (<reason>)`;
- * - a key or id the client refused to send (VaultInputError), exit 2.
+ * - a key or id the client refused to send (VaultInputError), exit 2;
+ * - nobody answered a request in time (AnswerTimeoutError), exit 2.
  * Shared by the command line and the MCP server (docs/cli.md, docs/mcp.md,
  * docs/client.md "Errors"). Never holds a secret value or a token.
  * @param audience `mcp` makes the hints name MCP tools instead of commands.
@@ -54,5 +60,6 @@ export function describeFailure(err: unknown, audience: FailureAudience = "cli")
   if (err instanceof VaultProtocolError) return { message: err.message, code: EXIT_UNREACHABLE };
   if (err instanceof VaultInputError) return { message: err.message, code: EXIT_USAGE };
   if (err instanceof VaultConnectionError) return { message: err.message, code: EXIT_UNREACHABLE };
+  if (err instanceof AnswerTimeoutError) return { message: err.message, code: EXIT_NOT_ANSWERED };
   return null;
 }

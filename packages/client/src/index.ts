@@ -1,17 +1,21 @@
 /**
  * The vault's typed HTTP client (docs/client.md): VaultClient, its resource
- * groups and error classes, the share-link envelope, the failure text the
+ * groups and error classes, the share-link envelope, the request (answer)
+ * envelope of docs/requests.md, the failure text the
  * CLI and the MCP server print, and the API's types generated from the
  * server's OpenAPI document.
  */
 export { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS, VaultClient } from "./vault-client.js";
 export type { VaultClientOptions } from "./vault-client.js";
-export { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
+export { AnswerTimeoutError, VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
 export { EnvelopeError, isLinkKey, needsPassphrase, openEnvelope, parseEnvelope, prepareReveal, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
 export type { EnvelopeV1, PreparedReveal } from "./envelope.js";
+export { generateRequestKeys, openAnswer, parseAnswerEnvelope, requestRevealProof, sealAnswer } from "./request-envelope.js";
+export type { AnswerEnvelope, RequestKeys } from "./request-envelope.js";
+export { DEFAULT_POLL_INTERVAL_MS, privateUrlOf, RequestsApi } from "./requests.js";
 export { linkFragment, parseShareLink } from "./share-link.js";
 export type { ShareLink } from "./share-link.js";
-export { describeFailure, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./failure.js";
+export { describeFailure, EXIT_NOT_ANSWERED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./failure.js";
 export type { FailureAudience } from "./failure.js";
 export { encodeKey } from "./http.js";
 export type { FetchLike } from "./http.js";

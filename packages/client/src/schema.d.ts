@@ -4891,6 +4891,162 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/receipts/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a public secret's receipt says: waiting, opened (reads, the last one's time), burned, expired or deleted. Never the value. No token: the receipt is the capability. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the receipt: vrc_ + 43 base64url characters */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {state, created_at, expires_at, max_reads, read_count, last_read_at} */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            expires_at: number | null;
+                            /** @description the last read's time; null before the first */
+                            last_read_at: number | null;
+                            max_reads: number | null;
+                            read_count: number;
+                            /** @enum {string} */
+                            state: "waiting" | "opened" | "burned" | "expired" | "deleted";
+                        };
+                    };
+                };
+                /** @description no such receipt (or kept past its time) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many misses from this address; Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts/{token}/destroy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Destroy the receipt's secret now (audit and event secret.deleted). No token: the receipt is the capability. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the receipt: vrc_ + 43 base64url characters */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the receipt after: state deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            created_at: number;
+                            expires_at: number | null;
+                            /** @description the last read's time; null before the first */
+                            last_read_at: number | null;
+                            max_reads: number | null;
+                            read_count: number;
+                            /** @enum {string} */
+                            state: "waiting" | "opened" | "burned" | "expired" | "deleted";
+                        };
+                    };
+                };
+                /** @description no such receipt */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the secret has ended already (burned, expired or deleted) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many misses from this address; Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/requests": {
         parameters: {
             query?: never;
@@ -5412,7 +5568,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Created. Keyed: {key}. Public: {id, url}. */
+                /** @description Created. Keyed: {key}. Public: {id, url, receipt}: receipt is the sender's capability on it (GET /receipts/<receipt>), shown once. */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -5422,6 +5578,8 @@ export interface paths {
                             key: string;
                         } | {
                             id: string;
+                            /** @description vrc_ + 43 base64url characters; shown once */
+                            receipt: string;
                             url: string;
                         };
                     };

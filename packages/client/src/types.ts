@@ -110,3 +110,69 @@ export interface Shared {
   /** The shareable link: `<public url>/s/<id>`, with `#<key>` when shared end to end. */
   url: string;
 }
+
+/**
+ * A request as the API answers it (docs/requests.md), from the OpenAPI
+ * document: id (64 hex), url (`<public url>/r/<id>`, the link to send),
+ * description, asker, public_key, state (`open` or `answered`), max_reads,
+ * ttl_seconds, created_at, expires_at (until when it is open; once answered,
+ * until when its answer lives), answered_at, answer_id; times in Unix seconds.
+ */
+export type SecretRequest = ResponseOf<"/requests/{id}", "get">;
+
+/** A page of requests: `{requests, next_cursor?}`. */
+export interface RequestPage {
+  requests: SecretRequest[];
+  next_cursor?: string | undefined;
+}
+
+/** Options of request(): what is asked for, and the answer's limits. */
+export interface RequestOptions {
+  /** What is asked for, shown to the person asked: 1 to 1000 characters. */
+  description: string;
+  /** Seconds the request (then its answer) lives; the vault's default 604800 (7 days), at most 2592000. */
+  ttlSeconds?: number | undefined;
+  /** Reads of the answer before it burns; the vault's default 1. */
+  maxReads?: number | undefined;
+  /** An org id (a principal key with `c`): POST /orgs/{org}/requests; default the client's `org`; null: global. */
+  org?: string | null | undefined;
+}
+
+/** What request() resolves: the request and the private key, which only the caller holds. */
+export interface MadeRequest {
+  id: string;
+  /** The link to send to the person who has the secret: `.../r/<id>`. */
+  url: string;
+  /** The private key (base64url, 96 bytes): keep it; losing it loses the answer. Never sent to the vault. */
+  privateKey: string;
+  /** `url + "/open#" + privateKey`: opens the answer in a browser (the fragment is never sent). */
+  privateUrl: string;
+  /** Unix seconds. */
+  expiresAt: number;
+  /** The whole Request JSON. */
+  request: SecretRequest;
+}
+
+/** Options of awaitAnswer(). */
+export interface AwaitAnswerOptions {
+  /** Milliseconds to wait for an answer; 0 or omitted: until answered (or the request is gone). */
+  timeoutMs?: number | undefined;
+  /** Milliseconds between two polls; default 2000. */
+  intervalMs?: number | undefined;
+  /** Stops waiting; rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+}
+
+/** One read of a request's answer, opened. */
+export interface AnswerRead {
+  /** The answer, byte-exact. */
+  value: string;
+  /** The answer's public secret id. */
+  answerId: string;
+  readCount: number;
+  maxReads: number | null;
+  /** Unix seconds, or null. */
+  expiresAt: number | null;
+  /** This was the answer's last read: it is burned now. */
+  spent: boolean;
+}

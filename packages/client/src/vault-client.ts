@@ -4,7 +4,22 @@ import type { FetchLike, TransportLimits } from "./http.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
 import { sealEnvelope } from "./envelope.js";
 import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
-import type { ListOptions, OpenOptions, PatchOptions, PutOptions, SecretPage, SecretRead, ShareOptions, Shared } from "./types.js";
+import { awaitAnswer, makeRequest, readAnswerOnce, RequestsApi } from "./requests.js";
+import { requestRevealProof } from "./request-envelope.js";
+import type {
+  AnswerRead,
+  AwaitAnswerOptions,
+  ListOptions,
+  MadeRequest,
+  OpenOptions,
+  PatchOptions,
+  PutOptions,
+  RequestOptions,
+  SecretPage,
+  SecretRead,
+  ShareOptions,
+  Shared,
+} from "./types.js";
 import type { ResponseOf } from "./types.js";
 
 /** The vault address when neither `addr` nor VAULT_ADDR is given. */
@@ -49,7 +64,8 @@ function env(name: string): string | undefined {
  * Deno, Bun, workers). It never loads server code. Secret verbs are named
  * like the CLI's (put, replace, get, share, list, delete, patch, exists) and act on
  * global secrets, or on an org's secrets when `org` is set; the other
- * resources are grouped: `keys`, `audit`, `webhooks`, `orgs`, `me`.
+ * resources are grouped: `keys`, `audit`, `webhooks`, `orgs`, `me`, `requests`;
+ * request() and awaitAnswer() ask someone for a secret (docs/requests.md).
  *
  * Every method throws VaultApiError when the API answers 400 or more
  * (`status`, `error`, `message`, `detail`, `retryAfter` seconds),
@@ -74,6 +90,8 @@ export class VaultClient {
   readonly orgs: OrgsApi;
   /** The calling principal: /me and /me/keys. */
   readonly me: MeApi;
+  /** Requests made with this token: list, get, delete (/requests, or /orgs/{org}/requests with `org`). */
+  readonly requests: RequestsApi;
   readonly #t: Transport;
   readonly #fetch: FetchLike;
   readonly #limits: TransportLimits;
@@ -96,6 +114,7 @@ export class VaultClient {
     this.webhooks = new WebhooksApi(this.#t, "/webhooks");
     this.orgs = new OrgsApi(this.#t);
     this.me = new MeApi(this.#t);
+    this.requests = new RequestsApi(this.#t, this.org);
   }
 
   /** /secrets, or /orgs/{org}/secrets with `org` set. */
@@ -285,6 +304,44 @@ export class VaultClient {
   async prune(): Promise<ResponseOf<"/prune", "post">> {
     const path = this.org === undefined ? "/prune" : `/orgs/${seg(this.org)}/prune`;
     return this.#t.json({ method: "POST", path });
+  }
+
+  /**
+   * Asks someone for a secret (docs/requests.md): makes the asker's key pair
+   * here (the private key is never sent) and POSTs /requests (or
+   * /orgs/{org}/requests) with the public key and the reveal check.
+   * @param options description (1-1000 characters), ttlSeconds (seconds), maxReads, org (default the client's; null: global).
+   * @returns `{id, url, privateKey, privateUrl, expiresAt, request}`: send `url`; keep `privateKey` (or `privateUrl`), which alone reads the answer.
+   * @throws VaultApiError as POST /requests (400, 402, 403).
+   */
+  async request(options: RequestOptions): Promise<MadeRequest> {
+    const org = options.org === null ? undefined : (options.org ?? this.org);
+    return makeRequest(this.#t, org, options);
+  }
+
+  /**
+   * Waits for the answer of a request made by request(), then reads it once
+   * (the read counts; the last one burns it) and opens it with the private
+   * key. Polls POST /r/{id}/reveal with the key's reveal proof, at this
+   * client's address and without the token; 409 is "not answered yet" and
+   * counts nothing.
+   * @param options timeoutMs (milliseconds; default: no limit), intervalMs (default 2000), signal.
+   * @returns the value, byte-exact, with the read's facts (`spent`: it was the last read).
+   * @throws AnswerTimeoutError when timeoutMs runs out (nothing read); VaultApiError 404 when the request is gone;
+   *   EnvelopeError "key" for a private key that is malformed or not the request's (nothing read).
+   */
+  async awaitAnswer(id: string, privateKey: string, options: AwaitAnswerOptions = {}): Promise<AnswerRead> {
+    return awaitAnswer(new Transport(this.addr, undefined, this.#fetch, this.#limits), id, privateKey, options);
+  }
+
+  /**
+   * Reads a request's answer once if it has one, without waiting.
+   * @returns the answer (as awaitAnswer), or undefined when nobody answered yet (nothing counted).
+   * @throws as awaitAnswer, but never AnswerTimeoutError.
+   */
+  async readAnswer(id: string, privateKey: string): Promise<AnswerRead | undefined> {
+    const { proof } = await requestRevealProof(privateKey);
+    return readAnswerOnce(new Transport(this.addr, undefined, this.#fetch, this.#limits), id, privateKey, proof);
   }
 
   /** GET /health, unauthenticated: `{status: "ok"}`. */

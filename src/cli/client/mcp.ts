@@ -26,7 +26,7 @@ interface McpFlags extends ConnectionFlags {
  * [--command-timeout SECONDS] [--output-limit BYTES] [--allow-host PATTERN[=PREFIX] ...]
  * [--allow-http HOST ...] [--request-timeout SECONDS]`: an MCP server over
  * stdio (docs/mcp.md). By default no tool returns a secret value:
- * list_secrets, secret_info, put_secret, share_secret, patch_secret,
+ * list_secrets, secret_info, put_secret, share_secret, request_secret, patch_secret,
  * delete_secret, and run_command when `--allow-command` names what it may
  * run (setting only the variables `--allow-env` names); http_request when
  * `--allow-host` names the URLs it may call (and which keys each may
@@ -66,7 +66,9 @@ export function registerMcp(program: Command, exit: ExitCode): void {
 Tools (only those the token may use are offered; none returns a secret value):
   list_secrets {prefix?}, secret_info {key}, put_secret {key, value, ttl_seconds?, max_reads?},
   share_secret {value, ttl_seconds?, max_reads?}, patch_secret {key, ttl_seconds?, max_reads?},
-  delete_secret {key}; run_command {command: [argv], env?: {NAME: KEY}, prefix?} with
+  delete_secret {key}; request_secret {description, ttl_seconds?} asks a person for a
+  secret (the link to send; {request_id} tells whether it was answered);
+  run_command {command: [argv], env?: {NAME: KEY or "request:<id>"}, prefix?} with
   --allow-command: it sets only the variables --allow-env names, and its output comes
   back with every injected value masked.
   http_request {method, url, headers?, query?, body?} with --allow-host: {{vault:KEY}} in a

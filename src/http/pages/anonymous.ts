@@ -3,6 +3,7 @@ import { GLOBAL_SCOPE } from "../../domain/secrets/model.js";
 import type { AnonymousCaps, SecretMeta } from "../../domain/secrets/model.js";
 import ipaddr from "ipaddr.js";
 import type { SecretLifecycle } from "../../domain/secrets/lifecycle.js";
+import type { Receipts } from "../../domain/receipts/receipts.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
 import { parse } from "../routes/declare.js";
@@ -125,19 +126,20 @@ export interface AnonymousLimits {
  * and the count and byte caps of `limits.caps`, in all and per network
  * (anonymousNet). It does not count against the free tier (nor is it refused
  * by it): token holders keep their whole tier. Audited with actor `share-page`.
- * @returns the new secret's metadata.
+ * The receipt (docs/share.md, "Receipts") is issued in the create's unit.
+ * @returns the new secret's metadata and its receipt's token.
  * @throws ApiError 400 (bad body, a `key`, a cap exceeded), 413 (value too
  *   large), 429 (a rate, with Retry-After); VaultError "full" (429) at a
  *   count or byte cap.
  */
 export async function anonymousCreate(
-  deps: { tx: UnitOfWork<Work>; secrets: SecretLifecycle; maxValueBytes: number },
+  deps: { tx: UnitOfWork<Work>; secrets: SecretLifecycle; receipts: Receipts; maxValueBytes: number },
   raw: Record<string, unknown>,
   ip: string | null,
   rate: PerAddressRate,
   limits: AnonymousLimits,
   origin: Origin,
-): Promise<SecretMeta> {
+): Promise<{ secret: SecretMeta; receipt: string }> {
   const body = parse(createSecretBody, raw);
   if (body.key !== undefined) throw new ApiError(400, "a link made without a token is public: leave out key");
   const revealCheck = revealCheckOf(body);
@@ -161,5 +163,8 @@ export async function anonymousCreate(
     });
   }
   const input = { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads, revealCheck };
-  return deps.tx.run((w) => deps.secrets.createAnonymous(w, input, anonymousNet(ip), limits.caps, origin));
+  return deps.tx.run(async (w) => {
+    const secret = await deps.secrets.createAnonymous(w, input, anonymousNet(ip), limits.caps, origin);
+    return { secret, receipt: await deps.receipts.issue(w, secret) };
+  });
 }

@@ -14,7 +14,78 @@ export const EXPIRY_PRESETS = [
 /** Longest TTL and most reads of a secret made without a token (docs/share.md, "Anonymous links"). */
 export const ANONYMOUS_CAPS = { ttlSeconds: 604_800, maxReads: 10 } as const;
 
-const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFailed", "passphraseTooShort"] as const;
+const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFailed", "passphraseTooShort", "askCreating", "askNeedsToken", "askFailed"] as const;
+
+/** The expiry presets of "Ask for a secret", seconds (docs/requests.md: 7 days by default, at most 30). */
+export const ASK_EXPIRY_PRESETS = [
+  { seconds: 86_400, label: "expiry1d" },
+  { seconds: 604_800, label: "expiry7d" },
+  { seconds: 2_592_000, label: "expiry30d" },
+] as const;
+
+/** The longest description of a request, in characters (docs/requests.md). */
+export const ASK_DESCRIPTION_MAX = 1000;
+
+/**
+ * The create page's "Ask for a secret" (docs/requests.md, "The answer page
+ * and the private link"): a description and how long the request stays
+ * open; the script (src/ui/ask.ts) makes the key pair in the browser,
+ * POSTs the request with the page's token and shows the link to send and
+ * the private link that opens the answer, each with Copy.
+ */
+function AskSection(props: { s: Strings }) {
+  const { s } = props;
+  return (
+    <section id="ask" aria-labelledby="ask-title">
+      <h2 id="ask-title">{s.askTitle}</h2>
+      <p>{s.askLead}</p>
+      <form id="ask-form" class="card" hidden>
+        <label for="ask-description">{s.askDescriptionLabel}</label>
+        <span class="help" id="ask-description-help">
+          {s.askDescriptionHelp}
+        </span>
+        <textarea id="ask-description" class="short" required maxlength={ASK_DESCRIPTION_MAX} aria-describedby="ask-description-help" />
+        <label for="ask-ttl">{s.askExpiryLabel}</label>
+        <span class="help" id="ask-ttl-help">
+          {s.askExpiryHelp}
+        </span>
+        <select id="ask-ttl" aria-describedby="ask-ttl-help">
+          {ASK_EXPIRY_PRESETS.map((p) => (
+            <option value={String(p.seconds)} selected={p.seconds === 604_800}>
+              {s[p.label]}
+            </option>
+          ))}
+        </select>
+        <button type="submit" id="ask-submit">
+          {s.askCreate}
+        </button>
+      </form>
+      <section id="ask-result" class="card" hidden aria-live="polite">
+        <label for="ask-url">{s.askUrlLabel}</label>
+        <span class="help" id="ask-url-help">
+          {s.askUrlHelp}
+        </span>
+        <input type="text" id="ask-url" readonly aria-describedby="ask-url-help" />
+        <button type="button" id="ask-copy-url">
+          {s.askCopyUrl}
+        </button>
+        <label for="ask-private">{s.askPrivateLabel}</label>
+        <span class="help" id="ask-private-help">
+          {s.askPrivateHelp}
+        </span>
+        <input type="text" id="ask-private" readonly aria-describedby="ask-private-help" />
+        <button type="button" id="ask-copy-private">
+          {s.askCopyPrivate}
+        </button>
+        <button type="button" id="ask-again" class="secondary">
+          {s.askAnother}
+        </button>
+      </section>
+      <p id="ask-status" role="status" aria-live="polite" />
+      <p id="ask-error" class="notice error" role="alert" hidden />
+    </section>
+  );
+}
 
 /**
  * GET / (docs/share.md, "The create page"): value, expiry, reads and an
@@ -22,6 +93,7 @@ const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFai
  * the browser, stores the envelope as a public secret (POST /secrets with
  * the token the person typed, kept in sessionStorage only, or POST /s when
  * anonymous creation is on) and shows the link, a Copy button and a QR code.
+ * Below it, "Ask for a secret" (AskSection), which uses the same token.
  */
 export function CreatePage(props: { s: Strings; root: string; nonce: string; anonymous: boolean }) {
   const { s, anonymous } = props;
@@ -36,12 +108,15 @@ export function CreatePage(props: { s: Strings; root: string; nonce: string; ano
             <code>ephemeral-vault share --ttl 1d &lt; secret.txt</code>
           </pre>
         </noscript>
-        <form id="create-form" class="card" hidden>
+        {/* One token for both forms (kept in sessionStorage): a field of the create form (form=), which Ask for a secret reads too. */}
+        <div id="token-card" class="card" hidden>
           <label for="token">{s.tokenLabel}</label>
           <span class="help" id="token-help">
             {anonymous ? s.tokenHelpOptional : s.tokenHelp}
           </span>
-          <input type="password" id="token" autocomplete="off" aria-describedby="token-help" required={!anonymous} />
+          <input type="password" id="token" form="create-form" autocomplete="off" aria-describedby="token-help" required={!anonymous} />
+        </div>
+        <form id="create-form" class="card" hidden>
           <label for="value">{s.valueLabel}</label>
           <textarea id="value" required spellcheck={false} />
           <div class="row">
@@ -93,6 +168,7 @@ export function CreatePage(props: { s: Strings; root: string; nonce: string; ano
         </section>
         <p id="status" role="status" aria-live="polite" />
         <p id="error" class="notice error" role="alert" hidden />
+        <AskSection s={s} />
       </div>
     </Layout>
   );

@@ -7,6 +7,7 @@ import type { RevealOutcome } from "../../domain/secrets/reveal.js";
 import { VaultError } from "../../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secrets/model.js";
 import type { SecretLifecycle } from "../../domain/secrets/lifecycle.js";
+import type { Receipts } from "../../domain/receipts/receipts.js";
 import { ApiError } from "../errors.js";
 import { readJsonObject, withoutNulls } from "../routes/declare.js";
 import { afterRefusal, readJson } from "../routes/secrets/secret-route.js";
@@ -53,6 +54,8 @@ export const DEFAULT_ANONYMOUS_LIMITS: { totalPerMinute: number; caps: Anonymous
 export interface SharePageDeps {
   tx: UnitOfWork<Work>;
   secrets: SecretLifecycle;
+  /** Receipts: an anonymous link is made with one (docs/share.md, "Receipts"). */
+  receipts: Receipts;
   /** The audit log: a refused reveal proof is recorded (docs/share.md, "The reveal proof"). */
   audit: ChangeAudit;
   settings: ShareSettings;
@@ -236,8 +239,8 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     if (!deps.settings.anonymous) return c.json({ error: "not found" }, 404);
     const { ip } = clientOf(c, deps.trustProxy);
     const raw = withoutNulls(await readJsonObject(c));
-    const created = await anonymousCreate(deps, raw, ip, anonymousRate, anonymousLimits, shareOrigin(ip));
-    return c.json({ id: created.key, url: `${deps.publicUrl()}/s/${created.key}` }, 201);
+    const { secret, receipt } = await anonymousCreate(deps, raw, ip, anonymousRate, anonymousLimits, shareOrigin(ip));
+    return c.json({ id: secret.key, url: `${deps.publicUrl()}/s/${secret.key}`, receipt }, 201);
   });
 
   app.get("/s/:id", async (c) => {

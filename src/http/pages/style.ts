@@ -39,6 +39,7 @@ input, select, textarea {
   border: 1px solid var(--border); border-radius: .5rem; padding: .6rem .7rem;
 }
 textarea { min-height: 8rem; resize: vertical; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+textarea.short { min-height: 4.5rem; font-family: inherit; }
 textarea[readonly], input[readonly] { background: var(--card); }
 .row { display: flex; gap: 1rem; flex-wrap: wrap; }
 .row > div { flex: 1 1 10rem; }
@@ -58,6 +59,11 @@ h2.label { font-size: 1rem; margin: .5rem 0 .35rem; }
 pre.secret { min-height: 4rem; max-height: 24rem; overflow: auto; border: 1px solid var(--border); margin: 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--card); padding: .75rem; border-radius: .5rem; }
 canvas.qr { display: block; margin: 1rem 0; background: #ffffff; padding: .5rem; border-radius: .5rem; max-width: 100%; height: auto; }
+/* The answer page (/r/<id>): who asked and what for; a description keeps its line breaks. */
+dl.request-facts { margin: 1rem 0; }
+dl.request-facts dd { margin: .2rem 0 .75rem; overflow-wrap: anywhere; }
+dl.request-facts dd:last-child { margin-bottom: 0; }
+dl.request-facts dd.description { font-weight: 400; font-size: 1rem; white-space: pre-wrap; }
 [hidden] { display: none !important; }
 footer { color: var(--muted); font-size: .85rem; }
 /* The console (/ui): wider, a navigation bar, tables. */

@@ -4,12 +4,13 @@ import { SqlMetaStore } from "./meta.js";
 import { SqlOrgStore, SqlRoleStore } from "./orgs.js";
 import { SqlRevealCheckStore } from "./reveal-checks.js";
 import { SqlRequestStore } from "./requests.js";
+import { SqlReceiptStore } from "./receipts.js";
 import { SqlPrincipalKeyStore, SqlPrincipalStore } from "./principals.js";
 import { SqlScopedKeyStore } from "./scoped-keys.js";
 import { SqlWebhookStore } from "./webhooks.js";
 
 /** The stores whose SQL is written once (store/sql/), as a work handle holds them. */
-export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests">;
+export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests" | "receipts">;
 
 /**
  * The engine-neutral stores over one executor: SQLite's (built once per
@@ -26,5 +27,6 @@ export function createSqlStores(x: SqlExecutor): SqlStores {
     webhooks: new SqlWebhookStore(x),
     revealChecks: new SqlRevealCheckStore(x),
     requests: new SqlRequestStore(x),
+    receipts: new SqlReceiptStore(x),
   };
 }

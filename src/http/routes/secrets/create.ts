@@ -29,8 +29,11 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
     responses: Object.assign(
       {
         201: {
-          description: "Created. Keyed: {key}. Public: {id, url}.",
-          schema: v.union([v.object({ key: v.string() }), v.object({ id: v.string(), url: v.string() })]),
+          description: "Created. Keyed: {key}. Public: {id, url, receipt}: receipt is the sender's capability on it (GET /receipts/<receipt>), shown once.",
+          schema: v.union([
+            v.object({ key: v.string() }),
+            v.object({ id: v.string(), url: v.string(), receipt: v.pipe(v.string(), v.description("vrc_ + 43 base64url characters; shown once")) }),
+          ]),
         },
         400: { description: "invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check" },
       },
@@ -42,10 +45,14 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
       checkValueSize(body.value, deps.maxValueBytes);
       const origin = originOf(c);
       const input = { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads, revealCheck };
-      const created = await deps.tx.run((w) => deps.secrets.create(w, input, origin));
-      if (created.isPublic) {
+      const { created, receipt } = await deps.tx.run(async (w) => {
+        const meta = await deps.secrets.create(w, input, origin);
+        // A public secret comes with its receipt, in the same unit (docs/share.md, "Receipts").
+        return { created: meta, receipt: meta.isPublic ? await deps.receipts.issue(w, meta) : undefined };
+      });
+      if (receipt !== undefined) {
         const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
-        return c.json({ id: created.key, url: `${url}${deps.publicPath}${created.key}` }, 201);
+        return c.json({ id: created.key, url: `${url}${deps.publicPath}${created.key}`, receipt }, 201);
       }
       return c.json({ key: created.key }, 201);
     },

@@ -4,6 +4,7 @@ import type { Origin } from "../../../domain/events.js";
 import type { PrincipalKeys } from "../../../domain/orgs/principal-keys.js";
 import { PastTtl, PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import type { Reader, SecretMeta } from "../../../domain/secrets/model.js";
+import type { Receipts } from "../../../domain/receipts/receipts.js";
 import type { SecretLifecycle } from "../../../domain/secrets/lifecycle.js";
 import type { Awaitable } from "../../../model/awaitable.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
@@ -28,6 +29,8 @@ import { byScope, GLOBAL, inScope, ORG } from "../scope.js";
 /** What the secret routes need, built by app.ts. */
 export interface SecretRouteDeps {
   secrets: SecretLifecycle;
+  /** Receipts (docs/share.md, "Receipts"): a public secret is made with one. */
+  receipts: Receipts;
   /** Principal keys, to check an org secret's `allowed_keys` at creation. */
   principalKeys: PrincipalKeys;
   tx: UnitOfWork<Work>;

@@ -10,13 +10,14 @@ describe("POST /secrets", () => {
     expect(await json(res)).toEqual({ key: "db/password" });
   });
 
-  it("creates a public secret: 201 {id (64 lowercase hex), url = public url + /s/<id> (the recipient page)}", async () => {
+  it("creates a public secret: 201 {id (64 lowercase hex), url = public url + /s/<id> (the recipient page), receipt}", async () => {
     const v = buildTestVault();
     const res = await create(v, { value: "dead drop" });
     expect(res.status).toBe(201);
     const body = await json(res);
-    expect(Object.keys(body).sort()).toEqual(["id", "url"]);
+    expect(Object.keys(body).sort()).toEqual(["id", "receipt", "url"]);
     expect(body.id).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{43}$/);
     expect(body.url).toBe(`http://vault.test/s/${body.id as string}`);
     const read = await v.asMaster("GET", `/secrets/${body.id as string}`);
     expect(await json(read)).toEqual({

@@ -1,0 +1,121 @@
+import { hashToken, newToken } from "../../crypto/tokens.js";
+import { VaultError } from "../../model/errors.js";
+import type { ReceiptEnd, ReceiptRecord } from "../../store/receipts.js";
+import type { Awaitable, Work } from "../../store/work.js";
+import type { EventSink, Origin, SecretEvent } from "../events.js";
+import type { SecretLifecycle } from "../secrets/lifecycle.js";
+import { GLOBAL_SCOPE, PastTtl } from "../secrets/model.js";
+import type { SecretMeta } from "../secrets/model.js";
+
+/** How long a receipt outlives a secret made without a TTL: 7 days, in milliseconds (docs/share.md, "Receipts"). */
+export const RECEIPT_KEEP_WITHOUT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** A receipt token: `vrc_` and 43 base64url characters (256 random bits). */
+export const RECEIPT_TOKEN_PATTERN = /^vrc_[A-Za-z0-9_-]{43}$/;
+
+/** What a receipt says (docs/share.md, "Receipts"). Times in Unix milliseconds. */
+export interface ReceiptView {
+  state: "waiting" | "opened" | "burned" | "expired" | "deleted";
+  createdAt: number;
+  expiresAt: number | null;
+  maxReads: number | null;
+  readCount: number;
+  lastReadAt: number | null;
+}
+
+/** The secret-event types that end a public secret, and the end each records. */
+const ENDS: Partial<Record<SecretEvent["type"], ReceiptEnd>> = {
+  "secret.burned": "burned",
+  "secret.expired": "expired",
+  "secret.deleted": "deleted",
+};
+
+/**
+ * Receipts (docs/share.md, "Receipts"): the sender's capability on one
+ * public secret, made with it. It tells whether the secret was opened (how
+ * many reads, the last one when), and how it ended, and it can destroy the
+ * secret; it never reads the value. The token is stored as its SHA-256.
+ *
+ * Also an EventSink: the secret events of public secrets keep each receipt
+ * current in the change's own transaction (a read: its count and time; a
+ * burn, expiry or delete: the end, and until when the receipt is kept: the
+ * TTL the secret had, after the end). Time from `now`, in milliseconds.
+ */
+export class Receipts implements EventSink {
+  constructor(private readonly deps: { now: () => number }) {}
+
+  /**
+   * Issues the receipt of a public secret made in this unit of work.
+   * @returns the token (`vrc_...`), shown once: only its hash is kept.
+   */
+  async issue(w: Work, secret: SecretMeta): Promise<string> {
+    const token = newToken("vrc_");
+    await w.receipts.insert(hashToken(token), { publicId: secret.key, createdAt: secret.createdAt, expiresAt: secret.expiresAt, maxReads: secret.maxReads });
+    return token;
+  }
+
+  /**
+   * What the receipt of `token` says: `waiting` (not read yet), `opened`
+   * (read, reads may be left), `burned`, `expired` (also a live one past
+   * its TTL, not swept yet) or `deleted`.
+   * @returns undefined for a token that names no receipt (never issued, or kept past its time).
+   */
+  async view(w: Work, token: string): Promise<ReceiptView | undefined> {
+    if (!RECEIPT_TOKEN_PATTERN.test(token)) return undefined;
+    const row = await w.receipts.byTokenHash(hashToken(token));
+    return row === undefined ? undefined : this.viewOf(row);
+  }
+
+  /**
+   * Destroys the secret of a receipt now (`POST /receipts/<token>/destroy`):
+   * deleted through the lifecycle (event and audit `secret.deleted`, which
+   * ends the receipt as `deleted`).
+   * @returns the receipt after it, or undefined for an unknown token.
+   * @throws VaultError "conflict" (409) when the secret has ended already (burned, expired, deleted).
+   */
+  async destroy(w: Work, secrets: SecretLifecycle, token: string, origin: Origin): Promise<ReceiptView | undefined> {
+    const before = await this.view(w, token);
+    if (before === undefined) return undefined;
+    if (before.state !== "waiting" && before.state !== "opened") throw new VaultError("conflict", `the secret is already ${before.state}`);
+    const row = (await w.receipts.byTokenHash(hashToken(token))) as ReceiptRecord;
+    try {
+      await secrets.remove(w, GLOBAL_SCOPE, row.publicId, origin);
+    } catch (err) {
+      // Past its TTL, not swept yet: the caller expires it (secret.expired) and answers the end.
+      if (err instanceof PastTtl) throw new VaultError("conflict", "the secret is already expired");
+      throw err;
+    }
+    await w.revealChecks.remove(row.publicId);
+    return this.view(w, token);
+  }
+
+  /** Deletes up to `batch` receipts kept past their time (the sweeper). @returns how many. */
+  pruneKept(w: Work, batch: number): Awaitable<number> {
+    return w.receipts.pruneKept(this.deps.now(), batch);
+  }
+
+  /** EventSink: a public secret's read or end, recorded on its receipt (none: nothing). */
+  secretEvent(w: Work, event: SecretEvent, _origin: Origin): Awaitable<void> {
+    if (!event.isPublic || event.scope !== GLOBAL_SCOPE) return undefined;
+    const now = this.deps.now();
+    if (event.type === "secret.read") return w.receipts.read(event.key, event.readCount, now);
+    const end = ENDS[event.type];
+    if (end === undefined) return undefined;
+    // Kept for the TTL the secret had, counted from its end (RECEIPT_KEEP_WITHOUT_TTL_MS without one).
+    return w.receipts.end(event.key, end, now, RECEIPT_KEEP_WITHOUT_TTL_MS);
+  }
+
+  /** EventSink: nothing to record. */
+  secretsPruned(): void {}
+
+  /** EventSink: nothing to record. */
+  requestEvent(): void {}
+
+  private viewOf(row: ReceiptRecord): ReceiptView {
+    const base = { createdAt: row.createdAt, expiresAt: row.expiresAt, maxReads: row.maxReads, readCount: row.readCount, lastReadAt: row.lastReadAt };
+    if (row.state !== "live") return Object.assign(base, { state: row.state });
+    if (row.expiresAt !== null && row.expiresAt <= this.deps.now()) return Object.assign(base, { state: "expired" as const });
+    return Object.assign(base, { state: row.readCount > 0 ? ("opened" as const) : ("waiting" as const) });
+  }
+}
+
