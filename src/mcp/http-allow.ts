@@ -14,7 +14,7 @@ export interface HostRule {
   port: number | undefined;
   /** The path prefix (`/v1/`), or undefined for any path. */
   path: string | undefined;
-  /** `=PREFIX`: only keys starting with it may be sent to this host; undefined: any key (the weaker form). */
+  /** `=PREFIX`: only keys starting with it may be sent to this host (and such keys only to hosts that bind them); undefined: any key no rule binds (the weaker form). */
   keyPrefix: string | undefined;
 }
 
@@ -99,13 +99,19 @@ export function rulesFor(rules: readonly HostRule[], url: URL): HostRule[] {
 }
 
 /**
- * True when secret `key` may be sent to a URL that `matching` rules cover:
- * some rule among them has no `=PREFIX` (any key: the weaker form) or a
- * PREFIX that `key` starts with (plain string comparison, as docs/mcp.md
- * says: end PREFIX with `/` to bind whole path segments).
+ * True when secret `key` may be sent to a URL that `matching` rules cover
+ * (docs/mcp.md, "Which URLs, which keys"): a covering rule has a
+ * `=PREFIX` that `key` starts with (plain string comparison: end PREFIX with
+ * `/` to bind whole path segments); or a covering rule has no `=PREFIX` (the
+ * weaker form) and `key` is bound to no host at all, i.e. no rule of `all`
+ * has a PREFIX it starts with. So a key bound to `api.example.com` never goes
+ * to a host an unbound wildcard lets in.
+ * @param all every `--allow-host` rule. @param matching those covering the URL (rulesFor).
  */
-export function keyAllowed(matching: readonly HostRule[], key: string): boolean {
-  return matching.some((rule) => rule.keyPrefix === undefined || key.startsWith(rule.keyPrefix));
+export function keyAllowed(all: readonly HostRule[], matching: readonly HostRule[], key: string): boolean {
+  const under = (rule: HostRule) => rule.keyPrefix !== undefined && key.startsWith(rule.keyPrefix);
+  if (matching.some(under)) return true;
+  return matching.some((rule) => rule.keyPrefix === undefined) && !all.some(under);
 }
 
 /**

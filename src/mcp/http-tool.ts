@@ -137,7 +137,7 @@ export function registerHttpRequest(server: McpServer, options: McpOptions, http
         else if (input.body !== undefined) add(jsonReferencedKeys(input.body));
         for (const k of keys) encodeKey(k);
         log = { ...log, keys };
-        const unbound = keys.find((k) => !keyAllowed(matching, k));
+        const unbound = keys.find((k) => !keyAllowed(http.hosts, matching, k));
         if (unbound !== undefined) return failure(`not sent: ${unbound} may not be sent to ${url.host} (${describeBinding(matching)})`);
 
         const address = await precheckAddress(url, privateAllowed(matching, url), http.lookup ?? systemLookup, http.timeoutMs);
@@ -195,8 +195,11 @@ function refuseUrl(url: URL, http: HttpToolOptions): string | undefined {
   return undefined;
 }
 
+/** Why a key may not go to a URL the `matching` rules cover: the prefixes they bind, or that the key is bound to another host. */
 function describeBinding(matching: readonly HostRule[]): string {
   const prefixes = matching.map((r) => r.keyPrefix).filter((p): p is string => p !== undefined);
+  const open = matching.some((r) => r.keyPrefix === undefined);
+  if (open) return `the key is bound to another host by --allow-host${prefixes.length > 0 ? `; keys starting with ${prefixes.join(" or ")} may go there` : ""}`;
   return `--allow-host lets only keys starting with ${prefixes.join(" or ")} go there`;
 }
 
@@ -235,7 +238,7 @@ async function exchange(
         next.hash = "";
         const refused = refuseUrl(next, http);
         if (refused !== undefined) return `redirect (${sent.status}) refused: ${refused}`;
-        const unbound = keys.find((k) => !keyAllowed(rulesFor(http.hosts, next), k));
+        const unbound = keys.find((k) => !keyAllowed(http.hosts, rulesFor(http.hosts, next), k));
         if (unbound !== undefined) return `redirect (${sent.status}) to ${next.host} refused: ${unbound} may not be sent there`;
         if (sent.status === 303 ? method !== "HEAD" : (sent.status === 301 || sent.status === 302) && method === "POST") {
           method = "GET";

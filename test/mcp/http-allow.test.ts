@@ -37,16 +37,24 @@ describe("--allow-host patterns", () => {
     expect(covers("api.example.com/v1/", "https://api.example.com/v1\\..\\admin")).toBe(false);
   });
 
-  it("=PREFIX binds keys to the host; without it any key may go (the weaker form); one covering entry that allows a key is enough", () => {
-    const rules = ["api.example.com=prod/example/", "*.docs.example.com=public/", "open.example.com"].map(parseHostRule);
-    const allowed = (url: string, key: string) => keyAllowed(rulesFor(rules, new URL(url)), key);
+  it("=PREFIX binds keys to the host, and the host to its keys; without it any key no entry binds may go (the weaker form)", () => {
+    const rules = ["api.example.com=prod/example/", "*.docs.example.com=public/", "open.example.com", "*.example.com"].map(parseHostRule);
+    const allowed = (url: string, key: string) => keyAllowed(rules, rulesFor(rules, new URL(url)), key);
     expect(allowed("https://api.example.com/", "prod/example/api_token")).toBe(true);
-    expect(allowed("https://api.example.com/", "prod/other/token")).toBe(false);
-    expect(allowed("https://api.example.com/", "prod/example")).toBe(false);
+    const alone = [parseHostRule("api.example.com=prod/example/")];
+    expect(keyAllowed(alone, alone, "prod/example/x")).toBe(true);
+    expect(keyAllowed(alone, alone, "prod/example")).toBe(false); // a plain string comparison: the "/" is part of PREFIX
+    expect(keyAllowed(alone, alone, "prod/other/token")).toBe(false);
     expect(allowed("https://attacker.docs.example.com/", "prod/example/api_token")).toBe(false);
     expect(allowed("https://attacker.docs.example.com/", "public/x")).toBe(true);
-    expect(allowed("https://open.example.com/", "prod/example/api_token")).toBe(true);
-    expect(keyAllowed([], "anything")).toBe(false);
+    // Unbound entries take any key that no entry binds, never a bound one.
+    expect(allowed("https://open.example.com/", "prod/other/token")).toBe(true);
+    expect(allowed("https://open.example.com/", "prod/example/api_token")).toBe(false);
+    expect(allowed("https://attacker.example.com/", "prod/example/api_token")).toBe(false);
+    expect(allowed("https://attacker.example.com/", "public/x")).toBe(false);
+    // api.example.com is also under the unbound *.example.com: it takes its own keys and unbound ones.
+    expect(allowed("https://api.example.com/", "prod/other/token")).toBe(true);
+    expect(keyAllowed(rules, [], "anything")).toBe(false);
   });
 
   it("the address guard is lifted only by an exact entry naming a private address or localhost", () => {
