@@ -70,7 +70,7 @@ interface Exchange {
  */
 export function registerHttpRequest(server: McpServer, options: McpOptions, http: HttpToolOptions): void {
   const { client } = options;
-  const bindings = http.hosts.map((rule) => `${rule.text.split("=")[0]} ${rule.keyPrefix === undefined ? "(any key)" : `(keys starting with ${rule.keyPrefix})`}`).join("; ");
+  const bindings = http.hosts.map((rule) => `${rule.text.split("=")[0]} ${rule.keyPrefix === undefined ? "(any key that no other entry binds)" : `(keys starting with ${rule.keyPrefix})`}`).join("; ");
   server.registerTool(
     "http_request",
     {
