@@ -10,7 +10,7 @@ export interface HostRule {
   host: string;
   /** `*.example.com`: any name ending in `.example.com` (one or more labels before it), not `example.com` itself. */
   wildcard: boolean;
-  /** The port, or undefined: then only the scheme's default port (443, or 80 with `--allow-http`). */
+  /** The port, or undefined: then any port of the host (name a port to narrow it). */
   port: number | undefined;
   /** The path prefix (`/v1/`), or undefined for any path. */
   path: string | undefined;
@@ -63,7 +63,9 @@ export function parseHostRule(text: string): HostRule {
     throw bad("not a host name or address");
   }
   if (wildcard && ipLiteralOf(url.hostname) !== undefined) throw bad("a wildcard names host names, not addresses");
-  const port = url.port === "" ? undefined : Number(url.port);
+  // The URL parser drops a port that is the scheme's default (`:443`): read the one written.
+  const written = /:(\d+)$/.exec(bare)?.[1];
+  const port = written === undefined ? undefined : Number(written);
   return { text, host: url.hostname, wildcard, port, path: pathPart === undefined ? undefined : url.pathname, keyPrefix };
 }
 
@@ -74,8 +76,8 @@ function portOf(url: URL): number {
 
 /**
  * True when `rule` covers `url`: the host (exactly, or under the wildcard's
- * domain), the port (the rule's, or the scheme's default when it names
- * none) and the path prefix. A path prefix ending in `/` matches the paths
+ * domain), the port (the rule's; any when it names none) and the path
+ * prefix. A path prefix ending in `/` matches the paths
  * under it; one without matches itself and the paths under it (whole
  * segments: `/v1` never matches `/v10`). Under a path prefix, an encoded
  * `/` or `\` (`%2F`, `%5C`) is refused outright, since a server may decode it
@@ -85,8 +87,7 @@ function portOf(url: URL): number {
 export function ruleMatches(rule: HostRule, url: URL): boolean {
   const hostOk = rule.wildcard ? url.hostname.endsWith(`.${rule.host}`) && url.hostname.length > rule.host.length + 1 : url.hostname === rule.host;
   if (!hostOk) return false;
-  const defaultPort = url.protocol === "http:" ? 80 : 443;
-  if (portOf(url) !== (rule.port ?? defaultPort)) return false;
+  if (rule.port !== undefined && portOf(url) !== rule.port) return false;
   if (rule.path === undefined) return true;
   if (/%2f|%5c/i.test(url.pathname)) return false;
   if (rule.path.endsWith("/")) return url.pathname.startsWith(rule.path);

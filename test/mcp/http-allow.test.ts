@@ -7,10 +7,11 @@ import { referencedKeys, substitute, substituteJson } from "../../src/mcp/http-r
 describe("--allow-host patterns", () => {
   const covers = (pattern: string, url: string) => ruleMatches(parseHostRule(pattern), new URL(url));
 
-  it("an exact host covers that host on the default port only; a wildcard covers names under it, not the domain itself", () => {
+  it("an exact host covers that host on any port unless it names one; a wildcard covers names under it, not the domain itself", () => {
     expect(covers("api.example.com", "https://api.example.com/x")).toBe(true);
     expect(covers("api.example.com", "https://API.Example.com:443/x")).toBe(true);
-    expect(covers("api.example.com", "https://api.example.com:8443/x")).toBe(false);
+    expect(covers("api.example.com", "https://api.example.com:8443/x")).toBe(true);
+    expect(covers("api.example.com:443", "https://api.example.com:8443/x")).toBe(false);
     expect(covers("api.example.com", "https://x.api.example.com/")).toBe(false);
     expect(covers("api.example.com", "https://api.example.com.evil.test/")).toBe(false);
     expect(covers("api.example.com", "http://api.example.com/")).toBe(true); // the scheme is checked apart (--allow-http)
