@@ -287,8 +287,8 @@ CREATE INDEX requests_due ON requests (expires_at);
 -- Receipts, as schema.sql's version 21: the SHA-256 of the sender's token,
 -- the secret's reads and its end, kept for the TTL the secret had after it.
 CREATE TABLE receipts (
-  token_hash   text    PRIMARY KEY,
-  public_id    text    NOT NULL UNIQUE,
+  token_hash   bytea   PRIMARY KEY CHECK (length(token_hash) = 32),
+  public_id    bytea   NOT NULL UNIQUE CHECK (length(public_id) = 32),
   created_at   bigint  NOT NULL,
   expires_at   bigint,
   max_reads    integer,

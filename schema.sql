@@ -436,9 +436,12 @@ CREATE INDEX requests_due ON requests (expires_at);
 -- the end (`state` burned, expired or deleted, `ended_at`); it outlives the
 -- secret by the TTL the secret had (7 days for one without), `keep_until`,
 -- when the sweeper deletes it. Never the value, the link key or an address.
+-- Keyed by the 32 bytes of the token's hash and of the public id (not their
+-- hex), without a rowid: the two B-trees a public create adds to are as small
+-- as they can be (docs/performance.md, "Receipts").
 CREATE TABLE receipts (
-  token_hash   TEXT    PRIMARY KEY,                  -- SHA-256 hex of the vrc_ token
-  public_id    TEXT    NOT NULL UNIQUE,              -- secrets.key of the public secret
+  token_hash   BLOB    PRIMARY KEY CHECK (length(token_hash) = 32),  -- SHA-256 of the vrc_ token
+  public_id    BLOB    NOT NULL UNIQUE CHECK (length(public_id) = 32), -- secrets.key of the public secret, as bytes
   created_at   INTEGER NOT NULL,
   expires_at   INTEGER,
   max_reads    INTEGER,
@@ -448,5 +451,5 @@ CREATE TABLE receipts (
   ended_at     INTEGER,
   keep_until   INTEGER,
   CHECK ((state = 'live') = (ended_at IS NULL))
-) STRICT;
+) STRICT, WITHOUT ROWID;
 CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;

@@ -21,9 +21,9 @@ export interface ReceiptRecord {
 /** The `receipts` table, written once for both engines (store/sql/receipts.ts). */
 export interface ReceiptStore {
   /** Stores a live receipt for a public secret made in this unit of work. */
-  insert(tokenHash: string, r: Pick<ReceiptRecord, "publicId" | "createdAt" | "expiresAt" | "maxReads">): Awaitable<void>;
+  insert(tokenHash: Buffer, r: Pick<ReceiptRecord, "publicId" | "createdAt" | "expiresAt" | "maxReads">): Awaitable<void>;
   /** The receipt of a token's hash, whatever its state. */
-  byTokenHash(tokenHash: string): Awaitable<ReceiptRecord | undefined>;
+  byTokenHash(tokenHash: Buffer): Awaitable<ReceiptRecord | undefined>;
   /** Records a read of the secret: its count after the read and when (Unix ms). No row: nothing. */
   read(publicId: string, readCount: number, at: number): Awaitable<void>;
   /**

@@ -1,4 +1,5 @@
-import { hashToken, newToken } from "../../crypto/tokens.js";
+import { createHash } from "node:crypto";
+import { newToken } from "../../crypto/tokens.js";
 import { VaultError } from "../../model/errors.js";
 import type { ReceiptEnd, ReceiptRecord } from "../../store/receipts.js";
 import type { Awaitable, Work } from "../../store/work.js";
@@ -9,6 +10,11 @@ import type { SecretMeta } from "../secrets/model.js";
 
 /** How long a receipt outlives a secret made without a TTL: 7 days, in milliseconds (docs/share.md, "Receipts"). */
 export const RECEIPT_KEEP_WITHOUT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The SHA-256 of a receipt token (32 bytes): the only form in which it is stored. */
+function receiptHash(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
+}
 
 /** A receipt token: `vrc_` and 43 base64url characters (256 random bits). */
 export const RECEIPT_TOKEN_PATTERN = /^vrc_[A-Za-z0-9_-]{43}$/;
@@ -50,7 +56,7 @@ export class Receipts implements EventSink {
    */
   async issue(w: Work, secret: SecretMeta): Promise<string> {
     const token = newToken("vrc_");
-    await w.receipts.insert(hashToken(token), { publicId: secret.key, createdAt: secret.createdAt, expiresAt: secret.expiresAt, maxReads: secret.maxReads });
+    await w.receipts.insert(receiptHash(token), { publicId: secret.key, createdAt: secret.createdAt, expiresAt: secret.expiresAt, maxReads: secret.maxReads });
     return token;
   }
 
@@ -62,7 +68,7 @@ export class Receipts implements EventSink {
    */
   async view(w: Work, token: string): Promise<ReceiptView | undefined> {
     if (!RECEIPT_TOKEN_PATTERN.test(token)) return undefined;
-    const row = await w.receipts.byTokenHash(hashToken(token));
+    const row = await w.receipts.byTokenHash(receiptHash(token));
     return row === undefined ? undefined : this.viewOf(row);
   }
 
@@ -77,7 +83,7 @@ export class Receipts implements EventSink {
     const before = await this.view(w, token);
     if (before === undefined) return undefined;
     if (before.state !== "waiting" && before.state !== "opened") throw new VaultError("conflict", `the secret is already ${before.state}`);
-    const row = (await w.receipts.byTokenHash(hashToken(token))) as ReceiptRecord;
+    const row = (await w.receipts.byTokenHash(receiptHash(token))) as ReceiptRecord;
     try {
       await secrets.remove(w, GLOBAL_SCOPE, row.publicId, origin);
     } catch (err) {
