@@ -304,3 +304,16 @@ CREATE TABLE receipts (
   PRIMARY KEY (secret_id, public_id)
 );
 CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;
+-- version: 12
+-- Idempotency keys, as schema.sql's version 22: the first answer of a
+-- request sent with an `Idempotency-Key`, encrypted, kept with its change
+-- for the window, keyed by the SHA-256 of the token's identity and the key.
+CREATE TABLE idempotency (
+  id_hash     bytea   PRIMARY KEY CHECK (length(id_hash) = 32),
+  fingerprint bytea   NOT NULL CHECK (length(fingerprint) = 32),
+  status      integer NOT NULL,
+  body        bytea   NOT NULL,
+  created_at  bigint  NOT NULL,
+  expires_at  bigint  NOT NULL
+);
+CREATE INDEX idempotency_due ON idempotency (expires_at);

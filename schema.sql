@@ -457,3 +457,21 @@ CREATE TABLE receipts (
   PRIMARY KEY (secret_id, public_id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;
+-- version: 22
+-- Idempotency keys (docs/api.md, "Retries"): the first answer of a request
+-- sent with an `Idempotency-Key`, kept with its change, in its transaction,
+-- for VAULT_IDEMPOTENCY_WINDOW seconds, so a retry gets it again and changes
+-- nothing. Keyed by the SHA-256 of the token's identity and the key (never
+-- the key or the token); `fingerprint` the SHA-256 of the method, path and
+-- body the key was first used with; `body` the answer encrypted under the
+-- vault's key (a read's answer holds a value), deleted by the sweeper at
+-- `expires_at` like a burned value.
+CREATE TABLE idempotency (
+  id_hash     BLOB    PRIMARY KEY CHECK (length(id_hash) = 32),
+  fingerprint BLOB    NOT NULL CHECK (length(fingerprint) = 32),
+  status      INTEGER NOT NULL,
+  body        BLOB    NOT NULL,
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idempotency_due ON idempotency (expires_at);

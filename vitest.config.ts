@@ -19,6 +19,7 @@ const GROUP_COMMIT_RACES = [
   "test/domain/secrets/replace.test.ts",
   "test/domain/secrets/rollback-limit.test.ts",
   "test/domain/requests/requests.test.ts",
+  "test/http/routes/idempotency.test.ts",
 ];
 
 export default defineConfig({

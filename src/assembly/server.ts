@@ -71,6 +71,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT,
     publicUrl: () => publicUrl,
     maxValueBytes: config.maxValueBytes,
+    idempotencyWindowSeconds: config.idempotencyWindow,
     share: {
       page: config.sharePage,
       anonymous: config.shareAnonymous,
@@ -118,6 +119,8 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
     secrets: vault.secrets,
     requests: vault.requests,
     receipts: vault.receipts,
+    idempotency: vault.idempotency,
+    valueDestroyed: vault.engine.hooks.valueDestroyed?.bind(vault.engine.hooks),
     tx: vault.tx,
     log,
     intervalMs: config.sweepIntervalMs,

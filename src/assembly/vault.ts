@@ -6,6 +6,7 @@ import type { ValueCipher } from "../crypto/cipher.js";
 import { combineSinks } from "../domain/events.js";
 import { Requests } from "../domain/requests/requests.js";
 import { Receipts } from "../domain/receipts/receipts.js";
+import { DEFAULT_IDEMPOTENCY_WINDOW_SECONDS, IdempotencyKeys } from "../domain/idempotency/keys.js";
 import type { EventSink } from "../domain/events.js";
 import type { ChainState } from "../http/pages/console/overview.js";
 import { VaultMetrics } from "../runtime/metrics.js";
@@ -38,6 +39,8 @@ export interface VaultOptions {
   /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
   publicUrl: string | (() => string);
   maxValueBytes: number;
+  /** Seconds a first answer to an Idempotency-Key is kept (VAULT_IDEMPOTENCY_WINDOW, default 600). */
+  idempotencyWindowSeconds?: number | undefined;
   /** The share pages' settings (VAULT_SHARE_*); default: pages on, anonymous creation off. */
   share?: ShareSettings | undefined;
   trustProxy: boolean;
@@ -65,6 +68,8 @@ export interface Vault<E extends Engine = Engine> {
   engine: E;
   tx: E["tx"];
   secrets: SecretLifecycle;
+  /** Idempotency keys (docs/api.md, "Retries"); the sweeper deletes the answers past the window. */
+  idempotency: IdempotencyKeys;
   /** Receipts of public secrets (docs/share.md, "Receipts"); the sweeper deletes those kept past their time. */
   receipts: Receipts;
   /** Requests: asking someone for a secret (docs/requests.md); the sweeper expires them. */
@@ -191,6 +196,11 @@ function assemble(
     activeLimit: options.activeLimit,
   });
   const requests = new Requests({ secrets, events, audit, now: options.now });
+  const idempotency = new IdempotencyKeys({
+    cipher: options.cipher,
+    now: options.now,
+    windowSeconds: options.idempotencyWindowSeconds ?? DEFAULT_IDEMPOTENCY_WINDOW_SECONDS,
+  });
   sources.secrets = secrets;
   sources.webhooks = webhooks;
   const orgs = createOrgDomain({ now: options.now, secrets, audit });
@@ -212,6 +222,7 @@ function assemble(
     secrets,
     requests,
     receipts,
+    idempotency,
     log: options.log,
     masterKey: options.masterKey,
     resolvers: [
@@ -236,7 +247,7 @@ function assemble(
     metrics,
     console: { ...engine.console, license: () => options.license },
   });
-  return { app, secrets, requests, receipts, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
+  return { app, secrets, requests, receipts, idempotency, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
 }
 
 export { version };

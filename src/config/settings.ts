@@ -171,6 +171,12 @@ export const SETTINGS: SettingsTable = {
     "TTL sweeper period, ms; 0 turns it off",
     "period of the TTL sweeper, ms; `0` turns it off (expired secrets are still never served)",
   ),
+  idempotencyWindow: row(
+    ["VAULT_IDEMPOTENCY_WINDOW"],
+    int(1, 86_400, 600),
+    "seconds a first answer to an Idempotency-Key is kept for its retries",
+    "seconds the first answer of a request sent with an `Idempotency-Key` is kept (encrypted) for its retries, then deleted like a burned value ([api.md](api.md) \"Retries\")",
+  ),
   recordKeyCache: row(
     ["VAULT_RECORD_KEY_CACHE"],
     int(0, 4_000_000, 16_384),

@@ -30,6 +30,8 @@ export interface Config {
   webhookRetryBaseMs: number;
   /** Sweeper period, milliseconds; 0 turns the sweeper off. */
   sweepIntervalMs: number;
+  /** Seconds a first answer to an Idempotency-Key is kept (VAULT_IDEMPOTENCY_WINDOW). */
+  idempotencyWindow: number;
   /** Derived record keys the cipher keeps in memory at most; 0 keeps none. */
   recordKeyCache: number;
   /** Largest secret value, UTF-8 bytes. */

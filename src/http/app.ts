@@ -11,6 +11,7 @@ import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
 import { withRevealCheck } from "../domain/secrets/reveal.js";
 import type { Requests } from "../domain/requests/requests.js";
 import type { Receipts } from "../domain/receipts/receipts.js";
+import type { IdempotencyKeys } from "../domain/idempotency/keys.js";
 import { requestRoutes } from "./routes/requests.js";
 import { isReceiptPath, receiptRoutes } from "./routes/receipts.js";
 import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
@@ -47,6 +48,8 @@ export interface AppDeps {
   requests: Requests;
   /** Receipts of public secrets (docs/share.md, "Receipts"): /receipts/<token>. */
   receipts: Receipts;
+  /** Idempotency keys (docs/api.md, "Retries"): a retried change gets its first answer. */
+  idempotency: IdempotencyKeys;
   log: Logger;
   masterKey: string;
   /** Token lookups besides the master key (scoped keys, principal keys). */
@@ -113,6 +116,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const secretDeps = {
     secrets: deps.secrets,
     receipts: deps.receipts,
+    idempotency: deps.idempotency,
     principalKeys: deps.orgs.principalKeys,
     tx: deps.tx,
     publicUrl: deps.publicUrl,
@@ -128,6 +132,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     secrets: deps.secrets,
     requests: deps.requests,
     receipts: deps.receipts,
+    idempotency: deps.idempotency,
     audit: deps.audit,
     settings: share,
     trustProxy: deps.trustProxy,

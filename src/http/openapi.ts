@@ -46,11 +46,29 @@ export function nullableOptionals(schema: JsonSchema): JsonSchema {
 /** One OpenAPI parameter object. */
 interface Parameter {
   name: string;
-  in: "path" | "query";
+  in: "path" | "query" | "header";
   required: boolean;
   description?: string;
   schema: JsonSchema;
 }
+
+/** The Idempotency-Key header of a retry-safe operation (docs/api.md, "Retries"). */
+const IDEMPOTENCY_PARAMETER: Parameter = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" },
+};
+
+/** The answers the Idempotency-Key adds. */
+const IDEMPOTENCY_RESPONSES = {
+  "422": {
+    description: "this Idempotency-Key was used with another request (method, path or body) within the window",
+    content: { "application/json": { schema: { type: "object", properties: { error: { type: "string" }, message: { type: "string" } }, required: ["error"] } } },
+  },
+};
 
 /**
  * The OpenAPI parameters of a route's path (in the order of the path, every
@@ -102,8 +120,8 @@ export function buildOpenApi(version: string, routes: readonly Route[]): JsonSch
     const pathNames = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? "");
     const operation: Record<string, unknown> = {
       summary: route.summary,
-      parameters: [...parametersOf("path", route.params, pathNames), ...parametersOf("query", route.query, [])],
-      responses: responsesOf(route),
+      parameters: [...parametersOf("path", route.params, pathNames), ...parametersOf("query", route.query, []), ...(route.idempotent === true ? [IDEMPOTENCY_PARAMETER] : [])],
+      responses: route.idempotent === true ? Object.assign(responsesOf(route), IDEMPOTENCY_RESPONSES) : responsesOf(route),
       security: route.permission === "none" ? [] : [{ bearer: [] }],
     };
     if (route.permission !== "none") operation["x-permission"] = route.permission;

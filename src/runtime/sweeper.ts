@@ -1,6 +1,7 @@
 import type { SecretLifecycle } from "../domain/secrets/lifecycle.js";
 import type { Requests } from "../domain/requests/requests.js";
 import type { Receipts } from "../domain/receipts/receipts.js";
+import type { IdempotencyKeys } from "../domain/idempotency/keys.js";
 import { SYSTEM_ORIGIN } from "../domain/events.js";
 import type { UnitOfWork, Work } from "../store/work.js";
 import type { Logger } from "../log/log.js";
@@ -26,6 +27,10 @@ export interface SweeperDeps {
   requests?: Requests | undefined;
   /** Receipts kept past their time are deleted too (docs/share.md, "Receipts"). */
   receipts?: Receipts | undefined;
+  /** First answers past the Idempotency-Key window are deleted too (docs/api.md, "Retries"). */
+  idempotency?: IdempotencyKeys | undefined;
+  /** Told when kept answers were deleted: they held values (a read's answer), scrubbed as a burn's (the engine's valueDestroyed). */
+  valueDestroyed?: (() => void) | undefined;
   tx: UnitOfWork<Work>;
   log: Logger;
   /** Period, milliseconds; 0 disables the sweeper. */
@@ -63,6 +68,8 @@ export function startSweeper(deps: SweeperDeps): { stop: () => Promise<void>; sw
     if (requests !== undefined) total += await drain(() => deps.tx.run((w) => requests.expireDue(w, batch, SYSTEM_ORIGIN)));
     // Receipts kept past their time go too (not counted: they are not secrets or requests).
     if (receipts !== undefined) await drain(() => deps.tx.run((w) => receipts.pruneKept(w, batch)));
+    const { idempotency } = deps;
+    if (idempotency !== undefined && (await drain(() => deps.tx.run((w) => idempotency.prune(w, batch)))) > 0) deps.valueDestroyed?.();
     return total;
   };
 

@@ -14,6 +14,7 @@ import type { OutboxStore } from "./outbox.js";
 import type { RevealCheckStore } from "./reveal-checks.js";
 import type { RequestStore } from "./requests.js";
 import type { ReceiptStore } from "./receipts.js";
+import type { IdempotencyStore } from "./idempotency.js";
 import type { SecretStore } from "./secrets.js";
 import type { WebhookStore } from "./webhooks.js";
 import type { Awaitable } from "../model/awaitable.js";
@@ -111,6 +112,7 @@ export interface Work {
   readonly revealChecks: RevealCheckStore;
   readonly requests: RequestStore;
   readonly receipts: ReceiptStore;
+  readonly idempotency: IdempotencyStore;
   /**
    * Runs `fn` once the transaction of this attempt of the unit committed,
    * before the unit's run() settles; dropped when the attempt rolls back

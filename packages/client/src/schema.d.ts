@@ -3366,7 +3366,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     org_id: string;
                 };
@@ -3485,6 +3488,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -3516,7 +3531,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
@@ -3602,6 +3620,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -3620,7 +3650,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
@@ -3740,6 +3773,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -3759,7 +3804,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
@@ -3829,6 +3877,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -3849,7 +3909,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to / */
                     key: string;
@@ -3931,6 +3994,18 @@ export interface paths {
                 };
                 /** @description the secret was created with delete=true */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4904,7 +4979,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the receipt: vrc_ + 43 base64url characters */
+                    /** @description the receipt: vrc_ + 54 base64url characters */
                     token: string;
                 };
                 cookie?: never;
@@ -4978,7 +5053,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the receipt: vrc_ + 43 base64url characters */
+                    /** @description the receipt: vrc_ + 54 base64url characters */
                     token: string;
                 };
                 cookie?: never;
@@ -5546,7 +5621,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -5578,7 +5656,7 @@ export interface paths {
                             key: string;
                         } | {
                             id: string;
-                            /** @description vrc_ + 43 base64url characters; shown once */
+                            /** @description vrc_ + 54 base64url characters; shown once */
                             receipt: string;
                             url: string;
                         };
@@ -5656,6 +5734,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -5687,7 +5777,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; or a public secret's id (64 lower-case hex characters) */
                     key: string;
@@ -5763,6 +5856,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -5781,7 +5886,10 @@ export interface paths {
         put: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; a public secret's id (64 lower-case hex characters) answers 404 */
                     key: string;
@@ -5896,6 +6004,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -5915,7 +6035,10 @@ export interface paths {
         delete: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; or a public secret's id (64 lower-case hex characters) */
                     key: string;
@@ -5984,6 +6107,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description too many failed authentications from this ip (VAULT_AUTH_FAIL_LIMIT); see Retry-After */
                 429: {
                     headers: {
@@ -6004,7 +6139,10 @@ export interface paths {
         patch: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1 to 255 printable ASCII characters. The first answer is kept with the change for VAULT_IDEMPOTENCY_WINDOW seconds (default 600); a retry with the same key, token and request gets it again, with Idempotent-Replayed: true, and changes nothing. */
+                    "Idempotency-Key"?: string;
+                };
                 path: {
                     /** @description 1 to 256 characters of A-Z a-z 0-9 . _ - ~ @ : + = /, not starting or ending with /, with no empty, . or .. segment (a key never names another route once joined into a path); in a path, %2F decodes to /; or a public secret's id (64 lower-case hex characters) */
                     key: string;
@@ -6076,6 +6214,18 @@ export interface paths {
                 };
                 /** @description missing, expired or burned */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description this Idempotency-Key was used with another request (method, path or body) within the window */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -8,6 +8,9 @@ import { VaultError } from "../../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secrets/model.js";
 import type { SecretLifecycle } from "../../domain/secrets/lifecycle.js";
 import type { Receipts } from "../../domain/receipts/receipts.js";
+import type { IdempotencyKeys } from "../../domain/idempotency/keys.js";
+import { answerOnce, IDEMPOTENCY_HEADER } from "../routes/idempotent.js";
+import type { Answer } from "../routes/idempotent.js";
 import { ApiError } from "../errors.js";
 import { readJsonObject, withoutNulls } from "../routes/declare.js";
 import { afterRefusal, readJson } from "../routes/secrets/secret-route.js";
@@ -56,6 +59,8 @@ export interface SharePageDeps {
   secrets: SecretLifecycle;
   /** Receipts: an anonymous link is made with one (docs/share.md, "Receipts"). */
   receipts: Receipts;
+  /** Idempotency keys (docs/api.md, "Retries"): a retried reveal gets its first answer. */
+  idempotency: IdempotencyKeys;
   /** The audit log: a refused reveal proof is recorded (docs/share.md, "The reveal proof"). */
   audit: ChangeAudit;
   settings: ShareSettings;
@@ -190,6 +195,53 @@ export function answerReveal(c: Context<AppEnv>, deps: Pick<SharePageDeps, "shar
 }
 
 /**
+ * `POST /s/<id>/reveal` with an Idempotency-Key (docs/api.md, "Retries"):
+ * the reveal's outcome is kept with its change (a read, or a refused
+ * proof's count) and a retry gets the same answer (a read's value again,
+ * no second read). A refusal of the lifecycle (gone meanwhile, past its
+ * TTL) keeps nothing and is a miss, as without the key.
+ */
+async function revealOnce(
+  c: Context<AppEnv>,
+  deps: SharePageDeps,
+  client: Client,
+  id: string,
+  proof: string | undefined,
+  origin: Origin,
+): Promise<Response> {
+  for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+  const render = (outcome: RevealOutcome): Answer => {
+    if (outcome.kind === "read") return [200, readJson(outcome.read.secret, outcome.read.value)];
+    if (outcome.kind === "missing") return [404, { error: "not available" }];
+    return [
+      403,
+      {
+        error: "the reveal proof is missing or wrong",
+        message: outcome.burned ? "too many wrong proofs: the secret is destroyed" : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
+      },
+    ];
+  };
+  let res: Response;
+  try {
+    res = await answerOnce(
+      c,
+      deps.idempotency,
+      (fn) => deps.tx.run((w) => fn(w, GLOBAL_SCOPE)),
+      (w) => revealPublic(w, { secrets: deps.secrets, audit: deps.audit }, id, proof, origin),
+      render,
+      { proof: proof ?? null },
+    );
+  } catch (err) {
+    if (!(err instanceof VaultError)) throw err;
+    await afterRefusal(deps, err, origin);
+    return answerReveal(c, deps, client, { kind: "missing" });
+  }
+  // A miss or a refused proof counts against the share pages' limiter, replayed or not.
+  if (res.status !== 200) deps.shareGuard.countRefusal(client);
+  return res;
+}
+
+/**
  * Mounts the share pages (docs/share.md) on `app`, before the API's routes:
  *
  * - `GET /`: the create page; `POST /s`: an anonymous create when
@@ -270,6 +322,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     const id = c.req.param("id");
     const origin = shareOrigin(client.ip);
     const proof = await proofOf(c);
+    if (c.req.header(IDEMPOTENCY_HEADER) !== undefined && PUBLIC_ID_PATTERN.test(id)) return revealOnce(c, deps, client, id, proof, origin);
     // Only a public secret is read here: looked at first, in the same unit of work, so no other kind is ever counted.
     const outcome = await runReveal(deps, origin, async () =>
       PUBLIC_ID_PATTERN.test(id) ? deps.tx.run((w) => revealPublic(w, { secrets: deps.secrets, audit: deps.audit }, id, proof, origin)) : { kind: "missing" },

@@ -81,6 +81,8 @@ export interface RouteDecl<P extends ParamsSchema | undefined = undefined, Q ext
    */
   auditAction?: string;
   inPrefix?: PrefixRule;
+  /** Takes an `Idempotency-Key` (docs/api.md, "Retries"): the document names the header and its 422. */
+  idempotent?: true | undefined;
   /** Path parameters (percent-decoded); undeclared ones are documented as plain strings and not validated. */
   params?: P;
   query?: Q;
@@ -135,7 +137,7 @@ export function route<P extends ParamsSchema | undefined = undefined, Q extends 
         };
   return Object.assign(
     { method: decl.method, path: decl.path, summary: decl.summary, permission: decl.permission, responses: decl.responses },
-    { auditAction: decl.auditAction, inPrefix, params, query, body, handle },
+    { auditAction: decl.auditAction, idempotent: decl.idempotent, inPrefix, params, query, body, handle },
   );
 }
 

@@ -5,12 +5,13 @@ import { SqlOrgStore, SqlRoleStore } from "./orgs.js";
 import { SqlRevealCheckStore } from "./reveal-checks.js";
 import { SqlRequestStore } from "./requests.js";
 import { SqlReceiptStore } from "./receipts.js";
+import { SqlIdempotencyStore } from "./idempotency.js";
 import { SqlPrincipalKeyStore, SqlPrincipalStore } from "./principals.js";
 import { SqlScopedKeyStore } from "./scoped-keys.js";
 import { SqlWebhookStore } from "./webhooks.js";
 
 /** The stores whose SQL is written once (store/sql/), as a work handle holds them. */
-export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests" | "receipts">;
+export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests" | "receipts" | "idempotency">;
 
 /**
  * The engine-neutral stores over one executor: SQLite's (built once per
@@ -28,5 +29,6 @@ export function createSqlStores(x: SqlExecutor): SqlStores {
     revealChecks: new SqlRevealCheckStore(x),
     requests: new SqlRequestStore(x),
     receipts: new SqlReceiptStore(x),
+    idempotency: new SqlIdempotencyStore(x),
   };
 }

@@ -3,6 +3,9 @@ import { originOf } from "../../context.js";
 import { GLOBAL_SCOPE } from "../../../domain/secrets/model.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { route } from "../declare.js";
+import { answerOnce } from "../idempotent.js";
+import type { Answer } from "../idempotent.js";
+import type { Awaitable, Work } from "../../../store/work.js";
 import { byScope } from "../scope.js";
 import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, revealCheckOf } from "./bodies.js";
 import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
@@ -24,6 +27,7 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
     path: "/secrets",
     summary: "Create a global secret: keyed when `key` is given, else public (a dead drop).",
     permission: s.permission.create,
+    idempotent: true,
     inPrefix: bodyKeyInPrefix,
     body: createSecretBody,
     responses: Object.assign(
@@ -45,16 +49,17 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
       checkValueSize(body.value, deps.maxValueBytes);
       const origin = originOf(c);
       const input = { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads, revealCheck };
-      const { created, receipt } = await deps.tx.run(async (w) => {
+      const create = async (w: Work) => {
         const meta = await deps.secrets.create(w, input, origin);
         // A public secret comes with its receipt, in the same unit (docs/share.md, "Receipts").
         return { created: meta, receipt: meta.isPublic ? await deps.receipts.issue(w, meta) : undefined };
-      });
-      if (receipt !== undefined) {
+      };
+      const render = ({ created, receipt }: Awaited<ReturnType<typeof create>>): Answer => {
+        if (receipt === undefined) return [201, { key: created.key }];
         const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
-        return c.json({ id: created.key, url: `${url}${deps.publicPath}${created.key}`, receipt }, 201);
-      }
-      return c.json({ key: created.key }, 201);
+        return [201, { id: created.key, url: `${url}${deps.publicPath}${created.key}`, receipt }];
+      };
+      return answerOnce(c, deps.idempotency, (fn) => deps.tx.run((w) => fn(w, GLOBAL_SCOPE)), create, render, body);
     },
   });
 }
@@ -71,6 +76,7 @@ function orgCreate(deps: SecretRouteDeps, s: SecretScope): Route {
     summary:
       "Create an org secret. delete=false seals it on its last read instead of burning it. allowed_keys: principal key ids of this org that may read it (and the master key); omitted: org-wide.",
     permission: s.permission.create,
+    idempotent: true,
     inPrefix: bodyKeyInPrefix,
     body: createOrgSecretBody,
     responses: Object.assign(
@@ -87,8 +93,7 @@ function orgCreate(deps: SecretRouteDeps, s: SecretScope): Route {
       const actor = c.get("actor");
       const origin = originOf(c);
       const allowedKeys = body.allowed_keys ? [...new Set(body.allowed_keys)] : null;
-      const created = await deps.tx.run(async (w) => {
-        const orgId = await s.scope.scopeIn(w, c);
+      const create = async (w: Work, orgId: string) => {
         if (allowedKeys) await deps.principalKeys.checkAllowedKeys(w, orgId, allowedKeys);
         const input = {
           scope: orgId,
@@ -101,8 +106,9 @@ function orgCreate(deps: SecretRouteDeps, s: SecretScope): Route {
           allowedKeys,
         };
         return deps.secrets.create(w, input, origin);
-      });
-      return c.json({ key: created.key }, 201);
+      };
+      const inUnit = <R,>(fn: (w: Work, scope: string) => Awaitable<R>): Promise<R> => deps.tx.run(async (w) => fn(w, await s.scope.scopeIn(w, c)));
+      return answerOnce(c, deps.idempotency, inUnit, create, (created) => [201, { key: created.key }], body);
     },
   });
 }

@@ -2,7 +2,7 @@ import { originOf } from "../../context.js";
 import type { Route } from "../declare.js";
 import { deletedSchema } from "../answers.js";
 import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
-import { orNoOrg, refusable, secretKeyRoute } from "./secret-route.js";
+import { orNoOrg, refusableOnce, secretKeyRoute } from "./secret-route.js";
 
 /** DELETE of a secret (docs/api.md "Global secrets", docs/orgs.md "Org-scoped secrets"): at once, whatever its TTL, reads or state. */
 export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {
@@ -11,6 +11,7 @@ export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     org: "Delete an org secret (active or sealed) at once.",
   }, {
     permission: s.permission.delete,
+    idempotent: true,
     responses: {
       200: { description: "{deleted: true}", schema: deletedSchema },
       400: { description: "invalid secret key" },
@@ -18,8 +19,14 @@ export function deleteRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     },
     handler: async (c, { params }) => {
       const origin = originOf(c);
-      await refusable(deps, s, c, origin, (w, scope) => deps.secrets.remove(w, scope, params.key, origin));
-      return c.json({ deleted: true });
+      return refusableOnce(
+        deps,
+        s,
+        c,
+        origin,
+        (w, scope) => deps.secrets.remove(w, scope, params.key, origin),
+        () => [200, { deleted: true }],
+      );
     },
   });
 }

@@ -4,7 +4,7 @@ import type { ResponseDecl, Route } from "../declare.js";
 import { byScope } from "../scope.js";
 import { patchSecretBody } from "./bodies.js";
 import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
-import { globalName, named, orNoOrg, refusable, secretKeyRoute } from "./secret-route.js";
+import { globalName, named, orNoOrg, refusableOnce, secretKeyRoute } from "./secret-route.js";
 
 /** PATCH applies only to secrets that seal (delete=false). */
 const ONLY_SEALABLE: Record<number, ResponseDecl> = { 409: { description: "the secret was created with delete=true" } };
@@ -21,6 +21,7 @@ export function patchRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     org: "Only for secrets created with delete=false: ttl_seconds sets a new TTL from now; max_reads sets a new limit, resets read_count to 0 and reactivates a sealed secret. Neither: 400.",
   }, {
     permission: s.permission.patch,
+    idempotent: true,
     body: patchSecretBody,
     responses: Object.assign(
       {
@@ -39,10 +40,15 @@ export function patchRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     handler: async (c, { params, body }) => {
       const origin = originOf(c);
       const patch = { ttlSeconds: body.ttl_seconds, maxReads: body.max_reads };
-      const updated = await refusable(deps, s, c, origin, (w, scope) =>
-        deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
+      return refusableOnce(
+        deps,
+        s,
+        c,
+        origin,
+        (w, scope) => deps.secrets.update(w, scope, params.key, patch, origin, { sealable: s.sealable }),
+        (updated) => [200, named(updated, { updated: true })],
+        body,
       );
-      return c.json(named(updated, { updated: true }));
     },
   });
 }

@@ -3,7 +3,7 @@ import { originOf } from "../../context.js";
 import type { ResponseDecl, Route } from "../declare.js";
 import { inScope } from "../scope.js";
 import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
-import { afterRefusal, orNoOrg, readerOf, readJson, refusable, secretKeyRoute } from "./secret-route.js";
+import { afterRefusal, orNoOrg, readerOf, readJson, refusableOnce, secretKeyRoute } from "./secret-route.js";
 
 /** Answers only sealable (org) secrets give: allowed_keys and sealing. */
 const SEALABLE: Record<number, ResponseDecl> = {
@@ -41,6 +41,7 @@ export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
     org: "Retrieve an org secret's value and count the read; the read that reaches max_reads burns it (delete=true) or seals it (delete=false). HEAD answers existence without decrypting or counting.",
   }, {
     permission: s.permission.read,
+    idempotent: true,
     // The GET records secret.read itself; a HEAD records this.
     auditAction: "secret.checked",
     responses: Object.assign(
@@ -58,8 +59,14 @@ export function readRoute(deps: SecretRouteDeps, s: SecretScope): Route {
       if (c.req.method === "HEAD") return headSecret(deps, s, c, params.key);
       const origin = originOf(c);
       const reader = readerOf(c);
-      const read = await refusable(deps, s, c, origin, (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin));
-      return c.json(readJson(read.secret, read.value));
+      return refusableOnce(
+        deps,
+        s,
+        c,
+        origin,
+        (w, scope) => deps.secrets.retrieve(w, scope, params.key, reader, origin),
+        (read) => [200, readJson(read.secret, read.value)],
+      );
     },
   });
 }

@@ -1,6 +1,8 @@
 import * as v from "valibot";
 import type { AppContext } from "../../context.js";
 import { originOf } from "../../context.js";
+import { answerOnce } from "../idempotent.js";
+import type { Awaitable, Work } from "../../../store/work.js";
 import { VaultError } from "../../../model/errors.js";
 import { PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import type { ReplaceInput, ReplaceOutcome } from "../../../domain/secrets/model.js";
@@ -78,6 +80,7 @@ function replaceRouteOf<B extends typeof replaceSecretBody | typeof replaceOrgSe
     inPrefix: pathKeyInPrefix,
     summary: twin.summary,
     permission: s.permission.create,
+    idempotent: true,
     body: twin.body,
     responses: {
       200: { description: "replaced: {key, updated: true}", schema: v.object({ key: v.string(), updated: v.literal(true) }) },
@@ -93,18 +96,14 @@ function replaceRouteOf<B extends typeof replaceSecretBody | typeof replaceOrgSe
       twin.refuseKey(key);
       const origin = originOf(c);
       const extras = twin.extras(c, body);
-      const run = (): Promise<ReplaceOutcome> =>
-        deps.tx.run(async (w) => {
-          const scope = await s.scope.scopeIn(w, c);
-          if (extras.allowedKeys) await deps.principalKeys.checkAllowedKeys(w, scope, extras.allowedKeys);
-          const input: ReplaceInput = Object.assign(
-            { scope, key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads },
-            extras,
-          );
-          return deps.secrets.replace(w, input, origin);
-        });
-      const outcome = await retryOnceOnConflict(run);
-      return outcome.created ? c.json({ key }, 201) : c.json({ key, updated: true as const }, 200);
+      const replace = async (w: Work, scope: string): Promise<ReplaceOutcome> => {
+        if (extras.allowedKeys) await deps.principalKeys.checkAllowedKeys(w, scope, extras.allowedKeys);
+        const input: ReplaceInput = Object.assign({ scope, key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads }, extras);
+        return deps.secrets.replace(w, input, origin);
+      };
+      const inUnit = <R,>(fn: (w: Work, scope: string) => Awaitable<R>): Promise<R> =>
+        retryOnceOnConflict(() => deps.tx.run(async (w) => fn(w, await s.scope.scopeIn(w, c))));
+      return answerOnce(c, deps.idempotency, inUnit, replace, (outcome) => (outcome.created ? [201, { key }] : [200, { key, updated: true as const }]), body);
     },
   });
 }
@@ -124,7 +123,7 @@ export function replaceRoute(deps: SecretRouteDeps, s: SecretScope): Route {
  * the key and replaces it, so concurrent PUTs of a new key answer one 201
  * and 200s.
  */
-async function retryOnceOnConflict(run: () => Promise<ReplaceOutcome>): Promise<ReplaceOutcome> {
+async function retryOnceOnConflict<R>(run: () => Promise<R>): Promise<R> {
   try {
     return await run();
   } catch (err) {

@@ -5,6 +5,9 @@ import type { PrincipalKeys } from "../../../domain/orgs/principal-keys.js";
 import { PastTtl, PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import type { Reader, SecretMeta } from "../../../domain/secrets/model.js";
 import type { Receipts } from "../../../domain/receipts/receipts.js";
+import type { IdempotencyKeys } from "../../../domain/idempotency/keys.js";
+import { answerOnce } from "../idempotent.js";
+import type { Answer } from "../idempotent.js";
 import type { SecretLifecycle } from "../../../domain/secrets/lifecycle.js";
 import type { Awaitable } from "../../../model/awaitable.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
@@ -31,6 +34,8 @@ export interface SecretRouteDeps {
   secrets: SecretLifecycle;
   /** Receipts (docs/share.md, "Receipts"): a public secret is made with one. */
   receipts: Receipts;
+  /** Idempotency keys (docs/api.md, "Retries"): a retry gets the first answer. */
+  idempotency: IdempotencyKeys;
   /** Principal keys, to check an org secret's `allowed_keys` at creation. */
   principalKeys: PrincipalKeys;
   tx: UnitOfWork<Work>;
@@ -335,6 +340,23 @@ export async function refusable<T>(deps: SecretRouteDeps, s: SecretScope, c: App
   } catch (err) {
     throw await afterRefusal(deps, err, origin);
   }
+}
+
+/**
+ * refusable() once per Idempotency-Key (idempotent.ts answerOnce, docs/api.md
+ * "Retries"): `fn`'s change in the request's scope, `render` its answer.
+ * @param body the request's body as the route read it, for the key's request fingerprint.
+ */
+export function refusableOnce<T>(
+  deps: SecretRouteDeps,
+  s: SecretScope,
+  c: AppContext,
+  origin: Origin,
+  fn: (w: Work, scopeId: string) => Awaitable<T>,
+  render: (result: T) => Answer,
+  body?: unknown,
+): Promise<Response> {
+  return answerOnce(c, deps.idempotency, (unit) => refusable(deps, s, c, origin, unit), fn, render, body);
 }
 
 /**
