@@ -284,11 +284,14 @@ CREATE TABLE requests (
 CREATE INDEX requests_scope ON requests (scope, owner_id);
 CREATE INDEX requests_due ON requests (expires_at);
 -- version: 11
--- Receipts, as schema.sql's version 21: the SHA-256 of the sender's token,
--- the secret's reads and its end, kept for the TTL the secret had after it.
+-- Receipts, as schema.sql's version 21: keyed by the secret's row id and
+-- public id (what the token's first bytes and the secret's events carry),
+-- the SHA-256 of the sender's token, the secret's reads and its end, kept
+-- for the TTL the secret had after it.
 CREATE TABLE receipts (
-  token_hash   text    PRIMARY KEY,
-  public_id    text    NOT NULL UNIQUE,
+  secret_id    bigint  NOT NULL,
+  public_id    bytea   NOT NULL CHECK (length(public_id) = 32),
+  token_hash   bytea   NOT NULL CHECK (length(token_hash) = 32),
   created_at   bigint  NOT NULL,
   expires_at   bigint,
   max_reads    integer,
@@ -297,6 +300,7 @@ CREATE TABLE receipts (
   state        text    NOT NULL DEFAULT 'live' CHECK (state IN ('live', 'burned', 'expired', 'deleted')),
   ended_at     bigint,
   keep_until   bigint,
-  CHECK ((state = 'live') = (ended_at IS NULL))
+  CHECK ((state = 'live') = (ended_at IS NULL)),
+  PRIMARY KEY (secret_id, public_id)
 );
 CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;

@@ -431,14 +431,20 @@ CREATE INDEX requests_scope ON requests (scope, owner_id);
 CREATE INDEX requests_due ON requests (expires_at);
 -- version: 21
 -- Receipts (docs/share.md, "Receipts"): the sender's capability on one public
--- secret, stored as the SHA-256 of its token (never the token). The row
--- follows its secret: `read_count` and `last_read_at` at each read, then
--- the end (`state` burned, expired or deleted, `ended_at`); it outlives the
--- secret by the TTL the secret had (7 days for one without), `keep_until`,
--- when the sweeper deletes it. Never the value, the link key or an address.
+-- secret, stored as the SHA-256 of its token (never the token). Keyed by the
+-- secret's row id and public id, which the token's first bytes and the
+-- secret's events carry: a public create appends to this one B-tree in row
+-- id order, with no random-keyed index to write (docs/performance.md,
+-- "Receipts"); the public id tells apart a row id SQLite gave again after
+-- its row was deleted. The row follows its secret: `read_count` and
+-- `last_read_at` at each read, then the end (`state` burned, expired or
+-- deleted, `ended_at`); it outlives the secret by the TTL the secret had (7
+-- days for one without), `keep_until`, when the sweeper deletes it. Never
+-- the value, the link key or an address.
 CREATE TABLE receipts (
-  token_hash   TEXT    PRIMARY KEY,                  -- SHA-256 hex of the vrc_ token
-  public_id    TEXT    NOT NULL UNIQUE,              -- secrets.key of the public secret
+  secret_id    INTEGER NOT NULL,                                  -- secrets.id when it was made
+  public_id    BLOB    NOT NULL CHECK (length(public_id) = 32),   -- secrets.key, as bytes
+  token_hash   BLOB    NOT NULL CHECK (length(token_hash) = 32),  -- SHA-256 of the vrc_ token
   created_at   INTEGER NOT NULL,
   expires_at   INTEGER,
   max_reads    INTEGER,
@@ -447,6 +453,7 @@ CREATE TABLE receipts (
   state        TEXT    NOT NULL DEFAULT 'live' CHECK (state IN ('live', 'burned', 'expired', 'deleted')),
   ended_at     INTEGER,
   keep_until   INTEGER,
-  CHECK ((state = 'live') = (ended_at IS NULL))
-) STRICT;
+  CHECK ((state = 'live') = (ended_at IS NULL)),
+  PRIMARY KEY (secret_id, public_id)
+) STRICT, WITHOUT ROWID;
 CREATE INDEX receipts_keep ON receipts (keep_until) WHERE keep_until IS NOT NULL;

@@ -89,7 +89,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "mcp",
-    usage: "mcp [--org ORG_ID] [--allow-command PATTERN ...] [--allow-reveal [PREFIX]]",
+    usage: "mcp [--org ORG_ID] [--allow-command PATTERN ...] [--allow-host PATTERN[=PREFIX] ...] [--allow-reveal [PREFIX]]",
     summary: "serve the Model Context Protocol over stdio for AI agents",
     load: () => import("./client/mcp.js").then((m) => ({ register: m.registerMcp })),
   },

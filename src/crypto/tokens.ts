@@ -63,7 +63,7 @@ export function newId(prefix: "org_" | "prn_" | "pk_" | "sk_" | "wh_" | "evt_"):
  * A new bearer token: prefix and 43 base64url characters of 32 random bytes
  * (docs/contract.md §4). Store only hashToken() of it.
  */
-export function newToken(prefix: "vsk_" | "vpk_" | "vrc_"): string {
+export function newToken(prefix: "vsk_" | "vpk_"): string {
   return prefix + randomBytes(32).toString("base64url");
 }
 

@@ -86,6 +86,8 @@ export interface SecretEvent {
   readCount: number;
   maxReads: number | null;
   expiresAt: number | null;
+  /** The secret's row id (SecretMeta.rowId): with `key`, what a receipt is keyed by. */
+  rowId?: number | undefined;
 }
 
 /**

@@ -27,8 +27,9 @@ interface Pattern {
  * is; base64, standard and URL-safe, each with and without padding;
  * percent-encoding (encodeURIComponent, with `+` for spaces, and with `/`
  * left as is); and the inside of a JSON string (JSON.stringify without the
- * quotes, and with every non-ASCII character as `\uXXXX`). Duplicates are
- * dropped.
+ * quotes, and with every non-ASCII character as `\uXXXX`), also escaped
+ * twice, as an API that echoes a JSON body inside a JSON answer writes it
+ * (docs/mcp.md, "http_request"). Duplicates are dropped.
  * @returns the distinct forms, longest first.
  */
 export function maskForms(value: string): string[] {
@@ -48,6 +49,7 @@ export function maskForms(value: string): string[] {
     percent.replace(/%2F/g, "/"),
     json,
     json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+    JSON.stringify(json).slice(1, -1),
   ];
   return [...new Set(forms)].filter((f) => f !== "").sort((a, b) => b.length - a.length);
 }

@@ -1,5 +1,6 @@
 import type { VaultClient } from "@ephemeral-vault/client";
 import type { CommandPattern } from "./command-allow.js";
+import type { HttpToolOptions } from "./http-allow.js";
 
 /** How `ephemeral-vault mcp` was started (docs/mcp.md). */
 export interface McpOptions {
@@ -17,4 +18,6 @@ export interface McpOptions {
   timeoutMs: number;
   /** run_command's output cap per stream, bytes. */
   maxOutputBytes: number;
+  /** `--allow-host ...` (with `--allow-http`, `--request-timeout`): http_request is offered; undefined: it is not. */
+  http?: HttpToolOptions | undefined;
 }

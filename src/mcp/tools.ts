@@ -6,6 +6,7 @@ import type { VaultClient } from "@ephemeral-vault/client";
 import { prefixPath } from "../inject/env-names.js";
 import type { Capabilities } from "./capabilities.js";
 import type { McpOptions } from "./options.js";
+import { registerHttpRequest } from "./http-tool.js";
 import { RequestKeyring, requestInput, requestOutput, requestSecret } from "./request-tool.js";
 import { registerRunCommand } from "./run-tool.js";
 import { failure, guarded, key, limits, maxReads, result, secretMeta, ttlSeconds } from "./tool-kit.js";
@@ -25,8 +26,9 @@ export type { McpOptions } from "./options.js";
 /**
  * Registers the vault's tools (docs/mcp.md, "Tools"): by default none
  * returns a secret value. list_secrets, secret_info, put_secret,
- * share_secret, request_secret, patch_secret, delete_secret and run_command (with
- * `--allow-command`) are offered when the token may use them (`caps`,
+ * share_secret, request_secret, patch_secret, delete_secret, run_command (with
+ * `--allow-command`) and http_request (with `--allow-host`) are offered
+ * when the token may use them (`caps`,
  * probed at start); get_secret only with `--allow-reveal`. Every tool has an
  * outputSchema and answers structuredContent (and the same as JSON text); an
  * API refusal or an unreachable vault is a tool error (isError) with the
@@ -202,6 +204,10 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
   if (caps.read && options.commands.length > 0) {
     registerRunCommand(server, options, caps.list, keyring);
     names.push("run_command");
+  }
+  if (caps.read && options.http !== undefined && options.http.hosts.length > 0) {
+    registerHttpRequest(server, options, options.http);
+    names.push("http_request");
   }
   return names;
 }

@@ -149,6 +149,13 @@ export interface SecretMeta {
   burnOnLimit: boolean;
   ownerId: string | null;
   allowedKeys: string[] | null;
+  /**
+   * The row's id (its creation order), set by the lifecycle's toMeta for
+   * what is keyed by it (a receipt: docs/share.md, "Receipts"); never in an
+   * answer. A row id can come back after its row is deleted (SQLite), so it
+   * names a row only with its key.
+   */
+  rowId?: number | undefined;
 }
 
 /** Lifecycle states (docs/contract.md §6); burned and deleted rows are removed. */

@@ -93,6 +93,13 @@ describe("masking injected values", () => {
     expect(forms).toContain("cGxhaW52YWx1ZQ");
   });
 
+  it("masks a value JSON-escaped twice (a JSON body echoed inside a JSON answer)", () => {
+    const value = 'tok"en\\x/ü';
+    const m = new Masker(new Map([["T", value]]));
+    const echoed = JSON.stringify({ data: JSON.stringify({ token: value }) });
+    expect(m.maskText(echoed)).toBe(JSON.stringify({ data: '{"token":"<masked:T>"}' }));
+  });
+
   describe("a value that overlaps another (a decoy)", () => {
     const real = "postgres://app:S3cr3t@db.internal/app";
     const values = new Map([["ZZ_15", "URL=p"], ["DB_URL", real]]);

@@ -1,4 +1,5 @@
-import { hashToken, newToken } from "../../crypto/tokens.js";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { randomBytesPooled } from "../../crypto/random.js";
 import { VaultError } from "../../model/errors.js";
 import type { ReceiptEnd, ReceiptRecord } from "../../store/receipts.js";
 import type { Awaitable, Work } from "../../store/work.js";
@@ -10,8 +11,25 @@ import type { SecretMeta } from "../secrets/model.js";
 /** How long a receipt outlives a secret made without a TTL: 7 days, in milliseconds (docs/share.md, "Receipts"). */
 export const RECEIPT_KEEP_WITHOUT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** A receipt token: `vrc_` and 43 base64url characters (256 random bits). */
-export const RECEIPT_TOKEN_PATTERN = /^vrc_[A-Za-z0-9_-]{43}$/;
+/** The SHA-256 of a receipt token (32 bytes): the only form in which it is stored. */
+function receiptHash(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
+}
+
+/**
+ * A receipt token: `vrc_` and 54 base64url characters, the 40 bytes of
+ * the secret's row id (8, big-endian: where the receipt is, so a create
+ * writes no random-keyed index) and 32 random ones (256 bits: the
+ * capability).
+ */
+export const RECEIPT_TOKEN_PATTERN = /^vrc_[A-Za-z0-9_-]{54}$/;
+
+/** The row id a receipt token names, or undefined for one of another shape. */
+function secretIdOf(token: string): number | undefined {
+  if (!RECEIPT_TOKEN_PATTERN.test(token)) return undefined;
+  const id = Buffer.from(token.slice(4), "base64url").readBigUInt64BE(0);
+  return id > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(id);
+}
 
 /** What a receipt says (docs/share.md, "Receipts"). Times in Unix milliseconds. */
 export interface ReceiptView {
@@ -49,8 +67,18 @@ export class Receipts implements EventSink {
    * @returns the token (`vrc_...`), shown once: only its hash is kept.
    */
   async issue(w: Work, secret: SecretMeta): Promise<string> {
-    const token = newToken("vrc_");
-    await w.receipts.insert(hashToken(token), { publicId: secret.key, createdAt: secret.createdAt, expiresAt: secret.expiresAt, maxReads: secret.maxReads });
+    if (secret.rowId === undefined) throw new Error("a receipt needs the secret's row id (toMeta)");
+    const head = Buffer.alloc(8);
+    head.writeBigUInt64BE(BigInt(secret.rowId));
+    const token = `vrc_${Buffer.concat([head, randomBytesPooled(32)]).toString("base64url")}`;
+    await w.receipts.insert({
+      secretId: secret.rowId,
+      publicId: secret.key,
+      tokenHash: receiptHash(token),
+      createdAt: secret.createdAt,
+      expiresAt: secret.expiresAt,
+      maxReads: secret.maxReads,
+    });
     return token;
   }
 
@@ -61,9 +89,16 @@ export class Receipts implements EventSink {
    * @returns undefined for a token that names no receipt (never issued, or kept past its time).
    */
   async view(w: Work, token: string): Promise<ReceiptView | undefined> {
-    if (!RECEIPT_TOKEN_PATTERN.test(token)) return undefined;
-    const row = await w.receipts.byTokenHash(hashToken(token));
+    const row = await this.find(w, token);
     return row === undefined ? undefined : this.viewOf(row);
+  }
+
+  /** The receipt of `token`: the one of its row id whose stored hash is the token's, compared in constant time. */
+  private async find(w: Work, token: string): Promise<ReceiptRecord | undefined> {
+    const secretId = secretIdOf(token);
+    if (secretId === undefined) return undefined;
+    const hash = receiptHash(token);
+    return (await w.receipts.bySecretId(secretId)).find((row) => timingSafeEqual(row.tokenHash, hash));
   }
 
   /**
@@ -77,7 +112,7 @@ export class Receipts implements EventSink {
     const before = await this.view(w, token);
     if (before === undefined) return undefined;
     if (before.state !== "waiting" && before.state !== "opened") throw new VaultError("conflict", `the secret is already ${before.state}`);
-    const row = (await w.receipts.byTokenHash(hashToken(token))) as ReceiptRecord;
+    const row = (await this.find(w, token)) as ReceiptRecord;
     try {
       await secrets.remove(w, GLOBAL_SCOPE, row.publicId, origin);
     } catch (err) {
@@ -98,11 +133,13 @@ export class Receipts implements EventSink {
   secretEvent(w: Work, event: SecretEvent, _origin: Origin): Awaitable<void> {
     if (!event.isPublic || event.scope !== GLOBAL_SCOPE) return undefined;
     const now = this.deps.now();
-    if (event.type === "secret.read") return w.receipts.read(event.key, event.readCount, now);
+    if (event.rowId === undefined) return undefined;
+    const key = { secretId: event.rowId, publicId: event.key };
+    if (event.type === "secret.read") return w.receipts.read(key, event.readCount, now);
     const end = ENDS[event.type];
     if (end === undefined) return undefined;
     // Kept for the TTL the secret had, counted from its end (RECEIPT_KEEP_WITHOUT_TTL_MS without one).
-    return w.receipts.end(event.key, end, now, RECEIPT_KEEP_WITHOUT_TTL_MS);
+    return w.receipts.end(key, end, now, RECEIPT_KEEP_WITHOUT_TTL_MS);
   }
 
   /** EventSink: nothing to record. */

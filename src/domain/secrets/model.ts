@@ -120,8 +120,8 @@ export const MAX_TTL_SECONDS = 315_360_000;
 export const MAX_READS_LIMIT = 2_147_483_647;
 
 /**
- * A stored secret's metadata, without its row id and never its ciphertext.
- * Times stay in milliseconds.
+ * A stored secret's metadata, never its ciphertext; its row id as `rowId`
+ * (for what is keyed by it, never for an answer). Times stay in milliseconds.
  */
 export function toMeta(record: SecretMeta & { id: number; ciphertext: Buffer | null }): SecretMeta {
   return {
@@ -136,6 +136,7 @@ export function toMeta(record: SecretMeta & { id: number; ciphertext: Buffer | n
     burnOnLimit: record.burnOnLimit,
     ownerId: record.ownerId,
     allowedKeys: record.allowedKeys,
+    rowId: record.id,
   };
 }
 
@@ -194,5 +195,6 @@ export function eventOf(type: SecretEventType, meta: SecretMeta): SecretEvent {
     readCount: meta.readCount,
     maxReads: meta.maxReads,
     expiresAt: meta.expiresAt,
+    rowId: meta.rowId,
   };
 }

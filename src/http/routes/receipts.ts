@@ -45,7 +45,7 @@ function receiptJson(r: ReceiptView) {
   };
 }
 
-const tokenParams = v.object({ token: v.pipe(v.string(), v.description("the receipt: vrc_ + 43 base64url characters")) });
+const tokenParams = v.object({ token: v.pipe(v.string(), v.description("the receipt: vrc_ + 54 base64url characters")) });
 
 /** The audit origin of a destroy by receipt: actor `receipt`, the client's address. */
 function receiptOrigin(ip: string | null): Origin {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/log/log.js";
 import { startSweeper } from "../../../src/runtime/sweeper.js";
-import { buildTestVault } from "../../support/helpers.js";
+import { buildTestVault, TEST_ENGINE } from "../../support/helpers.js";
 import type { TestVault } from "../../support/helpers.js";
 import { expectStatus } from "../../support/org-helpers.js";
 
@@ -26,7 +26,7 @@ describe("receipts", () => {
   it("comes with every public secret, not with a keyed one, and is not a link key or an id", async () => {
     const v = buildTestVault();
     const made = await share(v, { ttl_seconds: 3600, max_reads: 2 });
-    expect(made.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{43}$/);
+    expect(made.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
     expect(made.receipt).not.toContain(made.id);
     const keyed = await expectStatus(v.asMaster("POST", "/secrets", { key: "k", value: "v" }), 201);
     expect(keyed).toEqual({ key: "k" });
@@ -97,11 +97,28 @@ describe("receipts", () => {
   it("answers 404 to a receipt that was never issued, of any shape, and keeps no token", async () => {
     const v = buildTestVault();
     const made = await share(v);
-    for (const token of [`vrc_${"A".repeat(43)}`, "nope", made.id]) expect((await receipt(v, token)).status).toBe(404);
-    expect((await v.request("POST", `/receipts/vrc_${"A".repeat(43)}/destroy`, { token: null })).status).toBe(404);
+    for (const token of [`vrc_${"A".repeat(54)}`, "nope", made.id]) expect((await receipt(v, token)).status).toBe(404);
+    expect((await v.request("POST", `/receipts/vrc_${"A".repeat(54)}/destroy`, { token: null })).status).toBe(404);
     const rows = JSON.stringify(await v.query("SELECT * FROM receipts"));
     expect(rows).not.toContain(made.receipt);
     expect(rows).not.toContain(made.receipt.slice(4));
+  });
+
+  it("keeps each receipt to its own secret when a row id comes back (SQLite gives a deleted last row's id again)", async () => {
+    const v = buildTestVault();
+    const first = await share(v, { max_reads: 1 });
+    expect((await reveal(v, first.id)).status).toBe(200);
+    const second = await share(v, { max_reads: 1 });
+    // On SQLite the second secret got the first's row id (the receipt's first 8 bytes) again; whatever the engine, each receipt says its own secret's state.
+    const rowIdOf = (token: string) => Buffer.from(token.slice(4), "base64url").readBigUInt64BE(0);
+    if (TEST_ENGINE === "sqlite") expect(rowIdOf(second.receipt)).toBe(rowIdOf(first.receipt));
+    expect((await expectStatus(receipt(v, first.receipt), 200)).state).toBe("burned");
+    expect((await expectStatus(receipt(v, second.receipt), 200)).state).toBe("waiting");
+    // The row id alone (another token's random part) opens nothing.
+    const forged = `vrc_${Buffer.concat([Buffer.from(second.receipt.slice(4), "base64url").subarray(0, 8), Buffer.alloc(32, 7)]).toString("base64url")}`;
+    expect((await receipt(v, forged)).status).toBe(404);
+    expect((await v.request("POST", `/receipts/${forged}/destroy`, { token: null })).status).toBe(404);
+    expect((await reveal(v, second.id)).status).toBe(200);
   });
 
   it("comes with an anonymous link too", async () => {

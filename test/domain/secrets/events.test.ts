@@ -88,7 +88,7 @@ describe("SecretLifecycle: events", () => {
     const text = JSON.stringify(recorded.events);
     expect(text).not.toContain(value);
     for (const event of recorded.events) expect(Object.keys(event).sort()).toEqual(
-      ["expiresAt", "isPublic", "key", "maxReads", "readCount", "scope", "type"],
+      ["expiresAt", "isPublic", "key", "maxReads", "readCount", "rowId", "scope", "type"],
     );
   });
 

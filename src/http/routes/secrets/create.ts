@@ -32,7 +32,7 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
           description: "Created. Keyed: {key}. Public: {id, url, receipt}: receipt is the sender's capability on it (GET /receipts/<receipt>), shown once.",
           schema: v.union([
             v.object({ key: v.string() }),
-            v.object({ id: v.string(), url: v.string(), receipt: v.pipe(v.string(), v.description("vrc_ + 43 base64url characters; shown once")) }),
+            v.object({ id: v.string(), url: v.string(), receipt: v.pipe(v.string(), v.description("vrc_ + 54 base64url characters; shown once")) }),
           ]),
         },
         400: { description: "invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check" },

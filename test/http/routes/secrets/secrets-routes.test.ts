@@ -17,7 +17,7 @@ describe("POST /secrets", () => {
     const body = await json(res);
     expect(Object.keys(body).sort()).toEqual(["id", "receipt", "url"]);
     expect(body.id).toMatch(/^[0-9a-f]{64}$/);
-    expect(body.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{43}$/);
+    expect(body.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
     expect(body.url).toBe(`http://vault.test/s/${body.id as string}`);
     const read = await v.asMaster("GET", `/secrets/${body.id as string}`);
     expect(await json(read)).toEqual({
