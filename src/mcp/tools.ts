@@ -126,7 +126,7 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
           max_reads: maxReads.describe("Number of reads before the link stops working (default 1)."),
           receipt: z
             .string()
-            .regex(/^vrc_[A-Za-z0-9_-]{43}$/)
+            .regex(/^vrc_[A-Za-z0-9_-]{43,128}$/)
             .optional()
             .describe("The receipt of a link this tool made: returns whether it was opened, instead of making a new one."),
         },

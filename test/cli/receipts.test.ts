@@ -23,7 +23,7 @@ function cli(args: string[], vault: VaultProcess, options: { input?: string; tok
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const RECEIPT_LINE = /^receipt: (vrc_[A-Za-z0-9_-]{43}) \(ephemeral-vault status \1 tells whether it was opened; destroy it with ephemeral-vault destroy \1\)\n$/;
+const RECEIPT_LINE = /^receipt: (vrc_[A-Za-z0-9_-]{54}) \(ephemeral-vault status \1 tells whether it was opened; destroy it with ephemeral-vault destroy \1\)\n$/;
 
 /** Shares `value` with the CLI: the link (stdout) and the receipt (stderr). */
 function share(vault: VaultProcess, value: string, extra: string[] = []): { link: string; receipt: string } {
@@ -95,7 +95,7 @@ describe("receipts on the command line", () => {
   });
 
   it("an unknown receipt exits 1 as a not-found get; a text that is no receipt exits 2; neither echoes it", () => {
-    const unknown = `vrc_${"Q".repeat(43)}`;
+    const unknown = `vrc_${"Q".repeat(54)}`;
     for (const command of ["status", "destroy"]) {
       const r = cli([command, unknown], vault);
       expect(r.code, command).toBe(1);

@@ -30,7 +30,7 @@ describe("client receipts", () => {
     const sent: (string | null)[] = [];
     const client = clientOf(vault, sent);
     const shared = await client.share("the wifi password", { maxReads: 2, ttlSeconds: 3600 });
-    expect(shared.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{43}$/);
+    expect(shared.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
     expect(shared.url).not.toContain(shared.receipt);
 
     const waiting = await client.receipt(shared.receipt);
@@ -91,7 +91,7 @@ describe("client receipts", () => {
     const vault = buildTestVault();
     const sent: (string | null)[] = [];
     const client = clientOf(vault, sent);
-    const unknown = await rejection(client.receipt(`vrc_${"A".repeat(43)}`));
+    const unknown = await rejection(client.receipt(`vrc_${"A".repeat(54)}`));
     expect((unknown as VaultApiError).status).toBe(404);
     expect(sent).toHaveLength(1);
     for (const bad of ["vrc_short", "sk_whatever", "http://vault.test/s/abc", "../keys", ""]) {

@@ -106,7 +106,7 @@ describe("ephemeral-vault mcp", () => {
     const shared = await client.callTool({ name: "share_secret", arguments: { value: "receipt value", max_reads: 2 } });
     expect(shared.isError).toBeFalsy();
     const made = shared.structuredContent as { url: string; id: string; receipt: string };
-    expect(made.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{43}$/);
+    expect(made.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
     const status = async () => {
       const r = await client.callTool({ name: "share_secret", arguments: { receipt: made.receipt } });
       expect(r.isError, textOf(r)).toBeFalsy();
@@ -125,7 +125,7 @@ describe("ephemeral-vault mcp", () => {
     expect(neither.isError).toBe(true);
     const both = await client.callTool({ name: "share_secret", arguments: { value: "x", receipt: made.receipt } });
     expect(both.isError).toBe(true);
-    const unknown = await client.callTool({ name: "share_secret", arguments: { receipt: `vrc_${"Z".repeat(43)}` } });
+    const unknown = await client.callTool({ name: "share_secret", arguments: { receipt: `vrc_${"Z".repeat(54)}` } });
     expect(unknown.isError).toBe(true);
     expect(textOf(unknown)).toMatch(/404/);
   });

@@ -94,7 +94,7 @@ export class VaultInputError extends Error {
         ? "invalid secret key: it must not start or end with / or have an empty, . or .. segment"
         : field === "id"
           ? "invalid id or name: it must not be empty, . or .."
-          : "not a receipt: expected vrc_ and 43 base64url characters, or a link ending in /receipts/vrc_...",
+          : "not a receipt: expected vrc_ and base64url characters, or a link ending in /receipts/vrc_...",
     );
     this.name = "VaultInputError";
     this.field = field;

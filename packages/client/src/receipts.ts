@@ -1,11 +1,16 @@
 import type { Transport } from "./http.js";
 import type { Receipt } from "./types.js";
 
-/** A receipt token: `vrc_` and 43 base64url characters (docs/share.md, "Receipts"). */
-const TOKEN = /^vrc_[A-Za-z0-9_-]{43}$/;
+/**
+ * A receipt token: `vrc_` and base64url characters (docs/share.md,
+ * "Receipts"; the vault makes 54). The client takes any length from 43 to
+ * 128, so that the vault alone decides its layout; base64url only, so a
+ * token never leaves its route.
+ */
+const TOKEN = /^vrc_[A-Za-z0-9_-]{43,128}$/;
 
 /** A receipt link: any http(s) address whose path ends in `/receipts/<token>`. */
-const LINK = /^(.*)\/receipts\/(vrc_[A-Za-z0-9_-]{43})\/?$/;
+const LINK = /^(.*)\/receipts\/(vrc_[A-Za-z0-9_-]{43,128})\/?$/;
 
 /** A receipt taken apart: the token, and the vault's address when it came as a link. */
 export interface ReceiptRef {

@@ -110,7 +110,7 @@ export interface Shared {
   /** The shareable link: `<public url>/s/<id>`, with `#<key>` when shared end to end. */
   url: string;
   /**
-   * The sender's receipt, `vrc_` + 43 base64url characters, shown once: it
+   * The sender's receipt, `vrc_` + 54 base64url characters, shown once: it
    * tells whether the link was opened and can destroy it, never read it
    * (client.receipt(), client.destroyByReceipt(); docs/share.md, "Receipts").
    */

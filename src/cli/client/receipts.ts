@@ -50,7 +50,7 @@ export function receiptLine(r: Receipt): string {
  */
 function receiptClient(receipt: string, flags: ReceiptFlags): { client: VaultClient; token: string } {
   const ref = parseReceipt(receipt);
-  if (ref === undefined) throw new ConfigError("not a receipt: expected vrc_ and 43 base64url characters, or a link ending in /receipts/vrc_...");
+  if (ref === undefined) throw new ConfigError("not a receipt: expected vrc_ and base64url characters, or a link ending in /receipts/vrc_...");
   const addr = flags.addr === undefined && ref.base !== undefined ? ref.base : resolveAddress(flags).addr;
   return { client: new VaultClient({ addr, token: undefined, org: null, timeoutMs: timeoutOf(flags) }), token: ref.token };
 }

@@ -297,7 +297,7 @@ describeBrowser("the share pages in Chromium", () => {
       const receiptField = page.getByLabel("Your receipt (keep it, do not send it)");
       await receiptField.waitFor({ state: "visible" });
       const receipt = await receiptField.inputValue();
-      expect(receipt).toMatch(/^vrc_[A-Za-z0-9_-]{43}$/);
+      expect(receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
       expect(await page.locator("#receipt-help").textContent()).toContain("Keep this receipt: it tells you when the link was opened, and destroys it.");
       expect(await page.getByRole("button", { name: "Copy the receipt" }).isVisible()).toBe(true);
       const link = await page.locator("#link").inputValue();
@@ -317,7 +317,7 @@ describeBrowser("the share pages in Chromium", () => {
     expect(r.code, r.stderr).toBe(0);
     const link = r.stdout.trim();
     secretsUsed.push(value, link.split("#")[1] ?? "");
-    const receipt = /^receipt: (vrc_[A-Za-z0-9_-]{43}) /.exec(r.stderr)?.[1] ?? "";
+    const receipt = /^receipt: (vrc_[A-Za-z0-9_-]{54}) /.exec(r.stderr)?.[1] ?? "";
     expect(receipt).not.toBe("");
     const context = await browser.newContext();
     const page = await context.newPage();
