@@ -4904,7 +4904,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the receipt: vrc_ + 43 base64url characters */
+                    /** @description the receipt: vrc_ + 54 base64url characters */
                     token: string;
                 };
                 cookie?: never;
@@ -4978,7 +4978,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the receipt: vrc_ + 43 base64url characters */
+                    /** @description the receipt: vrc_ + 54 base64url characters */
                     token: string;
                 };
                 cookie?: never;
@@ -5578,7 +5578,7 @@ export interface paths {
                             key: string;
                         } | {
                             id: string;
-                            /** @description vrc_ + 43 base64url characters; shown once */
+                            /** @description vrc_ + 54 base64url characters; shown once */
                             receipt: string;
                             url: string;
                         };
