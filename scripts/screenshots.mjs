@@ -50,6 +50,12 @@ try {
     await page.getByRole("button", { name: "Reveal the secret" }).click();
     await page.locator("#value").waitFor({ state: "visible" });
     await shot("revealed");
+    // A 2-read link after its first reveal: the recipient may destroy it now (docs/share.md, "Receipts").
+    const twice = await client.share("wifi: hunter2", { maxReads: 2 });
+    await page.goto(twice.url);
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await page.getByRole("button", { name: "Destroy it now" }).waitFor({ state: "visible" });
+    await shot("destroy");
     const locked = await client.share("locked with a passphrase", { passphrase: "correct horse" });
     await page.goto(locked.url);
     // The passphrase is asked before the read (docs/share.md, "The reveal proof"); a wrong one is refused, nothing read.

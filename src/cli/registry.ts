@@ -36,8 +36,20 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "share",
     usage: "share [VALUE] [--ttl DURATION] [--reads N]",
-    summary: "make a public dead drop (default one read) and print its url",
+    summary: "make a public dead drop (default one read) and print its url (its receipt on stderr)",
     load: () => import("./client/share.js").then((m) => ({ register: m.registerShare })),
+  },
+  {
+    name: "status",
+    usage: "status RECEIPT [--json]",
+    summary: "tell whether a shared link was opened, from its receipt (no token needed)",
+    load: () => import("./client/receipts.js").then((m) => ({ register: m.registerStatus })),
+  },
+  {
+    name: "destroy",
+    usage: "destroy RECEIPT",
+    summary: "destroy a shared link now, with its receipt (no token needed)",
+    load: () => import("./client/receipts.js").then((m) => ({ register: m.registerDestroy })),
   },
   {
     name: "request",

@@ -17,7 +17,7 @@ Usage:
 ${commands}
   ephemeral-vault --help | --version | COMMAND --help
 
-Client commands (put, get, share, request, ls, rm, patch, run, export, mcp, keys, orgs, webhooks, audit ls) talk
+Client commands (put, get, share, status, destroy, request, ls, rm, patch, run, export, mcp, keys, orgs, webhooks, audit ls) talk
 to a running vault over HTTP:
   --addr URL      VAULT_ADDR    default: the address a local vault recorded in ./.vault, else http://127.0.0.1:8484
   --token TOKEN   VAULT_TOKEN   default: ./.vault/master.key or $VAULT_DATA_DIR/master.key when readable

@@ -119,18 +119,39 @@ export function registerVaultTools(server: McpServer, options: McpOptions, caps:
       {
         title: "Share a one-time secret link",
         description:
-          "Make a public dead drop for a value, encrypted end to end: no key, readable by anyone who has the returned url, burned after max_reads reads (default 1). Returns {url, id}; give the url to the recipient and do not open it yourself (opening it counts as the read).",
+          "Make a public dead drop for a value, encrypted end to end: no key, readable by anyone who has the returned url, burned after max_reads reads (default 1). Returns {url, id, receipt}; give the url to the recipient and do not open it yourself (opening it counts as the read). The receipt (vrc_...) cannot read the value: call again with receipt (no value) to learn whether the link was opened (state waiting, opened, burned, expired or deleted; read_count, last_read_at).",
         inputSchema: {
-          value: z.string().describe("The value to share."),
+          value: z.string().optional().describe("The value to share. Makes a new link."),
           ttl_seconds: ttlSeconds,
           max_reads: maxReads.describe("Number of reads before the link stops working (default 1)."),
+          receipt: z
+            .string()
+            .regex(/^vrc_[A-Za-z0-9_-]{43,128}$/)
+            .optional()
+            .describe("The receipt of a link this tool made: returns whether it was opened, instead of making a new one."),
         },
-        outputSchema: { url: z.string(), id: z.string() },
+        outputSchema: {
+          url: z.string().optional(),
+          id: z.string().optional(),
+          receipt: z.string().describe("The sender's receipt: tells whether the link was opened; never reads the value."),
+          state: z.enum(["waiting", "opened", "burned", "expired", "deleted"]).optional(),
+          read_count: z.number().optional(),
+          max_reads: z.number().nullable().optional(),
+          last_read_at: z.number().nullable().optional().describe("Unix seconds."),
+          expires_at: z.number().nullable().optional().describe("Unix seconds."),
+        },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       async (input) => {
+        if (input.receipt !== undefined) {
+          if (input.value !== undefined) return failure("give either value (a new link) or receipt (the status of one), not both");
+          // docs/share.md, "Receipts": the receipt's status, never the value.
+          const r = await options.globalClient.receipt(input.receipt);
+          return result({ receipt: input.receipt, state: r.state, read_count: r.readCount, max_reads: r.maxReads, last_read_at: r.lastReadAt, expires_at: r.expiresAt });
+        }
+        if (input.value === undefined) return failure("give value: what to share (or receipt for the status of a link)");
         const shared = await options.globalClient.share(input.value, { maxReads: 1, ...limits(input) });
-        return result({ url: shared.url, id: shared.id });
+        return result({ url: shared.url, id: shared.id, receipt: shared.receipt });
       },
     );
   }

@@ -8,7 +8,8 @@ import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } f
  * this browser (the envelope of the client package, docs/share.md), stores the envelope
  * as a public secret (POST secrets with the typed token, or POST s when the
  * vault allows anonymous links), and shows the link with its key in the
- * fragment, a Copy button and a QR code drawn here. The token is kept in
+ * fragment, a Copy button and a QR code drawn here, and the sender's receipt
+ * with its own Copy (docs/share.md, "Receipts"). The token is kept in
  * sessionStorage only, never in a link. Below, "Ask for a secret" (ask.ts)
  * uses the same token.
  */
@@ -28,6 +29,7 @@ const MIN_PASSPHRASE = 12;
 const submit = byId<HTMLButtonElement>("submit");
 const result = byId("result");
 const linkField = byId<HTMLInputElement>("link");
+const receiptField = byId<HTMLInputElement>("receipt");
 
 tokenInput.value = sessionStorage.getItem(TOKEN_ITEM) ?? "";
 /** Without a token the server caps the TTL (7 days) and the reads (10): offer only what it will take. */
@@ -69,9 +71,12 @@ form.addEventListener("submit", async (event) => {
       showError(fill(S.createFailed ?? "", { error: await apiFailure(res) }));
       return;
     }
-    const created = (await res.json()) as { url: string };
+    const created = (await res.json()) as { url: string; receipt?: string };
     const link = `${created.url}#${linkFragment(linkKey, passphrase !== undefined)}`;
     linkField.value = link;
+    // The sender's receipt, shown once (docs/share.md, "Receipts"); a vault without receipts shows none.
+    receiptField.value = created.receipt ?? "";
+    byId("receipt-card").hidden = created.receipt === undefined;
     form.hidden = true;
     result.hidden = false;
     await QRCode.toCanvas(byId<HTMLCanvasElement>("qr"), link, { errorCorrectionLevel: "M", margin: 2, width: 256 });
@@ -88,8 +93,10 @@ form.addEventListener("submit", async (event) => {
 });
 
 byId("copy").addEventListener("click", () => void copyText(linkField.value, linkField, S));
+byId("copy-receipt").addEventListener("click", () => void copyText(receiptField.value, receiptField, S));
 byId("again").addEventListener("click", () => {
   result.hidden = true;
+  receiptField.value = "";
   form.hidden = false;
   valueField.focus();
 });

@@ -7,7 +7,8 @@ import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } f
  * button makes the one read (POST /s/<id>/reveal), the fragment's key opens
  * the envelope in this browser, and the fragment is then removed from the
  * address bar. A wrong passphrase is retried against the ciphertext kept in
- * memory, without another read.
+ * memory, without another read. After a read that left reads over,
+ * "Destroy it now" ends the secret with the same proof (docs/share.md, "Receipts").
  */
 const root = byId("share");
 const S = pageStrings(root);
@@ -157,6 +158,8 @@ async function revealNow(): Promise<void> {
   const left = body.max_reads === null ? null : Math.max(0, body.max_reads - body.read_count);
   const afterText = left === 0 ? (S.goneNow ?? "") : fill(S.stillThere ?? "", { left: readsLeftText(left) });
   byId("reads-left").textContent = left === 0 ? "" : readsLeftText(left);
+  // Reads left over: whoever could read it may destroy it now (docs/share.md, "Receipts").
+  byId("destroy-card").hidden = left === 0;
   const env = parseEnvelope(body.value);
   if (env === undefined) {
     show(body.value, afterText);
@@ -177,7 +180,45 @@ async function revealNow(): Promise<void> {
   }
 }
 
+/**
+ * "Destroy it now": POST /s/<id>/destroy with the reveal's proof (the same
+ * link that read it), then the page says the link is dead; a 404 is the
+ * same (gone meanwhile).
+ */
+async function destroyNow(): Promise<void> {
+  const button = byId<HTMLButtonElement>("destroy");
+  button.disabled = true;
+  setStatus(S.destroying ?? "");
+  showError(undefined);
+  try {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (prepared !== undefined) headers["Content-Type"] = "application/json";
+    const res = await fetch(`${location.pathname.replace(/\/+$/, "")}/destroy`, {
+      method: "POST",
+      headers,
+      ...(prepared === undefined ? {} : { body: JSON.stringify({ proof: prepared.proof }) }),
+      credentials: "omit",
+      cache: "no-store",
+    });
+    if (res.ok || res.status === 404) {
+      byId("destroy-card").hidden = true;
+      byId("reads-left").textContent = "";
+      byId("after").textContent = S.destroyedNow ?? "";
+      setStatus(S.destroyedNow ?? "");
+      return;
+    }
+    button.disabled = false;
+    setStatus("");
+    showError(fill(S.destroyFailed ?? "", { error: await apiFailure(res) }));
+  } catch (err) {
+    button.disabled = false;
+    setStatus("");
+    showError(fill(S.destroyFailed ?? "", { error: String(err) }));
+  }
+}
+
 revealButton.addEventListener("click", () => void revealNow());
+byId("destroy").addEventListener("click", () => void destroyNow());
 // Before the read, the passphrase form's submit is the Reveal (a passphrase link); after it, the form opens the kept ciphertext.
 passForm.addEventListener("submit", (event) => {
   if (!revealButton.hidden) {

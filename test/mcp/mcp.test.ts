@@ -101,6 +101,35 @@ describe("ephemeral-vault mcp", () => {
     expect(stderr()).not.toContain(value);
   });
 
+  it("share_secret answers the receipt; called again with it, whether the link was opened (never the value)", async () => {
+    const { client } = await connect(vault);
+    const shared = await client.callTool({ name: "share_secret", arguments: { value: "receipt value", max_reads: 2 } });
+    expect(shared.isError).toBeFalsy();
+    const made = shared.structuredContent as { url: string; id: string; receipt: string };
+    expect(made.receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
+    const status = async () => {
+      const r = await client.callTool({ name: "share_secret", arguments: { receipt: made.receipt } });
+      expect(r.isError, textOf(r)).toBeFalsy();
+      expect(textOf(r)).not.toContain("receipt value");
+      return r.structuredContent as Record<string, unknown>;
+    };
+    expect(await status()).toEqual({ receipt: made.receipt, state: "waiting", read_count: 0, max_reads: 2, last_read_at: null, expires_at: null });
+    const read = await fetch(`${vault.url}/s/${made.id}/reveal`, { method: "POST" });
+    // An end-to-end link needs its proof: the reveal is refused and nothing is read.
+    expect(read.status).toBe(403);
+    expect((await status()).state).toBe("waiting");
+    expect((await vault.request("POST", `/receipts/${made.receipt}/destroy`, undefined, null)).status).toBe(200);
+    expect(await status()).toMatchObject({ state: "deleted", read_count: 0 });
+
+    const neither = await client.callTool({ name: "share_secret", arguments: {} });
+    expect(neither.isError).toBe(true);
+    const both = await client.callTool({ name: "share_secret", arguments: { value: "x", receipt: made.receipt } });
+    expect(both.isError).toBe(true);
+    const unknown = await client.callTool({ name: "share_secret", arguments: { receipt: `vrc_${"Z".repeat(54)}` } });
+    expect(unknown.isError).toBe(true);
+    expect(textOf(unknown)).toMatch(/404/);
+  });
+
   it("returns API refusals as tool errors with the API's message, and keeps serving", async () => {
     const { client } = await connect(vault, ["--allow-reveal"]);
     const missing = await client.callTool({ name: "get_secret", arguments: { key: "agent/none" } });

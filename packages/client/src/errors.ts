@@ -80,18 +80,21 @@ export class VaultProtocolError extends Error {
  * segment shifts the route (docs/client.md "Secret verbs"). `field` says
  * which: `key` for a secret key with an empty, `.` or `..` segment (a
  * leading or trailing `/` included), `id` for an id or name that is empty,
- * `.` or `..`. The message states the rule and never repeats the value.
+ * `.` or `..`, `receipt` for a text that is neither a receipt token nor a
+ * receipt link. The message states the rule and never repeats the value.
  */
 export class VaultInputError extends Error {
-  /** What was refused: a secret key, or an id or name (org, principal, key, webhook, role). */
-  readonly field: "key" | "id";
+  /** What was refused: a secret key, an id or name (org, principal, key, webhook, role), or a receipt. */
+  readonly field: "key" | "id" | "receipt";
 
-  /** @param field `key` or `id`. */
-  constructor(field: "key" | "id") {
+  /** @param field `key`, `id` or `receipt`. */
+  constructor(field: "key" | "id" | "receipt") {
     super(
       field === "key"
         ? "invalid secret key: it must not start or end with / or have an empty, . or .. segment"
-        : "invalid id or name: it must not be empty, . or ..",
+        : field === "id"
+          ? "invalid id or name: it must not be empty, . or .."
+          : "not a receipt: expected vrc_ and base64url characters, or a link ending in /receipts/vrc_...",
     );
     this.name = "VaultInputError";
     this.field = field;

@@ -14,6 +14,8 @@ export { generateRequestKeys, openAnswer, parseAnswerEnvelope, requestRevealProo
 export type { AnswerEnvelope, RequestKeys } from "./request-envelope.js";
 export { DEFAULT_POLL_INTERVAL_MS, privateUrlOf, RequestsApi } from "./requests.js";
 export { linkFragment, parseShareLink } from "./share-link.js";
+export { parseReceipt } from "./receipts.js";
+export type { ReceiptRef } from "./receipts.js";
 export type { ShareLink } from "./share-link.js";
 export { describeFailure, EXIT_NOT_ANSWERED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./failure.js";
 export type { FailureAudience } from "./failure.js";

@@ -109,6 +109,26 @@ export interface Shared {
   id: string;
   /** The shareable link: `<public url>/s/<id>`, with `#<key>` when shared end to end. */
   url: string;
+  /**
+   * The sender's receipt, `vrc_` + 54 base64url characters, shown once: it
+   * tells whether the link was opened and can destroy it, never read it
+   * (client.receipt(), client.destroyByReceipt(); docs/share.md, "Receipts").
+   */
+  receipt: string;
+}
+
+/** What a receipt says (docs/share.md, "Receipts"); times in Unix seconds. */
+export interface Receipt {
+  /** `waiting` (not read yet), `opened` (read, reads may be left), `burned`, `expired` or `deleted`. */
+  state: "waiting" | "opened" | "burned" | "expired" | "deleted";
+  createdAt: number;
+  /** null: no TTL. */
+  expiresAt: number | null;
+  /** null: unlimited reads. */
+  maxReads: number | null;
+  readCount: number;
+  /** The last read's time; null before the first. */
+  lastReadAt: number | null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { VaultApiError } from "./errors.js";
+import { VaultApiError, VaultInputError } from "./errors.js";
 import { encodeKey, seg, Transport } from "./http.js";
 import type { FetchLike, TransportLimits } from "./http.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
@@ -6,6 +6,7 @@ import { sealEnvelope } from "./envelope.js";
 import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import { awaitAnswer, makeRequest, readAnswerOnce, RequestsApi } from "./requests.js";
 import { requestRevealProof } from "./request-envelope.js";
+import { destroyReceipt, fetchReceipt, parseReceipt } from "./receipts.js";
 import type {
   AnswerRead,
   AwaitAnswerOptions,
@@ -14,6 +15,7 @@ import type {
   OpenOptions,
   PatchOptions,
   PutOptions,
+  Receipt,
   RequestOptions,
   SecretPage,
   SecretRead,
@@ -193,7 +195,8 @@ export class VaultClient {
    *   passphrase (the recipient must type it too); plain: store the value itself (the API's read returns it);
    *   maxFailedReveals: the secret burns after that many refused reveal proofs (docs/share.md, "The reveal proof").
    *   An end-to-end link sends its `reveal_check`: only the whole link (and passphrase) can spend a read.
-   * @returns `{id, url}`: 64 hex characters and the shareable link (`.../s/<id>#<key>`, without `#<key>` when plain).
+   * @returns `{id, url, receipt}`: 64 hex characters, the shareable link (`.../s/<id>#<key>`, without `#<key>` when plain)
+   *   and the sender's receipt (`vrc_...`, shown once; see receipt()).
    * @throws VaultApiError as POST /secrets (402, 413, 400); a plain Error for `plain` with a `passphrase`.
    */
   async share(value: string, options: ShareOptions = {}): Promise<Shared> {
@@ -209,10 +212,44 @@ export class VaultClient {
       body.max_failed_reveals = options.maxFailedReveals;
     }
     const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body });
-    if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string") {
-      throw new VaultApiError(500, "unexpected response: no id and url", undefined, "POST /secrets");
+    if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string" || typeof res.receipt !== "string") {
+      throw new VaultApiError(500, "unexpected response: no id, url and receipt", undefined, "POST /secrets");
     }
-    return { id: res.id, url: sealed === undefined ? res.url : `${res.url}#${linkFragment(sealed.linkKey, options.passphrase !== undefined)}` };
+    const url = sealed === undefined ? res.url : `${res.url}#${linkFragment(sealed.linkKey, options.passphrase !== undefined)}`;
+    return { id: res.id, url, receipt: res.receipt };
+  }
+
+  /**
+   * What a share's receipt says (docs/share.md, "Receipts"): GET
+   * /receipts/<token>, without this client's token (the receipt is the
+   * capability); never the value.
+   * @param receipt the bare token (`vrc_...`), or a receipt link `<vault>/receipts/vrc_...` (then asked at the link's address).
+   * @returns `{state, createdAt, expiresAt, maxReads, readCount, lastReadAt}`, times in Unix seconds.
+   * @throws VaultInputError (`field: "receipt"`) for a text that is neither (nothing sent); VaultApiError 404 for an unknown receipt.
+   */
+  async receipt(receipt: string): Promise<Receipt> {
+    const { t, token } = this.#receiptTransport(receipt);
+    return fetchReceipt(t, token);
+  }
+
+  /**
+   * Destroys a share's secret now with its receipt: POST
+   * /receipts/<token>/destroy, without this client's token.
+   * @param receipt the bare token or a receipt link, as for receipt().
+   * @returns the receipt after it (state `deleted`).
+   * @throws VaultInputError for a text that is not a receipt; VaultApiError 409 when the secret ended already
+   *   (burned, expired or deleted), 404 for an unknown receipt.
+   */
+  async destroyByReceipt(receipt: string): Promise<Receipt> {
+    const { t, token } = this.#receiptTransport(receipt);
+    return destroyReceipt(t, token);
+  }
+
+  /** The receipt's token and a token-less transport to its vault (the link's address, else this client's). */
+  #receiptTransport(receipt: string): { t: Transport; token: string } {
+    const ref = parseReceipt(receipt);
+    if (ref === undefined) throw new VaultInputError("receipt");
+    return { t: new Transport(ref.base ?? this.addr, undefined, this.#fetch, this.#limits), token: ref.token };
   }
 
   /**

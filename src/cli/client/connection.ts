@@ -59,19 +59,8 @@ export function withConnectionOptions(command: Command, options: { org?: boolean
  * read or is empty, the address is not an http(s) URL, or the timeout is not a DURATION.
  */
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Connection {
-  const explicit = flags.addr ?? nonEmpty(env.VAULT_ADDR);
-  const recorded = explicit === undefined ? localAddress(env, cwd) : undefined;
-  const addr = (explicit ?? recorded?.addr ?? DEFAULT_ADDR).replace(/\/+$/, "");
+  const { addr, url, addrFile } = resolveAddress(flags, env, cwd);
   const timeoutMs = timeoutOf(flags);
-  let url: URL | undefined;
-  try {
-    url = new URL(addr);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
-    throw new ConfigError(`bad vault address "${addr}": use http://HOST:PORT or https://HOST`);
-  }
   const fromFile = (file: string | undefined, source: string) => (file === undefined ? undefined : readTokenFile(file, source));
   const token =
     flags.token ??
@@ -84,7 +73,31 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
     throw new ConfigError(`no token: set VAULT_TOKEN (or pass --token-file)${local}`);
   }
   const org = flags.org ?? nonEmpty(env.VAULT_ORG);
-  return { addr, token, org, addrFile: recorded?.file, timeoutMs };
+  return { addr, token, org, addrFile, timeoutMs };
+}
+
+/**
+ * The vault address alone, for the commands that need no token (`status`,
+ * `destroy`: the receipt is the capability): `--addr`, else VAULT_ADDR, else
+ * the address a local vault recorded (loopback only), else
+ * http://127.0.0.1:8484 (docs/cli.md, "Connecting").
+ * @returns the address without a trailing slash, parsed, and the address file it came from (if any).
+ * @throws ConfigError (exit 2) when the address is not an http(s) URL.
+ */
+export function resolveAddress(flags: { addr?: string | undefined }, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { addr: string; url: URL; addrFile: string | undefined } {
+  const explicit = flags.addr ?? nonEmpty(env.VAULT_ADDR);
+  const recorded = explicit === undefined ? localAddress(env, cwd) : undefined;
+  const addr = (explicit ?? recorded?.addr ?? DEFAULT_ADDR).replace(/\/+$/, "");
+  let url: URL | undefined;
+  try {
+    url = new URL(addr);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new ConfigError(`bad vault address "${addr}": use http://HOST:PORT or https://HOST`);
+  }
+  return { addr, url, addrFile: recorded?.file };
 }
 
 /**

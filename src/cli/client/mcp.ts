@@ -65,7 +65,8 @@ export function registerMcp(program: Command, exit: ExitCode): void {
       `
 Tools (only those the token may use are offered; none returns a secret value):
   list_secrets {prefix?}, secret_info {key}, put_secret {key, value, ttl_seconds?, max_reads?},
-  share_secret {value, ttl_seconds?, max_reads?}, patch_secret {key, ttl_seconds?, max_reads?},
+  share_secret {value, ttl_seconds?, max_reads?} (its {receipt} tells whether the link was opened),
+  patch_secret {key, ttl_seconds?, max_reads?},
   delete_secret {key}; request_secret {description, ttl_seconds?} asks a person for a
   secret (the link to send; {request_id} tells whether it was answered);
   run_command {command: [argv], env?: {NAME: KEY or "request:<id>"}, prefix?} with

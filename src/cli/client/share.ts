@@ -48,7 +48,8 @@ export async function passphraseOf(flags: PassphraseFlags, ask: boolean): Promis
 /**
  * `share [VALUE] [--ttl DURATION] [--reads N] [--passphrase-file FILE |
  * --ask-passphrase] [--plain]`: a public dead drop, encrypted here first (the
- * end-to-end envelope, docs/share.md); prints its link `.../s/<id>#<key>`.
+ * end-to-end envelope, docs/share.md); prints its link `.../s/<id>#<key>`
+ * on stdout and its receipt on stderr (receiptNotice).
  * `--plain` stores the value itself (the API's read returns it). Global
  * only: `--org` is refused.
  */
@@ -70,7 +71,9 @@ export function registerShare(program: Command, exit: ExitCode): void {
       `
 The link opens a page with a Reveal button (link previews cannot burn it), or
 is read back with: ephemeral-vault get '<link>'. The key is the part after #:
-the vault never receives it.
+the vault never receives it. The link alone is on stdout; stderr has the
+sender's receipt (vrc_...): ephemeral-vault status RECEIPT tells whether the
+link was opened, ephemeral-vault destroy RECEIPT destroys it.
 
 Examples:
   ephemeral-vault share "the wifi password" --ttl 1h
@@ -95,10 +98,21 @@ Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error or vaul
       await callVault(flags, exit, async (client) => {
         if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
         const text = value ?? (await readStdin());
-        const { url } = await client.share(text, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true, maxFailedReveals });
+        const { url, receipt } = await client.share(text, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true, maxFailedReveals });
         process.stdout.write(`${url}\n`);
+        // stdout stays the link alone (scripts take it); the sender's receipt goes to stderr (docs/cli.md, "Receipts").
+        process.stderr.write(receiptNotice(receipt));
       });
     });
+}
+
+/**
+ * The line `share` writes to stderr after the link: the sender's receipt
+ * and the two commands that use it (docs/cli.md, "Receipts"). The receipt
+ * cannot read the secret, so it may be shown.
+ */
+export function receiptNotice(receipt: string): string {
+  return `receipt: ${receipt} (ephemeral-vault status ${receipt} tells whether it was opened; destroy it with ephemeral-vault destroy ${receipt})\n`;
 }
 
 /**

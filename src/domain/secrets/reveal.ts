@@ -89,6 +89,34 @@ export async function revealPublic(w: Work, deps: RevealDeps, id: string, proof:
   return { kind: "refused", burned: true };
 }
 
+/** What a link holder's destroy came to (`POST /s/<id>/destroy`): `deleted`, `missing` (404) or `refused` (a wrong proof, 403). */
+export type LinkDestroyOutcome = { kind: "deleted" } | { kind: "missing" } | { kind: "refused" };
+
+/**
+ * The recipient page's "Destroy it now" (`POST /s/<id>/destroy`,
+ * docs/share.md "Receipts"): a link holder may destroy what they could
+ * read, so the proof is checked as revealPublic checks it: a secret made
+ * with a reveal check needs the proof whose SHA-256 it is (constant time);
+ * one without is destroyed by its id alone, the capability of its reveal
+ * too. Deleted through the lifecycle (audit and event `secret.deleted`,
+ * which ends its receipt as `deleted`) with its reveal check, in one unit
+ * of work. A wrong proof counts no refusal towards max_failed_reveals: it
+ * reads nothing and destroys nothing (the caller counts it against the
+ * share pages' limiter).
+ * @param id the public id (64 hex characters, checked by the caller).
+ * @param proof the proof as sent (base64url), or undefined.
+ * @throws VaultError PastTtl when it is found past its TTL (the caller expires it: a miss); a store's failure.
+ */
+export async function destroyPublic(w: Work, deps: Pick<RevealDeps, "secrets">, id: string, proof: string | undefined, origin: Origin): Promise<LinkDestroyOutcome> {
+  const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, origin);
+  if (meta === undefined || !meta.isPublic) return { kind: "missing" };
+  const check = (await w.revealChecks.has(id)) ? await w.revealChecks.forReveal(id) : undefined;
+  if (check !== undefined && !proofMatches(proof, check.checkHash)) return { kind: "refused" };
+  await deps.secrets.remove(w, GLOBAL_SCOPE, id, origin);
+  await w.revealChecks.remove(id);
+  return { kind: "deleted" };
+}
+
 /**
  * Whether a reveal of the public secret `id` needs a proof (it was made with
  * a reveal check): the recipient page then offers Reveal only with a link

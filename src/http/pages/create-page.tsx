@@ -92,7 +92,8 @@ function AskSection(props: { s: Strings }) {
  * optional passphrase; the script (src/ui/create.ts) encrypts the value in
  * the browser, stores the envelope as a public secret (POST /secrets with
  * the token the person typed, kept in sessionStorage only, or POST /s when
- * anonymous creation is on) and shows the link, a Copy button and a QR code.
+ * anonymous creation is on) and shows the link, a Copy button and a QR code,
+ * and the sender's receipt with its own Copy (docs/share.md, "Receipts").
  * Below it, "Ask for a secret" (AskSection), which uses the same token.
  */
 export function CreatePage(props: { s: Strings; root: string; nonce: string; anonymous: boolean }) {
@@ -161,10 +162,21 @@ export function CreatePage(props: { s: Strings; root: string; nonce: string; ano
           <button type="button" id="copy">
             {s.copy}
           </button>
+          <canvas id="qr" class="qr" role="img" aria-label={s.qrLabel} />
+          <div class="receipt" id="receipt-card">
+            {/* The sender's receipt (docs/share.md, "Receipts"): not part of the link; it cannot read the secret. */}
+            <label for="receipt">{s.receiptLabel}</label>
+            <span class="help" id="receipt-help">
+              {s.receiptHelp}
+            </span>
+            <input type="text" id="receipt" readonly aria-describedby="receipt-help" />
+            <button type="button" id="copy-receipt">
+              {s.copyReceipt}
+            </button>
+          </div>
           <button type="button" id="again" class="secondary">
             {s.createAnother}
           </button>
-          <canvas id="qr" class="qr" role="img" aria-label={s.qrLabel} />
         </section>
         <p id="status" role="status" aria-live="polite" />
         <p id="error" class="notice error" role="alert" hidden />

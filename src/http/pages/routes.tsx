@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { forwardedIp, socketIp } from "../auth.js";
 import type { AppEnv } from "../context.js";
 import type { ChangeAudit, Origin } from "../../domain/events.js";
-import { revealNeedsProof, revealPublic } from "../../domain/secrets/reveal.js";
+import { destroyPublic, revealNeedsProof, revealPublic } from "../../domain/secrets/reveal.js";
 import type { RevealOutcome } from "../../domain/secrets/reveal.js";
 import { VaultError } from "../../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secrets/model.js";
@@ -250,6 +250,9 @@ async function revealOnce(
  *   (expiry, reads left) and a Reveal button; it reads and counts nothing;
  * - `POST /s/<id>/reveal`: one read through the secret lifecycle (audit actor
  *   `share-page`, burn at max_reads, events), answered as the API's read;
+ * - `POST /s/<id>/destroy`: the recipient page's "Destroy it now", with the
+ *   reveal's proof (destroyPublic): 200 `{state: "deleted"}`, 403 a wrong
+ *   proof, 404 gone; audit actor `share-page`;
  * - anything else under `/s/`: the same "not available" page, 404, whatever
  *   exists (a keyed or org secret's name is never reachable here);
  *
@@ -328,6 +331,24 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
       PUBLIC_ID_PATTERN.test(id) ? deps.tx.run((w) => revealPublic(w, { secrets: deps.secrets, audit: deps.audit }, id, proof, origin)) : { kind: "missing" },
     );
     return answerReveal(c, deps, client, outcome);
+  });
+
+  // A link holder destroys what they could read (docs/share.md, "Receipts"): the reveal's proof, no token, no receipt.
+  app.post("/s/:id/destroy", async (c) => {
+    const client = refuseBlocked(c, deps);
+    const id = c.req.param("id");
+    const origin = shareOrigin(client.ip);
+    const proof = await proofOf(c);
+    const outcome = await runReveal(deps, origin, async () =>
+      PUBLIC_ID_PATTERN.test(id) ? deps.tx.run((w) => destroyPublic(w, deps, id, proof, origin)) : { kind: "missing" as const },
+    );
+    if (outcome.kind !== "deleted") {
+      deps.shareGuard.countRefusal(client);
+      if (outcome.kind === "missing") throw new ApiError(404, "not available");
+      throw new ApiError(403, "the reveal proof is missing or wrong", { message: "only the whole link can destroy it; nothing was destroyed" });
+    }
+    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    return c.json({ state: "deleted" }, 200);
   });
 
   app.all("/s", (c) => notAvailable(c, clientOf(c, deps.trustProxy)));

@@ -33,6 +33,9 @@ const SCRIPT_STRINGS = [
   "notAvailableLead",
   "tooManyTitle",
   "tooManyLead",
+  "destroying",
+  "destroyedNow",
+  "destroyFailed",
 ] as const;
 
 /** `strings` narrowed to `names`, as JSON for a data attribute. */
@@ -55,7 +58,9 @@ function utc(seconds: number): string {
  * GET /s/<id> while the secret is there (docs/share.md, "The recipient
  * page"): its expiry and reads left, and a Reveal button that the script
  * (src/ui/share.ts) turns into one POST /s/<id>/reveal. The page itself
- * reads nothing: loading it any number of times changes nothing.
+ * reads nothing: loading it any number of times changes nothing. After a
+ * reveal that left reads over, "Destroy it now" (POST /s/<id>/destroy with
+ * the same proof) ends it (docs/share.md, "Receipts").
  * `needsProof`: the secret was made with a reveal check, so the script
  * offers Reveal only for a link key of the right shape (docs/share.md,
  * "The reveal proof").
@@ -115,6 +120,15 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
             {s.copy}
           </button>
           <p id="after" class="notice ok" />
+          {/* After a read that left reads over: the link holder may destroy what they could read (docs/share.md, "Receipts"). */}
+          <div id="destroy-card" hidden>
+            <p class="help" id="destroy-help">
+              {s.destroyHelp}
+            </p>
+            <button type="button" id="destroy" class="secondary" aria-describedby="destroy-help">
+              {s.destroyNow}
+            </button>
+          </div>
         </section>
         <p id="status" role="status" aria-live="polite" />
         <p id="error" class="notice error" role="alert" hidden />

@@ -58,6 +58,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 h2.label { font-size: 1rem; margin: .5rem 0 .35rem; }
 pre.secret { min-height: 4rem; max-height: 24rem; overflow: auto; border: 1px solid var(--border); margin: 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--card); padding: .75rem; border-radius: .5rem; }
+.receipt { border-top: 1px solid var(--border); margin-top: 1.25rem; padding-top: .75rem; }
 canvas.qr { display: block; margin: 1rem 0; background: #ffffff; padding: .5rem; border-radius: .5rem; max-width: 100%; height: auto; }
 /* The answer page (/r/<id>): who asked and what for; a description keeps its line breaks. */
 dl.request-facts { margin: 1rem 0; }

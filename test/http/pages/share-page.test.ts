@@ -285,6 +285,73 @@ describeBrowser("the share pages in Chromium", () => {
     expect(reveal.status).toBe(404);
   });
 
+  it("the create page shows the sender's receipt beside the link, labelled as theirs, with Copy; axe clean", async () => {
+    for (const scheme of ["light", "dark"] as const) {
+      const context = await browser.newContext({ colorScheme: scheme });
+      const page = await context.newPage();
+      const violations = await watchCsp(page);
+      await page.goto(`${proxy.url}/`);
+      await page.getByLabel("Access token").fill(E2E_MASTER_KEY);
+      await page.getByLabel("Secret", { exact: true }).fill("receipt on the create page");
+      await page.getByRole("button", { name: "Create the link" }).click();
+      const receiptField = page.getByLabel("Your receipt (keep it, do not send it)");
+      await receiptField.waitFor({ state: "visible" });
+      const receipt = await receiptField.inputValue();
+      expect(receipt).toMatch(/^vrc_[A-Za-z0-9_-]{54}$/);
+      expect(await page.locator("#receipt-help").textContent()).toContain("Keep this receipt: it tells you when the link was opened, and destroys it.");
+      expect(await page.getByRole("button", { name: "Copy the receipt" }).isVisible()).toBe(true);
+      const link = await page.locator("#link").inputValue();
+      secretsUsed.push(link.split("#")[1] ?? "");
+      expect(link).not.toContain(receipt);
+      expect(await seriousA11yViolations(page), scheme).toEqual([]);
+      expect(await violations()).toEqual([]);
+      await context.close();
+      const status = await fetch(`${proxy.url}/receipts/${receipt}`);
+      expect(await status.json()).toMatchObject({ state: "waiting", read_count: 0, max_reads: 1 });
+    }
+  });
+
+  it("the recipient page offers Destroy it now after a 2-read link's first reveal: then the link is 404 and the receipt says deleted; axe clean", async () => {
+    const value = "destroy me after one read";
+    const r = await cli(["share", "--addr", proxy.url, "--reads", "2"], { vault, input: value });
+    expect(r.code, r.stderr).toBe(0);
+    const link = r.stdout.trim();
+    secretsUsed.push(value, link.split("#")[1] ?? "");
+    const receipt = /^receipt: (vrc_[A-Za-z0-9_-]{54}) /.exec(r.stderr)?.[1] ?? "";
+    expect(receipt).not.toBe("");
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const violations = await watchCsp(page);
+    await page.goto(link);
+    expect(await page.getByRole("button", { name: "Destroy it now" }).isVisible()).toBe(false);
+    expect(await reveal(page)).toBe(value);
+    const destroy = page.getByRole("button", { name: "Destroy it now" });
+    await destroy.waitFor({ state: "visible" });
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await destroy.click();
+    await expect.poll(() => page.locator("#after").textContent()).toMatch(/^Destroyed: this link no longer works/);
+    expect(await destroy.isVisible()).toBe(false);
+    // The value stays on the page, for the reader to copy.
+    expect(await page.locator("#value").textContent()).toBe(value);
+    expect(await violations()).toEqual([]);
+    await context.close();
+    expect(await meta(idOf(link))).toBeUndefined();
+    expect((await fetch(link.split("#")[0] ?? "")).status).toBe(404);
+    expect(await (await fetch(`${proxy.url}/receipts/${receipt}`)).json()).toMatchObject({ state: "deleted", read_count: 1 });
+    const audit = (await (await vault.request("GET", `/audit?key=${idOf(link)}`)).json()) as { entries: Array<{ action: string; actor: string | null }> };
+    expect(audit.entries.find((e) => e.action === "secret.deleted")?.actor).toBe("share-page");
+  });
+
+  it("a one-read link's reveal offers no Destroy it now (nothing is left to destroy)", async () => {
+    const link = await share("one read only", ["--reads", "1"]);
+    const page = await browser.newPage();
+    await page.goto(link);
+    expect(await reveal(page)).toBe("one read only");
+    await expect.poll(() => page.locator("#after").textContent()).toMatch(/last read/);
+    expect(await page.getByRole("button", { name: "Destroy it now" }).isVisible()).toBe(false);
+    await page.close();
+  });
+
   it("every page has the strict headers and no serious or critical axe violation, light and dark", async () => {
     const link = await share("a11y value");
     for (const scheme of ["light", "dark"] as const) {
