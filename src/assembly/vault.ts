@@ -187,7 +187,7 @@ function assemble(
     onDeliveryOutcome: (outcome) => metrics.observeDelivery(outcome),
     cacheSubscribers: engine.cacheSubscribers,
   });
-  const receipts = new Receipts({ now: options.now });
+  const receipts = new Receipts({ now: options.now, cipher: options.cipher });
   const events = combineSinks(audit, webhooks.outbox, receipts, ...engine.sinks, metrics.sink);
   const secrets = new SecretLifecycle({
     cipher: options.cipher,

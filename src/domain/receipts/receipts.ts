@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import type { ValueCipher } from "../../crypto/cipher.js";
 import { randomBytesPooled } from "../../crypto/random.js";
 import { VaultError } from "../../model/errors.js";
 import type { ReceiptEnd, ReceiptRecord } from "../../store/receipts.js";
@@ -17,18 +18,29 @@ function receiptHash(token: string): Buffer {
 }
 
 /**
- * A receipt token: `vrc_` and 54 base64url characters, the 40 bytes of
- * the secret's row id (8, big-endian: where the receipt is, so a create
- * writes no random-keyed index) and 32 random ones (256 bits: the
- * capability).
+ * A receipt token: `vrc_` and 54 base64url characters, 40 bytes: the
+ * secret's row id (8 bytes, big-endian: where the receipt is, so a create
+ * writes no random-keyed index), masked, then 32 random ones (256 bits: the
+ * capability). The mask is the first 8 bytes of HMAC-SHA256(the receipts'
+ * key, the random bytes), the key HKDF of the root key (info
+ * RECEIPT_KEY_INFO), so a token tells its holder nothing of how many
+ * secrets the vault made.
  */
 export const RECEIPT_TOKEN_PATTERN = /^vrc_[A-Za-z0-9_-]{54}$/;
 
-/** The row id a receipt token names, or undefined for one of another shape. */
-function secretIdOf(token: string): number | undefined {
-  if (!RECEIPT_TOKEN_PATTERN.test(token)) return undefined;
-  const id = Buffer.from(token.slice(4), "base64url").readBigUInt64BE(0);
-  return id > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(id);
+/** The HKDF info of the key that masks a receipt's row id. */
+const RECEIPT_KEY_INFO = "ephemeral-vault/v1/receipt-row";
+
+/** The 8 bytes masking a row id: HMAC-SHA256(key, random)'s first 8. */
+function maskOf(key: Buffer, random: Buffer): Buffer {
+  return createHmac("sha256", key).update(random).digest().subarray(0, 8);
+}
+
+/** `a` XOR `b`, 8 bytes. */
+function xor8(a: Buffer, b: Buffer): Buffer {
+  const out = Buffer.alloc(8);
+  for (let i = 0; i < 8; i++) out[i] = (a[i] as number) ^ (b[i] as number);
+  return out;
 }
 
 /** What a receipt says (docs/share.md, "Receipts"). Times in Unix milliseconds. */
@@ -60,7 +72,27 @@ const ENDS: Partial<Record<SecretEvent["type"], ReceiptEnd>> = {
  * TTL the secret had, after the end). Time from `now`, in milliseconds.
  */
 export class Receipts implements EventSink {
-  constructor(private readonly deps: { now: () => number }) {}
+  /** The masking keys, the current root key's first: a token made before a rekey still opens. */
+  private readonly masks: Buffer[];
+
+  constructor(private readonly deps: { now: () => number; cipher: ValueCipher }) {
+    const keys = deps.cipher.derivedKeys(RECEIPT_KEY_INFO);
+    const current = keys.get(deps.cipher.currentKeyId);
+    this.masks = [...(current === undefined ? [] : [current]), ...[...keys].filter(([id]) => id !== deps.cipher.currentKeyId).map(([, key]) => key)];
+  }
+
+  /** The row ids a token may name: one per masking key (usually one). */
+  private secretIdsOf(token: string): number[] {
+    if (!RECEIPT_TOKEN_PATTERN.test(token)) return [];
+    const bytes = Buffer.from(token.slice(4), "base64url");
+    const random = bytes.subarray(8);
+    const ids: number[] = [];
+    for (const key of this.masks) {
+      const id = xor8(bytes.subarray(0, 8), maskOf(key, random)).readBigUInt64BE(0);
+      if (id <= BigInt(Number.MAX_SAFE_INTEGER)) ids.push(Number(id));
+    }
+    return ids;
+  }
 
   /**
    * Issues the receipt of a public secret made in this unit of work.
@@ -70,7 +102,10 @@ export class Receipts implements EventSink {
     if (secret.rowId === undefined) throw new Error("a receipt needs the secret's row id (toMeta)");
     const head = Buffer.alloc(8);
     head.writeBigUInt64BE(BigInt(secret.rowId));
-    const token = `vrc_${Buffer.concat([head, randomBytesPooled(32)]).toString("base64url")}`;
+    const random = randomBytesPooled(32);
+    const mask = this.masks[0];
+    if (mask === undefined) throw new Error("no root key to mask a receipt with");
+    const token = `vrc_${Buffer.concat([xor8(head, maskOf(mask, random)), random]).toString("base64url")}`;
     await w.receipts.insert({
       secretId: secret.rowId,
       publicId: secret.key,
@@ -95,10 +130,12 @@ export class Receipts implements EventSink {
 
   /** The receipt of `token`: the one of its row id whose stored hash is the token's, compared in constant time. */
   private async find(w: Work, token: string): Promise<ReceiptRecord | undefined> {
-    const secretId = secretIdOf(token);
-    if (secretId === undefined) return undefined;
     const hash = receiptHash(token);
-    return (await w.receipts.bySecretId(secretId)).find((row) => timingSafeEqual(row.tokenHash, hash));
+    for (const secretId of this.secretIdsOf(token)) {
+      const found = (await w.receipts.bySecretId(secretId)).find((row) => timingSafeEqual(row.tokenHash, hash));
+      if (found !== undefined) return found;
+    }
+    return undefined;
   }
 
   /**
