@@ -1,29 +1,15 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "../support/e2e-helpers.js";
+import { closeMcpClients, connectMcp } from "../support/mcp-client.js";
+import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
 import type { VaultProcess } from "../support/e2e-helpers.js";
 
 // The MCP server keeps secret values away from the model (docs/mcp.md): driven by the SDK's own client.
 
-const clients: Client[] = [];
-
-async function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY, addr = vault.url): Promise<{ client: Client; stderr: () => string }> {
-  const env = childEnv({ VAULT_ADDR: addr, VAULT_TOKEN: token });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp", ...args],
-    cwd: ROOT,
-    env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, stderr: () => stderr };
+/** The MCP server as an agent starts it (test/support/mcp-client.ts). */
+function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY, addr = vault.url) {
+  return connectMcp({ addr, args, token });
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -65,7 +51,7 @@ describe("mcp: no tool returns a value by default", () => {
     expect((await vault.request("POST", "/secrets", { key: "agent/short", value: "abc" })).status).toBe(201);
   });
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await closeMcpClients();
   });
   afterAll(async () => {
     await killChildren();
@@ -201,7 +187,7 @@ describe("mcp: only the tools the token may use", () => {
     expect((await vault.request("POST", "/secrets", { key: "agent/db", value: SECRET })).status).toBe(201);
   });
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await closeMcpClients();
   });
   afterAll(async () => {
     await killChildren();

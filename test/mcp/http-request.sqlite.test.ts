@@ -7,14 +7,14 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closeMcpClients, connectMcp, trackMcpClient } from "../support/mcp-client.js";
 import { VaultClient } from "@ephemeral-vault/client";
 import { parseHostRule } from "../../src/mcp/http-allow.js";
 import { createVaultMcpServer } from "../../src/mcp/server.js";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "../support/e2e-helpers.js";
+import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
 import type { VaultProcess } from "../support/e2e-helpers.js";
 import { makeCertificate } from "../support/webhook-receiver.js";
 import type { TestCertificate } from "../support/webhook-receiver.js";
@@ -93,23 +93,9 @@ async function startApi(certificate: TestCertificate): Promise<{ port: number; s
   };
 }
 
-const clients: Client[] = [];
-
-async function connect(vault: VaultProcess, args: string[], caFile: string): Promise<{ client: Client; stderr: () => string }> {
-  const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY, NODE_EXTRA_CA_CERTS: caFile });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp", ...args],
-    cwd: ROOT,
-    env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, stderr: () => stderr };
+/** The MCP server as an agent starts it (test/support/mcp-client.ts), trusting the test API's CA. */
+function connect(vault: VaultProcess, args: string[], caFile: string) {
+  return connectMcp({ addr: vault.url, args, env: { NODE_EXTRA_CA_CERTS: caFile } });
 }
 
 async function call(client: Client, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -172,7 +158,7 @@ describe("mcp http_request", () => {
     }
   });
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await closeMcpClients();
   });
   afterAll(async () => {
     await api.close();
@@ -428,7 +414,7 @@ describe("mcp http_request: the address guard after DNS (in process, the resolve
     await server.connect(serverSide);
     const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
     await client.connect(clientSide);
-    clients.push(client);
+    trackMcpClient(client);
     return client;
   }
 
@@ -447,6 +433,6 @@ describe("mcp http_request: the address guard after DNS (in process, the resolve
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/address not allowed/);
     expect(api.seen.length).toBe(seenBefore);
-    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await closeMcpClients();
   });
 });

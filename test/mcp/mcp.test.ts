@@ -1,31 +1,16 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "../support/e2e-helpers.js";
+import { closeMcpClients, connectMcp } from "../support/mcp-client.js";
+import { cleanupTemp, E2E_MASTER_KEY, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
 import type { VaultProcess } from "../support/e2e-helpers.js";
 import { openEnvelope, parseEnvelope } from "@ephemeral-vault/client";
 import type { EnvelopeV1 } from "@ephemeral-vault/client";
 
-/** The MCP server as an agent starts it: `ephemeral-vault mcp` over stdio, driven by the SDK's own client. */
-async function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY): Promise<{ client: Client; stderr: () => string }> {
-  const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: token });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp", ...args],
-    cwd: ROOT,
-    env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, stderr: () => stderr };
+/** The MCP server as an agent starts it (test/support/mcp-client.ts). */
+function connect(vault: VaultProcess, args: string[] = [], token = E2E_MASTER_KEY) {
+  return connectMcp({ addr: vault.url, args, token });
 }
-
-const clients: Client[] = [];
 
 function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
   const content = (result as CallToolResult).content;
@@ -39,7 +24,7 @@ describe("ephemeral-vault mcp", () => {
     vault = await startVault(tempDir());
   });
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await closeMcpClients();
   });
   afterAll(async () => {
     await killChildren();

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closeMcpClients, connectMcp } from "../support/mcp-client.js";
 import { sealAnswer } from "@ephemeral-vault/client";
-import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "../support/e2e-helpers.js";
+import { cleanupTemp, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
 import type { VaultProcess } from "../support/e2e-helpers.js";
 
 /**
@@ -14,22 +14,11 @@ import type { VaultProcess } from "../support/e2e-helpers.js";
  * request's private key. Driven by the SDK's own client over stdio.
  */
 
-const clients: Client[] = [];
 let vault: VaultProcess;
 
+/** The MCP server as an agent starts it (test/support/mcp-client.ts). */
 async function connect(args: string[] = []): Promise<Client> {
-  const env = childEnv({ VAULT_ADDR: vault.url, VAULT_TOKEN: E2E_MASTER_KEY });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "mcp", ...args],
-    cwd: ROOT,
-    env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "ephemeral-vault-test", version: "0.0.0" });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
+  return (await connectMcp({ addr: vault.url, args })).client;
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -69,7 +58,7 @@ beforeAll(async () => {
   vault = await startVault(tempDir());
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await closeMcpClients();
 });
 afterAll(async () => {
   await killChildren();

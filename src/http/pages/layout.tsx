@@ -76,3 +76,26 @@ export function MessagePage(props: { s: Strings; root: string; title: string; le
     </Layout>
   );
 }
+
+/**
+ * The card a revealed value is shown in, the share page's and the private
+ * link's alike (docs/share.md, "The recipient page"; docs/requests.md): a
+ * `<pre>`, not a text area, since a text area's value turns CR LF into LF
+ * and the value must read back byte-exact; Copy; the line after the read;
+ * then `children`. The scripts fill `#value` and `#after`.
+ */
+export function RevealedValue(props: { s: Strings; label: string; children?: Child }) {
+  return (
+    <section id="result" class="card" hidden aria-live="polite">
+      <h2 id="value-label" class="label">
+        {props.label}
+      </h2>
+      <pre id="value" class="secret" tabindex={0} aria-labelledby="value-label" />
+      <button type="button" id="copy">
+        {props.s.copy}
+      </button>
+      <p id="after" class="notice ok" />
+      {props.children}
+    </section>
+  );
+}

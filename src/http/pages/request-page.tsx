@@ -1,4 +1,4 @@
-import { Layout } from "./layout.js";
+import { Layout, RevealedValue } from "./layout.js";
 import { scriptStrings } from "./share-page.js";
 import type { Strings } from "./strings.js";
 
@@ -118,17 +118,7 @@ export function OpenPage(props: { s: Strings; root: string; nonce: string }) {
         <button type="button" id="check-again" class="secondary" hidden>
           {s.openCheckAgain}
         </button>
-        <section id="result" class="card" hidden aria-live="polite">
-          {/* A <pre>, not a textarea: the answer must read back byte-exact (CR LF stays CR LF). */}
-          <h2 id="value-label" class="label">
-            {s.answerValueLabel}
-          </h2>
-          <pre id="value" class="secret" tabindex={0} aria-labelledby="value-label" />
-          <button type="button" id="copy">
-            {s.copy}
-          </button>
-          <p id="after" class="notice ok" />
-        </section>
+        <RevealedValue s={s} label={s.answerValueLabel} />
         <p id="status" role="status" aria-live="polite" />
         <p id="error" class="notice error" role="alert" hidden />
       </div>

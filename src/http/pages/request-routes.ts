@@ -11,7 +11,7 @@ import { envelopeLimit } from "../routes/secrets/bodies.js";
 import { PerAddressRate } from "./anonymous.js";
 import { answerReveal, proofOf, refuseBlocked, runReveal, shareOrigin } from "./routes.js";
 import type { SharePageDeps } from "./routes.js";
-import { pageHeaders } from "./security.js";
+import { setPageHeaders } from "./security.js";
 import { int, nullableInt, seconds } from "../routes/answers.js";
 
 /** What the request routes need besides the share pages' deps. */
@@ -100,7 +100,7 @@ export function requestPageRoutes(deps: RequestPageDeps): Route[] {
         }
         try {
           const answered = await deps.tx.run((w) => deps.requests.answer(w, id, value, shareOrigin(client.ip)));
-          for (const [name, header] of Object.entries(pageHeaders())) c.header(name, header);
+          setPageHeaders(c);
           return c.json({ id: answered.id, state: "answered" as const, answered_at: seconds(answered.answeredAt), expires_at: seconds(answered.expiresAt) }, 201);
         } catch (err) {
           // An answer link that names no open request is a miss, as under /s/.
@@ -136,7 +136,7 @@ export function requestPageRoutes(deps: RequestPageDeps): Route[] {
         );
         if (outcome.kind !== "unanswered") return answerReveal(c, deps, client, outcome);
         // The proof is right and nobody answered yet: nothing counted, nothing refused.
-        for (const [name, header] of Object.entries(pageHeaders())) c.header(name, header);
+        setPageHeaders(c);
         return c.json({ error: "not answered yet", state: "open" as const, expires_at: seconds(outcome.expiresAt) as number }, 409);
       },
     }),

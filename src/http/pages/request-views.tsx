@@ -6,7 +6,7 @@ import { AnswerPage, OpenPage } from "./request-page.js";
 import type { RequestPageDeps } from "./request-routes.js";
 import { clientOf } from "./routes.js";
 import type { ShareClient } from "./share-guard.js";
-import { newNonce, pageHeaders } from "./security.js";
+import { newNonce, setPageHeaders } from "./security.js";
 import { stringsFor } from "./strings.js";
 
 /**
@@ -41,7 +41,7 @@ function rootOf(path: string): string {
 export function mountRequestPages(app: Hono<AppEnv>, deps: RequestViewDeps): void {
   if (!deps.settings.page) return;
   const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
-    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    setPageHeaders(c, nonce);
     return c.html(page, status);
   };
   const notAvailable = (c: Context<AppEnv>, client: ShareClient) => {

@@ -24,7 +24,7 @@ import type { ShareClient, ShareMissGuard } from "./share-guard.js";
 import type { Asset } from "./assets.js";
 import { CreatePage } from "./create-page.js";
 import { MessagePage } from "./layout.js";
-import { newNonce, pageHeaders } from "./security.js";
+import { newNonce, setPageHeaders } from "./security.js";
 import { SharePage } from "./share-page.js";
 import { stringsFor } from "./strings.js";
 
@@ -89,7 +89,7 @@ export function mountAssets(app: Hono<AppEnv>): void {
     assets ??= loadAssets();
     const asset = assets.get(c.req.param("file"));
     if (asset === undefined) return c.json({ error: "not found" }, 404);
-    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    setPageHeaders(c);
     return c.body(asset.body, 200, { "Content-Type": asset.type });
   });
 }
@@ -172,6 +172,14 @@ export async function runReveal<T extends { kind: string }>(
   }
 }
 
+/** The 403 body of a refused reveal proof; `burned`: it was the refusal that reached max_failed_reveals. */
+function refusalOf(burned: boolean): { error: string; message: string } {
+  return {
+    error: "the reveal proof is missing or wrong",
+    message: burned ? "too many wrong proofs: the secret is destroyed" : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
+  };
+}
+
 /**
  * The answer of a token-less reveal's outcome: a read answers the API's
  * read body, never cached; a miss 404 and a refused proof 403, both counted
@@ -183,14 +191,11 @@ export function answerReveal(c: Context<AppEnv>, deps: Pick<SharePageDeps, "shar
     // A refused proof counts against the brute-force guard as a miss does.
     deps.shareGuard.countRefusal(client);
     if (outcome.kind === "missing") throw new ApiError(404, "not available");
-    throw new ApiError(403, "the reveal proof is missing or wrong", {
-      message: outcome.burned
-        ? "too many wrong proofs: the secret is destroyed"
-        : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
-    });
+    const refused = refusalOf(outcome.burned);
+    throw new ApiError(403, refused.error, { message: refused.message });
   }
   const read = outcome.read;
-  for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+  setPageHeaders(c);
   return c.json(readJson(read.secret, read.value), 200);
 }
 
@@ -209,17 +214,11 @@ async function revealOnce(
   proof: string | undefined,
   origin: Origin,
 ): Promise<Response> {
-  for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+  setPageHeaders(c);
   const render = (outcome: RevealOutcome): Answer => {
     if (outcome.kind === "read") return [200, readJson(outcome.read.secret, outcome.read.value)];
     if (outcome.kind === "missing") return [404, { error: "not available" }];
-    return [
-      403,
-      {
-        error: "the reveal proof is missing or wrong",
-        message: outcome.burned ? "too many wrong proofs: the secret is destroyed" : "the link is incomplete or damaged, or the passphrase is wrong; nothing was read",
-      },
-    ];
+    return [403, refusalOf(outcome.burned)];
   };
   let res: Response;
   try {
@@ -268,7 +267,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     total: new GlobalRate(deps.settings.anonymousTotalPerMinute ?? DEFAULT_ANONYMOUS_LIMITS.totalPerMinute, 60_000, deps.now),
   };
   const html = (c: Context<AppEnv>, status: 200 | 404 | 429, nonce: string | undefined, page: ReturnType<typeof MessagePage>) => {
-    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    setPageHeaders(c, nonce);
     return c.html(page, status);
   };
   const notAvailable = (c: Context<AppEnv>, client: Client) => {
@@ -347,7 +346,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
       if (outcome.kind === "missing") throw new ApiError(404, "not available");
       throw new ApiError(403, "the reveal proof is missing or wrong", { message: "only the whole link can destroy it; nothing was destroyed" });
     }
-    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    setPageHeaders(c);
     return c.json({ state: "deleted" }, 200);
   });
 

@@ -40,3 +40,11 @@ export function pageHeaders(nonce?: string): Record<string, string> {
     "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()",
   };
 }
+
+/**
+ * Sets the pages' headers (pageHeaders) on the answer `c` is about to give.
+ * @param nonce as pageHeaders.
+ */
+export function setPageHeaders(c: { header: (name: string, value: string) => void }, nonce?: string): void {
+  for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+}

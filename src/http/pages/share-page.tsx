@@ -1,4 +1,4 @@
-import { Layout } from "./layout.js";
+import { Layout, RevealedValue } from "./layout.js";
 import { fill } from "./strings.js";
 import type { Strings } from "./strings.js";
 
@@ -110,16 +110,7 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
             {s.decrypt}
           </button>
         </form>
-        <section id="result" class="card" hidden aria-live="polite">
-          {/* A <pre>, not a textarea: a textarea's value turns CR LF into LF, and the value must read back byte-exact. */}
-          <h2 id="value-label" class="label">
-            {s.secretLabel}
-          </h2>
-          <pre id="value" class="secret" tabindex={0} aria-labelledby="value-label" />
-          <button type="button" id="copy">
-            {s.copy}
-          </button>
-          <p id="after" class="notice ok" />
+        <RevealedValue s={s} label={s.secretLabel}>
           {/* After a read that left reads over: the link holder may destroy what they could read (docs/share.md, "Receipts"). */}
           <div id="destroy-card" hidden>
             <p class="help" id="destroy-help">
@@ -129,7 +120,7 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
               {s.destroyNow}
             </button>
           </div>
-        </section>
+        </RevealedValue>
         <p id="status" role="status" aria-live="polite" />
         <p id="error" class="notice error" role="alert" hidden />
       </div>

@@ -4,7 +4,7 @@ import { forwardedIp, socketIp } from "../../auth.js";
 import type { AppEnv } from "../../context.js";
 import { consoleStringsFor } from "../console-strings.js";
 import type { ConsoleStrings } from "../console-strings.js";
-import { newNonce, pageHeaders } from "../security.js";
+import { newNonce, pageHeaders, setPageHeaders } from "../security.js";
 import { callApi, PROBE_PATH, probeMiddleware, probeToken } from "./api.js";
 import type { CallerAddress } from "./api.js";
 import { isStatusView } from "./kit.js";
@@ -66,18 +66,18 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   const secure = () => deps.publicUrl().startsWith("https:");
 
   const html = (c: Context<AppEnv>, body: View, status: 200 | 400 | 403 | 404 | 409 | 415 | 429 = 200, nonce?: string) => {
-    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    setPageHeaders(c, nonce);
     return c.html(body, status);
   };
   const redirect = (c: Context<AppEnv>, to: string) => {
-    for (const [name, value] of Object.entries(pageHeaders())) c.header(name, value);
+    setPageHeaders(c);
     return c.redirect(to, 303);
   };
   const strings = (c: Context<AppEnv>): ConsoleStrings => consoleStringsFor(c.req.header("accept-language"));
   const signInPage = (c: Context<AppEnv>, notice?: { kind: "ok" | "error"; text: string }, status: 200 | 401 | 403 | 429 = 200) => {
     const s = strings(c);
     const nonce = newNonce();
-    for (const [name, value] of Object.entries(pageHeaders(nonce))) c.header(name, value);
+    setPageHeaders(c, nonce);
     return c.html(<SignInPage s={s} root={rootOf(c.req.path)} notice={notice} />, status);
   };
   /** The body read but not parsed, or the 400/415 page of a body refused before parsing (FormRefused). */
