@@ -52,7 +52,7 @@ export function createPgWork(
   behind?: WriteBehind,
   commits?: AfterCommitQueue,
 ): Work {
-  const stores = createSqlStores(new PgExecutor(client));
+  const stores = createSqlStores(new PgExecutor(client, behind));
   const webhooks = new PrefetchingWebhookStore(stores.webhooks, behind);
   const work: Work = Object.assign(stores, {
     webhooks,

@@ -3,6 +3,7 @@ import type { SqlExecutor } from "../sql/executor.js";
 import { paramsOf, render } from "../sql/template.js";
 import type { Query } from "../sql/template.js";
 import type { DeclaredConfig, Queryable } from "./batch/index.js";
+import type { WriteBehind } from "./batch/write-behind.js";
 
 /** PostgreSQL's unique_violation: the constraint decided a race between nodes. */
 const UNIQUE_VIOLATION = "23505";
@@ -23,7 +24,14 @@ const checked = new Set<string>();
 export class PgExecutor implements SqlExecutor {
   readonly dialect = "pg" as const;
 
-  constructor(private readonly db: Queryable) {}
+  /**
+   * @param db the unit of work's client.
+   * @param behind the unit's write-behind statements, for send(); absent: send() awaits.
+   */
+  constructor(
+    private readonly db: Queryable,
+    private readonly behind?: WriteBehind,
+  ) {}
 
   async all<R>(query: Query): Promise<R[]> {
     return (await this.query(query)).rows as R[];
@@ -35,6 +43,13 @@ export class PgExecutor implements SqlExecutor {
 
   async run(query: Query): Promise<number> {
     return (await this.query(query)).rowCount ?? 0;
+  }
+
+  send(query: Query): Promise<void> | undefined {
+    const statement = this.query(query);
+    if (this.behind === undefined) return statement.then(() => undefined);
+    this.behind.track(statement);
+    return undefined;
   }
 
   isUniqueViolation(err: unknown): boolean {

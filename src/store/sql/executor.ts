@@ -15,6 +15,13 @@ export interface SqlExecutor {
   get<R>(query: Query): Awaitable<R | undefined>;
   /** Runs a statement; resolves with the rows it changed. */
   run(query: Query): Awaitable<number>;
+  /**
+   * Runs a statement whose answer nothing in the unit reads: on PostgreSQL
+   * sent without waiting when the unit has write-behind statements
+   * (store/pg/batch/write-behind.ts: it rides the next round trip, its
+   * failure fails the unit at COMMIT), awaited otherwise; on SQLite run at once.
+   */
+  send(query: Query): Awaitable<void>;
   /** Whether `err` is the engine's unique-constraint violation. */
   isUniqueViolation(err: unknown): boolean;
 }

@@ -27,6 +27,10 @@ export class SqliteExecutor implements SqlExecutor {
     return this.statement(query).run(...this.params(query)).changes;
   }
 
+  send(query: Query): void {
+    this.run(query);
+  }
+
   isUniqueViolation(err: unknown): boolean {
     return (err as { code?: unknown } | null)?.code === "SQLITE_CONSTRAINT_UNIQUE";
   }
