@@ -2,8 +2,7 @@ import type pg from "pg";
 import type { SqlExecutor } from "../sql/executor.js";
 import { paramsOf, render } from "../sql/template.js";
 import type { Query } from "../sql/template.js";
-import type { DeclaredConfig, Queryable } from "./batch/index.js";
-import type { WriteBehind } from "./batch/write-behind.js";
+import type { DeclaredConfig, Queryable, WriteBehind } from "./batch/index.js";
 
 /** PostgreSQL's unique_violation: the constraint decided a race between nodes. */
 const UNIQUE_VIOLATION = "23505";
