@@ -99,6 +99,7 @@ export async function openPgNode(
   config: Config,
   notice: Notice,
   common: (keys: KeyMaterial, cipher: ValueCipher) => VaultOptions,
+  log?: Logger,
 ): Promise<VaultNode> {
   const keys = loadKeyMaterial({ ...config, dataDir: ":memory:" }, notice);
   const cipher = new ValueCipher(keys.rootKey, keys.previousRootKeys, { recordKeyCache: config.recordKeyCache });
@@ -111,6 +112,9 @@ export async function openPgNode(
       poolSize: config.databasePoolSize,
       preparedStatements: config.databasePreparedStatements,
       groupCommit: config.databaseGroupCommit,
+      retryMs: config.databaseRetryMs,
+      onRetry: (err) =>
+        log?.warn({ reason: redactCredentials(err instanceof Error ? err.message : String(err), url) }, "database connection failed before COMMIT: retrying on a new connection"),
       auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
       auditChainKeys: [...cipher.auditChainKeys().values()],
     });

@@ -102,7 +102,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       scopeConcurrency: config.webhookScopeConcurrency,
     },
   });
-  const node = config.databaseUrl === undefined ? await openSqliteNode(config, notice, common, log) : await openPgNode(config, notice, common);
+  const node = config.databaseUrl === undefined ? await openSqliteNode(config, notice, common, log) : await openPgNode(config, notice, common, log);
   const masterKey = node.masterKey;
   if (license.valid) {
     log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");

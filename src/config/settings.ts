@@ -270,6 +270,12 @@ export const SETTINGS: SettingsTable = {
     "PostgreSQL: the requests of one event-loop turn share one transaction and one COMMIT",
     "PostgreSQL: the units of work of one event-loop turn run at once in one transaction (their statements interleaved on one pipelined connection); a unit that asks for an advisory lock, a row lock (`FOR UPDATE`, `FOR SHARE`) or a `SKIP LOCKED` claim before changing anything runs alone after the batch's COMMIT; every answer after the COMMIT; a failed statement rolls the batch back and runs each unit again alone (bounded at 64 units, 4 batches in flight, a lock wait in a batch 20 ms). `false`: one transaction per request ([performance.md](performance.md) \"PostgreSQL\", [scaling.md](scaling.md))",
   ),
+  databaseRetryMs: row(
+    ["VAULT_DATABASE_RETRY_MS"],
+    int(0, 60_000, 5000),
+    "PostgreSQL: how long a request whose connection failed before its COMMIT is retried, ms",
+    "PostgreSQL: a unit of work whose connection failed before its COMMIT was sent (a failover, a switchover, a restart, a standby not yet promoted) left nothing committed: it runs again on a new connection, with pauses doubling from 25 ms to 500 ms, for at most this long from its first failure, instead of answering 503. One whose COMMIT was sent is never run again (its outcome is unknown): 503. `0`: 503 at once ([scaling.md](scaling.md) \"When the database goes away\")",
+  ),
 };
 
 /** The command-line flag of a setting: VAULT_DATA_DIR -> "data-dir". */

@@ -75,6 +75,8 @@ export interface Config {
    * docs/performance.md "PostgreSQL").
    */
   databaseGroupCommit: boolean;
+  /** VAULT_DATABASE_RETRY_MS: how long a unit that failed before its COMMIT is run again on PostgreSQL, ms (0: never). */
+  databaseRetryMs: number;
   /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
   sharePage: boolean;
   /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token, within the caps of docs/share.md. */

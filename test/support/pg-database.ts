@@ -74,7 +74,7 @@ export async function openTestNode(
   cipher: ValueCipher,
   poolSize: number,
   options: Partial<VaultOptions> = {},
-  engineOptions: { preparedStatements?: boolean; groupCommit?: boolean } = {},
+  engineOptions: { preparedStatements?: boolean; groupCommit?: boolean; retryMs?: number; onRetry?: (err: unknown) => void } = {},
 ): Promise<{ engine: PgEngine; vault: Vault<PgEngine> }> {
   const pool = await openPgPool({ url, poolSize });
   await migratePg(pool);
@@ -82,6 +82,8 @@ export async function openTestNode(
     auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null,
     preparedStatements: engineOptions.preparedStatements,
     groupCommit: engineOptions.groupCommit,
+    retryMs: engineOptions.retryMs,
+    onRetry: engineOptions.onRetry,
   });
   const vault = createVault(
     engine,

@@ -23,9 +23,11 @@ const SOCKET_CODES = new Set([
  * SQLSTATEs of a server that is going away or not ready (PostgreSQL docs,
  * "PostgreSQL Error Codes"): admin_shutdown (pg_terminate_backend, a fast
  * shutdown), crash_shutdown, cannot_connect_now (starting up, shutting down,
- * in recovery), too_many_connections, and every connection_exception (class 08).
+ * in recovery), too_many_connections, read_only_sql_transaction (the
+ * connection reached a standby: a failover's new primary not yet promoted,
+ * or a demoted one), and every connection_exception (class 08).
  */
-const SERVER_CODES = new Set(["57P01", "57P02", "57P03", "53300"]);
+const SERVER_CODES = new Set(["57P01", "57P02", "57P03", "53300", "25006"]);
 
 /** node-postgres's own messages for a connection that ended or cannot be used (pg and pg-pool). */
 const DRIVER_MESSAGES = [

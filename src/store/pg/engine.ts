@@ -84,7 +84,15 @@ interface ClientState {
  */
 export function pgEngineOver(
   pool: pg.Pool,
-  options: { auditChainKey: Buffer | null; auditChainKeys?: readonly Buffer[]; nodeId?: string; preparedStatements?: boolean; groupCommit?: boolean },
+  options: {
+    auditChainKey: Buffer | null;
+    auditChainKeys?: readonly Buffer[];
+    nodeId?: string;
+    preparedStatements?: boolean;
+    groupCommit?: boolean;
+    retryMs?: number;
+    onRetry?: (err: unknown) => void;
+  },
 ): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
   const prepared = options.preparedStatements ?? true;
@@ -113,6 +121,8 @@ export function pgEngineOver(
         const state = clients.get(client);
         if (state !== undefined) state.chain.head = undefined;
       },
+      retryMs: options.retryMs,
+      onRetry: options.onRetry,
     },
   );
   const tx: PgUnits<Work> = options.groupCommit !== false ? new PgGroupCommit(single) : single;
@@ -168,6 +178,10 @@ export async function openPgEngine(options: {
   nodeId?: string;
   preparedStatements?: boolean;
   groupCommit?: boolean;
+  /** VAULT_DATABASE_RETRY_MS: how long a unit that failed before its COMMIT runs again, milliseconds (PgUnitOfWork). */
+  retryMs?: number;
+  /** Told when a unit is first held to run again (the driver's error): a log line. */
+  onRetry?: (err: unknown) => void;
 }): Promise<PgEngine> {
   const pool = await openPgPool(options);
   try {

@@ -16,6 +16,7 @@ describe("isConnectionError", () => {
       withCode("the database system is starting up", "57P03"),
       withCode("sorry, too many clients already", "53300"),
       withCode("connection failure", "08006"),
+      withCode("cannot execute INSERT in a read-only transaction", "25006"),
     ]) {
       expect(isConnectionError(err), err.message).toBe(true);
     }

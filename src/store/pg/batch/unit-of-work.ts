@@ -17,6 +17,27 @@ import { WriteBehind } from "./write-behind.js";
  */
 export const BATCH_LOCK_TIMEOUT_MS = 20;
 
+/**
+ * How long a unit whose connection failed before its COMMIT was sent is
+ * tried again on a new connection, milliseconds, by default
+ * (VAULT_DATABASE_RETRY_MS; docs/scaling.md, "When the database goes away").
+ */
+export const DEFAULT_RETRY_MS = 5000;
+
+/** First and largest pause between two attempts of a unit, milliseconds (doubling from the first). */
+const RETRY_PAUSE_MS = { first: 25, most: 500 };
+
+/**
+ * An attempt's failure that left nothing committed: the connection failed
+ * (or could not be made, or reached a server that refuses writes) before
+ * the attempt's COMMIT was handed to it. The unit may run again.
+ */
+class FailedBeforeCommit extends Error {
+  constructor(readonly driverError: unknown) {
+    super("failed before COMMIT", { cause: driverError });
+  }
+}
+
 /** runShared()'s outcome for a unit that needs the order between transactions: run it again alone, after the batch. */
 export const RUN_ALONE: unique symbol = Symbol("run alone");
 
@@ -73,11 +94,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    *   with that attempt's parts (UnitParts).
    * @param hooks.onRollback told of each rolled-back unit's connection, so
    *   engine state about that client (its audit chain's head) is dropped.
+   * @param hooks.onRetry told, with the driver's error, when a unit is first
+   *   held to run again after a failure before its COMMIT (a log line).
+   * @param hooks.retryMs how long such a unit is tried again, milliseconds
+   *   from its first failure (DEFAULT_RETRY_MS; 0: never, answer 503 at once).
    */
   constructor(
     private readonly pool: pg.Pool,
     private readonly workFor: (client: Queryable, unit: UnitParts) => W,
-    private readonly hooks: { onRollback?: (client: Queryable) => void } = {},
+    private readonly hooks: { onRollback?: (client: Queryable) => void; onRetry?: (err: unknown) => void; retryMs?: number } = {},
   ) {}
 
   /**
@@ -97,10 +122,15 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
    * code uses run().
    */
   async runOnClient<T>(fn: (w: W, client: Queryable) => Awaitable<T>): Promise<T> {
-    const commits = new AfterCommitQueue();
-    commits.begin();
-    const result = await this.transaction(async (client, behind) => fn(this.workFor(client, { behind, commits }), client));
-    runAfterCommit(commits.take());
+    let commits: AfterCommitQueue | undefined;
+    const result = await this.transaction(async (client, behind) => {
+      // Each attempt registers afresh: a failed attempt's callbacks never run.
+      const queue = new AfterCommitQueue();
+      commits = queue;
+      queue.begin();
+      return fn(this.workFor(client, { behind, commits: queue }), client);
+    });
+    runAfterCommit(commits?.take() ?? []);
     return result;
   }
 
@@ -173,17 +203,47 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
   }
 
   /**
-   * One transaction on a pooled client: BEGIN, `body`, COMMIT; ROLLBACK when
-   * `body` or a write-behind statement fails; the client released (closed
-   * when its connection broke).
+   * One transaction on a pooled client (attempt()), run again on a new
+   * connection while it fails before its COMMIT was sent and the retry
+   * window (hooks.retryMs from the first failure) lasts: such a failure
+   * left nothing committed, so running `body` again cannot apply it twice
+   * (a failover, a switchover's fast shutdown, a standby not yet promoted).
+   * A failure once COMMIT was sent is never run again: its outcome is
+   * unknown, DatabaseUnavailableError (503).
+   * @throws as run().
    */
   private async transaction<T>(body: (client: Queryable, behind: WriteBehind) => Promise<T>): Promise<T> {
+    let until: number | undefined;
+    let pause = RETRY_PAUSE_MS.first;
+    for (;;) {
+      try {
+        return await this.attempt(body);
+      } catch (err) {
+        if (!(err instanceof FailedBeforeCommit)) throw err;
+        until ??= Date.now() + (this.hooks.retryMs ?? DEFAULT_RETRY_MS);
+        if (this.closed || Date.now() + pause > until) throw new DatabaseUnavailableError(err.driverError);
+        if (pause === RETRY_PAUSE_MS.first) this.hooks.onRetry?.(err.driverError);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(pause * 2, RETRY_PAUSE_MS.most);
+      }
+    }
+  }
+
+  /**
+   * One transaction on a pooled client: BEGIN, `body`, COMMIT; ROLLBACK when
+   * `body` or a write-behind statement fails; the client released (closed
+   * when its connection broke, or when it reached a server that refuses
+   * writes).
+   * @throws FailedBeforeCommit for a connection failure before COMMIT was
+   *   sent; DatabaseUnavailableError for one after; else as run().
+   */
+  private async attempt<T>(body: (client: Queryable, behind: WriteBehind) => Promise<T>): Promise<T> {
     if (this.closed) throw new ClosedError();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (err) {
-      throw isConnectionError(err) ? new DatabaseUnavailableError(err) : err;
+      throw isConnectionError(err) ? new FailedBeforeCommit(err) : err;
     }
     // The connection's own error (its backend terminated, the server gone) while this unit holds it.
     let lost: Error | undefined;
@@ -192,6 +252,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
     };
     client.on("error", onError);
     let broken: Error | undefined;
+    let commitSent = false;
     const behind = new WriteBehind();
     const connection = corkedConnection(client);
     try {
@@ -200,6 +261,7 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
       try {
         const result = await body(connection, behind);
         // COMMIT rides the write-behind statements still in flight; a failed one made it a ROLLBACK.
+        commitSent = true;
         const commit = connection.query("COMMIT");
         behind.track(commit);
         await behind.settle();
@@ -218,8 +280,12 @@ export class PgUnitOfWork<W> implements UnitOfWork<W> {
         throw cause;
       }
     } catch (err) {
-      // Lost mid-unit (a COMMIT sent on it may or may not have landed): never acknowledged, 503.
-      if (broken !== undefined || lost !== undefined || isConnectionError(err)) throw new DatabaseUnavailableError(err);
+      if (broken !== undefined || lost !== undefined || isConnectionError(err)) {
+        // Not kept for the next unit: a connection to a server that refuses writes is dropped too.
+        broken ??= lost ?? (err instanceof Error ? err : new Error(String(err)));
+        // Lost before COMMIT was sent: nothing committed, the unit may run again. After: never acknowledged, 503.
+        throw commitSent ? new DatabaseUnavailableError(err) : new FailedBeforeCommit(err);
+      }
       throw err;
     } finally {
       client.off("error", onError);
