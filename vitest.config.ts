@@ -5,11 +5,14 @@ import { configDefaults, defineConfig } from "vitest/config";
 //   test/**/*.test.ts         both: `unit` (SQLite) and `pg-matrix` (PostgreSQL)
 //   test/**/*.sqlite.test.ts  SQLite only: `unit`
 //   test/**/*.pg.test.ts      PostgreSQL only: `pg`
+//   test/**/*.ha.test.ts      the HA topology (Patroni, etcd, HAProxy): `ha`
 // `npm test` runs the three projects; a PostgreSQL project starts its throwaway cluster
 // only when one of its files is selected.
 const ALL = "test/**/*.test.ts";
 const SQLITE_ONLY = "test/**/*.sqlite.test.ts";
 const PG_ONLY = "test/**/*.pg.test.ts";
+/** The HA topology's tests (Patroni, etcd, HAProxy: test/support/ha-cluster.ts), in a project of their own. */
+const HA_ONLY = "test/**/*.ha.test.ts";
 /** Both-engine files whose tests race units of work against each other (run once more on PostgreSQL without its group commit). */
 const GROUP_COMMIT_RACES = [
   "test/domain/secrets/concurrency.test.ts",
@@ -36,7 +39,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: [ALL],
-          exclude: [...configDefaults.exclude, PG_ONLY],
+          exclude: [...configDefaults.exclude, PG_ONLY, HA_ONLY],
           globalSetup: ["test/support/global-setup.ts"],
         },
       },
@@ -57,7 +60,7 @@ export default defineConfig({
         test: {
           name: "pg-matrix",
           include: [ALL],
-          exclude: [...configDefaults.exclude, PG_ONLY, SQLITE_ONLY],
+          exclude: [...configDefaults.exclude, PG_ONLY, SQLITE_ONLY, HA_ONLY],
           env: { VAULT_TEST_ENGINE: "pg" },
           globalSetup: ["test/support/global-setup.ts", "test/support/pg-global-setup.ts"],
         },
@@ -72,6 +75,16 @@ export default defineConfig({
           include: GROUP_COMMIT_RACES,
           env: { VAULT_TEST_ENGINE: "pg", VAULT_TEST_PG_GROUP_COMMIT: "false" },
           globalSetup: ["test/support/global-setup.ts", "test/support/pg-global-setup.ts"],
+        },
+      },
+      {
+        // The HA topology (docs/scaling.md "High availability"): the file starts its own etcd,
+        // Patroni members and HAProxy, and the vault nodes on them.
+        extends: true,
+        test: {
+          name: "ha",
+          include: [HA_ONLY],
+          globalSetup: ["test/support/global-setup.ts"],
         },
       },
     ],

@@ -95,7 +95,8 @@ export function pgAvailability(env: NodeJS.ProcessEnv = process.env): PgAvailabi
   return { ok: true, bin, user };
 }
 
-const freePort = (): Promise<number> =>
+/** A free TCP port on 127.0.0.1 (listened on once, then closed). */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
