@@ -227,6 +227,17 @@ describe("the bound", () => {
     expect(proxy.forwarded.length).toBeLessThanOrEqual(2);
   });
 
+  it("the caller's abort during a wait between attempts rejects with the signal's reason, and nothing more is sent", async () => {
+    proxy.plan({ match: (m, p) => m === "POST" && p === "/secrets", always: "503", retryAfter: 2 });
+    const controller = new AbortController();
+    const abortable = new VaultClient({ addr: proxy.url, token: E2E_MASTER_KEY, org: null, signal: controller.signal, retry: { attempts: 5, maxDelayMs: 5_000 } });
+    const reason = new Error("stop now");
+    const pending = rejection(abortable.put("retry/abort", "v"));
+    setTimeout(() => controller.abort(reason), 300);
+    expect(await pending).toBe(reason);
+    expect(proxy.forwarded.length).toBeLessThanOrEqual(1);
+  });
+
   it("an option out of range is a RangeError", () => {
     expect(() => new VaultClient({ retry: { attempts: 0 } })).toThrow(RangeError);
     expect(() => new VaultClient({ retry: { attempts: 1.5 } })).toThrow(RangeError);

@@ -187,7 +187,9 @@ export class Transport {
       const wait = retryDelay(policy, attempt + 1, retryAfter);
       if (wait === undefined || Date.now() + wait >= deadline) return false;
       await pause(wait, controller.signal);
-      return !controller.signal.aborted;
+      // The caller's abort during the wait rejects with its reason, as during a request.
+      if (signal?.aborted) throw signal.reason;
+      return !timedOut;
     };
     try {
       for (let attempt = 1; ; attempt++) {
