@@ -122,6 +122,17 @@ describe("keyed calls: a lost answer is retried with the same Idempotency-Key", 
     expect(await audited("secret.read", "retry/once-reset")).toBe(1);
   });
 
+  it("the same when the answer's body is cut off half way", async () => {
+    await direct.put("retry/once-cut", "half a body", { maxReads: 1 });
+    proxy.plan({ match: (m, p) => m === "GET" && p.startsWith("/secrets/retry/"), faults: ["cut"] });
+    expect((await client.get("retry/once-cut")).value).toBe("half a body");
+    expect(proxy.forwarded.map((f) => [f.fault, f.replayed])).toEqual([
+      ["cut", undefined],
+      [undefined, "true"],
+    ]);
+    expect(await direct.exists("retry/once-cut")).toBe(false);
+  });
+
   it("a share link's reveal (POST /s/<id>/reveal) whose answer was lost returns the value on retry; burned once", async () => {
     const shared = await direct.share("the shared value", { maxReads: 1 });
     const link = shared.url.replace(/^https?:\/\/[^/]+/, proxy.url);

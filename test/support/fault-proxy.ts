@@ -5,9 +5,10 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
  * What the proxy does to one forwarded request's answer, after the vault
  * handled it fully: `503` answers the client 503 `{"error": "the database is
  * unavailable"}` instead (an unknown outcome, as a failover gives), `reset`
- * destroys the client's socket without a byte of answer.
+ * destroys the client's socket without a byte of answer, `cut` sends the
+ * vault's status and headers and half its body, then destroys the socket.
  */
-export type Fault = "503" | "reset";
+export type Fault = "503" | "reset" | "cut";
 
 /** One request the proxy forwarded to the vault. */
 export interface Forwarded {
@@ -94,6 +95,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     });
     if (fault === "reset") {
       req.socket.destroy();
+      return;
+    }
+    if (fault === "cut") {
+      res.writeHead(upstream.status, { "content-type": "application/json", "content-length": String(answer.length) });
+      res.write(answer.subarray(0, Math.floor(answer.length / 2)), () => setTimeout(() => req.socket.destroy(), 20));
       return;
     }
     if (fault === "503") {
