@@ -148,6 +148,41 @@ describe("keyed calls: a lost answer is retried with the same Idempotency-Key", 
     expect((await direct.receipt(shared.receipt)).readCount).toBe(1);
   });
 
+  it("org secrets alike: put, replace, patch, get and delete each answered once across a lost answer", async () => {
+    const org = await direct.orgs.create({ name: "retries" });
+    const bot = await direct.orgs.of(org.id).principals.create({ name: "bot", role: "owner" });
+    const key = await direct.orgs.of(org.id).principals.createKey(bot.id, { name: "k" });
+    const asBot = new VaultClient({ addr: proxy.url, token: key.key, org: org.id, retry: FAST });
+    const base = `/orgs/${org.id}/secrets`;
+    proxy.plan({ match: (m, p) => p.startsWith(base), faults: ["503", null, "reset", null, "503", null, "reset", null, "503", null, "reset"] });
+    expect(await asBot.put("org/db", "first", { maxReads: 5, seal: true })).toEqual({ key: "org/db" });
+    expect(await asBot.replace("org/db", "second", { maxReads: 5, seal: true })).toEqual({ key: "org/db", updated: true });
+    expect(await asBot.patch("org/db", { maxReads: 1 })).toMatchObject({ key: "org/db", updated: true });
+    expect((await asBot.get("org/db")).value).toBe("second");
+    await asBot.put("org/gone", "x");
+    expect(await asBot.delete("org/gone")).toEqual({ deleted: true });
+    // Each call: its first answer lost, then the replay of it.
+    const calls = proxy.forwarded.map((f) => `${f.method} ${f.status} ${f.fault ?? "-"} ${f.replayed ?? "-"}`);
+    expect(calls).toEqual([
+      "POST 201 503 -",
+      "POST 201 - true",
+      "PUT 200 reset -",
+      "PUT 200 - true",
+      "PATCH 200 503 -",
+      "PATCH 200 - true",
+      "GET 200 reset -",
+      "GET 200 - true",
+      "POST 201 503 -",
+      "POST 201 - true",
+      "DELETE 200 reset -",
+      "DELETE 200 - true",
+    ]);
+    // The one-read (sealing) secret was read once: sealed now, not readable a second time.
+    const plain = new VaultClient({ addr: vault.url, token: key.key, org: org.id, retry: false });
+    expect(await rejection(plain.get("org/db"))).toMatchObject({ status: 410 });
+    expect(await plain.exists("org/gone")).toBe(false);
+  });
+
   it("the CLI's get of a one-read secret through the proxy prints the value once, exit 0", async () => {
     await direct.put("retry/cli", "cli value", { maxReads: 1 });
     proxy.plan({ match: (m, p) => m === "GET" && p === "/secrets/retry/cli", faults: ["503"] });

@@ -39,12 +39,12 @@ export interface FaultProxy {
 
 /**
  * Which answers the proxy loses: the next requests matching `match` (method
- * and path) get `faults` in order, one each, then `always` (if set) every
- * one after; other requests pass through.
+ * and path) get `faults` in order, one each (null: that one passes), then
+ * `always` (if set) every one after; other requests pass through.
  */
 export interface Plan {
   match: (method: string, path: string) => boolean;
-  faults?: Fault[];
+  faults?: (Fault | null)[];
   always?: Fault;
   /** A Retry-After header (seconds) on the proxy's 503s; none when undefined. */
   retryAfter?: number;
@@ -68,7 +68,7 @@ async function bodyOf(req: IncomingMessage): Promise<Buffer> {
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const forwarded: Forwarded[] = [];
   let current: Plan = { match: () => false };
-  let faults: Fault[] = [];
+  let faults: (Fault | null)[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? "GET";
     const path = req.url ?? "/";
@@ -84,7 +84,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       redirect: "manual",
     });
     const answer = Buffer.from(await upstream.arrayBuffer());
-    const fault = current.match(method, path) ? (faults.shift() ?? current.always) : undefined;
+    const planned = current.match(method, path) ? (faults.length > 0 ? faults.shift() : current.always) : undefined;
+    const fault = planned ?? undefined;
     forwarded.push({
       method,
       path,
