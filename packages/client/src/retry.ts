@@ -78,6 +78,7 @@ function codesOf(err: unknown, depth = 0, out: Set<string> = new Set()): Set<str
  * mid-way (ECONNRESET, "socket hang up", undici's "other side closed").
  * An error without such a code (another fetch's own failure) is not retried.
  * @param err what fetch or the body read threw.
+ * @param kind how the call may be retried (RetryClass).
  */
 export function connectionRetryable(err: unknown, kind: RetryClass): boolean {
   const codes = codesOf(err);

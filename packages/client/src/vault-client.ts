@@ -67,7 +67,7 @@ export interface VaultClientOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** The default time limit of one request, milliseconds. */
+/** The default time limit of one call (its retries included), milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** VAULT_* from the environment, where there is a `process` (Node, Bun, Deno's node compat). */
@@ -92,6 +92,9 @@ function env(name: string): string | undefined {
  * within `timeoutMs` (naming the address); before sending anything, it throws
  * VaultInputError for a key with an empty, `.` or `..` segment or an id that
  * is empty, `.` or `..` (such a path would reach another route). Times are Unix seconds; TTLs seconds.
+ * A call whose answer was lost (a 503, a cut connection) is sent again first,
+ * by the `retry` option, the secret verbs with an Idempotency-Key
+ * (docs/client.md, "Retries"); what the last attempt met is thrown.
  */
 export class VaultClient {
   /** The base address requests go to, without a trailing slash. */
