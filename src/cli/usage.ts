@@ -22,7 +22,7 @@ to a running vault over HTTP:
   --addr URL      VAULT_ADDR    default: the address a local vault recorded in ./.vault, else http://127.0.0.1:8484
   --token TOKEN   VAULT_TOKEN   default: ./.vault/master.key or $VAULT_DATA_DIR/master.key when readable
   --org ORG_ID    VAULT_ORG     act on that organization's secrets (a principal key as token)
-  --timeout D     give up on a request after D (default 30s; 0: never)
+  --timeout D     give up on a request after D, its retries included (default 30s; 0: never)
   DURATION is seconds or 30s, 15m, 2h, 7d.
 
 Serve flags (each also an environment variable; a flag wins):

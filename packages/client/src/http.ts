@@ -1,4 +1,6 @@
 import { VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
+import { connectionRetryable, DEFAULT_RETRY, newIdempotencyKey, pause, retryDelay } from "./retry.js";
+import type { RetryClass, RetryOptions } from "./retry.js";
 
 /** The fetch function a client uses (globalThis.fetch or a caller's own). */
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -17,6 +19,23 @@ export interface Call {
   anonymous?: boolean;
   /** How errors name the request instead of `METHOD path` (a path holding a capability, such as a share id). */
   label?: string | undefined;
+  /**
+   * The route takes `Idempotency-Key` (docs/api.md, "Retries"): the call
+   * sends a fresh key, the same one on each of its retries, so a 503 or a cut
+   * connection is retried without the change or the read happening twice.
+   * Without it a GET or HEAD is retried as changing nothing, and any other
+   * method only when its connection never opened.
+   */
+  idempotent?: boolean;
+}
+
+/** The request header of a retry-safe call (docs/api.md, "Retries: `Idempotency-Key`"). */
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+
+/** How a call may be retried (retry.ts RetryClass): keyed, safe (GET/HEAD) or only when nothing was sent. */
+function retryClassOf(call: Call): RetryClass {
+  if (call.idempotent === true) return "keyed";
+  return call.method === "GET" || call.method === "HEAD" ? "safe" : "unsent";
 }
 
 /**
@@ -54,17 +73,20 @@ export function seg(value: string): string {
   return encodeURIComponent(value);
 }
 
-/** Time limits of a Transport. */
+/** Time limits and retries of a Transport. */
 export interface TransportLimits {
-  /** Milliseconds for one whole request (answer and body); 0 or Infinity: no limit. */
+  /** Milliseconds for one whole call (every attempt, the waits between them, answer and body); 0 or Infinity: no limit. */
   timeoutMs: number;
   /** Aborts every request of this client; an aborted request rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
+  /** How a lost answer is retried (retry.ts); default DEFAULT_RETRY; `attempts: 1`: never. */
+  retry?: RetryOptions | undefined;
 }
 
 /**
  * The HTTP layer of VaultClient: base address, bearer token, JSON in and
- * out, the time limit, and the error classes.
+ * out, the time limit, the retries (docs/client.md, "Retries") and the
+ * error classes.
  */
 export class Transport {
   readonly addr: string;
@@ -126,19 +148,28 @@ export class Transport {
     });
   }
 
-  /** One request under the time limit and the caller's signal; `read` consumes a success's response. */
+  /**
+   * One call under the time limit and the caller's signal, retried by the
+   * policy (docs/client.md, "Retries"): a 503, or a connection failure
+   * connectionRetryable() accepts, is sent again after retryDelay() while
+   * attempts and time remain; a keyed call sends the same Idempotency-Key
+   * each time. What the last attempt met is thrown as a single attempt
+   * would throw it. `read` consumes a success's response.
+   */
   async #exchange<T>(call: Call, read: (res: Response) => Promise<T>): Promise<T> {
     const { timeoutMs, signal } = this.#limits;
+    const policy = this.#limits.retry ?? DEFAULT_RETRY;
     signal?.throwIfAborted();
     const controller = new AbortController();
     let timedOut = false;
-    const timer =
-      timeoutMs > 0 && Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-            timedOut = true;
-            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-          }, timeoutMs)
-        : undefined;
+    const limited = timeoutMs > 0 && Number.isFinite(timeoutMs);
+    const deadline = limited ? Date.now() + timeoutMs : Number.POSITIVE_INFINITY;
+    const timer = limited
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+        }, timeoutMs)
+      : undefined;
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
     // What an abort became: the caller's reason, or the timeout as a connection error; else `other`.
@@ -147,18 +178,44 @@ export class Transport {
       if (timedOut) return new VaultConnectionError(this.addr, cause, timeoutMs);
       return other;
     };
+    const kind = retryClassOf(call);
+    // One attempt (retries off) needs no key: nothing is sent again under it.
+    const key = kind === "keyed" && policy.attempts > 1 ? newIdempotencyKey() : undefined;
+    // Whether attempt `attempt` may be followed by another after a wait (false: throw what it met).
+    const again = async (attempt: number, retryAfter: number | undefined): Promise<boolean> => {
+      if (attempt >= policy.attempts || signal?.aborted || timedOut) return false;
+      const wait = retryDelay(policy, attempt + 1, retryAfter);
+      if (wait === undefined || Date.now() + wait >= deadline) return false;
+      await pause(wait, controller.signal);
+      // The caller's abort during the wait rejects with its reason, as during a request.
+      if (signal?.aborted) throw signal.reason;
+      return !timedOut;
+    };
     try {
-      let res: Response;
-      try {
-        res = await this.#fetch(this.#url(call), this.#init(call, controller.signal));
-      } catch (cause) {
-        throw failed(cause, new VaultConnectionError(this.addr, cause));
-      }
-      try {
-        if (res.status >= 400) throw await apiError(res, this.addr, describe(call));
-        return await read(res);
-      } catch (err) {
-        throw failed(err, err);
+      for (let attempt = 1; ; attempt++) {
+        let res: Response;
+        try {
+          res = await this.#fetch(this.#url(call), this.#init(call, controller.signal, key));
+        } catch (cause) {
+          const err = failed(cause, new VaultConnectionError(this.addr, cause));
+          if (err instanceof VaultConnectionError && err.timeoutMs === undefined && connectionRetryable(cause, kind) && (await again(attempt, undefined))) continue;
+          throw err;
+        }
+        let retryAfter: number | undefined;
+        try {
+          if (res.status >= 400) {
+            retryAfter = parseRetryAfter(res.headers.get("retry-after"));
+            throw await apiError(res, this.addr, describe(call));
+          }
+          return await read(res);
+        } catch (err) {
+          const out = failed(err, err);
+          // A 503 (the outcome unknown: a failover) or a body cut off mid-way; never for a write without a key.
+          const lost = res.status === 503 || (res.status < 400 && connectionRetryable(err, kind));
+          const retryable = out === err && kind !== "unsent" && lost;
+          if (retryable && (await again(attempt, retryAfter))) continue;
+          throw out;
+        }
       }
     } finally {
       clearTimeout(timer);
@@ -177,9 +234,10 @@ export class Transport {
     return url;
   }
 
-  #init(call: Call, signal: AbortSignal): RequestInit {
+  #init(call: Call, signal: AbortSignal, idempotencyKey: string | undefined): RequestInit {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.#token !== undefined && !call.anonymous) headers.Authorization = `Bearer ${this.#token}`;
+    if (idempotencyKey !== undefined) headers[IDEMPOTENCY_HEADER] = idempotencyKey;
     const init: RequestInit = { method: call.method, headers, signal };
     if (call.body !== undefined) {
       headers["Content-Type"] = "application/json";

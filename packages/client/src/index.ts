@@ -21,6 +21,8 @@ export { describeFailure, EXIT_NOT_ANSWERED, EXIT_REFUSED, EXIT_UNREACHABLE, EXI
 export type { FailureAudience } from "./failure.js";
 export { encodeKey } from "./http.js";
 export type { FetchLike } from "./http.js";
+export { DEFAULT_RETRY } from "./retry.js";
+export type { RetryOptions } from "./retry.js";
 export { AuditApi, KeysApi, MeApi, OrgApi, OrgsApi, PrincipalsApi, RolesApi, WebhooksApi } from "./resources.js";
 export type * from "./types.js";
 export type { paths } from "./schema.js";

@@ -81,7 +81,7 @@ export async function revealLink(
     body =
       link.kind === "page"
         ? await reveal(link.base, link.id, prepared?.proof)
-        : await api.json<{ value: string }>({ method: "GET", path: `/secrets/${link.id}` });
+        : await api.json<{ value: string }>({ method: "GET", path: `/secrets/${link.id}`, idempotent: true });
   } catch (err) {
     if (err instanceof VaultApiError && err.status === 403 && link.kind === "page") {
       throw link.needsPassphrase && link.linkKey !== undefined

@@ -1,6 +1,8 @@
 import { VaultApiError, VaultInputError } from "./errors.js";
 import { encodeKey, seg, Transport } from "./http.js";
 import type { FetchLike, TransportLimits } from "./http.js";
+import { retryPolicy } from "./retry.js";
+import type { RetryOptions } from "./retry.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
 import { sealEnvelope } from "./envelope.js";
 import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
@@ -42,16 +44,30 @@ export interface VaultClientOptions {
   /** The fetch to use; default globalThis.fetch. */
   fetch?: FetchLike | undefined;
   /**
-   * Milliseconds one request may take, answer and body together; default
-   * DEFAULT_TIMEOUT_MS (30 s); 0: no limit. When it runs out the request is
-   * abandoned and rejects with VaultConnectionError (`timeoutMs` set).
+   * Milliseconds one call may take, answer and body together, its retries
+   * and the waits between them included; default DEFAULT_TIMEOUT_MS (30 s);
+   * 0: no limit. When it runs out the request is abandoned and rejects with
+   * VaultConnectionError (`timeoutMs` set).
    */
   timeoutMs?: number | undefined;
+  /**
+   * How a call whose answer was lost is sent again (docs/client.md,
+   * "Retries"): `attempts` in all (default 4), waits from `baseDelayMs`
+   * (default 250) doubling up to `maxDelayMs` (default 5000), with jitter, or
+   * the answer's Retry-After (one longer than maxDelayMs ends the retries).
+   * A 503 or a reset connection is retried for the calls whose route takes
+   * `Idempotency-Key` (each sends a fresh key, the same on each retry: create,
+   * replace, get, patch, delete, share, and open()'s reveal) and for reads
+   * that change nothing (lists, health, exists()); any other write only when
+   * the connection was refused, nothing sent. false: one attempt, no key sent.
+   * Omitted fields take the defaults.
+   */
+  retry?: Partial<RetryOptions> | false | undefined;
   /** Aborts every request of this client; an aborted request rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
 }
 
-/** The default time limit of one request, milliseconds. */
+/** The default time limit of one call (its retries included), milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** VAULT_* from the environment, where there is a `process` (Node, Bun, Deno's node compat). */
@@ -76,6 +92,9 @@ function env(name: string): string | undefined {
  * within `timeoutMs` (naming the address); before sending anything, it throws
  * VaultInputError for a key with an empty, `.` or `..` segment or an id that
  * is empty, `.` or `..` (such a path would reach another route). Times are Unix seconds; TTLs seconds.
+ * A call whose answer was lost (a 503, a cut connection) is sent again first,
+ * by the `retry` option, the secret verbs with an Idempotency-Key
+ * (docs/client.md, "Retries"); what the last attempt met is thrown.
  */
 export class VaultClient {
   /** The base address requests go to, without a trailing slash. */
@@ -99,15 +118,16 @@ export class VaultClient {
   readonly #limits: TransportLimits;
 
   /**
-   * @param options addr, token, org, fetch, timeoutMs, signal; each optional (see VaultClientOptions for defaults).
-   * @throws RangeError for a negative or NaN timeoutMs.
+   * @param options addr, token, org, fetch, timeoutMs, signal, retry; each optional (see VaultClientOptions for defaults).
+   * @throws RangeError for a negative or NaN timeoutMs, or a retry whose attempts is not a whole number of at least 1
+   *   or whose delays are negative.
    */
   constructor(options: VaultClientOptions = {}) {
     const fetchFn = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
     this.#fetch = fetchFn;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!(timeoutMs >= 0)) throw new RangeError("timeoutMs must be 0 (no limit) or a positive number of milliseconds");
-    this.#limits = { timeoutMs, signal: options.signal };
+    this.#limits = { timeoutMs, signal: options.signal, retry: retryPolicy(options.retry) };
     this.#t = new Transport(options.addr ?? env("VAULT_ADDR") ?? DEFAULT_ADDR, options.token ?? env("VAULT_TOKEN"), fetchFn, this.#limits);
     this.addr = this.#t.addr;
     this.org = options.org === null ? undefined : (options.org ?? env("VAULT_ORG"));
@@ -153,7 +173,7 @@ export class VaultClient {
   async put(key: string, value: string, options: PutOptions = {}): Promise<{ key: string }> {
     const body = this.#secretBody(value, options);
     body.key = key;
-    return this.#t.json({ method: "POST", path: this.#secrets(), body });
+    return this.#t.json({ method: "POST", path: this.#secrets(), body, idempotent: true });
   }
 
   /**
@@ -172,7 +192,7 @@ export class VaultClient {
    */
   async replace(key: string, value: string, options: PutOptions = {}): Promise<{ key: string; updated: boolean }> {
     const body = this.#secretBody(value, options);
-    const res = await this.#t.answer<{ key: string; updated?: boolean }>({ method: "PUT", path: `${this.#secrets()}/${encodeKey(key)}`, body });
+    const res = await this.#t.answer<{ key: string; updated?: boolean }>({ method: "PUT", path: `${this.#secrets()}/${encodeKey(key)}`, body, idempotent: true });
     return { key: res.body.key, updated: res.status === 200 && res.body.updated === true };
   }
 
@@ -183,7 +203,7 @@ export class VaultClient {
    * @throws VaultApiError 404 when missing, expired or burned; 410 when sealed.
    */
   async get(key: string): Promise<SecretRead> {
-    return this.#t.json({ method: "GET", path: `${this.#secrets()}/${encodeKey(key)}` });
+    return this.#t.json({ method: "GET", path: `${this.#secrets()}/${encodeKey(key)}`, idempotent: true });
   }
 
   /**
@@ -211,7 +231,7 @@ export class VaultClient {
       if (sealed === undefined) throw new Error("maxFailedReveals needs the end-to-end envelope: leave out plain");
       body.max_failed_reveals = options.maxFailedReveals;
     }
-    const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body });
+    const res = await this.#t.json<ResponseOf<"/secrets", "post", 201>>({ method: "POST", path: "/secrets", body, idempotent: true });
     if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string" || typeof res.receipt !== "string") {
       throw new VaultApiError(500, "unexpected response: no id, url and receipt", undefined, "POST /secrets");
     }
@@ -275,6 +295,7 @@ export class VaultClient {
         ...(proof === undefined ? {} : { body: { proof } }),
         anonymous: true,
         label: "POST /s/<id>/reveal",
+        idempotent: true,
       });
     return revealLink(link, reveal, this.#t, options.passphrase);
   }
@@ -303,7 +324,7 @@ export class VaultClient {
    * @throws VaultApiError 404 when missing.
    */
   async delete(key: string): Promise<{ deleted: boolean }> {
-    return this.#t.json({ method: "DELETE", path: `${this.#secrets()}/${encodeKey(key)}` });
+    return this.#t.json({ method: "DELETE", path: `${this.#secrets()}/${encodeKey(key)}`, idempotent: true });
   }
 
   /**
@@ -315,7 +336,7 @@ export class VaultClient {
     const body: Record<string, unknown> = {};
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.maxReads !== undefined) body.max_reads = options.maxReads;
-    return this.#t.json({ method: "PATCH", path: `${this.#secrets()}/${encodeKey(key)}`, body });
+    return this.#t.json({ method: "PATCH", path: `${this.#secrets()}/${encodeKey(key)}`, body, idempotent: true });
   }
 
   /**

@@ -39,7 +39,7 @@ export function withConnectionOptions(command: Command, options: { org?: boolean
     .option("--token <token>", "bearer token (VAULT_TOKEN); on the command line it is visible to other local users: prefer VAULT_TOKEN or --token-file")
     .option("--token-file <file>", "read the bearer token from FILE (VAULT_TOKEN_FILE); default for a vault on this machine: a readable ./.vault/master.key or $VAULT_DATA_DIR/master.key");
   if (options.org !== false) command.option("--org <org_id>", "act on that organization's secrets (VAULT_ORG; token: a principal key)");
-  return command.option("--timeout <duration>", `give up on a request after DURATION (30, 30s, 2m; 0: never); default ${DEFAULT_TIMEOUT_MS / 1000}s`);
+  return command.option("--timeout <duration>", `give up on a request, its retries included, after DURATION (30, 30s, 2m; 0: never); default ${DEFAULT_TIMEOUT_MS / 1000}s`);
 }
 
 /**
@@ -101,7 +101,7 @@ export function resolveAddress(flags: { addr?: string | undefined }, env: NodeJS
 }
 
 /**
- * The time limit of one request from `--timeout DURATION`, milliseconds:
+ * The time limit of one request, its retries included, from `--timeout DURATION`, milliseconds:
  * default 30 s, `0` for none (docs/cli.md "Connecting").
  * @throws ConfigError (exit 2) for a bad DURATION.
  */
