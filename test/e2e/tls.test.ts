@@ -1,0 +1,64 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cleanupTemp, cliAgainst, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
+import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
+import type { TestCertificate } from "../support/webhook-receiver.js";
+
+// The built command with HTTPS from files (docs/deploy.md "HTTPS", docs/cli.md
+// "Connecting"), on both engines: SIGHUP reloads the pair, and the client
+// commands trust the vault's CA through VAULT_CACERT, or refuse it clearly.
+
+let authority: TestCertificate;
+let first: TestCertificate;
+let second: TestCertificate;
+
+beforeAll(async () => {
+  authority = await makeCa();
+  [first, second] = await Promise.all([makeLeaf(authority), makeLeaf(authority)]);
+});
+
+afterEach(killChildren);
+afterAll(cleanupTemp);
+
+describe("serve with VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
+  it("reloads the pair on SIGHUP and keeps running", async () => {
+    const certs = tempDir("ev-tls-certs-");
+    const files = writePair(certs, first);
+    const vault = await startVault(tempDir(), { env: { VAULT_TLS_CERT: files.cert, VAULT_TLS_KEY: files.key, VAULT_LOG_LEVEL: "info" } });
+    expect(vault.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const ca = [authority.cert];
+    expect((await httpsRequest(`${vault.url}/health`, ca)).fingerprint).toBe(fingerprintOf(first));
+    // Sent before the directory watch's debounce ends: the reload that serves it is SIGHUP's.
+    writePair(certs, second);
+    vault.child.kill("SIGHUP");
+    await expect.poll(() => vault.stdout(), { timeout: 5000 }).toMatch(/"reason":"SIGHUP".*"msg":"TLS certificate reloaded"/);
+    const after = await httpsRequest(`${vault.url}/health`, ca);
+    expect(after.status).toBe(200);
+    expect(after.fingerprint).toBe(fingerprintOf(second));
+    expect(vault.child.exitCode).toBeNull();
+    expect(await vault.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it("is reached by the CLI with VAULT_CACERT, refused with one clear line without it", async () => {
+    const certs = tempDir("ev-tls-certs-");
+    const files = writePair(certs, first);
+    const caFile = join(certs, "ca.pem");
+    writeFileSync(caFile, authority.cert);
+    const vault = await startVault(tempDir(), { env: { VAULT_TLS_CERT: files.cert, VAULT_TLS_KEY: files.key } });
+
+    const put = cliAgainst(vault, ["put", "tls/one", "over-https"], { VAULT_CACERT: caFile });
+    expect(put.code).toBe(0);
+    const got = cliAgainst(vault, ["get", "tls/one"], { VAULT_CACERT: caFile });
+    expect([got.code, got.stdout.trim()]).toEqual([0, "over-https"]);
+
+    const refused = cliAgainst(vault, ["get", "tls/one"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toBe(
+      `ephemeral-vault: vault not reachable at ${vault.url} (its TLS certificate is not trusted: UNABLE_TO_VERIFY_LEAF_SIGNATURE); to trust the CA that signed it, set VAULT_CACERT to its PEM file\n`,
+    );
+    const missing = cliAgainst(vault, ["get", "tls/one"], { VAULT_CACERT: join(certs, "nope.pem") });
+    expect([missing.code, missing.stderr]).toEqual([2, `ephemeral-vault: VAULT_CACERT ${join(certs, "nope.pem")} cannot be read (ENOENT)\n`]);
+  });
+});
