@@ -54,7 +54,7 @@ export interface HttpsAnswer {
   /** SHA-256 fingerprint of the peer certificate, as X509Certificate.fingerprint256 gives it. */
   fingerprint: string;
   /** The ALPN protocol agreed, false when none. */
-  alpn: string | false;
+  alpn: string | false | null;
 }
 
 /**

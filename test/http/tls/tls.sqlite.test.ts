@@ -59,7 +59,7 @@ afterAll(() => {
 });
 
 describe("HTTPS from VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
-  it("serves the API, the pages and errors over HTTPS with Strict-Transport-Security, HTTP/1.1 by ALPN", async () => {
+  it("serves the API, the pages and errors over HTTPS with Strict-Transport-Security, to node:https and to fetch", async () => {
     const { server } = await start(writePair(tempDir(), first));
     expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const ca = [authority.cert];
@@ -127,7 +127,7 @@ describe("HTTPS from VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
       session.on("error", resolve);
     });
     expect((h2 as NodeJS.ErrnoException).code).toBe("ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL");
-    const both = await new Promise<string | false>((resolve, reject) => {
+    const both = await new Promise<string | false | null>((resolve, reject) => {
       const socket = tlsConnect({ host: "127.0.0.1", port: server.port, ca: [authority.cert], servername: "localhost", ALPNProtocols: ["h2", "http/1.1"] }, () => {
         resolve(socket.alpnProtocol);
         socket.end();
