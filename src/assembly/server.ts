@@ -267,7 +267,7 @@ async function listenRedirect(config: Config, publicUrl: string, tlsPort: number
  * @returns the function that removes the file at a clean stop.
  */
 function recordAddress(config: Config, port: number, log: Logger): () => void {
-  const addr = localAddressOf(config.host, port);
+  const addr = localAddressOf(config.host, port, config.tlsCert !== undefined);
   if (config.databaseUrl !== undefined || config.dataDir === ":memory:" || addr === undefined) return () => {};
   try {
     const remove = writeAddressFile(config.dataDir, addr);

@@ -71,7 +71,7 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_TLS_KEY"],
     text("a PEM file", value.filePath, undefined, "none"),
     "PEM private key file of VAULT_TLS_CERT",
-    "a PEM file with the private key of `VAULT_TLS_CERT` (unencrypted; keep it mode 0600). A key that does not match the certificate refuses the start",
+    "a PEM file with the private key of `VAULT_TLS_CERT` (unencrypted; readable by the vault's user only: mode 0600, or 0640 with a group of its own). A key that does not match the certificate refuses the start",
   ),
   httpRedirectPort: row(
     ["VAULT_HTTP_REDIRECT_PORT"],

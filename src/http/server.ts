@@ -91,8 +91,9 @@ export function tlsOptions(pair: CertificatePair): SecureContextOptions & { ALPN
  * - tls: HTTPS (tlsOptions) with the source's current pair, swapped for new
  *   handshakes (server.setSecureContext) each time the source changes, open
  *   connections kept; every answer, the raw ones above included, carries
- *   Strict-Transport-Security (response.ts HSTS). A failed handshake is
- *   closed without an answer.
+ *   Strict-Transport-Security (response.ts HSTS). A handshake not done
+ *   within headersTimeout, or failed, is closed without an answer; the
+ *   connection caps count a connection from its TCP accept.
  */
 export function createHttpServer(
   fetch: (request: Request) => Response | Promise<Response>,
@@ -122,7 +123,11 @@ export function createHttpServer(
     // X-Request-Id and the security headers go out in the answer's one writeHead.
     server = createServer(Object.assign(http, { ServerResponse: VaultResponse }), handle);
   } else {
-    const https = createHttpsServer(Object.assign(http, tlsOptions(tls.current()), { ServerResponse: VaultTlsResponse }), handle);
+    // A handshake gets the time complete headers get: the request's clock starts only after it.
+    const https = createHttpsServer(
+      Object.assign(http, tlsOptions(tls.current()), { ServerResponse: VaultTlsResponse, handshakeTimeout: limits.headersTimeoutMs }),
+      handle,
+    );
     const off = tls.onChange(() => https.setSecureContext(tlsOptions(tls.current())));
     https.once("close", off);
     server = https;

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# HTTPS built in against plain HTTP, one build, one run (docs/performance.md "HTTPS"): two
+# vaults of this checkout side by side, one with VAULT_TLS_CERT / VAULT_TLS_KEY (an EC P-256
+# certificate made by openssl), measured in alternation so both see the same noise.
+# Usage, from the project root after `npm run build`: bench/tls.sh [ROUNDS]  (needs wrk and openssl)
+# Env: DUR seconds per measurement (5), CONN connections (50).
+# Prints per round and scenario req/s and p99 (ms), then the medians. wrk keeps its connections
+# open, so this is the steady state of keep-alive clients: the handshakes are in the warm-up.
+set -u
+ROUNDS=${1:-3}; DUR=${DUR:-5}; CONN=${CONN:-50}
+P=$(pwd); T=$(mktemp -d)
+[ -f "$P/bin/ephemeral-vault.js" ] || { echo "run from the project root"; exit 1; }
+MK=benchbenchbenchbenchbenchbench0123456789
+# A license lifts the free tier's 100 active secrets (the POST scenario creates thousands).
+LPUB=$(node bin/ephemeral-vault.js license keygen --private-key "$T/issuer.pem" | sed 's/^VAULT_LICENSE_PUBLIC_KEY=//')
+LKEY=$(node bin/ephemeral-vault.js license issue --private-key "$T/issuer.pem" --subject bench)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null
+cat > "$T/post.lua" <<'L'
+wrk.method = "POST"
+wrk.body   = '{"value":"benchmark-value-0123456789","ttl_seconds":3600}'
+wrk.headers["Content-Type"] = "application/json"
+L
+start() { # port extra-env...
+  local port=$1; shift
+  (exec env "$@" VAULT_PORT="$port" VAULT_DATA_DIR="$T/$port" VAULT_MASTER_KEY=$MK VAULT_LOG_LEVEL=error \
+    VAULT_LICENSE_PUBLIC_KEY="$LPUB" VAULT_LICENSE_KEY="$LKEY" node bin/ephemeral-vault.js >"$T/$port.log" 2>&1) &
+  echo $!
+}
+PH=$(start 18701 VAULT_SWEEP_INTERVAL_MS=1000)
+PS=$(start 18702 VAULT_TLS_CERT="$T/cert.pem" VAULT_TLS_KEY="$T/key.pem")
+trap 'kill $PH $PS 2>/dev/null; rm -rf "$T"' EXIT
+HTTP=http://127.0.0.1:18701; HTTPS=https://127.0.0.1:18702
+for base in $HTTP $HTTPS; do
+  for _ in $(seq 100); do curl -skf "$base/health" >/dev/null && break; sleep 0.1; done
+  curl -skf -X POST -H "Authorization: Bearer $MK" -H 'Content-Type: application/json' \
+    -d '{"key":"bench","value":"benchmark-value-0123456789"}' "$base/secrets" >/dev/null \
+    || { echo "the vault at $base did not start"; exit 1; }
+  wrk -t1 -c"$CONN" -d1s -H "Authorization: Bearer $MK" "$base/secrets/bench" >/dev/null # warm-up
+done
+measure() { # wrk args -> "req/s p99ms"
+  wrk -t1 -c"$CONN" -d"${DUR}s" --latency "$@" 2>/dev/null | awk '
+    /Requests\/sec/ {r=int($2)}
+    $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; p=v}
+    END {printf "%d %.2f\n", r, p}'
+}
+declare -A R
+for r in $(seq "$ROUNDS"); do
+  for scheme in http https; do
+    base=$HTTP; [ $scheme = https ] && base=$HTTPS
+    R[get_$scheme]+="$(measure -H "Authorization: Bearer $MK" "$base/secrets/bench");"
+    R[post_$scheme]+="$(measure -s "$T/post.lua" -H "Authorization: Bearer $MK" "$base/secrets");"
+  done
+  echo "round $r of $ROUNDS measured" >&2
+done
+for k in get_http get_https post_http post_https; do
+  echo "$k ${R[$k]}" | python3 -c '
+import sys, statistics as s
+name, rounds = sys.stdin.read().split(" ", 1)
+xs = [tuple(map(float, r.split())) for r in rounds.strip().strip(";").split(";")]
+print(f"{name:10} req/s {int(s.median(x[0] for x in xs)):6}  p99_ms {s.median(x[1] for x in xs):6.2f}   rounds {xs}")'
+done
