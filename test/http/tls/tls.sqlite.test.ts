@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect as netConnect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../../src/assembly/server.js";
@@ -242,6 +243,33 @@ describe("HTTPS from VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
     expect((await httpsRequest(`${server.url}/health`, ca)).fingerprint).toBe(fingerprintOf(second));
     // SIGHUP's reload (the serve command) says the same.
     expect(server.reloadTls?.()).toBe("refused");
+  });
+
+  it("keeps the connection limits over TLS: a stalled handshake is closed, a busy connection is not evicted for a newcomer", async () => {
+    const { server } = await start(writePair(tempDir(), first), { VAULT_HEADERS_TIMEOUT_MS: "300", VAULT_MAX_CONNECTIONS: "1" });
+    // TCP connected, no ClientHello: closed by the handshake timeout (VAULT_HEADERS_TIMEOUT_MS), not after Node's 120 s.
+    const stalled = netConnect({ host: "127.0.0.1", port: server.port });
+    const closed = new Promise<void>((resolve) => stalled.once("close", () => resolve()));
+    stalled.on("error", () => {});
+    await expect.poll(() => stalled.destroyed, { timeout: 5000 }).toBe(true);
+    await closed;
+
+    // A: a request whose headers are in and whose body is still coming: busy, never evicted.
+    const a = await new Promise<import("node:tls").TLSSocket>((resolve, reject) => {
+      const socket = tlsConnect({ host: "127.0.0.1", port: server.port, ca: [authority.cert], servername: "localhost" }, () => resolve(socket));
+      socket.on("error", reject);
+    });
+    let answerA = "";
+    a.setEncoding("utf8").on("data", (chunk: string) => (answerA += chunk));
+    const body = JSON.stringify({ key: "busy/one", value: "slow body" });
+    a.write(`POST /secrets HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${MASTER}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // B: with the one slot busy, the local peer's reserve answers it; A stays.
+    expect((await httpsRequest(`${server.url}/health`, [authority.cert])).status).toBe(200);
+    expect(a.destroyed).toBe(false);
+    a.write(body.slice(5));
+    await expect.poll(() => answerA, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 201 /);
+    a.destroy();
   });
 
   it("refuses to start with one of the two settings, an unreadable file or a pair that does not match", async () => {
