@@ -1,7 +1,8 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTemp, cliAgainst, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
+import { itSqlite } from "../support/test-engine.js";
 import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
 import type { TestCertificate } from "../support/webhook-receiver.js";
 
@@ -60,5 +61,18 @@ describe("serve with VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
     );
     const missing = cliAgainst(vault, ["get", "tls/one"], { VAULT_CACERT: join(certs, "nope.pem") });
     expect([missing.code, missing.stderr]).toEqual([2, `ephemeral-vault: VAULT_CACERT ${join(certs, "nope.pem")} cannot be read (ENOENT)\n`]);
+  });
+
+  itSqlite("records its https:// address in the data dir, which a local CLI uses with VAULT_CACERT", async () => {
+    const certs = tempDir("ev-tls-certs-");
+    const files = writePair(certs, first);
+    const caFile = join(certs, "ca.pem");
+    writeFileSync(caFile, authority.cert);
+    const dataDir = tempDir();
+    const vault = await startVault(dataDir, { env: { VAULT_TLS_CERT: files.cert, VAULT_TLS_KEY: files.key } });
+    expect(readFileSync(join(dataDir, "address"), "utf8").trim()).toBe(vault.url);
+    const local = cliAgainst(vault, ["ls", "--json"], { VAULT_ADDR: undefined, VAULT_DATA_DIR: dataDir, VAULT_CACERT: caFile });
+    expect([local.code, local.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(local.stdout)).toEqual([]);
   });
 });
