@@ -4,15 +4,16 @@
 # certificate made by openssl), measured in alternation so both see the same noise.
 # Usage, from the project root after `npm run build`: bench/tls.sh [ROUNDS]  (needs wrk and openssl)
 # Env: DUR seconds per measurement (5), CONN connections (50).
-# Prints per round and scenario req/s and p99 (ms), then the medians. wrk keeps its connections
-# open, so this is the steady state of keep-alive clients: the handshakes are in the warm-up.
+# Prints the median req/s and p99 (ms) per scenario, with every round. get and post: wrk keeps
+# its connections open (keep-alive clients, the handshakes are in the warm-up); get_close:
+# `Connection: close`, a new connection (over HTTPS a full handshake) for every request.
 set -u
 ROUNDS=${1:-3}; DUR=${DUR:-5}; CONN=${CONN:-50}
 P=$(pwd); T=$(mktemp -d)
 [ -f "$P/bin/ephemeral-vault.js" ] || { echo "run from the project root"; exit 1; }
 MK=benchbenchbenchbenchbenchbench0123456789
 # A license lifts the free tier's 100 active secrets (the POST scenario creates thousands).
-LPUB=$(node bin/ephemeral-vault.js license keygen --private-key "$T/issuer.pem" | sed 's/^VAULT_LICENSE_PUBLIC_KEY=//')
+LPUB=$(node bin/ephemeral-vault.js license keygen --private-key "$T/issuer.pem" 2>/dev/null | sed 's/^VAULT_LICENSE_PUBLIC_KEY=//')
 LKEY=$(node bin/ephemeral-vault.js license issue --private-key "$T/issuer.pem" --subject bench)
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
   -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null
@@ -50,13 +51,14 @@ for r in $(seq "$ROUNDS"); do
     base=$HTTP; [ $scheme = https ] && base=$HTTPS
     R[get_$scheme]+="$(measure -H "Authorization: Bearer $MK" "$base/secrets/bench");"
     R[post_$scheme]+="$(measure -s "$T/post.lua" -H "Authorization: Bearer $MK" "$base/secrets");"
+    R[get_close_$scheme]+="$(measure -H "Connection: close" -H "Authorization: Bearer $MK" "$base/secrets/bench");"
   done
   echo "round $r of $ROUNDS measured" >&2
 done
-for k in get_http get_https post_http post_https; do
+for k in get_http get_https post_http post_https get_close_http get_close_https; do
   echo "$k ${R[$k]}" | python3 -c '
 import sys, statistics as s
 name, rounds = sys.stdin.read().split(" ", 1)
 xs = [tuple(map(float, r.split())) for r in rounds.strip().strip(";").split(";")]
-print(f"{name:10} req/s {int(s.median(x[0] for x in xs)):6}  p99_ms {s.median(x[1] for x in xs):6.2f}   rounds {xs}")'
+print(f"{name:15} req/s {int(s.median(x[0] for x in xs)):6}  p99_ms {s.median(x[1] for x in xs):6.2f}   rounds {xs}")'
 done

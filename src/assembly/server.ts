@@ -63,13 +63,13 @@ export interface StartOptions {
  * PostgreSQL with VAULT_DATABASE_URL) -> app -> listen, plus the TTL
  * sweeper and the webhook delivery worker.
  *
- * @param notice writes operator messages (generated keys) to stderr, once.
- * @param options see StartOptions.
  * With VAULT_TLS_CERT and VAULT_TLS_KEY it listens with HTTPS (the pair
  * read and checked before anything else, then watched: http/tls/file-source.ts),
  * and with VAULT_HTTP_REDIRECT_PORT also with plain HTTP redirecting there
  * (http/tls/redirect.ts).
  *
+ * @param notice writes operator messages (generated keys) to stderr, once.
+ * @param options see StartOptions.
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key,
  *   a database that cannot be opened, a TLS certificate or key that cannot be
  *   read or do not match, or a port or host it cannot listen on (the command
