@@ -4,7 +4,8 @@
 # certificate made by openssl), measured in alternation so both see the same noise.
 # Usage, from the project root after `npm run build`: bench/tls.sh [ROUNDS]  (needs wrk and openssl)
 # Env: DUR seconds per measurement (5), CONN connections (50).
-# Prints the median req/s and p99 (ms) per scenario, with every round. get and post: wrk keeps
+# Prints the median req/s, p99 (ms) and server CPU microseconds per request (user + system, from
+# /proc/PID/stat: the figure to read on a shared machine) per scenario, with every round. get and post: wrk keeps
 # its connections open (keep-alive clients, the handshakes are in the warm-up); get_close:
 # `Connection: close`, a new connection (over HTTPS a full handshake) for every request.
 set -u
@@ -39,19 +40,24 @@ for base in $HTTP $HTTPS; do
     || { echo "the vault at $base did not start"; exit 1; }
   wrk -t1 -c"$CONN" -d1s -H "Authorization: Bearer $MK" "$base/secrets/bench" >/dev/null # warm-up
 done
-measure() { # wrk args -> "req/s p99ms"
-  wrk -t1 -c"$CONN" -d"${DUR}s" --latency "$@" 2>/dev/null | awk '
+tick=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+measure() { # pid wrk-args -> "req/s p99ms cpu-us-per-request"
+  local pid=$1 c0 c1 out; shift
+  c0=$(cpu "$pid"); out=$(wrk -t1 -c"$CONN" -d"${DUR}s" --latency "$@" 2>/dev/null); c1=$(cpu "$pid")
+  echo "$out" | awk -v cpu=$(( (c1 - c0) * 1000000 / tick )) '
+    /requests in/ {n=$1}
     /Requests\/sec/ {r=int($2)}
     $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v=v*1000}; p=v}
-    END {printf "%d %.2f\n", r, p}'
+    END {printf "%d %.2f %d\n", r, p, (n > 0 ? cpu / n : 0)}'
 }
 declare -A R
 for r in $(seq "$ROUNDS"); do
   for scheme in http https; do
-    base=$HTTP; [ $scheme = https ] && base=$HTTPS
-    R[get_$scheme]+="$(measure -H "Authorization: Bearer $MK" "$base/secrets/bench");"
-    R[post_$scheme]+="$(measure -s "$T/post.lua" -H "Authorization: Bearer $MK" "$base/secrets");"
-    R[get_close_$scheme]+="$(measure -H "Connection: close" -H "Authorization: Bearer $MK" "$base/secrets/bench");"
+    base=$HTTP; pid=$PH; [ $scheme = https ] && base=$HTTPS && pid=$PS
+    R[get_$scheme]+="$(measure $pid -H "Authorization: Bearer $MK" "$base/secrets/bench");"
+    R[post_$scheme]+="$(measure $pid -s "$T/post.lua" -H "Authorization: Bearer $MK" "$base/secrets");"
+    R[get_close_$scheme]+="$(measure $pid -H "Connection: close" -H "Authorization: Bearer $MK" "$base/secrets/bench");"
   done
   echo "round $r of $ROUNDS measured" >&2
 done
@@ -60,5 +66,5 @@ for k in get_http get_https post_http post_https get_close_http get_close_https;
 import sys, statistics as s
 name, rounds = sys.stdin.read().split(" ", 1)
 xs = [tuple(map(float, r.split())) for r in rounds.strip().strip(";").split(";")]
-print(f"{name:15} req/s {int(s.median(x[0] for x in xs)):6}  p99_ms {s.median(x[1] for x in xs):6.2f}   rounds {xs}")'
+print(f"{name:15} req/s {int(s.median(x[0] for x in xs)):6}  p99_ms {s.median(x[1] for x in xs):6.2f}  cpu_us/request {int(s.median(x[2] for x in xs)):5}   rounds {xs}")'
 done
