@@ -35,7 +35,12 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   process.once("SIGINT", onSignal);
   // With TLS, SIGHUP reads the certificate and key again (docs/deploy.md, "HTTPS"); without, it stops as before.
   const reloadTls = server.reloadTls;
-  if (reloadTls !== undefined) process.on("SIGHUP", () => void reloadTls());
+  if (reloadTls !== undefined) {
+    process.on("SIGHUP", () => {
+      // A change or a refusal logs itself (http/tls/file-source.ts); say so when there is nothing new.
+      if (reloadTls() === "unchanged") log.info({ signal: "SIGHUP" }, "TLS certificate unchanged: the files hold the pair already served");
+    });
+  }
   // Announced only once the signals are handled: a program that stops the vault
   // as soon as it reads the line must get the graceful stop (exit 0), not the default kill.
   process.stderr.write(`ephemeral-vault ${version} listening on ${server.url}\n`);

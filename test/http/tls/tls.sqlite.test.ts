@@ -272,6 +272,38 @@ describe("HTTPS from VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
     a.destroy();
   });
 
+  it("records the client's address in the audit log, and lets an in-flight request finish at a graceful stop", async () => {
+    const { server } = await start(writePair(tempDir(), first));
+    const ca = [authority.cert];
+    const created = await httpsRequest(`${server.url}/secrets`, ca, {
+      method: "POST",
+      headers: Object.assign({ "content-type": "application/json" }, auth),
+      body: JSON.stringify({ key: "audited/one", value: "v" }),
+    });
+    expect(created.status).toBe(201);
+    const audit = JSON.parse((await httpsRequest(`${server.url}/audit?key=audited%2Fone`, ca, { headers: auth })).body) as { entries: { action: string; ip: string | null }[] };
+    expect(audit.entries.length).toBeGreaterThan(0);
+    expect(audit.entries.map((e) => e.ip)).toEqual(audit.entries.map(() => "127.0.0.1"));
+
+    // Headers in, body still coming when the stop begins: the answer still comes, then the stop ends.
+    const socket = await new Promise<import("node:tls").TLSSocket>((resolve, reject) => {
+      const s = tlsConnect({ host: "127.0.0.1", port: server.port, ca, servername: "localhost" }, () => resolve(s));
+      s.on("error", reject);
+    });
+    let answer = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => (answer += chunk));
+    const body = JSON.stringify({ key: "inflight/one", value: "during the stop" });
+    socket.write(`POST /secrets HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${MASTER}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    running.splice(running.indexOf(server), 1);
+    const stopped = server.stop();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write(body.slice(5));
+    await expect.poll(() => answer, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 201 /);
+    await stopped;
+    socket.destroy();
+  });
+
   it("refuses to start with one of the two settings, an unreadable file or a pair that does not match", async () => {
     const dir = tempDir();
     const files = writePair(dir, first);
