@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cleanupTemp, cliAgainst, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { closeMcpClients, connectMcp } from "../support/mcp-client.js";
 import { itSqlite } from "../support/test-engine.js";
 import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
 import type { TestCertificate } from "../support/webhook-receiver.js";
@@ -19,7 +21,10 @@ beforeAll(async () => {
   [first, second] = await Promise.all([makeLeaf(authority), makeLeaf(authority)]);
 });
 
-afterEach(killChildren);
+afterEach(async () => {
+  await closeMcpClients();
+  await killChildren();
+});
 afterAll(cleanupTemp);
 
 describe("serve with VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
@@ -74,5 +79,26 @@ describe("serve with VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
     const local = cliAgainst(vault, ["ls", "--json"], { VAULT_ADDR: undefined, VAULT_DATA_DIR: dataDir, VAULT_CACERT: caFile });
     expect([local.code, local.stderr]).toEqual([0, ""]);
     expect(JSON.parse(local.stdout)).toEqual([]);
+  });
+
+  it("is reached by the MCP server with VAULT_CACERT; without it a tool answers the same clear refusal", async () => {
+    const certs = tempDir("ev-tls-certs-");
+    const files = writePair(certs, first);
+    const caFile = join(certs, "ca.pem");
+    writeFileSync(caFile, authority.cert);
+    const vault = await startVault(tempDir(), { env: { VAULT_TLS_CERT: files.cert, VAULT_TLS_KEY: files.key } });
+    const text = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
+
+    const trusted = await connectMcp({ addr: vault.url, env: { VAULT_CACERT: caFile } });
+    const put = await trusted.client.callTool({ name: "put_secret", arguments: { key: "mcp/tls", value: "via mcp" } });
+    expect(put.isError).toBeFalsy();
+    const listed = await trusted.client.callTool({ name: "list_secrets", arguments: { prefix: "mcp/" } });
+    expect(listed.isError).toBeFalsy();
+    expect(text(listed)).toContain("mcp/tls");
+
+    const untrusted = await connectMcp({ addr: vault.url });
+    const refused = await untrusted.client.callTool({ name: "list_secrets", arguments: { prefix: "mcp/" } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/its TLS certificate is not trusted: UNABLE_TO_VERIFY_LEAF_SIGNATURE\); to trust the CA that signed it, set VAULT_CACERT/);
   });
 });
