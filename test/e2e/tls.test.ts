@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { cleanupTemp, cliAgainst, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
+import { cleanupTemp, cliAgainst, killChildren, runCommand, startVault, tempDir } from "../support/e2e-helpers.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { closeMcpClients, connectMcp } from "../support/mcp-client.js";
 import { itSqlite } from "../support/test-engine.js";
@@ -100,5 +100,21 @@ describe("serve with VAULT_TLS_CERT and VAULT_TLS_KEY", () => {
     const refused = await untrusted.client.callTool({ name: "list_secrets", arguments: { prefix: "mcp/" } });
     expect(refused.isError).toBe(true);
     expect(text(refused)).toMatch(/its TLS certificate is not trusted: UNABLE_TO_VERIFY_LEAF_SIGNATURE\); to trust the CA that signed it, set VAULT_CACERT/);
+  });
+
+  it("refuses to start, exit 2 and one line, with a key that is not the certificate's or a file it cannot read", async () => {
+    const certs = tempDir("ev-tls-certs-");
+    const files = writePair(certs, first);
+    const otherKey = join(certs, "other.pem");
+    writeFileSync(otherKey, second.key);
+    const dataDir = tempDir();
+    const mismatch = runCommand(["serve", "--port", "0"], { VAULT_DATA_DIR: dataDir, VAULT_TLS_CERT: files.cert, VAULT_TLS_KEY: otherKey });
+    expect([mismatch.code, mismatch.stderr.trim().split("\n").at(-1)]).toEqual([2, "ephemeral-vault: VAULT_TLS_KEY is not the private key of the certificate in VAULT_TLS_CERT"]);
+    expect(mismatch.stderr).not.toContain("PRIVATE KEY");
+    const unreadable = runCommand(["serve", "--port", "0"], { VAULT_DATA_DIR: dataDir, VAULT_TLS_CERT: join(certs, "none.pem"), VAULT_TLS_KEY: files.key });
+    expect([unreadable.code, unreadable.stderr.trim().split("\n").at(-1)]).toEqual([2, `ephemeral-vault: VAULT_TLS_CERT ${join(certs, "none.pem")} cannot be read (ENOENT)`]);
+    const half = runCommand(["serve", "--port", "0"], { VAULT_DATA_DIR: dataDir, VAULT_TLS_CERT: files.cert });
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain("VAULT_TLS_KEY must be set with VAULT_TLS_CERT");
   });
 });
