@@ -10,7 +10,7 @@ export const STATIC_HEADERS: readonly (readonly [string, string])[] = [
 /**
  * Strict-Transport-Security of every answer over HTTPS (RFC 6797 §6.1): two
  * years, the value browsers' preload lists ask for; no includeSubDomains (the
- * vault does not speak for other hosts) (docs/deploy.md, "HTTPS").
+ * vault does not speak for other hosts) (docs/deploy.md, "The executable alone, on HTTPS").
  */
 export const HSTS: readonly [string, string] = ["Strict-Transport-Security", "max-age=63072000"];
 

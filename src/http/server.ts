@@ -59,7 +59,9 @@ export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse> |
 /**
  * The TLS options of the HTTPS listener for a pair: TLS 1.2 at least, Node's
  * defaults otherwise (ciphers, curves, session tickets), and ALPN `http/1.1`
- * only (the vault speaks HTTP/1.1: docs/deploy.md, "HTTPS").
+ * only: the vault speaks HTTP/1.1, whose server enforces the timeouts and
+ * connection caps below; Node's HTTP/2 server with its HTTP/1.1 fallback does
+ * not (docs/deploy.md, "The executable alone, on HTTPS").
  */
 export function tlsOptions(pair: CertificatePair): SecureContextOptions & { ALPNProtocols: string[] } {
   return { cert: pair.cert, key: pair.key, minVersion: "TLSv1.2", ALPNProtocols: ["http/1.1"] };

@@ -8,7 +8,7 @@ import { itSqlite } from "../support/test-engine.js";
 import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
 import type { TestCertificate } from "../support/webhook-receiver.js";
 
-// The built command with HTTPS from files (docs/deploy.md "HTTPS", docs/cli.md
+// The built command with HTTPS from files (docs/deploy.md "The executable alone, on HTTPS", docs/cli.md
 // "Connecting"), on both engines: SIGHUP reloads the pair, and the client
 // commands trust the vault's CA through VAULT_CACERT, or refuse it clearly.
 

@@ -33,7 +33,7 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   };
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
-  // With TLS, SIGHUP reads the certificate and key again (docs/deploy.md, "HTTPS"); without, it stops as before.
+  // With TLS, SIGHUP reads the certificate and key again (docs/deploy.md, "The executable alone, on HTTPS"); without, it stops as before.
   const reloadTls = server.reloadTls;
   if (reloadTls !== undefined) {
     process.on("SIGHUP", () => {

@@ -40,7 +40,7 @@ export function readPair(files: CertificateFiles): { pair: CertificatePair; info
 
 /**
  * The certificate source of VAULT_TLS_CERT and VAULT_TLS_KEY (docs/deploy.md,
- * "HTTPS"): the pair is read and checked when the source is made, and again
+ * "The executable alone, on HTTPS"): the pair is read and checked when the source is made, and again
  * on reload() (the server calls it on SIGHUP) and when anything changes in
  * either file's directory (fs.watch, debounced by RELOAD_DEBOUNCE_MS:
  * certificate tools usually write new files beside the old and rename them

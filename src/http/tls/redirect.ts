@@ -61,7 +61,7 @@ export function httpsLocation(req: Pick<IncomingMessage, "url" | "headers">, ori
 
 /**
  * The plain-HTTP listener of VAULT_HTTP_REDIRECT_PORT (docs/deploy.md,
- * "HTTPS"), not listening yet: every request gets `308 Permanent Redirect`
+ * "The executable alone, on HTTPS"), not listening yet: every request gets `308 Permanent Redirect`
  * (RFC 9110 §15.4.9: the method and body are kept) to the same path and
  * query on HTTPS, with a JSON body `{"location": ...}`, and nothing else is
  * served; a request target that is not a path (`*`, an absolute URL) or a

@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { createSecureContext } from "node:tls";
 
 /*
- * Where the HTTPS listener's certificate comes from (docs/deploy.md, "HTTPS"):
+ * Where the HTTPS listener's certificate comes from (docs/deploy.md, "The executable alone, on HTTPS"):
  * a CertificateSource hands out the current pair and says when it changed;
  * the server (http/server.ts) swaps its secure context then. Files
  * (file-source.ts, VAULT_TLS_CERT / VAULT_TLS_KEY) are one source; an ACME

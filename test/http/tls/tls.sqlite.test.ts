@@ -14,7 +14,7 @@ import { createLogger } from "../../../src/log/log.js";
 import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../../support/tls-helpers.js";
 import type { TestCertificate } from "../../support/webhook-receiver.js";
 
-// HTTPS built in (docs/deploy.md "HTTPS", docs/configuration.md): a vault in
+// HTTPS built in (docs/deploy.md "The executable alone, on HTTPS", docs/configuration.md): a vault in
 // process on 127.0.0.1 with VAULT_TLS_CERT / VAULT_TLS_KEY from files, real
 // TLS clients. The vault runs on `:memory:` (SQLite by construction); the
 // spawned vault on both engines is test/e2e/tls.test.ts.
