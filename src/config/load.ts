@@ -11,8 +11,9 @@ import type { Raw } from "./values.js";
  * the row's default (docs/configuration.md). Then the rules between
  * settings: the headers timeout at most the request timeout, the keys
  * every node of one PostgreSQL database shares, and the TLS pair (both files
- * or neither; the redirect port only with TLS, and not the TLS port). Writes nothing and touches
- * no file.
+ * or neither; the redirect port only with TLS, and not the TLS port).
+ * Defaults derived from other settings (the public URL) are resolved last.
+ * Writes nothing and touches no file (the TLS files are read by the server).
  *
  * @param flags the serve command's flags by name without dashes
  *   (`{"data-dir": "/x", "trust-proxy": true}`); a bare boolean flag is `true`.
