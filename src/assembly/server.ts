@@ -5,6 +5,11 @@ import type { Config } from "../config.js";
 import { ConfigError, defaultPublicUrl } from "../config.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { createHttpServer } from "../http/server.js";
+import { FileCertificateSource } from "../http/tls/file-source.js";
+import type { ReloadOutcome } from "../http/tls/file-source.js";
+import { CertificateError } from "../http/tls/source.js";
+import { createRedirectServer } from "../http/tls/redirect.js";
+import type { Server as HttpServer } from "node:http";
 import type { KeyMaterial, Notice } from "../runtime/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "../crypto/license.js";
 import type { Logger } from "../log/log.js";
@@ -16,9 +21,16 @@ import type { VaultOptions } from "./vault.js";
 const DRAIN_MS = 4000;
 
 export interface RunningServer {
-  /** The address it listens on, e.g. http://127.0.0.1:8484. */
+  /** The address it listens on, e.g. http://127.0.0.1:8484 (https:// with TLS). */
   url: string;
   port: number;
+  /** The port of the plain-HTTP redirect listener (VAULT_HTTP_REDIRECT_PORT); undefined: none. */
+  redirectPort: number | undefined;
+  /**
+   * Reads VAULT_TLS_CERT and VAULT_TLS_KEY again (the serve command calls it
+   * on SIGHUP); undefined without TLS. See FileCertificateSource.reload.
+   */
+  reloadTls: (() => ReloadOutcome) | undefined;
   /**
    * Graceful stop (docs/contract.md §15): stop accepting, let in-flight
    * requests finish (at most DRAIN_MS), flush the group commit, stop the
@@ -51,13 +63,20 @@ export interface StartOptions {
  * PostgreSQL with VAULT_DATABASE_URL) -> app -> listen, plus the TTL
  * sweeper and the webhook delivery worker.
  *
+ * With VAULT_TLS_CERT and VAULT_TLS_KEY it listens with HTTPS (the pair
+ * read and checked before anything else, then watched: http/tls/file-source.ts),
+ * and with VAULT_HTTP_REDIRECT_PORT also with plain HTTP redirecting there
+ * (http/tls/redirect.ts).
+ *
  * @param notice writes operator messages (generated keys) to stderr, once.
  * @param options see StartOptions.
  * @throws ConfigError for a bad data dir, a key file, a wrong encryption key,
- *   a database that cannot be opened, or a port or host it cannot listen on
- *   (the command exits 2); any other listen error as is.
+ *   a database that cannot be opened, a TLS certificate or key that cannot be
+ *   read or do not match, or a port or host it cannot listen on (the command
+ *   exits 2); any other listen error as is.
  */
 export async function startServer(config: Config, log: Logger, notice: Notice, options: StartOptions = {}): Promise<RunningServer> {
+  const tls = openCertificateSource(config, log);
   const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
@@ -102,7 +121,10 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       scopeConcurrency: config.webhookScopeConcurrency,
     },
   });
-  const node = config.databaseUrl === undefined ? await openSqliteNode(config, notice, common, log) : await openPgNode(config, notice, common, log);
+  const node = await (config.databaseUrl === undefined ? openSqliteNode(config, notice, common, log) : openPgNode(config, notice, common, log)).catch((err: unknown) => {
+    tls?.close();
+    throw err;
+  });
   const masterKey = node.masterKey;
   if (license.valid) {
     log.info({ subject: license.subject, expires_at: license.expiresAt }, "license valid: no active-secret limit");
@@ -134,22 +156,36 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   authFailureDrain.unref();
 
   const server = await new Promise<VaultServer>((resolve, reject) => {
-    const s = createHttpServer(vault.app.fetch, config, log, config.host);
+    const s = createHttpServer(vault.app.fetch, config, log, config.host, tls);
     s.once("listening", () => resolve(s));
     s.once("error", reject);
     s.listen(config.port, config.host);
   }).catch(async (err: unknown) => {
     clearInterval(authFailureDrain);
+    tls?.close();
     await sweeper.stop();
     await node.close();
     throw listenError(err, config);
   });
   const port = (server.address() as AddressInfo).port;
   const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
-  const url = `http://${shownHost}:${port}`;
-  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)) publicUrl = url;
-  log.info({ url, storage: node.storage }, "ephemeral-vault listening");
-  if (!isLoopbackHost(config.host) && config.publicUrl === defaultPublicUrl(config.host, config.port)) {
+  const url = `${tls === undefined ? "http" : "https"}://${shownHost}:${port}`;
+  const tlsOn = tls !== undefined;
+  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0, tlsOn)) publicUrl = url;
+  let redirect: HttpServer | undefined;
+  if (config.httpRedirectPort !== undefined) {
+    redirect = await listenRedirect(config, publicUrl, port).catch(async (err: unknown) => {
+      clearInterval(authFailureDrain);
+      tls?.close();
+      await new Promise((resolve) => server.close(resolve));
+      await sweeper.stop();
+      await node.close();
+      throw err;
+    });
+  }
+  const redirectPort = redirect === undefined ? undefined : (redirect.address() as AddressInfo).port;
+  log.info({ url, storage: node.storage, redirect_port: redirectPort }, "ephemeral-vault listening");
+  if (!isLoopbackHost(config.host) && config.publicUrl === defaultPublicUrl(config.host, config.port, tlsOn)) {
     log.warn(
       { publicUrl },
       "VAULT_PUBLIC_URL is not set: share links will name this bind address, which people outside this machine may not be able to open; set VAULT_PUBLIC_URL to the address they use (docs/share.md)",
@@ -174,7 +210,10 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
           resolve();
         });
         server.closeIdleConnections();
+        redirect?.close();
+        redirect?.closeAllConnections();
       });
+      tls?.close();
       clearInterval(authFailureDrain);
       await Promise.all([sweeper.stop(), vault.webhooks.worker.stop()]);
       await vault.flushAuthFailures(true).catch((err: unknown) => log.error({ err }, "coalesced auth.failed rows not written"));
@@ -183,7 +222,41 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       log.info("ephemeral-vault stopped");
     })());
 
-  return { url, port, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
+  const reloadTls = tls === undefined ? undefined : () => tls.reload("SIGHUP");
+  return { url, port, redirectPort, reloadTls, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
+}
+
+/**
+ * The certificate source of VAULT_TLS_CERT / VAULT_TLS_KEY, read and checked
+ * now; undefined without them.
+ * @throws ConfigError with the file or the mismatch named (no key material).
+ */
+function openCertificateSource(config: Config, log: Logger): FileCertificateSource | undefined {
+  if (config.tlsCert === undefined || config.tlsKey === undefined) return undefined;
+  try {
+    return new FileCertificateSource({ certPath: config.tlsCert, keyPath: config.tlsKey }, log);
+  } catch (err) {
+    if (err instanceof CertificateError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * Starts the redirect listener of VAULT_HTTP_REDIRECT_PORT on VAULT_HOST: to
+ * the public URL's origin when it is https://, else to the request's host on
+ * the HTTPS port.
+ * @throws ConfigError naming VAULT_HTTP_REDIRECT_PORT when it cannot listen there.
+ */
+async function listenRedirect(config: Config, publicUrl: string, tlsPort: number): Promise<HttpServer> {
+  const origin = publicUrl.startsWith("https://") && config.publicUrl !== defaultPublicUrl(config.host, config.port, true) ? new URL(publicUrl).origin : undefined;
+  const redirect = createRedirectServer({ origin, tlsPort, limits: config });
+  return new Promise<HttpServer>((resolve, reject) => {
+    redirect.once("listening", () => resolve(redirect));
+    redirect.once("error", (err: NodeJS.ErrnoException) => {
+      reject(new ConfigError(`VAULT_HTTP_REDIRECT_PORT ${config.httpRedirectPort} cannot be used on ${config.host} (${err.code ?? err.message})`));
+    });
+    redirect.listen(config.httpRedirectPort, config.host);
+  });
 }
 
 /**
@@ -194,7 +267,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
  * @returns the function that removes the file at a clean stop.
  */
 function recordAddress(config: Config, port: number, log: Logger): () => void {
-  const addr = localAddressOf(config.host, port);
+  const addr = localAddressOf(config.host, port, config.tlsCert !== undefined);
   if (config.databaseUrl !== undefined || config.dataDir === ":memory:" || addr === undefined) return () => {};
   try {
     const remove = writeAddressFile(config.dataDir, addr);

@@ -23,6 +23,7 @@ to a running vault over HTTP:
   --token TOKEN   VAULT_TOKEN   default: ./.vault/master.key or $VAULT_DATA_DIR/master.key when readable
   --org ORG_ID    VAULT_ORG     act on that organization's secrets (a principal key as token)
   --timeout D     give up on a request after D, its retries included (default 30s; 0: never)
+                  VAULT_CACERT  a PEM file of CA certificates to trust for an https:// vault, besides the system's
   DURATION is seconds or 30s, 15m, 2h, 7d.
 
 Serve flags (each also an environment variable; a flag wins):

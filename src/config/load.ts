@@ -9,9 +9,11 @@ import type { Raw } from "./values.js";
  * the settings table (settings.ts) per field: the flag wins, then the first
  * non-empty variable of the row (an empty variable counts as unset), else
  * the row's default (docs/configuration.md). Then the rules between
- * settings: the headers timeout at most the request timeout, and the keys
- * every node of one PostgreSQL database shares. Writes nothing and touches
- * no file.
+ * settings: the headers timeout at most the request timeout, the keys
+ * every node of one PostgreSQL database shares, and the TLS pair (both files
+ * or neither; the redirect port only with TLS, and not the TLS port).
+ * Defaults derived from other settings (the public URL) are resolved last.
+ * Writes nothing and touches no file (the TLS files are read by the server).
  *
  * @param flags the serve command's flags by name without dashes
  *   (`{"data-dir": "/x", "trust-proxy": true}`); a bare boolean flag is `true`.
@@ -30,14 +32,18 @@ export function loadConfig(flags: Record<string, string | boolean | undefined>, 
     }
     return undefined;
   };
+  const derived: (keyof Config)[] = [];
   const resolve = <K extends keyof Config>(field: K): void => {
     const setting: Setting<Config[K]> = SETTINGS[field];
     const raw = rawOf(setting);
     if (raw !== undefined) out[field] = setting.parse(raw, setting.env[0] ?? field);
-    else if (setting.derive !== undefined) out[field] = setting.derive({ host: out.host ?? "", port: out.port ?? 0 });
+    else if (setting.derive !== undefined) derived.push(field);
     else out[field] = setting.default;
   };
   for (const field of Object.keys(SETTINGS) as (keyof Config)[]) resolve(field);
+  // Derived defaults last: they read settings that come after them in the table (VAULT_TLS_CERT).
+  const from = { host: out.host ?? "", port: out.port ?? 0, tls: out.tlsCert !== undefined };
+  for (const field of derived) (out as Record<string, unknown>)[field] = SETTINGS[field].derive?.(from);
   const config = out as Config;
   checkTogether(config);
   return config;
@@ -47,6 +53,16 @@ export function loadConfig(flags: Record<string, string | boolean | undefined>, 
 function checkTogether(config: Config): void {
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError("VAULT_HEADERS_TIMEOUT_MS must not be larger than VAULT_REQUEST_TIMEOUT_MS");
+  }
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+    const [given, missing] = config.tlsCert === undefined ? ["VAULT_TLS_KEY", "VAULT_TLS_CERT"] : ["VAULT_TLS_CERT", "VAULT_TLS_KEY"];
+    throw new ConfigError(`${missing} must be set with ${given}: TLS needs both the certificate and its private key (docs/configuration.md "HTTPS")`);
+  }
+  if (config.httpRedirectPort !== undefined) {
+    if (config.tlsCert === undefined) throw new ConfigError("VAULT_HTTP_REDIRECT_PORT needs VAULT_TLS_CERT and VAULT_TLS_KEY: it redirects to the HTTPS listener");
+    if (config.httpRedirectPort !== 0 && config.httpRedirectPort === config.port) {
+      throw new ConfigError(`VAULT_HTTP_REDIRECT_PORT must differ from VAULT_PORT (${config.port})`);
+    }
   }
   if (config.databaseUrl === undefined) return;
   // Nodes of one database share these; a node must never generate its own.

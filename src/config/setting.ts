@@ -18,8 +18,11 @@ export interface Setting<T> {
   kind: "value" | "boolean";
   /** The value when neither the flag nor a variable is set. */
   default: T;
-  /** When unset and this is given: the value derived from the host and port (the public URL). */
-  derive?: ((at: { host: string; port: number }) => T) | undefined;
+  /**
+   * When unset and this is given: the value derived from the host, the port and
+   * whether TLS is on (the public URL); loadConfig resolves derived rows after the others.
+   */
+  derive?: ((at: DeriveFrom) => T) | undefined;
   /** How the default is shown when it is not a plain value: "generated", "none", a pattern. */
   shown?: string | undefined;
   /** What it takes, for the docs: a range, a format. */
@@ -30,6 +33,13 @@ export interface Setting<T> {
   help: string;
   /** The meaning column of docs/configuration.md (Markdown). */
   doc: string;
+}
+
+/** What a derived default is made from: the resolved VAULT_HOST, VAULT_PORT, and whether VAULT_TLS_CERT is set. */
+export interface DeriveFrom {
+  host: string;
+  port: number;
+  tls: boolean;
 }
 
 /** The settings table: one row per Config field (settings.ts). */

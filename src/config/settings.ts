@@ -1,15 +1,15 @@
 import { flag, int, row, text } from "./setting.js";
-import type { SettingsTable } from "./setting.js";
+import type { DeriveFrom, SettingsTable } from "./setting.js";
 import * as value from "./values.js";
 
 /**
- * The default VAULT_PUBLIC_URL, `http://{host}:{port}` (docs/configuration.md),
- * an IPv6 host in brackets. With port 0 the server replaces it once it knows
- * the port it listens on.
+ * The default VAULT_PUBLIC_URL, `http://{host}:{port}`, or `https://{host}:{port}`
+ * with TLS on (docs/configuration.md), an IPv6 host in brackets. With port 0
+ * the server replaces it once it knows the port it listens on.
  */
-export function defaultPublicUrl(host: string, port: number): string {
+export function defaultPublicUrl(host: string, port: number, tls = false): string {
   const shownHost = host.includes(":") ? `[${host}]` : host;
-  return `http://${shownHost}:${port}`;
+  return `${tls ? "https" : "http"}://${shownHost}:${port}`;
 }
 
 /**
@@ -53,12 +53,31 @@ export const SETTINGS: SettingsTable = {
   publicUrl: Object.assign(
     row(
       ["VAULT_PUBLIC_URL"],
-      text("an absolute http(s) URL", value.httpUrl, "", "`http://{host}:{port}`"),
-      "base of the url returned for public secrets (default http://{host}:{port})",
+      text("an absolute http(s) URL", value.httpUrl, "", "`http://{host}:{port}` (`https://` with TLS)"),
+      "base of the url returned for public secrets (default http://{host}:{port}, https:// with TLS)",
       "base of the `url` returned for public secrets (`VAULT_PUBLIC_URL/s/<id>`, the recipient page: [share.md](share.md)); with `--port 0` the default names the port actually listened on. " +
         "When `VAULT_HOST` is not a loopback address and this is unset, the start logs a warning: share links would name the bind address, which people elsewhere may not reach",
     ),
-    { derive: (at: { host: string; port: number }) => defaultPublicUrl(at.host, at.port) },
+    { derive: (at: DeriveFrom) => defaultPublicUrl(at.host, at.port, at.tls) },
+  ),
+  // HTTPS built in (docs/deploy.md, docs/configuration.md "HTTPS").
+  tlsCert: row(
+    ["VAULT_TLS_CERT"],
+    text("a PEM file", value.filePath, undefined, "none"),
+    "PEM certificate chain file: serve HTTPS (with VAULT_TLS_KEY); re-read on SIGHUP and when it changes",
+    "a PEM file with the server's certificate, then its intermediates: the vault serves HTTPS (TLS 1.2 or later, HTTP/1.1) on `VAULT_PORT`, and every answer carries `Strict-Transport-Security: max-age=63072000`. Set with `VAULT_TLS_KEY`; both files are read again on SIGHUP and when either changes (a new pair that does not load is refused with a log line, the old one kept) ([deploy.md](deploy.md))",
+  ),
+  tlsKey: row(
+    ["VAULT_TLS_KEY"],
+    text("a PEM file", value.filePath, undefined, "none"),
+    "PEM private key file of VAULT_TLS_CERT",
+    "a PEM file with the private key of `VAULT_TLS_CERT` (unencrypted; readable by the vault's user only: mode 0600, or 0640 with a group of its own). A key that does not match the certificate refuses the start",
+  ),
+  httpRedirectPort: row(
+    ["VAULT_HTTP_REDIRECT_PORT"],
+    text("0 to 65535", value.port, undefined, "none"),
+    "also listen on this port with plain HTTP and redirect (308) to HTTPS; needs VAULT_TLS_CERT",
+    "also listen on this port (on `VAULT_HOST`) with plain HTTP, answering every request with `308` to the same path on HTTPS (`VAULT_PUBLIC_URL` when it is `https://`, else the request's host on `VAULT_PORT`); `/.well-known/acme-challenge/*` is kept for ACME HTTP-01 and answers 404 for now. Needs `VAULT_TLS_CERT`; usually `80` with `VAULT_PORT=443` ([deploy.md](deploy.md))",
   ),
   sharePage: row(
     ["VAULT_SHARE_PAGE"],

@@ -15,6 +15,12 @@ export interface Config {
   previousEncryptionKeys: Buffer[];
   /** Base of the `url` of public secrets, without a trailing slash. */
   publicUrl: string;
+  /** VAULT_TLS_CERT: the PEM certificate chain file; set with tlsKey, the vault serves HTTPS. */
+  tlsCert: string | undefined;
+  /** VAULT_TLS_KEY: the PEM private key file of tlsCert. */
+  tlsKey: string | undefined;
+  /** VAULT_HTTP_REDIRECT_PORT: a plain-HTTP listener redirecting to HTTPS (0 picks a free port); undefined: none. */
+  httpRedirectPort: number | undefined;
   licenseKey: string | undefined;
   licensePublicKey: string | undefined;
   webhookSecret: string | undefined;

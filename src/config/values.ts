@@ -98,6 +98,18 @@ export function rootKeyList(raw: Raw, name: string): Buffer[] {
     .map((s) => rootKey(s, name));
 }
 
+/** A file path (not checked here: the component that reads it says what is wrong). @throws ConfigError when it is blank. */
+export function filePath(raw: Raw, name: string): string {
+  const text = textOf(raw, name);
+  if (text.trim() === "") throw new ConfigError(`${name} must be a file path`);
+  return text;
+}
+
+/** A TCP port, 0 to 65535. @throws ConfigError naming the variable. */
+export function port(raw: Raw, name: string): number {
+  return wholeNumber(raw, name, 0, 65535);
+}
+
 /** An absolute http(s) URL, trailing slashes dropped. @throws ConfigError naming the variable. */
 export function httpUrl(raw: Raw, name: string): string {
   const text = textOf(raw, name);

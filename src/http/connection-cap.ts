@@ -51,6 +51,15 @@ export function capConnectionsPerAddress(server: Server, maxPerAddress: number, 
   });
 }
 
+/**
+ * The TCP socket under a request's socket: over HTTPS the request has the
+ * TLSSocket, while the server's "connection" event gave the net.Socket it
+ * wraps (Node's TLSSocket keeps it as `_parent`); over HTTP they are the same.
+ */
+function transportOf(socket: Socket): Socket {
+  return (socket as Socket & { _parent?: Socket | null })._parent ?? socket;
+}
+
 /** Connections beyond VAULT_MAX_CONNECTIONS kept for the local peer (isLocalPeer): health checks on the host. */
 export const LOCAL_RESERVE = 8;
 
@@ -70,7 +79,8 @@ export const LOCAL_RESERVE = 8;
  *   (127.0.0.1, ::1), which has LOCAL_RESERVE slots beyond the limit, so a
  *   health check on the host is answered under any load.
  *
- * `server` is an HTTP server (its "request" events are read). Node's own hard limit (server.maxConnections) is set to maxConnections +
+ * `server` is an HTTP or HTTPS server (its "request" events are read; over
+ * HTTPS a connection is counted from its TCP accept, before the handshake). Node's own hard limit (server.maxConnections) is set to maxConnections +
  * LOCAL_RESERVE. Register after capConnectionsPerAddress (a socket it
  * closed is not counted).
  * @param onEvicted called for each connection closed to make room.
@@ -107,7 +117,7 @@ export function evictWaitingConnections(
     });
   });
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
+    const socket = transportOf(req.socket);
     if (!waiting.delete(socket)) return;
     busy.add(socket);
     res.once("finish", () => {

@@ -1,9 +1,13 @@
 import { createServer, STATUS_CODES } from "node:http";
 import type { IncomingMessage, Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { Server as HttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
+import type { SecureContextOptions } from "node:tls";
 import { getRequestListener } from "@hono/node-server";
 import { capConnectionsPerAddress, evictWaitingConnections } from "./connection-cap.js";
-import { STATIC_HEADERS, VaultResponse } from "./response.js";
+import { STATIC_HEADERS, TLS_HEADERS, VaultResponse, VaultTlsResponse } from "./response.js";
+import type { CertificatePair, CertificateSource } from "./tls/source.js";
 import type { Logger } from "../log/log.js";
 
 /** The limits that keep idle and slow clients from exhausting the process. Times in milliseconds. */
@@ -30,11 +34,11 @@ const DROP_WARNING_EVERY_MS = 10_000;
  * A JSON error response written straight to a socket, for requests that
  * never reach the app (the HTTP parser refused them): `Connection: close`.
  */
-function rawJsonResponse(status: number, error: string): string {
+function rawJsonResponse(status: number, error: string, headers: readonly (readonly [string, string])[]): string {
   const body = JSON.stringify({ error });
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
-    STATIC_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join("") +
+    headers.map(([name, value]) => `${name}: ${value}\r\n`).join("") +
     "Content-Type: application/json\r\n" +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     "Connection: close\r\n\r\n" +
@@ -49,8 +53,19 @@ function clientErrorAnswer(code: string | undefined): { status: number; error: s
   return { status: 400, error: "malformed HTTP request" };
 }
 
-/** The vault's HTTP server: its responses are VaultResponse. */
-export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
+/** The vault's HTTP or HTTPS server: its responses are VaultResponse. */
+export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse> | HttpsServer<typeof IncomingMessage, typeof VaultResponse>;
+
+/**
+ * The TLS options of the HTTPS listener for a pair: TLS 1.2 at least, Node's
+ * defaults otherwise (ciphers, curves, session tickets), and ALPN `http/1.1`
+ * only: the vault speaks HTTP/1.1, whose server enforces the timeouts and
+ * connection caps below; Node's HTTP/2 server with its HTTP/1.1 fallback does
+ * not (docs/deploy.md, "The executable alone, on HTTPS").
+ */
+export function tlsOptions(pair: CertificatePair): SecureContextOptions & { ALPNProtocols: string[] } {
+  return { cert: pair.cert, key: pair.key, minVersion: "TLSv1.2", ALPNProtocols: ["http/1.1"] };
+}
 
 /**
  * Builds the vault's HTTP/1.1 server around the app's fetch handler (not
@@ -75,12 +90,19 @@ export type VaultServer = Server<typeof IncomingMessage, typeof VaultResponse>;
  *   every slot busy the newcomer is closed, except from 127.0.0.1 and ::1,
  *   which keep LOCAL_RESERVE slots beyond the limit (connection-cap.ts
  *   evictWaitingConnections). A warning is logged at most every 10 s.
+ * - tls: HTTPS (tlsOptions) with the source's current pair, swapped for new
+ *   handshakes (server.setSecureContext) each time the source changes, open
+ *   connections kept; every answer, the raw ones above included, carries
+ *   Strict-Transport-Security (response.ts HSTS). A handshake not done
+ *   within headersTimeout, or failed, is closed without an answer; the
+ *   connection caps count a connection from its TCP accept.
  */
 export function createHttpServer(
   fetch: (request: Request) => Response | Promise<Response>,
   limits: ConnectionLimits,
   log: Logger,
   hostname?: string,
+  tls?: CertificateSource,
 ): VaultServer {
   const listener = getRequestListener(fetch, {
     hostname,
@@ -91,17 +113,28 @@ export function createHttpServer(
         : Response.json({ error: "internal error" }, { status: 500 });
     },
   });
-  const server = createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      // X-Request-Id and the security headers go out in the answer's one writeHead.
-      ServerResponse: VaultResponse,
-      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 2))),
-    },
-    (incoming, outgoing) => void listener(incoming, outgoing),
-  );
+  const http = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 2))),
+  };
+  const handle = (incoming: IncomingMessage, outgoing: VaultResponse) => void listener(incoming, outgoing);
+  let server: VaultServer;
+  if (tls === undefined) {
+    // X-Request-Id and the security headers go out in the answer's one writeHead.
+    server = createServer(Object.assign(http, { ServerResponse: VaultResponse }), handle);
+  } else {
+    // A handshake gets the time complete headers get: the request's clock starts only after it.
+    const https = createHttpsServer(
+      Object.assign(http, tlsOptions(tls.current()), { ServerResponse: VaultTlsResponse, handshakeTimeout: limits.headersTimeoutMs }),
+      handle,
+    );
+    const off = tls.onChange(() => https.setSecureContext(tlsOptions(tls.current())));
+    https.once("close", off);
+    server = https;
+  }
+  const rawHeaders = tls === undefined ? STATIC_HEADERS : TLS_HEADERS;
 
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === "ECONNRESET" || !socket.writable) {
@@ -109,7 +142,7 @@ export function createHttpServer(
       return;
     }
     const { status, error } = clientErrorAnswer(err.code);
-    socket.end(rawJsonResponse(status, error));
+    socket.end(rawJsonResponse(status, error, rawHeaders));
     // A client that never reads its answer does not keep the socket.
     setTimeout(() => socket.destroy(), 1000).unref();
   });

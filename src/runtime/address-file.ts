@@ -9,11 +9,13 @@ export const ADDRESS_FILE_NAME = "address";
  * `host` on `port`: the loopback form for a wildcard bind (`0.0.0.0` ->
  * 127.0.0.1, `::` -> [::1]), the bound address itself when it is a loopback
  * one, and undefined for any other host (the client takes only loopback
- * addresses from the file, like the local master key).
+ * addresses from the file, like the local master key). `https://` when the
+ * vault serves TLS (VAULT_TLS_CERT).
  */
-export function localAddressOf(host: string, port: number): string | undefined {
-  if (host === "0.0.0.0" || /^127\./.test(host) || host === "localhost") return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
-  if (host === "::" || host === "::1") return `http://[::1]:${port}`;
+export function localAddressOf(host: string, port: number, tls = false): string | undefined {
+  const scheme = tls ? "https" : "http";
+  if (host === "0.0.0.0" || /^127\./.test(host) || host === "localhost") return `${scheme}://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
+  if (host === "::" || host === "::1") return `${scheme}://[::1]:${port}`;
   return undefined;
 }
 

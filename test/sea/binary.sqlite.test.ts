@@ -9,6 +9,7 @@ import { loadAssets } from "../../src/http/pages/assets.js";
 import { findChromium, launchBrowser } from "../support/browser.js";
 import { docExamples } from "../support/doc-examples.js";
 import { ROOT } from "../support/e2e-helpers.js";
+import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
 
 // The single executable (npm run build:binary; docs/deploy.md), tested as a user
 // would: copied into an empty directory (no node_modules, no package.json, no
@@ -47,9 +48,9 @@ async function runBin(args: string[], options: { input?: string; env?: Record<st
 }
 
 /** Starts `serve --print-url-json`; resolves once its line is out, with the time from spawn to it, ms. */
-async function serve(args: string[]) {
+async function serve(args: string[], extraEnv: Record<string, string> = {}) {
   const started = performance.now();
-  const child = spawn(bin, ["serve", "--port", "0", "--print-url-json", ...args], { cwd: dir, env: env() });
+  const child = spawn(bin, ["serve", "--port", "0", "--print-url-json", ...args], { cwd: dir, env: env(extraEnv) });
   let stdout = "";
   let stderr = "";
   child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
@@ -254,6 +255,38 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
     chmodSync(open, 0o1777);
     const sticky = await runBin(["--version"], { env: { VAULT_BINARY_DIR: join(open, "ev") } });
     expect(sticky, sticky.stderr).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  it("serves HTTPS from VAULT_TLS_CERT / VAULT_TLS_KEY with the redirect listener; its own CLI trusts the CA from VAULT_CACERT", async () => {
+    const authority = await makeCa();
+    const leaf = await makeLeaf(authority);
+    const certs = join(dir, "certs");
+    mkdirSync(certs);
+    const files = writePair(certs, leaf);
+    const caFile = join(certs, "ca.pem");
+    writeFileSync(caFile, authority.cert);
+    const vault = await serve(["--data-dir", ":memory:", "--http-redirect-port", "0"], { VAULT_TLS_CERT: files.cert, VAULT_TLS_KEY: files.key });
+    try {
+      expect(vault.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const health = await httpsRequest(`${vault.url}/health`, [authority.cert]);
+      expect(health.status).toBe(200);
+      expect(health.fingerprint).toBe(fingerprintOf(leaf));
+      expect(health.headers["strict-transport-security"]).toBe("max-age=63072000");
+      const client = { VAULT_ADDR: vault.url, VAULT_TOKEN: vault.token, VAULT_CACERT: caFile };
+      expect((await runBin(["put", "tls/key"], { input: "over https", env: client })).code).toBe(0);
+      expect(await runBin(["get", "tls/key"], { env: client })).toMatchObject({ code: 0, stdout: "over https" });
+      const untrusted = await runBin(["get", "tls/key"], { env: { VAULT_ADDR: vault.url, VAULT_TOKEN: vault.token } });
+      expect(untrusted.code).toBe(2);
+      expect(untrusted.stderr).toMatch(/its TLS certificate is not trusted: .*set VAULT_CACERT/);
+      const redirectPort = /"redirect_port":(\d+)/.exec(vault.stderr())?.[1];
+      expect(redirectPort).toBeDefined();
+      const plain = await fetch(`http://127.0.0.1:${redirectPort}/health?x=1`, { redirect: "manual" });
+      expect(plain.status).toBe(308);
+      expect(plain.headers.get("location")).toBe(`https://127.0.0.1:${new URL(vault.url).port}/health?x=1`);
+    } finally {
+      vault.child.kill("SIGTERM");
+      expect(await vault.exited).toBe(0);
+    }
   });
 
   it("passes its url and token to another program in the CI job of docs/embedding.md", async () => {

@@ -191,7 +191,7 @@ export async function startVault(dataDir: string, options: StartOptions = {}): P
       reject(new Error(`the vault did not start within ${options.timeoutMs ?? 15_000} ms; stderr:\n${err}`));
     }, options.timeoutMs ?? 15_000);
     const onData = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(err);
+      const m = /listening on (https?:\/\/\S+)/.exec(err);
       if (m) {
         cleanup();
         resolve(m[1] as string);

@@ -113,6 +113,13 @@ export class VaultConnectionError extends Error {
   readonly addr: string;
   /** The time limit that ran out, milliseconds; undefined for any other failure. */
   readonly timeoutMs: number | undefined;
+  /**
+   * True when the TLS handshake refused the vault's certificate (an unknown
+   * CA, self-signed, expired, or not for this host name): trust its CA
+   * (the CLI and MCP: VAULT_CACERT; this client: a `fetch` that trusts it,
+   * docs/client.md).
+   */
+  readonly untrustedCertificate: boolean;
 
   /**
    * @param addr the base address of the vault.
@@ -120,13 +127,30 @@ export class VaultConnectionError extends Error {
    * @param timeoutMs the time limit, milliseconds, when it ran out.
    */
   constructor(addr: string, cause: unknown, timeoutMs?: number) {
-    const reason = timeoutMs !== undefined ? `no answer within ${formatMs(timeoutMs)}` : cause instanceof Error ? reasonOf(cause) : String(cause);
+    let reason = timeoutMs !== undefined ? `no answer within ${formatMs(timeoutMs)}` : cause instanceof Error ? reasonOf(cause) : String(cause);
+    const untrusted = timeoutMs === undefined && CERTIFICATE_CODES.has(reason);
+    if (untrusted) reason = `its TLS certificate is not trusted: ${reason}`;
     super(`vault not reachable at ${addr} (${reason})`, { cause });
     this.name = "VaultConnectionError";
     this.addr = addr;
     this.timeoutMs = timeoutMs;
+    this.untrustedCertificate = untrusted;
   }
 }
+
+/** The codes of Node's TLS for a certificate it does not trust (OpenSSL's verify errors, and a host name mismatch). */
+const CERTIFICATE_CODES = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_UNTRUSTED",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_REVOKED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
 
 /** A wait as a person reads it: `2 h`, `10 min` for whole hours or minutes, else as formatMs(). */
 function formatWait(ms: number): string {

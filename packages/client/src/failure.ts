@@ -40,7 +40,8 @@ function listingHint(scope: "global" | "org", audience: FailureAudience): string
  * - not a vault (VaultProtocolError), exit 2: `the server at ADDR is not an
  *   ephemeral-vault (HTTP 404, text/html)`;
  * - unreachable or timed out (VaultConnectionError), exit 2: `vault not
- *   reachable at ADDR (<reason>)`;
+ *   reachable at ADDR (<reason>)`; a TLS certificate not trusted adds how to
+ *   trust its CA (VAULT_CACERT);
  * - a key or id the client refused to send (VaultInputError), exit 2;
  * - nobody answered a request in time (AnswerTimeoutError), exit 2.
  * Shared by the command line and the MCP server (docs/cli.md, docs/mcp.md,
@@ -59,7 +60,11 @@ export function describeFailure(err: unknown, audience: FailureAudience = "cli")
   }
   if (err instanceof VaultProtocolError) return { message: err.message, code: EXIT_UNREACHABLE };
   if (err instanceof VaultInputError) return { message: err.message, code: EXIT_USAGE };
-  if (err instanceof VaultConnectionError) return { message: err.message, code: EXIT_UNREACHABLE };
+  if (err instanceof VaultConnectionError) {
+    // The CLI and the MCP server read VAULT_CACERT (docs/cli.md, "Connecting").
+    const hint = err.untrustedCertificate ? "; to trust the CA that signed it, set VAULT_CACERT to its PEM file" : "";
+    return { message: err.message + hint, code: EXIT_UNREACHABLE };
+  }
   if (err instanceof AnswerTimeoutError) return { message: err.message, code: EXIT_NOT_ANSWERED };
   return null;
 }

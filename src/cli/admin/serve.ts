@@ -9,7 +9,7 @@ import { EXIT_FAILED, EXIT_OK } from "../exit-codes.js";
  * the server modules (hono, better-sqlite3, pino) are imported, so it exits
  * within a second (docs/configuration.md).
  * @returns 0 for --help/--version; undefined once listening (the process then
- *   runs until SIGTERM/SIGINT).
+ *   runs until SIGTERM/SIGINT; with TLS, SIGHUP reloads the certificate).
  * @throws ConfigError for a bad flag or setting.
  */
 export async function serveCommand(args: string[]): Promise<number | undefined> {
@@ -33,6 +33,14 @@ export async function serveCommand(args: string[]): Promise<number | undefined> 
   };
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
+  // With TLS, SIGHUP reads the certificate and key again (docs/deploy.md, "The executable alone, on HTTPS"); without, it stops as before.
+  const reloadTls = server.reloadTls;
+  if (reloadTls !== undefined) {
+    process.on("SIGHUP", () => {
+      // A change or a refusal logs itself (http/tls/file-source.ts); say so when there is nothing new.
+      if (reloadTls() === "unchanged") log.info({ signal: "SIGHUP" }, "TLS certificate unchanged: the files hold the pair already served");
+    });
+  }
   // Announced only once the signals are handled: a program that stops the vault
   // as soon as it reads the line must get the graceful stop (exit 0), not the default kill.
   process.stderr.write(`ephemeral-vault ${version} listening on ${server.url}\n`);

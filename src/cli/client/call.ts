@@ -2,10 +2,11 @@ import { describeFailure, VaultClient, VaultConnectionError, VaultProtocolError 
 import { argvWarning, resolveConnection } from "./connection.js";
 import type { Connection, ConnectionFlags } from "./connection.js";
 import type { ExitCode } from "../exit-codes.js";
+import { cliFetch } from "./ca-fetch.js";
 
 /** The typed client for a resolved connection (its address, token, org and time limit). */
 export function clientFor(connection: Connection): VaultClient {
-  return new VaultClient({ addr: connection.addr, token: connection.token, org: connection.org ?? null, timeoutMs: connection.timeoutMs });
+  return new VaultClient({ fetch: cliFetch(), addr: connection.addr, token: connection.token, org: connection.org ?? null, timeoutMs: connection.timeoutMs });
 }
 
 /**

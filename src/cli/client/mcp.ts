@@ -9,6 +9,7 @@ import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { HttpToolOptions } from "../../mcp/http-allow.js";
+import { cliFetch } from "./ca-fetch.js";
 
 interface McpFlags extends ConnectionFlags {
   allowCommand: string[];
@@ -96,7 +97,7 @@ Example MCP client configuration:
       const { serveMcpStdio } = await import("../../mcp/server.js");
       await serveMcpStdio({
         client: clientFor(connection),
-        globalClient: new VaultClient({ addr: connection.addr, token: connection.token, org: null }),
+        globalClient: new VaultClient({ fetch: cliFetch(), addr: connection.addr, token: connection.token, org: null }),
         reveal,
         commands,
         allowEnv,

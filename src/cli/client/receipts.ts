@@ -6,6 +6,7 @@ import { EXIT_REFUSED } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import { printJson } from "../output.js";
 import { resolveAddress, timeoutOf } from "./connection.js";
+import { cliFetch } from "./ca-fetch.js";
 
 /** The flags of `status` and `destroy`: an address and a time limit, no token (the receipt is the capability). */
 interface ReceiptFlags {
@@ -52,7 +53,7 @@ function receiptClient(receipt: string, flags: ReceiptFlags): { client: VaultCli
   const ref = parseReceipt(receipt);
   if (ref === undefined) throw new ConfigError("not a receipt: expected vrc_ and base64url characters, or a link ending in /receipts/vrc_...");
   const addr = flags.addr === undefined && ref.base !== undefined ? ref.base : resolveAddress(flags).addr;
-  return { client: new VaultClient({ addr, token: undefined, org: null, timeoutMs: timeoutOf(flags) }), token: ref.token };
+  return { client: new VaultClient({ fetch: cliFetch(), addr, token: undefined, org: null, timeoutMs: timeoutOf(flags) }), token: ref.token };
 }
 
 /** A failed call as one line on stderr and its exit code (describeFailure); anything else is rethrown. */

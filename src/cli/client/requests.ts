@@ -13,6 +13,7 @@ import { callVault } from "./call.js";
 import type { ConnectionFlags } from "./connection.js";
 import { withConnectionOptions } from "./connection.js";
 import { keyFilePath, loadRequestKey, removeRequestKey, requestId, requestsDir, saveRequestKey } from "./request-keys.js";
+import { cliFetch } from "./ca-fetch.js";
 
 /** Polls of `request wait`, by default: every 2 seconds. */
 const DEFAULT_INTERVAL = "2s";
@@ -191,7 +192,7 @@ async function waitForAnswer(id: string, flags: WaitFlags, exit: ExitCode): Prom
   const timeoutMs = flags.timeout === undefined || flags.timeout.trim() === "0" ? 0 : parseDuration(flags.timeout) * 1000;
   const intervalMs = parseDuration(flags.interval) * 1000;
   const addr = (flags.addr ?? entry.addr).replace(/\/+$/, "");
-  const client = new VaultClient({ addr, token: undefined, org: null });
+  const client = new VaultClient({ fetch: cliFetch(), addr, token: undefined, org: null });
   try {
     const read = await client.awaitAnswer(id, entry.private_key, { timeoutMs, intervalMs });
     process.stdout.write(process.stdout.isTTY ? `${read.value}\n` : read.value);

@@ -14,6 +14,7 @@ import { planInjection, readSecrets, scopedClients } from "../../inject/run-core
 import type { Injection, InjectionRequest, SecretRef } from "../../inject/run-core.js";
 import { childEnvironment } from "../../inject/run-plan.js";
 import type { RunPlan } from "../../inject/run-plan.js";
+import { cliFetch } from "./ca-fetch.js";
 
 interface RunFlags extends InjectionFlags {
   keepVaultEnv?: boolean;
@@ -144,7 +145,7 @@ export async function resolveInjection(
   let resolved: { injection: Injection; values: Map<string, string> } | undefined;
   await callVault(flags, exit, async (client, connection: Connection) => {
     const injection = await planInjection(client, request, process.env, (path) => process.stderr.write(`ephemeral-vault ${command}: no secret under ${path}\n`));
-    const clientOf = scopedClients(client, (org) => new VaultClient({ addr: connection.addr, token: connection.token, org }));
+    const clientOf = scopedClients(client, (org) => new VaultClient({ fetch: cliFetch(), addr: connection.addr, token: connection.token, org }));
     const values = await readSecrets(clientOf, injection.secrets);
     if (request.prefix !== undefined && !flags.quiet) report(injection.plan, command);
     for (const [name, value] of injection.plain) values.set(name, value);

@@ -11,6 +11,7 @@ import { parseDuration, parseReads } from "../duration.js";
 import { promptHidden } from "../prompt.js";
 import type { ExitCode } from "../exit-codes.js";
 import { readStdin } from "../stdin.js";
+import { cliFetch } from "./ca-fetch.js";
 
 /** The passphrase flags of `share` and `get <url>`. */
 export interface PassphraseFlags {
@@ -197,7 +198,7 @@ export async function getLink(link: string, flags: ConnectionFlags & PassphraseF
     return;
   }
   try {
-    await reveal(new VaultClient({ addr: parsed.base, token: undefined, org: null, timeoutMs: timeoutOf(flags) }));
+    await reveal(new VaultClient({ fetch: cliFetch(), addr: parsed.base, token: undefined, org: null, timeoutMs: timeoutOf(flags) }));
   } catch (err) {
     const failure = describeFailure(err);
     if (failure === null) throw err;

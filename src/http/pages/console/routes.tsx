@@ -63,7 +63,8 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
   // Only on the probe path: no extra middleware on the API's hot path.
   app.use(PROBE_PATH, probeMiddleware);
   const cookiePath = () => `${new URL(deps.publicUrl()).pathname.replace(/\/+$/, "")}/ui`;
-  const secure = () => deps.publicUrl().startsWith("https:");
+  // Secure when people reach the vault over HTTPS: its public URL says so, or this request came over the vault's own TLS.
+  const secure = (c: Context<AppEnv>) => deps.publicUrl().startsWith("https:") || c.req.url.startsWith("https:");
 
   const html = (c: Context<AppEnv>, body: View, status: 200 | 400 | 403 | 404 | 409 | 415 | 429 = 200, nonce?: string) => {
     setPageHeaders(c, nonce);
@@ -226,7 +227,7 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
       return signInPage(c, { kind: "error", text: s.signInRefused.replace("{error}", error) }, status);
     }
     const session = sessions.create(token, probed.caps);
-    setCookie(c, SESSION_COOKIE, session.id, { httpOnly: true, sameSite: "Strict", secure: secure(), path: cookiePath() });
+    setCookie(c, SESSION_COOKIE, session.id, { httpOnly: true, sameSite: "Strict", secure: secure(c), path: cookiePath() });
     return redirect(c, "overview");
   });
   app.post("/ui/logout", async (c) => {
