@@ -39,7 +39,6 @@ export function isMediaType(type: string): boolean {
 }
 
 /** C0 and C1 control characters and DEL, and the bidirectional controls that can disguise an extension (U+202A-U+202E, U+2066-U+2069). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /**

@@ -72,6 +72,8 @@ export interface SharePageDeps {
    */
   shareGuard: ShareMissGuard;
   maxValueBytes: number;
+  /** Largest file of an end-to-end link, bytes (VAULT_MAX_FILE_BYTES): an anonymous link's file is bounded by it too. */
+  maxFileBytes: number;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** Base of public links (VAULT_PUBLIC_URL), for the CLI line of the no-script text. */
