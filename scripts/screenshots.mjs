@@ -50,6 +50,16 @@ try {
     await page.getByRole("button", { name: "Reveal the secret" }).click();
     await page.locator("#value").waitFor({ state: "visible" });
     await shot("revealed");
+    // A file (docs/share.md, "Files"): chosen on the create page; after the reveal, its card and Download.
+    await page.goto(`${url}/`);
+    await page.getByLabel("Access token").fill(master);
+    await page.getByLabel("Or share a file").setInputFiles({ name: "quarterly-report.pdf", mimeType: "application/pdf", buffer: Buffer.alloc(48_213, 7) });
+    await shot("create-file");
+    const report = await client.share({ file: { name: "quarterly-report.pdf", type: "application/pdf", bytes: new Uint8Array(48_213) } });
+    await page.goto(report.url);
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await page.locator("#file-result").waitFor({ state: "visible" });
+    await shot("file-revealed");
     // A 2-read link after its first reveal: the recipient may destroy it now (docs/share.md, "Receipts").
     const twice = await client.share("wifi: hunter2", { maxReads: 2 });
     await page.goto(twice.url);

@@ -35,3 +35,5 @@ export const DEFAULT_AUTH_FAIL_LIMIT = SETTINGS.authFailLimit.default;
 export const DEFAULT_AUTH_FAIL_WINDOW_MS = SETTINGS.authFailWindowMs.default;
 /** Default of VAULT_SHARE_ANONYMOUS_PER_MINUTE. */
 export const DEFAULT_SHARE_ANONYMOUS_PER_MINUTE = SETTINGS.shareAnonymousPerMinute.default;
+/** VAULT_MAX_FILE_BYTES' default: 10 MiB (docs/share.md, "Files"). */
+export const DEFAULT_MAX_FILE_BYTES = SETTINGS.maxFileBytes.default;

@@ -90,6 +90,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       license.valid && (license.expiresAt === null || license.expiresAt * 1000 > Date.now()) ? null : FREE_TIER_LIMIT,
     publicUrl: () => publicUrl,
     maxValueBytes: config.maxValueBytes,
+    maxFileBytes: config.maxFileBytes,
     idempotencyWindowSeconds: config.idempotencyWindow,
     share: {
       page: config.sharePage,

@@ -39,6 +39,8 @@ export interface VaultOptions {
   /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
   publicUrl: string | (() => string);
   maxValueBytes: number;
+  /** Largest file of an end-to-end dead drop, bytes (VAULT_MAX_FILE_BYTES); default 10 MiB. */
+  maxFileBytes?: number | undefined;
   /** Seconds a first answer to an Idempotency-Key is kept (VAULT_IDEMPOTENCY_WINDOW, default 600). */
   idempotencyWindowSeconds?: number | undefined;
   /** The share pages' settings (VAULT_SHARE_*); default: pages on, anonymous creation off. */
@@ -234,6 +236,7 @@ function assemble(
     webhooks: { registry: webhooks.registry, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
     publicUrl: options.publicUrl,
     maxValueBytes: options.maxValueBytes,
+    maxFileBytes: options.maxFileBytes,
     share: options.share,
     trustProxy: options.trustProxy,
     version,

@@ -208,6 +208,12 @@ export const SETTINGS: SettingsTable = {
     "largest secret value in UTF-8 bytes",
     "largest secret value in UTF-8 bytes; larger: 413",
   ),
+  maxFileBytes: row(
+    ["VAULT_MAX_FILE_BYTES"],
+    int(1, 67_108_864, 10_485_760),
+    "largest file a dead drop carries, bytes (at most 64 MiB)",
+    "largest file an end-to-end dead drop carries (envelope version 3, [share.md](share.md) \"Files\"), in bytes: 10 MiB by default, 64 MiB at most (the server holds a create's body in memory while it stores it, its envelope being 1.33 times the file, and for a moment several copies of it: about 30 MiB more for each 10 MiB upload in flight, [performance.md](performance.md) \"Files\"); larger: 413 naming the limit. Plain values keep `VAULT_MAX_VALUE_BYTES`",
+  ),
   trustProxy: row(
     ["VAULT_TRUST_PROXY"],
     flag(false),

@@ -42,6 +42,8 @@ export interface Config {
   recordKeyCache: number;
   /** Largest secret value, UTF-8 bytes. */
   maxValueBytes: number;
+  /** Largest file of an end-to-end dead drop, bytes (VAULT_MAX_FILE_BYTES). */
+  maxFileBytes: number;
   trustProxy: boolean;
   logLevel: LogLevel;
   /** Failed authentications from one ip within the window before 429 (default 20); 0 turns the guard off. */

@@ -24,7 +24,7 @@ import type { OrgDomain } from "../domain/orgs/org-domain.js";
 import { orgRoutes } from "./routes/orgs/index.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import type { WebhookRouteDeps } from "./routes/webhooks.js";
-import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "../config.js";
+import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_MAX_FILE_BYTES, DEFAULT_SHARE_ANONYMOUS_PER_MINUTE } from "../config.js";
 import { isSharePagePath, mountAssets, mountSharePages } from "./pages/routes.js";
 import { isConsolePath, mountConsole } from "./pages/console/routes.js";
 import type { ConsoleInfo } from "./pages/console/overview.js";
@@ -61,6 +61,8 @@ export interface AppDeps {
   /** Base of public secrets' `url`; a function when it is known only once listening (port 0). */
   publicUrl: string | (() => string);
   maxValueBytes: number;
+  /** Largest file of an end-to-end dead drop, bytes (VAULT_MAX_FILE_BYTES); default DEFAULT_MAX_FILE_BYTES. */
+  maxFileBytes?: number | undefined;
   trustProxy: boolean;
   version: string;
   /** The audit log (docs/audit.md): access rows, GET /audit. */
@@ -123,6 +125,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // A public secret's link opens the recipient page; without the pages, the API read.
     publicPath: share.page ? "/s/" : "/secrets/",
     maxValueBytes: deps.maxValueBytes,
+    maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
   };
   // One set of secret routes, built for the global key space and for every org's.
   const secrets = secretRoutes(secretDeps);
@@ -143,6 +146,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       now: deps.now,
     }),
     maxValueBytes: deps.maxValueBytes,
+    maxFileBytes: deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     now: deps.now,
     publicUrl,
   };

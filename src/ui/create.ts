@@ -1,7 +1,7 @@
 import QRCode from "qrcode";
-import { linkFragment, sealEnvelope } from "@ephemeral-vault/client";
+import { DEFAULT_FILE_TYPE, isMediaType, linkFragment, sealEnvelope, sealFileEnvelope } from "@ephemeral-vault/client";
 import { startAskForm } from "./ask.js";
-import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
+import { apiFailure, byId, copyText, fill, formatBytes, pageStrings, setStatus, showError } from "./dom.js";
 
 /**
  * The create page's script (GET /, docs/share.md): encrypts the value in
@@ -10,7 +10,10 @@ import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } f
  * vault allows anonymous links), and shows the link with its key in the
  * fragment, a Copy button and a QR code drawn here, and the sender's receipt
  * with its own Copy (docs/share.md, "Receipts"). The token is kept in
- * sessionStorage only, never in a link. Below, "Ask for a secret" (ask.ts)
+ * sessionStorage only, never in a link. Instead of the value, a file
+ * (picked, or dropped on the form) is sealed with its name and type
+ * (docs/share.md, "Files"); its size is checked against the vault's limit
+ * before anything is read or sent. Below, "Ask for a secret" (ask.ts)
  * uses the same token.
  */
 const TOKEN_ITEM = "ephemeral-vault.token";
@@ -30,6 +33,57 @@ const submit = byId<HTMLButtonElement>("submit");
 const result = byId("result");
 const linkField = byId<HTMLInputElement>("link");
 const receiptField = byId<HTMLInputElement>("receipt");
+const fileInput = byId<HTMLInputElement>("file");
+const fileChosen = byId("file-chosen");
+const fileClear = byId<HTMLButtonElement>("file-clear");
+const maxFileBytes = Number(root.dataset.maxFileBytes);
+const anonymousFileBytes = Number(root.dataset.anonymousFileBytes);
+/** The file to share instead of the value, once picked or dropped and within the limit. */
+let chosen: File | undefined;
+
+/** The file limit that applies now: without a token an anonymous link's (its body is at most 1 MiB). */
+function fileLimit(): number {
+  return anonymous && tokenInput.value.trim() === "" ? anonymousFileBytes : maxFileBytes;
+}
+function showFileLimit(): void {
+  byId("file-help").textContent = fill(S.fileHelp ?? "", { limit: formatBytes(fileLimit()) });
+}
+
+/** Takes `file` as the one to share (or none), refusing one over the limit before reading it. */
+function choose(file: File | undefined): void {
+  showError(undefined);
+  if (file !== undefined && file.size > fileLimit()) {
+    showError(fill(S.fileTooLarge ?? "", { size: formatBytes(file.size), limit: formatBytes(fileLimit()) }));
+    file = undefined;
+  }
+  chosen = file;
+  if (file === undefined) fileInput.value = "";
+  fileChosen.textContent = file === undefined ? "" : fill(S.fileChosen ?? "", { name: file.name, size: formatBytes(file.size) });
+  fileChosen.hidden = file === undefined;
+  fileClear.hidden = file === undefined;
+  // A file replaces the text: the text area is then neither needed nor sent.
+  valueField.required = file === undefined;
+  valueField.disabled = file !== undefined;
+}
+fileInput.addEventListener("change", () => choose(fileInput.files?.[0]));
+fileClear.addEventListener("click", () => {
+  choose(undefined);
+  fileInput.focus();
+});
+// Drag and drop anywhere on the form: the first file dropped.
+form.addEventListener("dragover", (event) => {
+  if (event.dataTransfer?.types.includes("Files") !== true) return;
+  event.preventDefault();
+  form.classList.add("dropping");
+});
+form.addEventListener("dragleave", () => form.classList.remove("dropping"));
+form.addEventListener("drop", (event) => {
+  form.classList.remove("dropping");
+  const file = event.dataTransfer?.files[0];
+  if (file === undefined) return;
+  event.preventDefault();
+  choose(file);
+});
 
 tokenInput.value = sessionStorage.getItem(TOKEN_ITEM) ?? "";
 /** Without a token the server caps the TTL (7 days) and the reads (10): offer only what it will take. */
@@ -40,7 +94,9 @@ function applyAnonymousCaps(): void {
   readsInput.max = capped ? "10" : "1000";
 }
 tokenInput.addEventListener("input", applyAnonymousCaps);
+tokenInput.addEventListener("input", showFileLimit);
 applyAnonymousCaps();
+showFileLimit();
 byId("token-card").hidden = false;
 form.hidden = false;
 startAskForm({ S, tokenInput, saveToken: (token) => sessionStorage.setItem(TOKEN_ITEM, token) });
@@ -59,7 +115,17 @@ form.addEventListener("submit", async (event) => {
       passInput.focus();
       return;
     }
-    const { envelope, linkKey, revealCheck } = await sealEnvelope(valueField.value, { passphrase });
+    if (chosen !== undefined && chosen.size > fileLimit()) {
+      showError(fill(S.fileTooLarge ?? "", { size: formatBytes(chosen.size), limit: formatBytes(fileLimit()) }));
+      return;
+    }
+    const { envelope, linkKey, revealCheck } =
+      chosen === undefined
+        ? await sealEnvelope(valueField.value, { passphrase })
+        : await sealFileEnvelope(
+            { name: chosen.name, type: isMediaType(chosen.type) ? chosen.type : DEFAULT_FILE_TYPE, bytes: new Uint8Array(await chosen.arrayBuffer()) },
+            { passphrase },
+          );
     // Only the whole link (and the passphrase) can then spend a read (docs/share.md, "The reveal proof").
     const fields: Record<string, unknown> = { value: envelope, reveal_check: revealCheck, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) };
     if (maxFailuresInput.value !== "") fields.max_failed_reveals = Number(maxFailuresInput.value);
@@ -84,6 +150,7 @@ form.addEventListener("submit", async (event) => {
     linkField.select();
     valueField.value = "";
     passInput.value = "";
+    choose(undefined);
   } catch (err) {
     showError(fill(S.createFailed ?? "", { error: String(err) }));
   } finally {

@@ -65,3 +65,21 @@ export async function apiFailure(res: Response): Promise<string> {
     return `HTTP ${res.status}`;
   }
 }
+
+/**
+ * A size in bytes for people: `512 bytes`, `300 KiB`, `10 MiB` (binary
+ * units, one decimal below 10, as the limits of docs/share.md "Files" are
+ * written).
+ */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ["KiB", "MiB", "GiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const shown = value < 10 && !Number.isInteger(value) ? value.toFixed(1) : String(Math.round(value));
+  return `${shown} ${units[unit]}`;
+}

@@ -1,6 +1,6 @@
-import { EnvelopeError, isLinkKey, needsPassphrase, openEnvelope, parseEnvelope, prepareReveal } from "@ephemeral-vault/client";
-import type { EnvelopeV1, PreparedReveal } from "@ephemeral-vault/client";
-import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } from "./dom.js";
+import { EnvelopeError, isLinkKey, needsPassphrase, openEnvelopeContent, parseEnvelope, prepareReveal, safeFileName } from "@ephemeral-vault/client";
+import type { EnvelopeV1, Opened, PreparedReveal, SharedFile } from "@ephemeral-vault/client";
+import { apiFailure, byId, copyText, fill, formatBytes, pageStrings, setStatus, showError } from "./dom.js";
 
 /**
  * The recipient page's script (GET /s/<id>, docs/share.md): the Reveal
@@ -9,6 +9,9 @@ import { apiFailure, byId, copyText, fill, pageStrings, setStatus, showError } f
  * address bar. A wrong passphrase is retried against the ciphertext kept in
  * memory, without another read. After a read that left reads over,
  * "Destroy it now" ends the secret with the same proof (docs/share.md, "Receipts").
+ * A file (docs/share.md, "Files") is never rendered: its name (made safe),
+ * type and size are shown, and Download saves it (a Blob of type
+ * application/octet-stream behind an object URL, with the `download` name).
  */
 const root = byId("share");
 const S = pageStrings(root);
@@ -65,9 +68,42 @@ function show(value: string, afterText: string): void {
   valueField.focus();
 }
 
+/** The opened file's object URL, made once at the reveal (Download saves it; the page never renders it). */
+let fileUrl: string | undefined;
+
+function showFile(file: SharedFile, afterText: string): void {
+  const name = safeFileName(file.name);
+  passForm.hidden = true;
+  byId("facts").hidden = true;
+  // No text to show or copy: the file's card instead.
+  for (const id of ["value-label", "value", "copy"]) byId(id).hidden = true;
+  byId("file-facts").textContent = fill(S.fileFacts ?? "", { name, type: file.type, size: formatBytes(file.bytes.length) });
+  // application/octet-stream, whatever the sender said: the browser saves it and never displays it.
+  fileUrl = URL.createObjectURL(new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }));
+  const download = byId<HTMLButtonElement>("download");
+  download.onclick = () => {
+    const a = document.createElement("a");
+    a.href = fileUrl ?? "";
+    a.download = name;
+    a.rel = "noopener";
+    document.body.append(a);
+    a.click();
+    a.remove();
+  };
+  byId("file-result").hidden = false;
+  byId("after").textContent = afterText;
+  result.hidden = false;
+  download.focus();
+}
+
+function showOpened(opened: Opened, afterText: string): void {
+  if (typeof opened === "string") show(opened, afterText);
+  else showFile(opened.file, afterText);
+}
+
 async function open(env: EnvelopeV1, afterText: string, passphrase?: string): Promise<void> {
   try {
-    show(await (prepared !== undefined && env.v === 2 ? prepared.open(env) : openEnvelope(env, linkKey, passphrase)), afterText);
+    showOpened(await (prepared !== undefined && env.v !== 1 ? prepared.openContent(env) : openEnvelopeContent(env, linkKey, passphrase)), afterText);
     showError(undefined);
   } catch (err) {
     if (err instanceof EnvelopeError && err.reason === "passphrase" && passphrase !== undefined) {

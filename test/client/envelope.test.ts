@@ -73,7 +73,7 @@ describe("opening", () => {
   });
 
   it("tells an envelope from a plain value", () => {
-    for (const plain of ["hunter2", "{}", '{"v":1}', '{"v":3,"alg":"A256GCM","kdf":"none","iv":"a","ct":"b"}', '{"v":2,"alg":"A256GCM","kdf":"PBKDF2-SHA256","iter":100000,"salt":"a","iv":"a","ct":"b"}', "{not json"]) {
+    for (const plain of ["hunter2", "{}", '{"v":1}', '{"v":4,"alg":"A256GCM","kdf":"none","iv":"a","ct":"b"}', '{"v":2,"alg":"A256GCM","kdf":"PBKDF2-SHA256","iter":100000,"salt":"a","iv":"a","ct":"b"}', "{not json"]) {
       expect(parseEnvelope(plain), plain).toBeUndefined();
     }
     expect(parseEnvelope(VECTOR_PASS)).toMatchObject({ kdf: "PBKDF2-SHA256", iter: 600_000 });

@@ -21,7 +21,15 @@
  * The stored value is the compact JSON
  * `{"v":1,"alg":"A256GCM","kdf":"none"|"PBKDF2-SHA256","iter"?,"salt"?,"iv","ct"}`
  * with `iv` and `ct` (ciphertext then the 16-byte tag) in base64url.
+ *
+ * Version 2 (docs/share.md, "Envelope version 2") derives the salt from the
+ * link key and adds the reveal proof; version 3 (docs/share.md, "Envelope
+ * version 3: a file") is version 2 whose plaintext is a file
+ * (file-payload.ts), `ev3` in its header.
  */
+
+import { decodeFilePayload, encodeFilePayload } from "./file-payload.js";
+import type { SharedFile } from "./file-payload.js";
 
 /** PBKDF2 iterations for a passphrase (OWASP's 2023 figure for PBKDF2-HMAC-SHA256). */
 export const PASSPHRASE_ITERATIONS = 600_000;
@@ -34,7 +42,6 @@ const MAX_ITERATIONS = 10_000_000;
 /** Bytes over a plain ArrayBuffer, as WebCrypto takes them. */
 type Bytes = Uint8Array<ArrayBuffer>;
 
-/** UTF-8 bytes of `text`. */
 /** UTF-8 bytes of `text`, over a plain ArrayBuffer (as WebCrypto takes them). */
 export const utf8 = (text: string): Bytes => {
   const encoded = new TextEncoder().encode(text);
@@ -45,10 +52,18 @@ export const utf8 = (text: string): Bytes => {
 
 const INFO = utf8("ephemeral-vault share v1");
 
-/** An envelope, as stored (docs/share.md, "The envelope"): version 1, or version 2 (with a reveal proof). */
+/**
+ * An envelope, as stored (docs/share.md, "The envelope"): version 1,
+ * version 2 (with a reveal proof), or version 3 (a file, with the reveal
+ * proof of version 2).
+ */
 export interface EnvelopeV1 {
-  /** 1: links made before the reveal proof; 2: salt from the link key, a reveal proof (docs/share.md, "The reveal proof"). */
-  v: 1 | 2;
+  /**
+   * 1: links made before the reveal proof; 2: salt from the link key, a
+   * reveal proof (docs/share.md, "The reveal proof"); 3: as 2, the plaintext
+   * a file (docs/share.md, "Envelope version 3: a file").
+   */
+  v: 1 | 2 | 3;
   alg: "A256GCM";
   kdf: "none" | "PBKDF2-SHA256";
   /** PBKDF2 iterations; only with kdf PBKDF2-SHA256. */
@@ -87,9 +102,10 @@ function subtle(): SubtleCrypto {
 
 /** base64url without padding (RFC 4648 section 5). */
 export function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  // In chunks: a file envelope's megabytes a character at a time would be slow.
+  const parts: string[] = [];
+  for (let i = 0; i < bytes.length; i += 0x8000) parts.push(String.fromCharCode(...bytes.subarray(i, i + 0x8000)));
+  return btoa(parts.join("")).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** Decodes base64url (padding optional). @throws EnvelopeError "format" on other characters. */
@@ -102,7 +118,7 @@ export function fromBase64Url(text: string): Bytes {
   return out;
 }
 
-/** The AAD of an envelope: its header line (`ev1;...` or `ev2;...`). */
+/** The AAD of an envelope: its header line (`ev1;...`, `ev2;...` or `ev3;...`). */
 function headerOf(env: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt">): Bytes {
   const line = env.kdf === "none" ? `ev${env.v};A256GCM;none` : `ev${env.v};A256GCM;PBKDF2-SHA256;${env.iter};${env.salt}`;
   return utf8(line);
@@ -180,8 +196,22 @@ export function isLinkKey(linkKey: string): boolean {
 export interface PreparedReveal {
   /** The reveal proof, base64url (43 characters): the body `{"proof": ...}` of POST /s/<id>/reveal. */
   proof: string;
-  /** Opens the read's envelope: version 2 with the keys already derived, version 1 as openEnvelope does. */
+  /**
+   * Opens the read's envelope of text: version 2 with the keys already
+   * derived, version 1 as openEnvelope does.
+   * @throws EnvelopeError "format" for a file (version 3): openContent opens it.
+   */
   open(env: EnvelopeV1): Promise<string>;
+  /** Opens the read's envelope of any version: the text (versions 1 and 2) or `{file}` (version 3). */
+  openContent(env: EnvelopeV1): Promise<Opened>;
+}
+
+/** What an envelope holds, opened: the text of a version 1 or 2, or the file of a version 3. */
+export type Opened = string | OpenedFile;
+
+/** An opened file envelope (version 3). */
+export interface OpenedFile {
+  file: SharedFile;
 }
 
 /**
@@ -195,22 +225,44 @@ export async function prepareReveal(linkKey: string, passphrase?: string): Promi
   const keyBytes = linkKeyBytes(linkKey);
   const pass = passphrase === undefined || passphrase === "" ? undefined : passphrase;
   const derived = await deriveV2(keyBytes, pass);
+  const openContent = async (env: EnvelopeV1): Promise<Opened> => {
+    if (env.v === 1) return openEnvelope(env, linkKey, passphrase);
+    if (needsPassphrase(env) && pass === undefined) throw new EnvelopeError("passphrase", "this secret needs its passphrase");
+    if (needsPassphrase(env) && env.salt !== toBase64Url(derived.salt)) throw new EnvelopeError("key", "the envelope's salt is not its link's");
+    const plain = await decryptWith(env, derived.content);
+    if (env.v === 3) {
+      try {
+        return { file: decodeFilePayload(plain) };
+      } catch (err) {
+        throw new EnvelopeError("format", (err as Error).message);
+      }
+    }
+    return textOf(plain);
+  };
   return {
     proof: toBase64Url(derived.proof),
+    openContent,
     open: async (env) => {
-      if (env.v === 1) return openEnvelope(env, linkKey, passphrase);
-      if (needsPassphrase(env) && pass === undefined) throw new EnvelopeError("passphrase", "this secret needs its passphrase");
-      if (needsPassphrase(env) && env.salt !== toBase64Url(derived.salt)) throw new EnvelopeError("key", "the envelope's salt is not its link's");
-      return decryptWith(env, derived.content);
+      const opened = await openContent(env);
+      if (typeof opened !== "string") throw new EnvelopeError("format", "this link holds a file, not text");
+      return opened;
     },
   };
 }
 
-/** AES-256-GCM opening of `env` under `key`. @throws EnvelopeError "passphrase" or "key". */
-async function decryptWith(env: EnvelopeV1, key: CryptoKey): Promise<string> {
+/** The UTF-8 text of a plaintext. @throws EnvelopeError "format" for bytes that are not UTF-8. */
+function textOf(plain: Uint8Array): string {
   try {
-    const plain = await subtle().decrypt({ name: "AES-GCM", iv: fromBase64Url(env.iv), additionalData: headerOf(env) }, key, fromBase64Url(env.ct));
     return new TextDecoder("utf-8", { fatal: true }).decode(plain);
+  } catch {
+    throw new EnvelopeError("format", "the secret is not UTF-8 text");
+  }
+}
+
+/** AES-256-GCM opening of `env` under `key`: the plaintext's bytes. @throws EnvelopeError "passphrase" or "key". */
+async function decryptWith(env: EnvelopeV1, key: CryptoKey): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await subtle().decrypt({ name: "AES-GCM", iv: fromBase64Url(env.iv), additionalData: headerOf(env) }, key, fromBase64Url(env.ct)));
   } catch {
     throw needsPassphrase(env)
       ? new EnvelopeError("passphrase", "wrong passphrase (or a damaged link)")
@@ -258,15 +310,7 @@ export async function sealEnvelope(
   const linkKey = options.random?.linkKey ?? rand(32);
   const iv = options.random?.iv ?? rand(12);
   const pass = options.passphrase !== undefined && options.passphrase !== "";
-  if (options.version !== 1) {
-    const derived = await deriveV2(linkKey, pass ? options.passphrase : undefined);
-    const head: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt"> = pass
-      ? { v: 2, kdf: "PBKDF2-SHA256", iter: PASSPHRASE_ITERATIONS, salt: toBase64Url(derived.salt) }
-      : { v: 2, kdf: "none" };
-    const ct = new Uint8Array(await subtle().encrypt({ name: "AES-GCM", iv, additionalData: headerOf(head) }, derived.content, utf8(value)));
-    const env: EnvelopeV1 = { v: 2, alg: "A256GCM", kdf: head.kdf, ...(pass ? { iter: head.iter, salt: head.salt } : {}), iv: toBase64Url(iv), ct: toBase64Url(ct) };
-    return { envelope: JSON.stringify(env), linkKey: toBase64Url(linkKey), revealCheck: await sha256Url(derived.proof) };
-  }
+  if (options.version !== 1) return sealProofed(2, utf8(value), linkKey, iv, pass ? options.passphrase : undefined);
   const iterations = options.iterations ?? PASSPHRASE_ITERATIONS;
   const salt = pass ? (options.random?.salt ?? rand(16)) : new Uint8Array(0);
   const head: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt"> = pass ? { v: 1, kdf: "PBKDF2-SHA256", iter: iterations, salt: toBase64Url(salt) } : { v: 1, kdf: "none" };
@@ -274,6 +318,45 @@ export async function sealEnvelope(
   const ct = new Uint8Array(await subtle().encrypt({ name: "AES-GCM", iv, additionalData: headerOf(head) }, key, utf8(value)));
   const env: EnvelopeV1 = { v: 1, alg: "A256GCM", kdf: head.kdf, ...(pass ? { iter: head.iter, salt: head.salt } : {}), iv: toBase64Url(iv), ct: toBase64Url(ct) };
   return { envelope: JSON.stringify(env), linkKey: toBase64Url(linkKey) };
+}
+
+/**
+ * Seals `plain` as an envelope of version 2 or 3: the keys and proof of
+ * version 2 (docs/share.md, "Envelope version 2"), the version in the header.
+ */
+async function sealProofed(
+  v: 2 | 3,
+  plain: Bytes,
+  linkKey: Bytes,
+  iv: Bytes,
+  passphrase: string | undefined,
+): Promise<{ envelope: string; linkKey: string; revealCheck: string }> {
+  const derived = await deriveV2(linkKey, passphrase);
+  const head: Pick<EnvelopeV1, "v" | "kdf" | "iter" | "salt"> =
+    passphrase !== undefined ? { v, kdf: "PBKDF2-SHA256", iter: PASSPHRASE_ITERATIONS, salt: toBase64Url(derived.salt) } : { v, kdf: "none" };
+  const ct = new Uint8Array(await subtle().encrypt({ name: "AES-GCM", iv, additionalData: headerOf(head) }, derived.content, plain));
+  const extra = passphrase !== undefined ? { iter: head.iter, salt: head.salt } : {};
+  const env: EnvelopeV1 = { v, alg: "A256GCM", kdf: head.kdf, ...extra, iv: toBase64Url(iv), ct: toBase64Url(ct) };
+  return { envelope: JSON.stringify(env), linkKey: toBase64Url(linkKey), revealCheck: await sha256Url(derived.proof) };
+}
+
+/**
+ * Encrypts a file into an envelope of version 3 (docs/share.md, "Envelope
+ * version 3: a file") under a fresh link key (and the passphrase, when
+ * given): the keys and reveal proof of version 2; the plaintext the
+ * 1024-byte metadata block (name and type) then the bytes (file-payload.ts).
+ * @param options.random test seam: fixed link key and nonce (the published vectors).
+ * @returns as sealEnvelope: `envelope` (the JSON text to store), `linkKey`, `revealCheck`.
+ * @throws Error for a name of 0 or over 255 UTF-8 bytes, or a type that is no media type.
+ */
+export async function sealFileEnvelope(
+  file: SharedFile,
+  options: { passphrase?: string | undefined; random?: SealRandomness } = {},
+): Promise<{ envelope: string; linkKey: string; revealCheck: string }> {
+  const plain = encodeFilePayload(file);
+  const rand = (n: number): Bytes => globalThis.crypto.getRandomValues(new Uint8Array(n));
+  const pass = options.passphrase !== undefined && options.passphrase !== "" ? options.passphrase : undefined;
+  return sealProofed(3, plain, options.random?.linkKey ?? rand(32), options.random?.iv ?? rand(12), pass);
 }
 
 /**
@@ -299,12 +382,12 @@ export function jsonObject(text: string): Record<string, unknown> | undefined {
 export function parseEnvelope(text: string): EnvelopeV1 | undefined {
   const e = jsonObject(text);
   if (e === undefined) return undefined;
-  if ((e.v !== 1 && e.v !== 2) || e.alg !== "A256GCM" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
+  if ((e.v !== 1 && e.v !== 2 && e.v !== 3) || e.alg !== "A256GCM" || typeof e.iv !== "string" || typeof e.ct !== "string") return undefined;
   const v = e.v;
   if (e.kdf === "none") return { v, alg: "A256GCM", kdf: "none", iv: e.iv, ct: e.ct };
   if (e.kdf === "PBKDF2-SHA256" && typeof e.iter === "number" && Number.isInteger(e.iter) && typeof e.salt === "string") {
-    // Version 2 derives its proof before the read, so its count is fixed.
-    if (v === 2 && e.iter !== PASSPHRASE_ITERATIONS) return undefined;
+    // Versions 2 and 3 derive their proof before the read, so their count is fixed.
+    if (v !== 1 && e.iter !== PASSPHRASE_ITERATIONS) return undefined;
     return { v, alg: "A256GCM", kdf: "PBKDF2-SHA256", iter: e.iter, salt: e.salt, iv: e.iv, ct: e.ct };
   }
   return undefined;
@@ -322,9 +405,11 @@ export function needsPassphrase(env: EnvelopeV1): boolean {
  * @throws EnvelopeError "passphrase" when one is needed and missing or wrong
  *   (a wrong passphrase and a wrong link key cannot be told apart then),
  *   "key" when the link key is malformed or does not open it, "format" for
- *   an iteration count outside 100,000-10,000,000.
+ *   an iteration count outside 100,000-10,000,000 or a file (version 3:
+ *   openEnvelopeContent opens it).
  */
 export async function openEnvelope(env: EnvelopeV1, linkKey: string, passphrase?: string): Promise<string> {
+  if (env.v === 3) throw new EnvelopeError("format", "this link holds a file, not text (openEnvelopeContent opens it)");
   if (env.v === 2) {
     if (needsPassphrase(env) && (passphrase === undefined || passphrase === "")) throw new EnvelopeError("passphrase", "this secret needs its passphrase");
     return (await prepareReveal(linkKey, needsPassphrase(env) ? passphrase : undefined)).open(env);
@@ -345,4 +430,17 @@ export async function openEnvelope(env: EnvelopeV1, linkKey: string, passphrase?
       ? new EnvelopeError("passphrase", "wrong passphrase (or a damaged link)")
       : new EnvelopeError("key", "the link's key does not open this secret (a damaged or altered link)");
   }
+}
+
+/**
+ * Decrypts an envelope of any version with the link key (and the
+ * passphrase when it has one): the text of version 1 or 2, `{file}` of
+ * version 3 (docs/share.md, "Envelope version 3: a file").
+ * @throws EnvelopeError as openEnvelope, and "format" for a file whose
+ *   metadata block is out of shape.
+ */
+export async function openEnvelopeContent(env: EnvelopeV1, linkKey: string, passphrase?: string): Promise<Opened> {
+  if (env.v === 1) return openEnvelope(env, linkKey, passphrase);
+  if (needsPassphrase(env) && (passphrase === undefined || passphrase === "")) throw new EnvelopeError("passphrase", "this secret needs its passphrase");
+  return (await prepareReveal(linkKey, needsPassphrase(env) ? passphrase : undefined)).openContent(env);
 }

@@ -8,8 +8,21 @@
 export { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS, VaultClient } from "./vault-client.js";
 export type { VaultClientOptions } from "./vault-client.js";
 export { AnswerTimeoutError, VaultApiError, VaultConnectionError, VaultInputError, VaultProtocolError } from "./errors.js";
-export { EnvelopeError, isLinkKey, needsPassphrase, openEnvelope, parseEnvelope, prepareReveal, sealEnvelope, PASSPHRASE_ITERATIONS } from "./envelope.js";
-export type { EnvelopeV1, PreparedReveal } from "./envelope.js";
+export {
+  EnvelopeError,
+  isLinkKey,
+  needsPassphrase,
+  openEnvelope,
+  openEnvelopeContent,
+  parseEnvelope,
+  prepareReveal,
+  sealEnvelope,
+  sealFileEnvelope,
+  PASSPHRASE_ITERATIONS,
+} from "./envelope.js";
+export type { EnvelopeV1, Opened, OpenedFile, PreparedReveal } from "./envelope.js";
+export { DEFAULT_FILE_TYPE, FILE_META_BYTES, fileSizeOfCiphertext, isMediaType, MAX_FILE_NAME_BYTES, safeFileName } from "./file-payload.js";
+export type { SharedFile } from "./file-payload.js";
 export { generateRequestKeys, openAnswer, parseAnswerEnvelope, requestRevealProof, sealAnswer } from "./request-envelope.js";
 export type { AnswerEnvelope, RequestKeys } from "./request-envelope.js";
 export { DEFAULT_POLL_INTERVAL_MS, privateUrlOf, RequestsApi } from "./requests.js";

@@ -5722,7 +5722,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description value larger than VAULT_MAX_VALUE_BYTES, or body over 1 MiB */
+                /** @description value larger than VAULT_MAX_VALUE_BYTES, a public secret's file (envelope version 3) larger than VAULT_MAX_FILE_BYTES, or body over 1 MiB (a file's: over its envelope) */
                 413: {
                     headers: {
                         [name: string]: unknown;

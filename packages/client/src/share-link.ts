@@ -1,5 +1,5 @@
-import { EnvelopeError, openEnvelope, parseEnvelope, prepareReveal } from "./envelope.js";
-import type { PreparedReveal } from "./envelope.js";
+import { EnvelopeError, openEnvelopeContent, parseEnvelope, prepareReveal } from "./envelope.js";
+import type { Opened, PreparedReveal } from "./envelope.js";
 import { VaultApiError } from "./errors.js";
 import type { Transport } from "./http.js";
 
@@ -57,7 +57,7 @@ export function parseShareLink(text: string): ShareLink | undefined {
  * reveal proof"): a vault that refuses it (403) spent no read, and the
  * EnvelopeError says so (`readSpent` false).
  * @param reveal sends POST `<base>/s/<id>/reveal` with `{proof}`; `api` GETs `/secrets/<id>`.
- * @returns the value.
+ * @returns the value, or `{file}` for a link to a file (docs/share.md, "Files").
  * @throws VaultApiError 404 when the secret is gone; EnvelopeError when the
  *   link has no key for an envelope, the key is wrong, or the passphrase is
  *   missing or wrong.
@@ -67,7 +67,7 @@ export async function revealLink(
   reveal: (base: string, id: string, proof: string | undefined) => Promise<{ value: string }>,
   api: Transport,
   passphrase: string | undefined,
-): Promise<string> {
+): Promise<Opened> {
   // The proof is derived before the read (docs/share.md, "The reveal proof"): a key of the wrong shape spends nothing.
   let prepared: PreparedReveal | undefined;
   if (link.linkKey !== undefined && link.kind === "page") {
@@ -95,5 +95,5 @@ export async function revealLink(
     if (env !== undefined) throw new EnvelopeError("key", "the link has no key (the part after #): the secret is encrypted and cannot be opened");
     return body.value;
   }
-  return prepared !== undefined ? prepared.open(env) : openEnvelope(env, link.linkKey, passphrase);
+  return prepared !== undefined ? prepared.openContent(env) : openEnvelopeContent(env, link.linkKey, passphrase);
 }

@@ -1,3 +1,4 @@
+import type { SharedFile } from "./file-payload.js";
 import type { paths } from "./schema.js";
 
 /**
@@ -50,6 +51,11 @@ export interface ShareOptions {
   plain?: boolean | undefined;
   /** The secret burns after this many refused reveal proofs (1-1000; omitted: never). Not with plain. */
   maxFailedReveals?: number | undefined;
+}
+
+/** What share() takes to share a file (docs/share.md, "Files"): its name (a base name), media type and bytes. */
+export interface ShareFile {
+  file: SharedFile;
 }
 
 /** Options of open(): the passphrase when the link was made with one. */

@@ -4,7 +4,8 @@ import type { FetchLike, TransportLimits } from "./http.js";
 import { retryPolicy } from "./retry.js";
 import type { RetryOptions } from "./retry.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
-import { sealEnvelope } from "./envelope.js";
+import { sealEnvelope, sealFileEnvelope } from "./envelope.js";
+import type { Opened } from "./envelope.js";
 import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import { awaitAnswer, makeRequest, readAnswerOnce, RequestsApi } from "./requests.js";
 import { requestRevealProof } from "./request-envelope.js";
@@ -21,6 +22,7 @@ import type {
   RequestOptions,
   SecretPage,
   SecretRead,
+  ShareFile,
   ShareOptions,
   Shared,
 } from "./types.js";
@@ -217,12 +219,22 @@ export class VaultClient {
    *   An end-to-end link sends its `reveal_check`: only the whole link (and passphrase) can spend a read.
    * @returns `{id, url, receipt}`: 64 hex characters, the shareable link (`.../s/<id>#<key>`, without `#<key>` when plain)
    *   and the sender's receipt (`vrc_...`, shown once; see receipt()).
-   * @throws VaultApiError as POST /secrets (402, 413, 400); a plain Error for `plain` with a `passphrase`.
+   * A file (`{file: {name, type, bytes}}`) is sealed in an envelope of
+   * version 3 (docs/share.md, "Files"): the name and type inside the
+   * ciphertext; the vault bounds it by VAULT_MAX_FILE_BYTES (413 above).
+   * @throws VaultApiError as POST /secrets (402, 413, 400); a plain Error for `plain` with a `passphrase` or a file,
+   *   or a file whose name (1 to 255 UTF-8 bytes) or media type is out of shape.
    */
-  async share(value: string, options: ShareOptions = {}): Promise<Shared> {
+  async share(value: string | ShareFile, options: ShareOptions = {}): Promise<Shared> {
     if (options.passphrase === "") throw new Error("an empty passphrase: leave it out");
     if (options.plain === true && options.passphrase !== undefined) throw new Error("a passphrase needs the end-to-end envelope: leave out plain");
-    const sealed = options.plain === true ? undefined : await sealEnvelope(value, { passphrase: options.passphrase });
+    if (options.plain === true && typeof value !== "string") throw new Error("a file is always shared end to end: leave out plain");
+    const sealed =
+      typeof value !== "string"
+        ? await sealFileEnvelope(value.file, { passphrase: options.passphrase })
+        : options.plain === true
+          ? undefined
+          : await sealEnvelope(value, { passphrase: options.passphrase });
     const body: Record<string, unknown> = { value: sealed?.envelope ?? value };
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.maxReads !== undefined) body.max_reads = options.maxReads;
@@ -279,12 +291,14 @@ export class VaultClient {
    * with the fragment's key. A `/s/` link is read at its own address without
    * a token; a `/secrets/` link through this client (its address and token).
    * @param options passphrase, when the link was made with one.
-   * @returns the value.
+   * @returns the value (a string), or `{file: {name, type, bytes}}` for a
+   *   link to a file (docs/share.md, "Files"); save it under
+   *   safeFileName(name), never a path taken from it as is.
    * @throws VaultApiError 404 when the secret is gone (or never was); a plain
    *   Error for a text that is not a share link; EnvelopeError (`reason`
    *   "passphrase", "key" or "format") when it does not open.
    */
-  async open(url: string, options: OpenOptions = {}): Promise<string> {
+  async open(url: string, options: OpenOptions = {}): Promise<Opened> {
     const link = parseShareLink(url);
     if (link === undefined) throw new Error("not a share link: expected <vault>/s/<64 hex id>#<key> or <vault>/secrets/<id>");
     // A /s/ link is read at its own address, without a token, under this client's time limit and signal.

@@ -9,7 +9,7 @@ import { formatTable } from "../table.js";
 import type { ExitCode } from "../exit-codes.js";
 import { readStdin } from "../stdin.js";
 import { getLink, shareLinkArgument } from "./share.js";
-import type { PassphraseFlags } from "./share.js";
+import type { OutputFlags, PassphraseFlags } from "./share.js";
 
 interface LimitFlags extends ConnectionFlags {
   ttl?: string;
@@ -74,7 +74,9 @@ export function registerGet(program: Command, exit: ExitCode): void {
       .description("print a secret's value exactly as stored (counts a read; may burn it)")
       .argument("<key>", "the secret's key, a public secret's id, or a share link (http(s)://.../s/<id>#<key>)")
       .option("--json", "print the whole response as JSON")
-      .option("--passphrase-file <file>", "a share link's passphrase, from FILE's first line (VAULT_SHARE_PASSPHRASE)"),
+      .option("--passphrase-file <file>", "a share link's passphrase, from FILE's first line (VAULT_SHARE_PASSPHRASE)")
+      .option("-o, --output <file>", "a share link: write the value or file to FILE (mode 0600; decided before the read)")
+      .option("--force", "with -o: overwrite FILE if it exists"),
   )
     .addHelpText(
       "after",
@@ -86,14 +88,20 @@ Examples:
   DB_PASSWORD="$(ephemeral-vault get prod/db_password)"
   ephemeral-vault get prod/db_password --json
   ephemeral-vault get 'https://vault.example.com/s/3f2a...#Jq9...'   (a share link: no token needed)
+  ephemeral-vault get '<link to a file>' -o report.pdf                (refuses an existing file without --force)
+
+A link to a file goes to stdout only when stdout is not a terminal; at a terminal
+it is saved in the current directory under its (sanitized) name, never over a file.
 ${EXIT_HELP}`,
     )
-    .action(async (key: string, flags: ConnectionFlags & PassphraseFlags & { json?: boolean }) => {
+    .action(async (key: string, flags: ConnectionFlags & PassphraseFlags & OutputFlags & { json?: boolean }) => {
       if (shareLinkArgument(key) !== undefined) {
         if (flags.json === true) throw new ConfigError("--json does not apply to a share link");
+        if (flags.force === true && flags.output === undefined) throw new ConfigError("--force goes with -o FILE");
         await getLink(key, flags, exit);
         return;
       }
+      if (flags.output !== undefined || flags.force === true) throw new ConfigError("-o and --force apply to a share link (http(s)://.../s/<id>#<key>)");
       await callVault(flags, exit, async (client) => {
         const body = await client.get(key);
         if (flags.json === true) {

@@ -12,6 +12,7 @@ import { promptHidden } from "../prompt.js";
 import type { ExitCode } from "../exit-codes.js";
 import { readStdin } from "../stdin.js";
 import { cliFetch } from "./ca-fetch.js";
+import { outputOf, readShareFile } from "./files.js";
 
 /** The passphrase flags of `share` and `get <url>`. */
 export interface PassphraseFlags {
@@ -65,7 +66,8 @@ export function registerShare(program: Command, exit: ExitCode): void {
       .option("--passphrase-file <file>", "also protect it with the passphrase in FILE's first line (VAULT_SHARE_PASSPHRASE)")
       .option("--ask-passphrase", "also protect it with a passphrase typed at the terminal")
       .option("--plain", "store the value itself, not encrypted here (programs that read it through the API)")
-      .option("--max-failures <n>", "burn the secret after N refused reveals (a wrong passphrase or a damaged link; default: never)"),
+      .option("--max-failures <n>", "burn the secret after N refused reveals (a wrong passphrase or a damaged link; default: never)")
+      .option("--file <file>", "share FILE (its name and media type kept, inside the encryption) instead of a value"),
   )
     .addHelpText(
       "after",
@@ -80,10 +82,12 @@ Examples:
   ephemeral-vault share "the wifi password" --ttl 1h
   ephemeral-vault share < id_ed25519 --ttl 15m --reads 1
   ephemeral-vault share --ask-passphrase < db.txt
+  ephemeral-vault share --file report.pdf --ttl 1d     (a file, up to the vault's VAULT_MAX_FILE_BYTES)
 
 Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error or vault not reachable.`,
     )
-    .action(async (value: string | undefined, flags: ConnectionFlags & PassphraseFlags & { ttl?: string; reads?: string; plain?: boolean; maxFailures?: string }) => {
+    .action(
+      async (value: string | undefined, flags: ConnectionFlags & PassphraseFlags & { ttl?: string; reads?: string; plain?: boolean; maxFailures?: string; file?: string }) => {
       if (flags.org !== undefined || (process.env.VAULT_ORG ?? "") !== "") {
         throw new ConfigError("share makes a public, global link: --org (VAULT_ORG) does not apply; unset it, or use put --org");
       }
@@ -96,15 +100,19 @@ Exit codes: 0 ok, 1 the API refused (its error on stderr), 2 usage error or vaul
         throw new ConfigError("the passphrase must be at least 12 characters (docs/share.md, 'The passphrase's strength and its offline cost')");
       }
       if (flags.plain === true && passphrase !== undefined) throw new ConfigError("--plain cannot take a passphrase: the passphrase needs the end-to-end envelope");
+      if (flags.file !== undefined && value !== undefined) throw new ConfigError("give a VALUE or --file FILE, not both");
+      if (flags.file !== undefined && flags.plain === true) throw new ConfigError("--plain cannot take --file: a file is always shared end to end");
+      const file = flags.file === undefined ? undefined : readShareFile(flags.file);
       await callVault(flags, exit, async (client) => {
         if (value !== undefined) process.stderr.write(argvWarning("VALUE"));
-        const text = value ?? (await readStdin());
-        const { url, receipt } = await client.share(text, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true, maxFailedReveals });
+        const content = file !== undefined ? { file } : (value ?? (await readStdin()));
+        const { url, receipt } = await client.share(content, { ttlSeconds, maxReads, passphrase, plain: flags.plain === true, maxFailedReveals });
         process.stdout.write(`${url}\n`);
         // stdout stays the link alone (scripts take it); the sender's receipt goes to stderr (docs/cli.md, "Receipts").
         process.stderr.write(receiptNotice(receipt));
       });
-    });
+      },
+    );
 }
 
 /**
@@ -159,18 +167,24 @@ export function shareLinkArgument(arg: string): ShareLink | undefined {
  * asked for before the read when the link says it needs one; one typed at
  * the terminal is asked for again when the vault refuses it (nothing read),
  * PASSPHRASE_TRIES tries in all, then it gives up with exit 1 (docs/cli.md).
+ * `-o FILE` writes the value or file there (outputOf: created before the
+ * read, mode 0600, never over an existing file without `--force`); without
+ * it a file goes to stdout only when stdout is no terminal (docs/cli.md, "Files").
  */
-export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags, exit: ExitCode): Promise<void> {
+export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags & OutputFlags, exit: ExitCode): Promise<void> {
   const parsed = parseShareLink(link);
   if (parsed === undefined) throw new ConfigError("not a share link");
   let passphrase = await passphraseOf(flags, parsed.needsPassphrase);
   // Typed at the terminal (no file, no variable): a wrong one that the vault refused spent nothing, so ask again.
   const typed = parsed.needsPassphrase && flags.passphraseFile === undefined && (process.env.VAULT_SHARE_PASSPHRASE ?? "") === "";
-  const print = (value: string) => process.stdout.write(process.stdout.isTTY ? `${value}\n` : value);
+  // Settled before the read: an existing -o FILE without --force is refused with nothing spent.
+  const out = outputOf(flags.output, flags.force === true);
+  let written = false;
   const reveal = async (client: VaultClient) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        print(await client.open(link, { passphrase }));
+        out.write(await client.open(link, { passphrase }));
+        written = true;
         return;
       } catch (err) {
         if (!(err instanceof EnvelopeError)) throw err;
@@ -193,16 +207,26 @@ export async function getLink(link: string, flags: ConnectionFlags & PassphraseF
       }
     }
   };
-  if (parsed.kind === "api") {
-    await callVault(flags, exit, reveal);
-    return;
-  }
   try {
-    await reveal(new VaultClient({ fetch: cliFetch(), addr: parsed.base, token: undefined, org: null, timeoutMs: timeoutOf(flags) }));
-  } catch (err) {
-    const failure = describeFailure(err);
-    if (failure === null) throw err;
-    process.stderr.write(`ephemeral-vault: ${failure.message}\n`);
-    exit.code = failure.code;
+    if (parsed.kind === "api") {
+      await callVault(flags, exit, reveal);
+      return;
+    }
+    try {
+      await reveal(new VaultClient({ fetch: cliFetch(), addr: parsed.base, token: undefined, org: null, timeoutMs: timeoutOf(flags) }));
+    } catch (err) {
+      const failure = describeFailure(err);
+      if (failure === null) throw err;
+      process.stderr.write(`ephemeral-vault: ${failure.message}\n`);
+      exit.code = failure.code;
+    }
+  } finally {
+    if (!written) out.abandon();
   }
+}
+
+/** The output flags of `get <link>`: `-o FILE` and `--force` (docs/cli.md, "Files"). */
+export interface OutputFlags {
+  output?: string;
+  force?: boolean;
 }

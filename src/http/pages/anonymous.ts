@@ -121,7 +121,7 @@ export interface AnonymousLimits {
  * VAULT_SHARE_ANONYMOUS is on (docs/share.md, "Anonymous links"): the body of
  * POST /secrets without `key`, under caps the server enforces: TTL at most 7
  * days (7 days when omitted), reads at most 10 (1 when omitted), the value
- * within VAULT_MAX_VALUE_BYTES, and VAULT_SHARE_ANONYMOUS_PER_MINUTE creates
+ * within VAULT_MAX_VALUE_BYTES (a file within VAULT_MAX_FILE_BYTES and the 1 MiB body), and VAULT_SHARE_ANONYMOUS_PER_MINUTE creates
  * per client address per minute, `limits.total` creates per minute in all,
  * and the count and byte caps of `limits.caps`, in all and per network
  * (anonymousNet). It does not count against the free tier (nor is it refused
@@ -133,7 +133,7 @@ export interface AnonymousLimits {
  *   count or byte cap.
  */
 export async function anonymousCreate(
-  deps: { tx: UnitOfWork<Work>; secrets: SecretLifecycle; receipts: Receipts; maxValueBytes: number },
+  deps: { tx: UnitOfWork<Work>; secrets: SecretLifecycle; receipts: Receipts; maxValueBytes: number; maxFileBytes: number },
   raw: Record<string, unknown>,
   ip: string | null,
   rate: PerAddressRate,
@@ -147,7 +147,7 @@ export async function anonymousCreate(
   const maxReads = body.max_reads ?? 1;
   if (ttlSeconds > ANONYMOUS_CAPS.ttlSeconds) throw new ApiError(400, `ttl_seconds may be at most ${ANONYMOUS_CAPS.ttlSeconds} without a token`);
   if (maxReads > ANONYMOUS_CAPS.maxReads) throw new ApiError(400, `max_reads may be at most ${ANONYMOUS_CAPS.maxReads} without a token`);
-  checkValueSize(body.value, deps.maxValueBytes);
+  checkValueSize(body.value, deps.maxValueBytes, deps.maxFileBytes);
   const waitMs = rate.take(ip);
   if (waitMs > 0) {
     throw new ApiError(429, "too many links made from this address", {

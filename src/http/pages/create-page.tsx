@@ -14,7 +14,30 @@ export const EXPIRY_PRESETS = [
 /** Longest TTL and most reads of a secret made without a token (docs/share.md, "Anonymous links"). */
 export const ANONYMOUS_CAPS = { ttlSeconds: 604_800, maxReads: 10 } as const;
 
-const SCRIPT_STRINGS = ["create", "creating", "copied", "copyFailed", "createFailed", "passphraseTooShort", "askCreating", "askNeedsToken", "askFailed"] as const;
+const SCRIPT_STRINGS = [
+  "create",
+  "creating",
+  "copied",
+  "copyFailed",
+  "createFailed",
+  "passphraseTooShort",
+  "askCreating",
+  "askNeedsToken",
+  "askFailed",
+  "fileHelp",
+  "fileChosen",
+  "fileTooLarge",
+] as const;
+
+/**
+ * The largest file an anonymous link carries (docs/share.md, "Files"):
+ * `POST /s` keeps the 1 MiB body, so its envelope (base64url of the 1024-byte
+ * metadata block, the file and the 16-byte tag, 4096 bytes left for the
+ * other fields) must fit it; and never more than VAULT_MAX_FILE_BYTES.
+ */
+export function anonymousFileLimit(maxFileBytes: number, maxBodyBytes: number): number {
+  return Math.min(maxFileBytes, Math.floor(((maxBodyBytes - 4096) * 3) / 4) - 1024 - 16);
+}
 
 /** The expiry presets of "Ask for a secret", seconds (docs/requests.md: 7 days by default, at most 30). */
 export const ASK_EXPIRY_PRESETS = [
@@ -94,13 +117,23 @@ function AskSection(props: { s: Strings }) {
  * the token the person typed, kept in sessionStorage only, or POST /s when
  * anonymous creation is on) and shows the link, a Copy button and a QR code,
  * and the sender's receipt with its own Copy (docs/share.md, "Receipts").
+ * Or a file instead of the value (picked or dropped on the form; docs/share.md,
+ * "Files"): `maxFileBytes` (VAULT_MAX_FILE_BYTES) and `anonymousFileBytes`
+ * (without a token) are the limits the script shows and checks before it
+ * encrypts anything.
  * Below it, "Ask for a secret" (AskSection), which uses the same token.
  */
-export function CreatePage(props: { s: Strings; root: string; nonce: string; anonymous: boolean }) {
+export function CreatePage(props: { s: Strings; root: string; nonce: string; anonymous: boolean; maxFileBytes: number; anonymousFileBytes: number }) {
   const { s, anonymous } = props;
   return (
     <Layout s={s} title={s.createTitle} root={props.root} script={{ name: "create.js", nonce: props.nonce }}>
-      <div id="create" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-anonymous={anonymous ? "true" : "false"}>
+      <div
+        id="create"
+        data-strings={scriptStrings(s, SCRIPT_STRINGS)}
+        data-anonymous={anonymous ? "true" : "false"}
+        data-max-file-bytes={String(props.maxFileBytes)}
+        data-anonymous-file-bytes={String(props.anonymousFileBytes)}
+      >
         <h1>{s.createTitle}</h1>
         <p>{s.createLead}</p>
         <noscript>
@@ -120,6 +153,16 @@ export function CreatePage(props: { s: Strings; root: string; nonce: string; ano
         <form id="create-form" class="card" hidden>
           <label for="value">{s.valueLabel}</label>
           <textarea id="value" required spellcheck={false} />
+          {/* A file instead of the value (docs/share.md, "Files"): picked here or dropped anywhere on the form; the script fills in the limit. */}
+          <div id="file-card" class="file">
+            <label for="file">{s.fileLabel}</label>
+            <span class="help" id="file-help" />
+            <input type="file" id="file" aria-describedby="file-help" />
+            <p id="file-chosen" class="notice ok" hidden />
+            <button type="button" id="file-clear" class="secondary" hidden>
+              {s.fileClear}
+            </button>
+          </div>
           <div class="row">
             <div>
               <label for="ttl">{s.expiryLabel}</label>

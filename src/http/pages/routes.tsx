@@ -12,7 +12,7 @@ import type { IdempotencyKeys } from "../../domain/idempotency/keys.js";
 import { answerOnce, IDEMPOTENCY_HEADER } from "../routes/idempotent.js";
 import type { Answer } from "../routes/idempotent.js";
 import { ApiError } from "../errors.js";
-import { readJsonObject, withoutNulls } from "../routes/declare.js";
+import { MAX_BODY_BYTES, readJsonObject, withoutNulls } from "../routes/declare.js";
 import { afterRefusal, readJson } from "../routes/secrets/secret-route.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { anonymousCreate, GlobalRate, PerAddressRate } from "./anonymous.js";
@@ -22,7 +22,7 @@ import { SETTINGS } from "../../config/settings.js";
 import { loadAssets } from "./assets.js";
 import type { ShareClient, ShareMissGuard } from "./share-guard.js";
 import type { Asset } from "./assets.js";
-import { CreatePage } from "./create-page.js";
+import { anonymousFileLimit, CreatePage } from "./create-page.js";
 import { MessagePage } from "./layout.js";
 import { newNonce, setPageHeaders } from "./security.js";
 import { SharePage } from "./share-page.js";
@@ -72,6 +72,8 @@ export interface SharePageDeps {
    */
   shareGuard: ShareMissGuard;
   maxValueBytes: number;
+  /** Largest file of an end-to-end link, bytes (VAULT_MAX_FILE_BYTES): an anonymous link's file is bounded by it too. */
+  maxFileBytes: number;
   /** Current time, Unix milliseconds. */
   now: () => number;
   /** Base of public links (VAULT_PUBLIC_URL), for the CLI line of the no-script text. */
@@ -286,7 +288,14 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
   app.get("/", (c) => {
     const nonce = newNonce();
     const s = stringsFor(c.req.header("accept-language"));
-    return html(c, 200, nonce, <CreatePage s={s} root="" nonce={nonce} anonymous={deps.settings.anonymous} />);
+    return html(c, 200, nonce, <CreatePage
+        s={s}
+        root=""
+        nonce={nonce}
+        anonymous={deps.settings.anonymous}
+        maxFileBytes={deps.maxFileBytes}
+        anonymousFileBytes={anonymousFileLimit(deps.maxFileBytes, MAX_BODY_BYTES)}
+      />);
   });
 
   app.post("/s", async (c) => {

@@ -36,6 +36,7 @@ const SCRIPT_STRINGS = [
   "destroying",
   "destroyedNow",
   "destroyFailed",
+  "fileFacts",
 ] as const;
 
 /** `strings` narrowed to `names`, as JSON for a data attribute. */
@@ -111,6 +112,19 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
           </button>
         </form>
         <RevealedValue s={s} label={s.secretLabel}>
+          {/* A file (docs/share.md, "Files"): its name, type and size, and Download; its content is never shown here. */}
+          <div id="file-result" hidden>
+            <h2 id="file-label" class="label">
+              {s.fileRevealedLabel}
+            </h2>
+            <p id="file-facts" />
+            <p class="help" id="file-help">
+              {s.fileNotShown}
+            </p>
+            <button type="button" id="download" aria-describedby="file-help">
+              {s.download}
+            </button>
+          </div>
           {/* After a read that left reads over: the link holder may destroy what they could read (docs/share.md, "Receipts"). */}
           <div id="destroy-card" hidden>
             <p class="help" id="destroy-help">

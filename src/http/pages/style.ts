@@ -56,6 +56,9 @@ button:disabled { opacity: .6; cursor: progress; }
 .notice.error { background: var(--err-bg); color: var(--err-fg); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .92em; overflow-wrap: anywhere; }
 h2.label { font-size: 1rem; margin: .5rem 0 .35rem; }
+.file { margin-top: 1rem; }
+input[type="file"] { padding: .45rem .5rem; }
+form.dropping { outline: 3px dashed var(--accent); outline-offset: 4px; }
 pre.secret { min-height: 4rem; max-height: 24rem; overflow: auto; border: 1px solid var(--border); margin: 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--card); padding: .75rem; border-radius: .5rem; }
 .receipt { border-top: 1px solid var(--border); margin-top: 1.25rem; padding-top: .75rem; }

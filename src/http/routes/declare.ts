@@ -88,9 +88,25 @@ export interface RouteDecl<P extends ParamsSchema | undefined = undefined, Q ext
   query?: Q;
   /** The JSON body: read by readJsonObject (type, size, depth), then validated. */
   body?: B;
+  /** A body over MAX_BODY_BYTES this route admits (a file's create); without it, 1 MiB is the limit. */
+  largeBody?: LargeBody | undefined;
   /** Status -> response; 401, 403 and 429 are added for routes that need a token. */
   responses: Record<number, ResponseDecl>;
   handler: (c: AppContext, input: RouteInput<P, Q, B>) => Response | Promise<Response>;
+}
+
+/**
+ * A body larger than MAX_BODY_BYTES that a route admits (docs/share.md,
+ * "Files"): read up to `maxBytes`; a body over MAX_BODY_BYTES must then
+ * pass `admits` (the raw object, before validation), else 413 `message`.
+ */
+export interface LargeBody {
+  /** Largest body read, bytes. */
+  maxBytes: number;
+  /** Whether a body over MAX_BODY_BYTES is one this allowance is for. */
+  admits: (raw: Readonly<Record<string, unknown>>) => boolean;
+  /** The 413's message, naming both limits. */
+  message: string;
 }
 
 /** A declaration made mountable by route(): its schemas, for the document, and `handle`, its input checks and handler. */
@@ -118,7 +134,7 @@ function parsed<S extends v.GenericSchema | undefined>(schema: S | undefined, ra
 export function route<P extends ParamsSchema | undefined = undefined, Q extends ParamsSchema | undefined = undefined, B extends v.GenericSchema | undefined = undefined>(
   decl: RouteDecl<P, Q, B>,
 ): Route {
-  const { params, query, body, inPrefix, handler } = decl;
+  const { params, query, body, inPrefix, handler, largeBody } = decl;
   const head = (c: AppContext): { params: Output<P>; query: Output<Q> } => {
     if (inPrefix?.from === "params") requireInPrefixOf(c, inPrefix, c.req.param());
     return { params: parsed(params, () => c.req.param()), query: parsed(query, () => c.req.query()) };
@@ -131,13 +147,15 @@ export function route<P extends ParamsSchema | undefined = undefined, Q extends 
         }
       : async (c: AppContext) => {
           const { params: p, query: q } = head(c);
-          const raw = withoutNulls(await readJsonObject(c));
+          const read = await readJsonObjectSized(c, largeBody);
+          const raw = withoutNulls(read.body);
+          if (largeBody !== undefined && read.bytes > MAX_BODY_BYTES && !largeBody.admits(raw)) throw tooLarge(largeBody.message);
           if (inPrefix?.from === "body") requireInPrefixOf(c, inPrefix, raw);
           return handler(c, { params: p, query: q, body: parsed(body, () => raw) });
         };
   return Object.assign(
     { method: decl.method, path: decl.path, summary: decl.summary, permission: decl.permission, responses: decl.responses },
-    { auditAction: decl.auditAction, idempotent: decl.idempotent, inPrefix, params, query, body, handle },
+    { auditAction: decl.auditAction, idempotent: decl.idempotent, inPrefix, params, query, body, largeBody, handle },
   );
 }
 
@@ -226,12 +244,26 @@ const limitBody = bodyLimit({
   },
 });
 
-/** The 413 of a body over MAX_BODY_BYTES; the rest is not read, so the connection closes. */
-function tooLarge(): ApiError {
-  return new ApiError(413, "request body too large", {
-    message: `the body may be at most ${MAX_BODY_BYTES} bytes`,
-    headers: { Connection: "close" },
-  });
+/** The body limiters of large-body routes (LargeBody), one per limit. */
+const largeLimiters = new Map<number, ReturnType<typeof bodyLimit>>();
+function limiterOf(large: LargeBody | undefined): ReturnType<typeof bodyLimit> {
+  if (large === undefined) return limitBody;
+  let found = largeLimiters.get(large.maxBytes);
+  if (found === undefined) {
+    found = bodyLimit({
+      maxSize: large.maxBytes,
+      onError: () => {
+        throw tooLarge(large.message);
+      },
+    });
+    largeLimiters.set(large.maxBytes, found);
+  }
+  return found;
+}
+
+/** The 413 of a body over its limit (MAX_BODY_BYTES unless a LargeBody says); the rest is not read, so the connection closes. */
+function tooLarge(message = `the body may be at most ${MAX_BODY_BYTES} bytes`): ApiError {
+  return new ApiError(413, "request body too large", { message, headers: { Connection: "close" } });
 }
 
 /**
@@ -241,20 +273,23 @@ function tooLarge(): ApiError {
  * body costs more than the rest of a create. Elsewhere (in-process
  * `app.request()` in tests), or when something already touched the stream,
  * through Hono's bodyLimit and the Request.
+ * `large`: a route's larger allowance (LargeBody.maxBytes).
  * @throws ApiError 413, or 400 when the client breaks off the body.
  */
-async function readBodyBytes(c: Context): Promise<Uint8Array> {
+async function readBodyBytes(c: Context, large?: LargeBody): Promise<Uint8Array> {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   if (incoming instanceof Readable && incoming.readableFlowing === null && !incoming.readableDidRead) {
-    return readIncoming(incoming);
+    return readIncoming(incoming, large);
   }
-  await limitBody(c, async () => {});
+  await limiterOf(large)(c, async () => {});
   return new Uint8Array(await c.req.arrayBuffer());
 }
 
-function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
+function readIncoming(incoming: IncomingMessage, large: LargeBody | undefined): Promise<Buffer> {
+  const max = large?.maxBytes ?? MAX_BODY_BYTES;
+  const refusal = () => (large === undefined ? tooLarge() : tooLarge(large.message));
   const declared = Number(incoming.headers["content-length"]);
-  if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
+  if (declared > max) return Promise.reject(refusal());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -263,10 +298,10 @@ function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
+      if (size > max) {
         done();
         incoming.pause();
-        reject(tooLarge());
+        reject(refusal());
       } else {
         chunks.push(chunk);
       }
@@ -298,10 +333,20 @@ function readIncoming(incoming: IncomingMessage): Promise<Buffer> {
  * @throws ApiError 400 or 413.
  */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
+  return (await readJsonObjectSized(c, undefined)).body;
+}
+
+/**
+ * readJsonObject under a route's limit: MAX_BODY_BYTES, or a LargeBody's
+ * `maxBytes` (the caller then applies `admits` to a body over MAX_BODY_BYTES).
+ * @returns the parsed object and the body's size in bytes.
+ * @throws ApiError 400 or 413.
+ */
+async function readJsonObjectSized(c: Context, large: LargeBody | undefined): Promise<{ body: Record<string, unknown>; bytes: number }> {
   // From the Node request's own headers: no web Headers object built for one read.
   const type = requestHeader(c, "content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) throw new ApiError(400, "Content-Type must be application/json");
-  const bytes = await readBodyBytes(c);
+  const bytes = await readBodyBytes(c, large);
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -320,7 +365,7 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
   const fault = jsonBodyFault(body);
   if (fault === "too deep") throw new ApiError(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   if (fault !== null) throw new ApiError(400, "body contains a lone surrogate (\\uD800-\\uDFFF without its pair)");
-  return body as Record<string, unknown>;
+  return { body: body as Record<string, unknown>, bytes: bytes.length };
 }
 
 /**

@@ -1,8 +1,9 @@
 import * as v from "valibot";
-import { parseEnvelope } from "@ephemeral-vault/client";
+import { FILE_META_BYTES, fileSizeOfCiphertext, parseEnvelope } from "@ephemeral-vault/client";
 import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import { ApiError } from "../../errors.js";
-import type { PrefixRule } from "../declare.js";
+import { MAX_BODY_BYTES } from "../declare.js";
+import type { LargeBody, PrefixRule } from "../declare.js";
 import { intRange, requiredString } from "../input.js";
 import { isSecretKey, KEY_CHARS, KEY_DOC, KEY_RULE } from "./secret-route.js";
 
@@ -145,14 +146,55 @@ export const bodyKeyInPrefix: PrefixRule = {
 /**
  * Checks a value's size in UTF-8 bytes against VAULT_MAX_VALUE_BYTES; an
  * end-to-end envelope may be as large as the envelope of a value of that
- * size (envelopeLimit).
- * @throws ApiError 413.
+ * size (envelopeLimit). With `maxFileBytes` (a public secret's create), a
+ * file envelope (version 3, docs/share.md "Files") is bounded instead by
+ * VAULT_MAX_FILE_BYTES: the file's size as its ciphertext tells it
+ * (fileSizeOfCiphertext), and the envelope's text by fileEnvelopeLimit of
+ * that size (no room for more than its file).
+ * @throws ApiError 413, its message naming the limit.
  */
-export function checkValueSize(value: string, maxBytes: number): void {
+export function checkValueSize(value: string, maxBytes: number, maxFileBytes?: number): void {
   const bytes = Buffer.byteLength(value, "utf8");
-  if (bytes > maxBytes && !(bytes <= envelopeLimit(maxBytes) && parseEnvelope(value) !== undefined)) {
+  const env = maxFileBytes !== undefined || bytes > maxBytes ? parseEnvelope(value) : undefined;
+  if (maxFileBytes !== undefined && env?.v === 3) {
+    const size = fileSizeOfCiphertext(env.ct.length);
+    if (size > maxFileBytes) throw new ApiError(413, "file too large", { message: `the file may be at most ${maxFileBytes} bytes` });
+    // Its text holds its ciphertext and the header's few fields: no room to store more than the file beside it.
+    if (bytes > fileEnvelopeLimit(size)) {
+      throw new ApiError(413, "file too large", { message: `a file envelope may hold its ciphertext and at most 256 more characters; the file may be at most ${maxFileBytes} bytes` });
+    }
+    return;
+  }
+  if (bytes > maxBytes && !(bytes <= envelopeLimit(maxBytes) && env !== undefined)) {
     throw new ApiError(413, "value too large", { message: `the value may be at most ${maxBytes} bytes (UTF-8)` });
   }
+}
+
+/**
+ * The largest file envelope (version 3, docs/share.md "Files") of a file of
+ * `maxFileBytes`: base64url of the 1024-byte metadata block, the file and
+ * the 16-byte tag, and the JSON around it (at most 256 characters).
+ */
+export function fileEnvelopeLimit(maxFileBytes: number): number {
+  return Math.ceil(((maxFileBytes + FILE_META_BYTES + 16) * 4) / 3) + 256;
+}
+
+/** Room a create's body has besides its value, bytes: every other field of createSecretBody fits it many times over. */
+const OTHER_FIELDS_BYTES = 64 * 1024;
+
+/**
+ * The body allowance of a public create (POST /secrets without `key`): up
+ * to the largest file envelope of VAULT_MAX_FILE_BYTES and its other fields,
+ * admitted only for a body without `key` whose `value` is a file envelope
+ * (docs/share.md "Files"); any other body keeps the 1 MiB limit.
+ */
+export function fileBody(maxFileBytes: number): LargeBody {
+  const maxBytes = fileEnvelopeLimit(maxFileBytes) + OTHER_FIELDS_BYTES;
+  return {
+    maxBytes,
+    admits: (raw) => raw.key === undefined && typeof raw.value === "string" && parseEnvelope(raw.value)?.v === 3,
+    message: `the body may be at most ${MAX_BODY_BYTES} bytes, or ${maxBytes} for a file of at most ${maxFileBytes} bytes`,
+  };
 }
 
 /**

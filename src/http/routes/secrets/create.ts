@@ -7,7 +7,7 @@ import { answerOnce } from "../idempotent.js";
 import type { Answer } from "../idempotent.js";
 import type { Awaitable, Work } from "../../../store/work.js";
 import { byScope } from "../scope.js";
-import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, revealCheckOf } from "./bodies.js";
+import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, fileBody, revealCheckOf } from "./bodies.js";
 import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
 
 /** The responses both scopes' creates share. */
@@ -20,6 +20,8 @@ const COMMON: Record<number, ResponseDecl> = {
  * POST /secrets (docs/api.md "Global secrets"): a keyed secret answers
  * 201 `{key}`; without `key` a public secret (a dead drop) answers 201
  * `{id, url}`. Prefix scoping reads the raw body's key first (403 before 400).
+ * A public secret may carry a file envelope (docs/share.md, "Files"): its
+ * body may then exceed 1 MiB, up to the envelope of VAULT_MAX_FILE_BYTES.
  */
 function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
   return route({
@@ -30,6 +32,7 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
     idempotent: true,
     inPrefix: bodyKeyInPrefix,
     body: createSecretBody,
+    largeBody: fileBody(deps.maxFileBytes),
     responses: Object.assign(
       {
         201: {
@@ -42,11 +45,15 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
         400: { description: "invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check" },
       },
       COMMON,
-      { 409: { description: "a live secret with this key exists" } },
+      {
+        409: { description: "a live secret with this key exists" },
+        413: { description: "value larger than VAULT_MAX_VALUE_BYTES, a public secret's file (envelope version 3) larger than VAULT_MAX_FILE_BYTES, or body over 1 MiB (a file's: over its envelope)" },
+      },
     ),
     handler: async (c, { body }) => {
       const revealCheck = revealCheckOf(body);
-      checkValueSize(body.value, deps.maxValueBytes);
+      // A public secret's file envelope is bounded by VAULT_MAX_FILE_BYTES instead (docs/share.md, "Files").
+      checkValueSize(body.value, deps.maxValueBytes, body.key === undefined ? deps.maxFileBytes : undefined);
       const origin = originOf(c);
       const input = { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads, revealCheck };
       const create = async (w: Work) => {

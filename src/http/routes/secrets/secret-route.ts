@@ -44,6 +44,8 @@ export interface SecretRouteDeps {
   /** The path under it that names a public secret: `/s/` (the recipient page) or `/secrets/` (the API, without the pages). */
   publicPath: string;
   maxValueBytes: number;
+  /** Largest file of an end-to-end public secret, bytes (VAULT_MAX_FILE_BYTES; docs/share.md "Files"). */
+  maxFileBytes: number;
 }
 
 /**

@@ -1,0 +1,139 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeBrowser, launchBrowser, seriousA11yViolations, watchCsp } from "../../support/browser.js";
+import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "../../support/e2e-helpers.js";
+import type { VaultProcess } from "../../support/e2e-helpers.js";
+import { TEST_ENGINE } from "../../support/helpers.js";
+
+// Files in the share pages, in a real Chromium (docs/share.md, "Files"): the create page takes a
+// file (picker, drag and drop, the limit shown before anything is sent), the recipient page shows
+// its name, type and size after the reveal and offers Download; CLI to browser and back, byte-exact.
+
+/** Runs the built CLI asynchronously; stdout kept as bytes. */
+function cli(args: string[], options: { vault?: VaultProcess; cwd?: string } = {}): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+  const env = childEnv(options.vault === undefined ? {} : { VAULT_ADDR: options.vault.url, VAULT_TOKEN: E2E_MASTER_KEY });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+  const out: Buffer[] = [];
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => out.push(b));
+  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+  child.stdin.end();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out), stderr });
+    }),
+  );
+}
+
+const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+const MiB = 1024 * 1024;
+function allBytes(n: number): Buffer {
+  const out = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) out[i] = (i * 7 + (i >> 8)) & 0xff;
+  return out;
+}
+
+describeBrowser("files in the share pages, in Chromium", () => {
+  let browser: Browser;
+  let vault: VaultProcess;
+  let dataDir: string;
+  const names: string[] = [];
+
+  beforeAll(async () => {
+    dataDir = tempDir();
+    vault = await startVault(dataDir, { env: { VAULT_MAX_FILE_BYTES: String(4 * MiB) } });
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await killChildren();
+    cleanupTemp();
+  });
+
+  it("CLI share --file to the browser: name, type and size after the reveal, Download saves it byte-exact, nothing rendered", async () => {
+    const dir = tempDir();
+    const bytes = allBytes(3 * MiB);
+    const src = join(dir, "quarterly-figures-w9.pdf");
+    names.push("quarterly-figures-w9");
+    writeFileSync(src, bytes);
+    const shared = await cli(["share", "--file", src], { vault });
+    expect(shared.code, shared.stderr).toBe(0);
+    const link = shared.stdout.toString().trim();
+    const context = await browser.newContext({ acceptDownloads: true });
+    const page = await context.newPage();
+    const violations = await watchCsp(page);
+    await page.goto(link);
+    // Before the reveal the page tells nothing of the file (the name is in the ciphertext).
+    expect(await page.content()).not.toContain("quarterly");
+    await page.getByRole("button", { name: "Reveal the secret" }).click();
+    await page.locator("#file-result").waitFor({ state: "visible", timeout: 30_000 });
+    expect(await page.locator("#file-facts").textContent()).toBe("quarterly-figures-w9.pdf (application/pdf, 3 MiB)");
+    expect(await page.locator("#value").isVisible()).toBe(false);
+    expect(await page.getByRole("button", { name: "Copy" }).isVisible()).toBe(false);
+    // The page renders nothing of the file: no frame, object, embed or image of it.
+    expect(await page.locator("iframe, object, embed, img, video, audio").count()).toBe(0);
+    expect(await seriousA11yViolations(page), "file revealed").toEqual([]);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download" }).click()]);
+    expect(download.suggestedFilename()).toBe("quarterly-figures-w9.pdf");
+    const saved = join(dir, "downloaded.pdf");
+    await download.saveAs(saved);
+    expect(sha256(readFileSync(saved))).toBe(sha256(bytes));
+    expect(await violations()).toEqual([]);
+    await context.close();
+  });
+
+  it("browser create with a file (the limit shown; drag and drop) to CLI get -o: byte-exact, name kept", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const violations = await watchCsp(page);
+    await page.goto(`${vault.url}/`);
+    await page.getByLabel("Access token").fill(E2E_MASTER_KEY);
+    expect(await page.locator("#file-help").textContent()).toMatch(/at most 4 MiB/);
+    expect(await seriousA11yViolations(page), "create page with a file field").toEqual([]);
+    // Too large: refused before anything is read or sent.
+    await page.getByLabel("Or share a file").setInputFiles({ name: "huge.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(4 * MiB + 1) });
+    await expect.poll(() => page.locator("#error").textContent()).toBe("This file is 4.0 MiB: the limit is 4 MiB.");
+    expect(await page.locator("#file-chosen").isVisible()).toBe(false);
+    // Dropped on the form: a DataTransfer made in the page, as a drag from the desktop gives.
+    const bytes = allBytes(2 * MiB + 3);
+    names.push("dropped-ledger-k4");
+    const dropped = await page.evaluateHandle((b64) => {
+      const raw = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([raw], "dropped-ledger-k4.csv", { type: "text/csv" }));
+      return dt;
+    }, bytes.toString("base64"));
+    await page.dispatchEvent("#create-form", "dragover", { dataTransfer: dropped });
+    await page.dispatchEvent("#create-form", "drop", { dataTransfer: dropped });
+    await expect.poll(() => page.locator("#file-chosen").textContent()).toBe("dropped-ledger-k4.csv (2.0 MiB) will be shared instead of a text.");
+    expect(await page.getByLabel("Secret", { exact: true }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Create the link" }).click();
+    const linkField = page.locator("#link");
+    await linkField.waitFor({ state: "visible", timeout: 30_000 });
+    const link = await linkField.inputValue();
+    expect(await violations()).toEqual([]);
+    await context.close();
+    const dir = tempDir();
+    const got = await cli(["get", link, "-o", "out.csv"], { cwd: dir });
+    expect(got.code, got.stderr).toBe(0);
+    expect(got.stderr).toBe(`ephemeral-vault: a file: dropped-ledger-k4.csv (text/csv, ${2 * MiB + 3} bytes), saved as out.csv\n`);
+    expect(sha256(readFileSync(join(dir, "out.csv")))).toBe(sha256(bytes));
+    expect(statSync(join(dir, "out.csv")).mode & 0o777).toBe(0o600);
+  });
+
+  it("no file name reached the server's logs or database files", () => {
+    const logs = vault.stdout() + vault.stderr();
+    for (const name of names) expect(logs.includes(name), "server log").toBe(false);
+    if (TEST_ENGINE === "sqlite") {
+      const files = readdirSync(dataDir).filter((f) => f.startsWith("vault.db"));
+      const bytes = Buffer.concat(files.map((f) => readFileSync(join(dataDir, f))));
+      for (const name of names) expect(bytes.includes(Buffer.from(name, "utf8")), "database file").toBe(false);
+    }
+  });
+});
