@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateLicenseKeyPair, issueLicense } from "../../src/crypto/license.js";
-import { cleanupTemp, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
+import { BIN, ROOT, childEnv, cleanupTemp, killChildren, startVault, tempDir } from "../support/e2e-helpers.js";
 import type { VaultProcess } from "../support/e2e-helpers.js";
 import { haAvailability, startHaCluster } from "../support/ha-cluster.js";
 import type { HaCluster } from "../support/ha-cluster.js";
@@ -48,6 +49,8 @@ interface Tally {
   replaced: Map<string, { acked: string; pending?: string }>;
   /** Wall-clock ms of every successful answer, for the longest gap (unavailability). */
   okAt: number[];
+  /** The CLI's `get` of one-read secrets: printed the value (exit 0), said "not found" (a value lost), or failed otherwise. */
+  cli: { printed: number; lost: string[]; failed: string[]; spans: [number, number][] };
 }
 
 const newTally = (): Tally => ({
@@ -60,7 +63,24 @@ const newTally = (): Tally => ({
   lost: [],
   replaced: new Map(),
   okAt: [],
+  cli: { printed: 0, lost: [], failed: [], spans: [] },
 });
+
+/** `ephemeral-vault get KEY` against `node` (the CLI's own retries with Idempotency-Key: docs/cli.md). */
+function cliGet(node: VaultProcess, key: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, "get", key], {
+      cwd: ROOT,
+      env: childEnv({ VAULT_ADDR: node.url, VAULT_TOKEN: process.env.HA_MASTER_KEY }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 /**
  * One call with an Idempotency-Key, retried on 503 or a cut connection with the same key every
@@ -102,8 +122,12 @@ async function call(
 }
 
 /** The load of one round, on both nodes, until stop(). */
-function startLoad(nodes: [VaultProcess, VaultProcess], round: string): { tally: Tally; stop: () => Promise<void> } {
+function startLoad(nodes: [VaultProcess, VaultProcess], round: string): { tally: Tally; cliReading: Promise<void>; stop: () => Promise<void> } {
   const tally = newTally();
+  let cliStarted = () => {};
+  const cliReading = new Promise<void>((resolve) => {
+    cliStarted = resolve;
+  });
   let running = true;
   let n = 0;
   const burner = async (w: number) => {
@@ -133,9 +157,30 @@ function startLoad(nodes: [VaultProcess, VaultProcess], round: string): { tally:
       if (res?.status === 200 || res?.status === 201) tally.replaced.set(key, { acked: value });
     }
   };
-  const loops = [burner(0), burner(1), burner(2), burner(3), replacer(0), replacer(1)];
+  // One-read secrets made up front, then read by the CLI's `get` through the other node one after
+  // the other, so that gets are in flight while the database fails over.
+  const cliReader = async () => {
+    const made: [string, string][] = [];
+    for (let i = 0; i < 30 && running; i++) {
+      const key = `${round}/cli-${i}`;
+      const value = `read by the CLI: ${key}`;
+      if ((await call(tally, nodes[i % 2] as VaultProcess, "POST", "/secrets", { key, value, max_reads: 1 }))?.status === 201) made.push([key, value]);
+    }
+    cliStarted();
+    for (const [i, [key, value]] of made.entries()) {
+      if (!running) break;
+      const started = Date.now();
+      const got = await cliGet(nodes[(i + 1) % 2] as VaultProcess, key);
+      tally.cli.spans.push([started, Date.now()]);
+      if (got.code === 0 && got.stdout === value) tally.cli.printed++;
+      else if (/not found/.test(got.stderr)) tally.cli.lost.push(key);
+      else tally.cli.failed.push(`${key}: exit ${got.code}: ${got.stderr.trim()}`);
+    }
+  };
+  const loops = [burner(0), burner(1), burner(2), burner(3), replacer(0), replacer(1), cliReader()];
   return {
     tally,
+    cliReading,
     stop: async () => {
       running = false;
       await Promise.all(loops);
@@ -212,6 +257,10 @@ describeHa("the HA topology: Patroni, etcd, HAProxy, two vault nodes", () => {
     // Served at most once, and never back after the burn.
     for (const [key, count] of tally.served) expect(count, key).toBe(1);
     expect(tally.served.size).toBe(tally.created.size);
+    // The CLI's get of one-read secrets across it: every value printed once, none lost.
+    expect(tally.cli.lost, "one-read values the CLI's get lost").toEqual([]);
+    expect(tally.cli.failed, "the CLI's gets that failed").toEqual([]);
+    expect(tally.cli.printed).toBeGreaterThan(0);
     const burned = [...tally.created.keys()];
     for (const key of burned.filter((_, i) => i % 7 === 0)) expect((await nodes[0].request("GET", `/secrets/${key}`, undefined, process.env.HA_MASTER_KEY)).status, key).toBe(404);
     // The replaced keys hold their last acknowledged value (or the one in flight when the load stopped).
@@ -227,8 +276,11 @@ describeHa("the HA topology: Patroni, etcd, HAProxy, two vault nodes", () => {
     while ([...keys].some((k) => !delivered().has(k)) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 250));
     expect([...keys].filter((k) => !delivered().has(k)), "undelivered secret.created events").toEqual([]);
     const gap = longestGap(tally.okAt, disruptedAt, stoppedAt);
+    // CLI gets in flight at some moment of the disruption's first seconds (the database unreachable then).
+    const acrossIt = tally.cli.spans.filter(([from, to]) => from < disruptedAt + 3000 && to > disruptedAt).length;
+    if (label.startsWith("failover")) expect(acrossIt, "CLI gets in flight during the failover").toBeGreaterThan(0);
     figures.push(
-      `${label}: longest gap without a successful answer ${gap} ms; 503 answers ${tally.statuses.get(503) ?? 0}, attempts cut ${tally.noAnswer}, calls retried ${tally.retriedCalls}, failed ${tally.gaveUp}; creates ${tally.created.size}`,
+      `${label}: longest gap without a successful answer ${gap} ms; 503 answers ${tally.statuses.get(503) ?? 0}, attempts cut ${tally.noAnswer}, calls retried ${tally.retriedCalls}, failed ${tally.gaveUp}; creates ${tally.created.size}; CLI gets printed ${tally.cli.printed} (${acrossIt} in flight at the disruption), lost ${tally.cli.lost.length}, failed ${tally.cli.failed.length}`,
     );
   }
 
@@ -237,6 +289,8 @@ describeHa("the HA topology: Patroni, etcd, HAProxy, two vault nodes", () => {
       await cluster.waitSyncStandby(await standbyName(cluster), 120_000);
       const load = startLoad(nodes, `failover-${round}`);
       await new Promise((resolve) => setTimeout(resolve, 2000));
+      // The CLI's gets have begun (its secrets are made): some of them will be in flight across the failover.
+      await load.cliReading;
       const old = await cluster.leader();
       expect(old).toBeDefined();
       const disruptedAt = Date.now();
