@@ -73,6 +73,22 @@ interface ClientState {
   queryable: Queryable;
 }
 
+/** How a PostgreSQL engine runs over its pool (pgEngineOver, openPgEngine). */
+export interface PgEngineOptions {
+  auditChainKey: Buffer | null;
+  /** Every loaded root key's chain key (the set of chains may be signed under an older one); default: auditChainKey alone. */
+  auditChainKeys?: readonly Buffer[];
+  nodeId?: string;
+  /** Default true; false behind a transaction-mode pooler (VAULT_DATABASE_PREPARED_STATEMENTS). */
+  preparedStatements?: boolean;
+  /** Batch the units of one event-loop turn in one transaction (VAULT_DATABASE_GROUP_COMMIT; default true). */
+  groupCommit?: boolean;
+  /** VAULT_DATABASE_RETRY_MS: how long a unit that failed before its COMMIT runs again, milliseconds (PgUnitOfWork). */
+  retryMs?: number;
+  /** Told when a unit is first held to run again (the driver's error): a log line. */
+  onRetry?: (err: unknown) => void;
+}
+
 /**
  * Opens the engine over an existing pool (already migrated): each pooled
  * client gets an audit chain of its own, `<nodeId>/<n>`, so audited
@@ -84,15 +100,7 @@ interface ClientState {
  */
 export function pgEngineOver(
   pool: pg.Pool,
-  options: {
-    auditChainKey: Buffer | null;
-    auditChainKeys?: readonly Buffer[];
-    nodeId?: string;
-    preparedStatements?: boolean;
-    groupCommit?: boolean;
-    retryMs?: number;
-    onRetry?: (err: unknown) => void;
-  },
+  options: PgEngineOptions,
 ): PgEngine {
   const nodeId = options.nodeId ?? randomBytes(4).toString("hex");
   const prepared = options.preparedStatements ?? true;
@@ -169,20 +177,7 @@ export function pgEngineOver(
  * @throws Error naming the redacted URL when the database cannot be reached,
  *   or the migration's error.
  */
-export async function openPgEngine(options: {
-  url: string;
-  poolSize: number;
-  auditChainKey: Buffer | null;
-  /** Every loaded root key's chain key (the set of chains may be signed under an older one); default: auditChainKey alone. */
-  auditChainKeys?: readonly Buffer[];
-  nodeId?: string;
-  preparedStatements?: boolean;
-  groupCommit?: boolean;
-  /** VAULT_DATABASE_RETRY_MS: how long a unit that failed before its COMMIT runs again, milliseconds (PgUnitOfWork). */
-  retryMs?: number;
-  /** Told when a unit is first held to run again (the driver's error): a log line. */
-  onRetry?: (err: unknown) => void;
-}): Promise<PgEngine> {
+export async function openPgEngine(options: PgEngineOptions & { url: string; poolSize: number }): Promise<PgEngine> {
   const pool = await openPgPool(options);
   try {
     await migratePg(pool);
