@@ -89,14 +89,14 @@ function killMatching(needle: string): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `check` every 100 ms until true; rejects with `what` after `ms` milliseconds. */
-async function until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+/** Polls `check` every 100 ms until true; rejects with `what` (made when it gives up: a log's tail then) after `ms` milliseconds. */
+async function until(what: string | (() => string), ms: number, check: () => Promise<boolean>): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check().catch(() => false)) return;
     await sleep(100);
   }
-  throw new Error(`${what}: not within ${ms} ms`);
+  throw new Error(`${typeof what === "string" ? what : what()}: not within ${ms} ms`);
 }
 
 const PASSWORDS = { superuser: "ha-superuser-pass", replication: "ha-replication-pass", vault: "ha-vault-pass" };
@@ -275,14 +275,14 @@ export async function startHaCluster(availability: { pgBin: string; user: string
       "--initial-cluster",
       `${scope}=http://127.0.0.1:${etcdPeer}`,
     ]);
-    await until(`etcd\n${tail("etcd")}`, 20_000, async () => (await fetch(`http://127.0.0.1:${etcdClient}/version`)).ok);
+    await until(() => `etcd\n${tail("etcd")}`, 20_000, async () => (await fetch(`http://127.0.0.1:${etcdClient}/version`)).ok);
     launch("pg1", "patroni", [memberOf("pg1").config]);
-    await until(`pg1 leading\n${tail("pg1")}`, 60_000, async () => (await role(memberOf("pg1"))) === "master" || (await role(memberOf("pg1"))) === "primary");
+    await until(() => `pg1 leading\n${tail("pg1")}`, 120_000, async () => (await role(memberOf("pg1"))) === "master" || (await role(memberOf("pg1"))) === "primary");
     launch("pg2", "patroni", [memberOf("pg2").config]);
     launch("haproxy", "haproxy", ["-f", haproxyFile, "-db"]);
     // Both members checked: HAProxy routes to pg1 alone, and pg2 streams from it.
-    await until(`pg2 as sync standby\n${tail("pg2")}`, 90_000, async () => (await fetch(`http://127.0.0.1:${memberOf("pg2").apiPort}/sync`)).status === 200);
-    await until(`writable through HAProxy\n${tail("haproxy")}`, 20_000, writable);
+    await until(() => `pg2 as sync standby\n${tail("pg2")}`, 90_000, async () => (await fetch(`http://127.0.0.1:${memberOf("pg2").apiPort}/sync`)).status === 200);
+    await until(() => `writable through HAProxy\n${tail("haproxy")}`, 20_000, writable);
     await until("the vault role and database", 20_000, async () => {
       const admin = new pg.Client({ connectionString: superUrl });
       admin.on("error", () => {});
@@ -309,7 +309,7 @@ export async function startHaCluster(availability: { pgBin: string; user: string
     leader,
     waitWritable: (ms = 60_000) => until("a writable leader through HAProxy", ms, writable),
     waitSyncStandby: (name, ms = 90_000) =>
-      until(`${name} as sync standby\n${tail(name)}`, ms, async () => {
+      until(() => `${name} as sync standby\n${tail(name)}`, ms, async () => {
         const res = await fetch(`http://127.0.0.1:${memberOf(name).apiPort}/sync`, { signal: AbortSignal.timeout(1000) });
         return res.status === 200;
       }),
