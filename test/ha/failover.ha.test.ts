@@ -233,7 +233,7 @@ describeHa("the HA topology: Patroni, etcd, HAProxy, two vault nodes", () => {
     nodes = await Promise.all([start(), start()]);
     const hook = await nodes[0].request("POST", "/webhooks", { url: receiver.url, events: ["secret.created"] }, master);
     expect(hook.status).toBe(201);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     if (figures.length > 0) process.stdout.write(`\nHA figures (docs/scaling.md):\n${figures.join("\n")}\n`);
