@@ -11,6 +11,7 @@ import { CertificateError } from "../http/tls/source.js";
 import { createRedirectServer } from "../http/tls/redirect.js";
 import type { ChallengeAnswerer } from "../http/tls/redirect.js";
 import { AcmeCertificateSource } from "../http/tls/acme-source.js";
+import { databaseAcme } from "../http/tls/acme-shared.js";
 import type { CertificateSource } from "../http/tls/source.js";
 import type { Server as HttpServer } from "node:http";
 import type { KeyMaterial, Notice } from "../runtime/keyfiles.js";
@@ -88,8 +89,9 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
   let publicUrl = config.publicUrl;
-  const common = (keys: KeyMaterial, cipher: ValueCipher): VaultOptions => ({
-    cipher,
+  let cipher: ValueCipher | undefined;
+  const common = (keys: KeyMaterial, nodeCipher: ValueCipher): VaultOptions => ({
+    cipher: (cipher = nodeCipher),
     tlsWaiting: acme === undefined ? undefined : () => acme.waiting(),
     log,
     masterKey: keys.masterKey,
@@ -201,7 +203,13 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
     );
   }
   // The first order (or the stored certificate's renewal) once the challenge can be answered.
-  acme?.start((outcome) => vault.metrics.observeAcmeRenewal(outcome));
+  // On PostgreSQL the nodes of the database share the certificate, one renewing at a time.
+  acme?.start(
+    (outcome) => {
+      if (outcome !== "picked_up") vault.metrics.observeAcmeRenewal(outcome);
+    },
+    config.databaseUrl === undefined || cipher === undefined ? undefined : databaseAcme(vault.tx, cipher),
+  );
   // Webhook deliveries run in the background; pending ones from before a restart go out now.
   vault.webhooks.worker.start();
   const removeAddressFile = recordAddress(config, port, log);

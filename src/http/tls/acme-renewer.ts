@@ -48,11 +48,19 @@ export function backoffDelay(failures: number, options: { firstMs?: number; maxM
   return Math.max(1000, delay);
 }
 
-/** What one attempt gives: the new certificate's validity. An attempt that fails throws. */
-export type AcmeAttempt = () => Promise<Validity>;
+/**
+ * What one attempt gives: the new certificate's validity, and whether it was
+ * ordered (false: another node of the database ordered it and this one
+ * picked it up). An attempt that fails throws.
+ */
+export type AcmeAttempt = () => Promise<{ validity: Validity; ordered: boolean }>;
 
-/** What an attempt came to, for the metric and the log line (vault_acme_renewals_total{outcome}). */
-export type AttemptOutcome = "success" | "failure";
+/**
+ * What an attempt came to, for the log line and (success and failure only)
+ * the metric vault_acme_renewals_total{outcome}: an order that succeeded or
+ * failed, or a certificate another node ordered, picked up.
+ */
+export type AttemptOutcome = "success" | "failure" | "picked_up";
 
 /** The parts of an AcmeRenewer. */
 export interface RenewerParts {
@@ -132,8 +140,9 @@ export class AcmeRenewer {
     this.#cancel = undefined;
     this.next = undefined;
     let validity: Validity;
+    let ordered: boolean;
     try {
-      validity = await this.#parts.attempt();
+      ({ validity, ordered } = await this.#parts.attempt());
     } catch (error) {
       this.#failures += 1;
       const now = this.#parts.now();
@@ -145,7 +154,7 @@ export class AcmeRenewer {
     this.#failures = 0;
     this.#validity = validity;
     const next = renewalTime(validity);
-    this.#parts.onAttempt("success", { next, failures: 0 });
+    this.#parts.onAttempt(ordered ? "success" : "picked_up", { next, failures: 0 });
     this.#scheduleAt(next);
   }
 }

@@ -1,11 +1,20 @@
 import acme from "acme-client";
 import type { Logger } from "../../log/log.js";
 import { acmePaths, placeholderPair, readIfPresent, storedPairProblem, validityOf, writePrivateFile } from "./acme-files.js";
+import { randomUUID } from "node:crypto";
 import { AcmeRenewer, renewalTime } from "./acme-renewer.js";
+import type { SharedAcme } from "./acme-shared.js";
 import type { AttemptOutcome, Validity } from "./acme-renewer.js";
 import type { ChallengeAnswerer } from "./redirect.js";
 import { checkPair } from "./source.js";
 import type { CertificatePair, CertificateSource } from "./source.js";
+
+/** How long a node holds the renewal lease at most, ms: an order takes seconds; a node that died mid-order frees it after this. */
+export const ACME_LEASE_MS = 10 * 60_000;
+/** How long a node waits for the certificate of the node holding the lease before its attempt counts as failed, ms. */
+export const ACME_LEASE_WAIT_MS = 2 * 60_000;
+/** How often it looks for that certificate meanwhile, ms. */
+const LEASE_POLL_MS = 1000;
 
 /** What an AcmeCertificateSource orders, from where, and where it keeps it. */
 export interface AcmeOptions {
@@ -45,6 +54,10 @@ export class AcmeCertificateSource implements CertificateSource {
   #waiting: string | undefined;
   #stored: Validity | undefined;
   #onAttempt: (outcome: AttemptOutcome) => void = () => {};
+  #shared: SharedAcme | undefined;
+  #closed = false;
+  /** This process, as the renewal lease names it. */
+  readonly #node = randomUUID();
 
   private constructor(options: AcmeOptions, log: Logger, pair: CertificatePair, stored: Validity | undefined, waiting: string | undefined) {
     this.#options = options;
@@ -59,7 +72,7 @@ export class AcmeCertificateSource implements CertificateSource {
         timer.unref();
         return () => clearTimeout(timer);
       },
-      attempt: () => this.#order(),
+      attempt: () => this.#attempt(),
       onAttempt: (outcome, detail) => this.#attempted(outcome, detail),
       backoffFirstMs: options.backoffFirstMs,
     });
@@ -92,10 +105,14 @@ export class AcmeCertificateSource implements CertificateSource {
 
   /**
    * Starts the schedule: an order at once without a stored certificate, else at its renewal time.
-   * @param onAttempt called after each order with its outcome (the metric vault_acme_renewals_total).
+   * @param onAttempt called after each attempt with its outcome (the metric vault_acme_renewals_total).
+   * @param shared with several nodes on one database (PostgreSQL): each
+   *   attempt first picks up a certificate another node ordered, and orders
+   *   only with the renewal lease; challenges are answered from there too.
    */
-  start(onAttempt: (outcome: AttemptOutcome) => void): void {
+  start(onAttempt: (outcome: AttemptOutcome) => void, shared?: SharedAcme): void {
     this.#onAttempt = onAttempt;
+    this.#shared = shared;
     this.#renewer.start(this.#stored);
   }
 
@@ -115,7 +132,7 @@ export class AcmeCertificateSource implements CertificateSource {
   }
 
   /** The HTTP-01 answerer for the redirect listener: the key authorization of a token being validated (RFC 8555 §8.3). */
-  readonly challenge: ChallengeAnswerer = (token) => this.#tokens.get(token);
+  readonly challenge: ChallengeAnswerer = (token) => this.#tokens.get(token) ?? this.#shared?.getChallenge(token);
 
   /** See CertificateSource.onChange. */
   onChange(listener: () => void): () => void {
@@ -125,6 +142,7 @@ export class AcmeCertificateSource implements CertificateSource {
 
   /** Stops the schedule; an order under way ends without scheduling another. */
   close(): void {
+    this.#closed = true;
     this.#renewer.stop();
   }
 
@@ -148,9 +166,63 @@ export class AcmeCertificateSource implements CertificateSource {
     return key;
   }
 
+  /**
+   * One attempt. Alone: order. With a shared database: pick up a newer
+   * certificate another node ordered; else order with the renewal lease;
+   * else wait (ACME_LEASE_WAIT_MS) for the lease holder's certificate.
+   */
+  async #attempt(): Promise<{ validity: Validity; ordered: boolean }> {
+    const shared = this.#shared;
+    if (shared === undefined) return { validity: await this.#order(), ordered: true };
+    const found = await this.#pickUp(shared);
+    if (found !== undefined) return { validity: found, ordered: false };
+    if (!(await shared.takeLease(this.#node, Date.now(), ACME_LEASE_MS))) {
+      this.#log.info("ACME renewal lease held by another node: waiting for its certificate");
+      const deadline = Date.now() + ACME_LEASE_WAIT_MS;
+      while (Date.now() < deadline && !this.#closed) {
+        await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+        const got = await this.#pickUp(shared);
+        if (got !== undefined) return { validity: got, ordered: false };
+      }
+      throw new Error("another node holds the ACME renewal lease and its certificate did not come");
+    }
+    try {
+      const validity = await this.#order();
+      await shared.save(this.#pair);
+      return { validity, ordered: true };
+    } finally {
+      await shared.releaseLease(this.#node).catch((err: unknown) => this.#log.warn({ err }, "ACME renewal lease not released (it lapses by itself)"));
+    }
+  }
+
+  /** Installs the shared certificate when it is another than ours, serves our domains and is not due for renewal. */
+  async #pickUp(shared: SharedAcme): Promise<Validity | undefined> {
+    const pair = await shared.load();
+    if (pair === undefined || pair.cert === this.#pair.cert) return undefined;
+    if (storedPairProblem(pair, this.#options.domains, Date.now()) !== undefined) return undefined;
+    const validity = validityOf(pair.cert);
+    if (renewalTime(validity) <= Date.now()) return undefined;
+    this.#install(pair, "ACME certificate picked up from the database");
+    return validity;
+  }
+
+  /** Stores a pair in the data dir, serves it and tells the listeners. */
+  #install(pair: CertificatePair, message: string): void {
+    const paths = acmePaths(this.#options.dataDir);
+    const info = checkPair(pair, { cert: "the ACME certificate", key: "its key" });
+    // The key first: a crash between the two leaves a pair that does not match, refused at the next start.
+    writePrivateFile(paths.key, pair.key);
+    writePrivateFile(paths.cert, pair.cert);
+    this.#pair = pair;
+    this.#waiting = undefined;
+    this.#log.info({ certificate: info }, message);
+    for (const listener of this.#listeners) listener();
+  }
+
   /** One order: account, CSR with a new key, HTTP-01, the chain; stored, then served. */
   async #order(): Promise<Validity> {
     const { domains, email, directoryUrl } = this.#options;
+    const shared = this.#shared;
     this.#log.info({ domains, directory: directoryUrl }, "ACME certificate order started");
     const client = new acme.Client({ directoryUrl, accountKey: await this.#accountKey() });
     const key = await acme.crypto.createPrivateEcdsaKey();
@@ -164,21 +236,15 @@ export class AcmeCertificateSource implements CertificateSource {
       skipChallengeVerification: true,
       challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
         this.#tokens.set(challenge.token, keyAuthorization);
+        // The CA's request may reach another node of the database.
+        await shared?.putChallenge(challenge.token, keyAuthorization);
       },
       challengeRemoveFn: async (_authz, challenge) => {
         this.#tokens.delete(challenge.token);
+        await shared?.removeChallenge(challenge.token);
       },
     });
-    const pair = { cert, key: key.toString() };
-    const paths = acmePaths(this.#options.dataDir);
-    const info = checkPair(pair, { cert: "the ACME certificate", key: "its key" });
-    // The key first: a crash between the two leaves a pair that does not match, refused at the next start.
-    writePrivateFile(paths.key, pair.key);
-    writePrivateFile(paths.cert, pair.cert);
-    this.#pair = pair;
-    this.#waiting = undefined;
-    this.#log.info({ certificate: info }, "ACME certificate installed");
-    for (const listener of this.#listeners) listener();
+    this.#install({ cert, key: key.toString() }, "ACME certificate installed");
     return validityOf(cert);
   }
 
@@ -186,6 +252,8 @@ export class AcmeCertificateSource implements CertificateSource {
     const next = new Date(detail.next).toISOString();
     if (outcome === "success") {
       this.#log.info({ outcome, next_renewal: next }, "ACME certificate order succeeded");
+    } else if (outcome === "picked_up") {
+      this.#log.info({ outcome, next_renewal: next }, "ACME certificate of another node in use");
     } else {
       const error = detail.error instanceof Error ? detail.error.message : String(detail.error);
       this.#log.warn({ outcome, error, failures: detail.failures, next_attempt: next }, "ACME certificate order failed");

@@ -64,7 +64,7 @@ describe("AcmeRenewer", () => {
       ...time,
       attempt: async () => {
         attempts.push(time.now());
-        return { notBefore: time.now(), notAfter: time.now() + 30_000 };
+        return { validity: { notBefore: time.now(), notAfter: time.now() + 30_000 }, ordered: attempts.length === 1 };
       },
       onAttempt: (o) => outcomes.push(o),
     });
@@ -73,7 +73,8 @@ describe("AcmeRenewer", () => {
     expect(renewer.next).toBe(1_020_000);
     expect(await time.next()).toBe(1_020_000);
     expect(attempts).toEqual([1_000_000, 1_020_000]);
-    expect(outcomes).toEqual(["success", "success"]);
+    // The second certificate came from another node: picked up, not ordered.
+    expect(outcomes).toEqual(["success", "picked_up"]);
   });
 
   it("with a stored certificate orders nothing before its renewal time, waiting in steps of the longest timer", async () => {
@@ -83,7 +84,7 @@ describe("AcmeRenewer", () => {
       ...time,
       attempt: async () => {
         attempts += 1;
-        return { notBefore: time.now(), notAfter: time.now() + 90 * DAY };
+        return { validity: { notBefore: time.now(), notAfter: time.now() + 90 * DAY }, ordered: true };
       },
       onAttempt: () => {},
     });
@@ -106,7 +107,7 @@ describe("AcmeRenewer", () => {
       ...time,
       attempt: async () => {
         if (results.shift() !== true) throw new Error("urn:ietf:params:acme:error:connection");
-        return { notBefore: time.now(), notAfter: time.now() + 3 * DAY };
+        return { validity: { notBefore: time.now(), notAfter: time.now() + 3 * DAY }, ordered: true };
       },
       onAttempt: (outcome, detail) => seen.push({ outcome, ...detail }),
     });
@@ -128,16 +129,16 @@ describe("AcmeRenewer", () => {
 
   it("schedules nothing after stop(), not even when an attempt under way ends", async () => {
     const time = fakeTime(0);
-    let finish: (v: Validity) => void = () => {};
+    let finish: (v: { validity: Validity; ordered: boolean }) => void = () => {};
     const renewer = new AcmeRenewer({
       ...time,
-      attempt: () => new Promise<Validity>((resolve) => (finish = resolve)),
+      attempt: () => new Promise<{ validity: Validity; ordered: boolean }>((resolve) => (finish = resolve)),
       onAttempt: () => {},
     });
     renewer.start(undefined);
     await time.next();
     renewer.stop();
-    finish({ notBefore: 0, notAfter: DAY });
+    finish({ validity: { notBefore: 0, notAfter: DAY }, ordered: true });
     await renewer.idle();
     expect(time.pending()).toBe(0);
     expect(renewer.next).toBeUndefined();
