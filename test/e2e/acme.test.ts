@@ -81,7 +81,7 @@ describePebble("serve with VAULT_ACME_DOMAINS (pebble)", () => {
     expect(pebble.log()).toMatch(new RegExp(`Attempting to validate w/ HTTP: http://localhost:${pebble.httpPort}/\\.well-known/acme-challenge/`));
     expect(pebble.issued()).toBe(1);
     expect(await renewalsMetric(vault, root)).toBe('vault_acme_renewals_total{outcome="success"} 1');
-    for (const file of ["account.key", "cert.pem", "key.pem"]) expect(statSync(join(dataDir, "acme", file)).mode & 0o777).toBe(0o600);
+    for (const file of ["account.key", "account.json", "cert.pem", "key.pem"]) expect(statSync(join(dataDir, "acme", file)).mode & 0o777).toBe(0o600);
     const stored = new X509Certificate(readFileSync(join(dataDir, "acme", "cert.pem")));
     expect(stored.fingerprint256).toBe(served.fingerprint);
     // Plain HTTP: the redirect, and nothing else.
@@ -102,24 +102,31 @@ describePebble("serve with VAULT_ACME_DOMAINS (pebble)", () => {
     expect(await again.stop()).toEqual({ code: 0, signal: null });
   }, 60_000);
 
-  it("renews a short-lived certificate after two thirds of its lifetime and serves the new one", async () => {
+  it("renews a short-lived certificate after two thirds of its lifetime, after a restart, with an account without a contact", async () => {
     const pebble = await startPebble({ validitySeconds: 15 });
     pebbles.push(pebble);
-    const vault = await startVault(tempDir("ev-acme-"), { env: acmeEnv(pebble) });
-    await expect.poll(() => count(vault.stdout(), /"msg":"ACME certificate order succeeded"/), { timeout: 30_000, interval: 200 }).toBe(1);
+    const dataDir = tempDir("ev-acme-");
+    const env = { ...acmeEnv(pebble), VAULT_ACME_EMAIL: undefined };
+    const first = await startVault(dataDir, { env });
+    await expect.poll(() => count(first.stdout(), /"msg":"ACME certificate order succeeded"/), { timeout: 30_000, interval: 200 }).toBe(1);
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+    // The restarted vault renews with the stored account (its URL kept in acme/account.json).
+    const vault = await startVault(dataDir, { env });
     const root = await pebble.issuingRoot();
     const url = `${vault.url.replace("127.0.0.1", "localhost")}/health`;
-    const first = await httpsRequest(url, [root]);
-    expect(first.status).toBe(200);
-    const installed = Date.now();
+    const before = await httpsRequest(url, [root]);
+    expect(before.status).toBe(200);
+    const restarted = Date.now();
     // 15 s lifetime: the renewal is due 10 s after its notBefore.
-    await expect.poll(() => count(vault.stdout(), /"msg":"ACME certificate order succeeded"/), { timeout: 40_000, interval: 200 }).toBe(2);
-    expect(Date.now() - installed).toBeGreaterThan(5_000);
-    const second = await httpsRequest(url, [root]);
-    expect(second.status).toBe(200);
-    expect(second.fingerprint).not.toBe(first.fingerprint);
+    await expect.poll(() => count(vault.stdout(), /"msg":"ACME certificate order succeeded"/), { timeout: 40_000, interval: 200 }).toBe(1);
+    expect(Date.now() - restarted).toBeGreaterThan(3_000);
+    expect(vault.stdout()).not.toMatch(/ACME account key created/);
+    const after = await httpsRequest(url, [root]);
+    expect(after.status).toBe(200);
+    expect(after.fingerprint).not.toBe(before.fingerprint);
     expect(pebble.issued()).toBe(2);
-    expect(await renewalsMetric(vault, root)).toBe('vault_acme_renewals_total{outcome="success"} 2');
+    expect(count(pebble.log(), /There are now \d+ accounts in memory/)).toBe(1);
+    expect(await renewalsMetric(vault, root)).toBe('vault_acme_renewals_total{outcome="success"} 1');
     expect(await vault.stop()).toEqual({ code: 0, signal: null });
   }, 90_000);
 

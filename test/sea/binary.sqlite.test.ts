@@ -290,9 +290,10 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
     }
   });
 
-  it("gets its certificate by ACME from pebble, serves it, and reuses it after a restart without a new order", async () => {
+  it("gets its certificate by ACME from pebble, serves it, reuses it after a restart without a new order, and renews it", async () => {
     if (findPebble() === null && process.env.CI !== "true") return; // pebble: .ci/run installs it
-    const pebble = await startPebble();
+    // 30 s certificates: the restart comes before the renewal, due 20 s after issuance.
+    const pebble = await startPebble({ validitySeconds: 30 });
     try {
       const dataDir = join(dir, "acme-data");
       const acmeEnv = {
@@ -324,6 +325,11 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
         expect(again.stderr()).toMatch(/"msg":"ACME certificate loaded from the data dir"/);
         expect(again.stderr()).not.toMatch(/ACME certificate order started/);
         expect(pebble.issued()).toBe(1);
+        await expect.poll(() => again.stderr(), { timeout: 40_000, interval: 250 }).toMatch(/"msg":"ACME certificate order succeeded"/);
+        const renewed = await httpsRequest(`${again.url.replace("127.0.0.1", "localhost")}/health`, [root]);
+        expect(renewed.status).toBe(200);
+        expect(renewed.fingerprint).not.toBe(fingerprint);
+        expect(pebble.issued()).toBe(2);
       } finally {
         again.child.kill("SIGTERM");
         expect(await again.exited).toBe(0);

@@ -8,7 +8,8 @@ import type { Validity } from "./acme-renewer.js";
 
 /*
  * What ACME keeps in the data dir (docs/deploy.md "Certificates by ACME"):
- * `acme/account.key` (the ACME account's private key), `acme/cert.pem` (the
+ * `acme/account.key` (the ACME account's private key), `acme/account.json`
+ * (its URL at the CA, `{directory, url}`), `acme/cert.pem` (the
  * chain) and `acme/key.pem` (its private key), each mode 0600 in a 0700
  * directory, each written to a temporary file and renamed into place.
  */
@@ -17,9 +18,9 @@ import type { Validity } from "./acme-renewer.js";
 export const ACME_DIR = "acme";
 
 /** The paths of the ACME files of a data dir. */
-export function acmePaths(dataDir: string): { dir: string; accountKey: string; cert: string; key: string } {
+export function acmePaths(dataDir: string): { dir: string; accountKey: string; account: string; cert: string; key: string } {
   const dir = join(dataDir, ACME_DIR);
-  return { dir, accountKey: join(dir, "account.key"), cert: join(dir, "cert.pem"), key: join(dir, "key.pem") };
+  return { dir, accountKey: join(dir, "account.key"), account: join(dir, "account.json"), cert: join(dir, "cert.pem"), key: join(dir, "key.pem") };
 }
 
 /**

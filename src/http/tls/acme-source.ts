@@ -155,15 +155,24 @@ export class AcmeCertificateSource implements CertificateSource {
     if (this.#waiting !== undefined) this.#options.say(`ephemeral-vault: HTTPS ${this.#waiting}`);
   }
 
-  /** The account key, created (and stored) on the first order. */
-  async #accountKey(): Promise<Buffer> {
-    const path = acmePaths(this.#options.dataDir).accountKey;
-    const stored = readIfPresent(path);
-    if (stored !== undefined) return Buffer.from(stored);
-    const key = await acme.crypto.createPrivateEcdsaKey();
-    writePrivateFile(path, key.toString());
-    this.#log.info({ path }, "ACME account key created");
-    return key;
+  /**
+   * The ACME account: its key and URL at the CA when both are stored for
+   * this directory; else a new key (stored), registered by the order.
+   * acme-client registers an account it is given no URL for, and an
+   * existing one it would then update with nothing new, which CAs refuse.
+   */
+  async #account(): Promise<{ accountKey: Buffer; accountUrl: string | undefined }> {
+    const paths = acmePaths(this.#options.dataDir);
+    const key = readIfPresent(paths.accountKey);
+    const known = readIfPresent(paths.account);
+    if (key !== undefined && known !== undefined) {
+      const account = JSON.parse(known) as { directory?: string; url?: string };
+      if (account.directory === this.#options.directoryUrl && typeof account.url === "string") return { accountKey: Buffer.from(key), accountUrl: account.url };
+    }
+    const accountKey = await acme.crypto.createPrivateEcdsaKey();
+    writePrivateFile(paths.accountKey, accountKey.toString());
+    this.#log.info({ path: paths.accountKey }, "ACME account key created");
+    return { accountKey, accountUrl: undefined };
   }
 
   /**
@@ -221,15 +230,30 @@ export class AcmeCertificateSource implements CertificateSource {
 
   /** One order: account, CSR with a new key, HTTP-01, the chain; stored, then served. */
   async #order(): Promise<Validity> {
-    const { domains, email, directoryUrl } = this.#options;
-    const shared = this.#shared;
+    const { domains, directoryUrl } = this.#options;
     this.#log.info({ domains, directory: directoryUrl }, "ACME certificate order started");
-    const client = new acme.Client({ directoryUrl, accountKey: await this.#accountKey() });
+    const paths = acmePaths(this.#options.dataDir);
+    const { accountKey, accountUrl } = await this.#account();
+    const client = new acme.Client({ directoryUrl, accountKey, ...(accountUrl === undefined ? {} : { accountUrl }) });
+    if (accountUrl === undefined) {
+      // Registered and recorded before the order: a failed order does not cost another account (CAs limit them).
+      const email = this.#options.email;
+      await client.createAccount({ termsOfServiceAgreed: true, ...(email === undefined ? {} : { contact: [`mailto:${email}`] }) });
+      writePrivateFile(paths.account, JSON.stringify({ directory: directoryUrl, url: client.getAccountUrl() }));
+    }
     const key = await acme.crypto.createPrivateEcdsaKey();
     const [, csr] = await acme.crypto.createCsr({ commonName: domains[0], altNames: domains }, key);
-    const cert = await client.auto({
+    const cert = await this.#auto(client, csr);
+    this.#install({ cert, key: key.toString() }, "ACME certificate installed");
+    return validityOf(cert);
+  }
+
+  /** acme-client's whole order (RFC 8555 §7.4) with HTTP-01; @returns the PEM chain. */
+  async #auto(client: acme.Client, csr: Buffer): Promise<string> {
+    const shared = this.#shared;
+    // The account is registered by #order: auto() only orders.
+    return client.auto({
       csr,
-      ...(email === undefined ? {} : { email }),
       termsOfServiceAgreed: true,
       challengePriority: ["http-01"],
       // The CA validates anyway; a self-check through the public name fails behind port mappings.
@@ -244,8 +268,6 @@ export class AcmeCertificateSource implements CertificateSource {
         await shared?.removeChallenge(challenge.token);
       },
     });
-    this.#install({ cert, key: key.toString() }, "ACME certificate installed");
-    return validityOf(cert);
   }
 
   #attempted(outcome: AttemptOutcome, detail: { error?: unknown; next: number; failures: number }): void {
