@@ -32,7 +32,7 @@ export interface RunningServer {
   redirectPort: number | undefined;
   /**
    * Reads VAULT_TLS_CERT and VAULT_TLS_KEY again (the serve command calls it
-   * on SIGHUP); undefined without TLS. See FileCertificateSource.reload.
+   * on SIGHUP); undefined without TLS from files (none, or ACME). See FileCertificateSource.reload.
    */
   reloadTls: (() => ReloadOutcome) | undefined;
   /**
@@ -84,14 +84,20 @@ export interface StartOptions {
  */
 export async function startServer(config: Config, log: Logger, notice: Notice, options: StartOptions = {}): Promise<RunningServer> {
   const acme = await openAcmeSource(config, log, notice);
-  const tls: (CertificateSource & { reload?: FileCertificateSource["reload"] }) | undefined = acme ?? openCertificateSource(config, log);
+  const fileTls = acme === undefined ? openCertificateSource(config, log) : undefined;
+  const tls: CertificateSource | undefined = acme ?? fileTls;
   const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
   let publicUrl = config.publicUrl;
+  // The node's cipher, kept for the ACME rows the nodes of a database share (http/tls/acme-shared.ts).
   let cipher: ValueCipher | undefined;
-  const common = (keys: KeyMaterial, nodeCipher: ValueCipher): VaultOptions => ({
-    cipher: (cipher = nodeCipher),
+  const common = (keys: KeyMaterial, nodeCipher: ValueCipher): VaultOptions => {
+    cipher = nodeCipher;
+    return vaultOptions(keys, nodeCipher);
+  };
+  const vaultOptions = (keys: KeyMaterial, nodeCipher: ValueCipher): VaultOptions => ({
+    cipher: nodeCipher,
     tlsWaiting: acme === undefined ? undefined : () => acme.waiting(),
     log,
     masterKey: keys.masterKey,
@@ -241,7 +247,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       log.info("ephemeral-vault stopped");
     })());
 
-  const reloadTls = tls?.reload === undefined ? undefined : () => (tls as FileCertificateSource).reload("SIGHUP");
+  const reloadTls = fileTls === undefined ? undefined : () => fileTls.reload("SIGHUP");
   return { url, port, redirectPort, reloadTls, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
 }
 
