@@ -81,5 +81,40 @@ describePgPebble(
       expect(await a.stop()).toEqual({ code: 0, signal: null });
       expect(await b.stop()).toEqual({ code: 0, signal: null });
     }, 120_000);
+
+    it("answers the CA for another node: the node pebble reaches serves the challenge the ordering node put in the database", async () => {
+      const pebble = await startPebble();
+      pebbles.push(pebble);
+      const [own, shared] = [await createTestDatabase(), await createTestDatabase()];
+      databases.push(own, shared);
+      const env = (db: TestDatabase, redirectPort: number) => ({
+        VAULT_DATABASE_URL: db.url,
+        ...E2E_PG_KEYS,
+        VAULT_ACME_DOMAINS: "localhost",
+        VAULT_ACME_DIRECTORY: pebble.directory,
+        VAULT_HTTP_REDIRECT_PORT: String(redirectPort),
+        VAULT_LOG_LEVEL: "info",
+        NODE_EXTRA_CA_CERTS: pebble.caFile,
+      });
+      // Node a gets a certificate of its own first (a database of its own), then joins the
+      // shared database with it: valid for years, it orders nothing there.
+      const dirA = tempDir("ev-acme-a-");
+      const alone = await startVault(dirA, { env: env(own, pebble.httpPort) });
+      await expect.poll(() => orders([alone]), { timeout: 30_000, interval: 200 }).toBe(1);
+      expect(await alone.stop()).toEqual({ code: 0, signal: null });
+      const a = await startVault(dirA, { env: env(shared, pebble.httpPort) });
+      expect(a.stdout()).toMatch(/"msg":"ACME certificate loaded from the data dir"/);
+      // Node b has none and orders; pebble validates on node a's port only.
+      const b = await startVault(tempDir("ev-acme-b-"), { env: env(shared, await freePort()) });
+      await expect.poll(() => orders([b]), { timeout: 30_000, interval: 200 }).toBe(1);
+      expect(orders([a])).toBe(0);
+      expect(pebble.issued()).toBe(2);
+      expect(pebble.log()).toMatch(new RegExp(`Attempting to validate w/ HTTP: http://localhost:${pebble.httpPort}/\\.well-known/acme-challenge/`));
+      const root = await pebble.issuingRoot();
+      const onB = await httpsRequest(`${b.url.replace("127.0.0.1", "localhost")}/health`, [root]);
+      expect(onB.status).toBe(200);
+      expect(await a.stop()).toEqual({ code: 0, signal: null });
+      expect(await b.stop()).toEqual({ code: 0, signal: null });
+    }, 120_000);
   },
 );
