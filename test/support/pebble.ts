@@ -97,6 +97,9 @@ export async function startPebble(options: { validitySeconds?: number; httpPort?
   child.stdout?.setEncoding("utf8").on("data", (s: string) => (log += s));
   child.stderr?.setEncoding("utf8").on("data", (s: string) => (log += s));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // A test that times out never reaches its stop(): pebble goes with the test process.
+  const reap = () => child.kill("SIGKILL");
+  process.once("exit", reap);
   const directory = `https://127.0.0.1:${listen}/dir`;
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -119,6 +122,7 @@ export async function startPebble(options: { validitySeconds?: number; httpPort?
     log: () => log,
     issued: () => (log.match(/Issued certificate serial/g) ?? []).length,
     stop: async () => {
+      process.off("exit", reap);
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
       rmSync(dir, { recursive: true, force: true });
