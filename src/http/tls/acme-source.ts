@@ -126,11 +126,6 @@ export class AcmeCertificateSource implements CertificateSource {
     return this.#waiting;
   }
 
-  /** Unix ms of the next order; undefined while one runs or after close(). */
-  nextAttempt(): number | undefined {
-    return this.#renewer.next;
-  }
-
   /** The HTTP-01 answerer for the redirect listener: the key authorization of a token being validated (RFC 8555 §8.3). */
   readonly challenge: ChallengeAnswerer = (token) => this.#tokens.get(token) ?? this.#shared?.getChallenge(token);
 
