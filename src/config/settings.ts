@@ -83,7 +83,7 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_ACME_DOMAINS"],
     text<string[] | undefined>("DNS names, comma-separated", value.domainList, undefined, "none"),
     "comma-separated names: get and renew the HTTPS certificate by ACME (HTTP-01 on VAULT_HTTP_REDIRECT_PORT)",
-    "DNS names, comma-separated: the vault gets its HTTPS certificate for them from the ACME CA of `VAULT_ACME_DIRECTORY` (HTTP-01 answered on `VAULT_HTTP_REDIRECT_PORT`, which must be set and reachable on port 80 of those names), keeps it with its account key in `<data dir>/acme/` (mode 0600) and renews it when two thirds of its lifetime have passed. Not with `VAULT_TLS_CERT` ([deploy.md](deploy.md) \"Certificates by ACME\")",
+    "DNS names, comma-separated: the vault gets its HTTPS certificate for them from the ACME CA of `VAULT_ACME_DIRECTORY` (HTTP-01 answered on `VAULT_HTTP_REDIRECT_PORT`, which must be set and reachable on port 80 of those names), keeps it with its account key in `<data dir>/acme/` (mode 0600) and renews it when two thirds of its lifetime have passed; the nodes of one PostgreSQL database share it, one ordering at a time. Until it exists, HTTPS serves a placeholder and `/health` answers 503 saying why. Not with `VAULT_TLS_CERT` ([deploy.md](deploy.md) \"Certificates by ACME\")",
   ),
   acmeEmail: row(
     ["VAULT_ACME_EMAIL"],
@@ -93,7 +93,7 @@ export const SETTINGS: SettingsTable = {
   ),
   acmeDirectory: row(
     ["VAULT_ACME_DIRECTORY"],
-    text("an absolute https URL", value.httpUrl, "https://acme-v02.api.letsencrypt.org/directory"),
+    text("an absolute http(s) URL", value.httpUrl, "https://acme-v02.api.letsencrypt.org/directory"),
     "ACME directory URL (default Let's Encrypt production)",
     "the ACME CA's directory URL: Let's Encrypt's production one by default; its staging one, `https://acme-staging-v02.api.letsencrypt.org/directory`, issues untrusted certificates under far higher rate limits, for trying a setup first",
   ),
