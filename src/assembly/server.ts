@@ -9,6 +9,10 @@ import { FileCertificateSource } from "../http/tls/file-source.js";
 import type { ReloadOutcome } from "../http/tls/file-source.js";
 import { CertificateError } from "../http/tls/source.js";
 import { createRedirectServer } from "../http/tls/redirect.js";
+import type { ChallengeAnswerer } from "../http/tls/redirect.js";
+import { AcmeCertificateSource } from "../http/tls/acme-source.js";
+import { databaseAcme } from "../http/tls/acme-shared.js";
+import type { CertificateSource } from "../http/tls/source.js";
 import type { Server as HttpServer } from "node:http";
 import type { KeyMaterial, Notice } from "../runtime/keyfiles.js";
 import { FREE_TIER_LIMIT, parseLicensePublicKey, verifyLicense } from "../crypto/license.js";
@@ -28,7 +32,7 @@ export interface RunningServer {
   redirectPort: number | undefined;
   /**
    * Reads VAULT_TLS_CERT and VAULT_TLS_KEY again (the serve command calls it
-   * on SIGHUP); undefined without TLS. See FileCertificateSource.reload.
+   * on SIGHUP); undefined without TLS from files (none, or ACME). See FileCertificateSource.reload.
    */
   reloadTls: (() => ReloadOutcome) | undefined;
   /**
@@ -66,7 +70,10 @@ export interface StartOptions {
  * With VAULT_TLS_CERT and VAULT_TLS_KEY it listens with HTTPS (the pair
  * read and checked before anything else, then watched: http/tls/file-source.ts),
  * and with VAULT_HTTP_REDIRECT_PORT also with plain HTTP redirecting there
- * (http/tls/redirect.ts).
+ * (http/tls/redirect.ts). With VAULT_ACME_DOMAINS the certificate comes by
+ * ACME instead (http/tls/acme-source.ts): HTTPS listens at once, with the
+ * stored certificate or a placeholder while /health says why, and the
+ * redirect listener answers the HTTP-01 challenges.
  *
  * @param notice writes operator messages (generated keys) to stderr, once.
  * @param options see StartOptions.
@@ -76,13 +83,22 @@ export interface StartOptions {
  *   exits 2); any other listen error as is.
  */
 export async function startServer(config: Config, log: Logger, notice: Notice, options: StartOptions = {}): Promise<RunningServer> {
-  const tls = openCertificateSource(config, log);
+  const acme = await openAcmeSource(config, log, notice);
+  const fileTls = acme === undefined ? openCertificateSource(config, log) : undefined;
+  const tls: CertificateSource | undefined = acme ?? fileTls;
   const licenseKey = config.licensePublicKey === undefined ? undefined : parseLicensePublicKey(config.licensePublicKey);
   const license = verifyLicense(config.licenseKey, licenseKey, Date.now());
   // The default public url names the port; with port 0 it is known only once listening.
   let publicUrl = config.publicUrl;
-  const common = (keys: KeyMaterial, cipher: ValueCipher): VaultOptions => ({
-    cipher,
+  // The node's cipher, kept for the ACME rows the nodes of a database share (http/tls/acme-shared.ts).
+  let cipher: ValueCipher | undefined;
+  const common = (keys: KeyMaterial, nodeCipher: ValueCipher): VaultOptions => {
+    cipher = nodeCipher;
+    return vaultOptions(keys, nodeCipher);
+  };
+  const vaultOptions = (keys: KeyMaterial, nodeCipher: ValueCipher): VaultOptions => ({
+    cipher: nodeCipher,
+    tlsWaiting: acme === undefined ? undefined : () => acme.waiting(),
     log,
     masterKey: keys.masterKey,
     now: Date.now,
@@ -175,7 +191,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0, tlsOn)) publicUrl = url;
   let redirect: HttpServer | undefined;
   if (config.httpRedirectPort !== undefined) {
-    redirect = await listenRedirect(config, publicUrl, port).catch(async (err: unknown) => {
+    redirect = await listenRedirect(config, publicUrl, port, acme?.challenge).catch(async (err: unknown) => {
       clearInterval(authFailureDrain);
       tls?.close();
       await new Promise((resolve) => server.close(resolve));
@@ -192,6 +208,14 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       "VAULT_PUBLIC_URL is not set: share links will name this bind address, which people outside this machine may not be able to open; set VAULT_PUBLIC_URL to the address they use (docs/share.md)",
     );
   }
+  // The first order (or the stored certificate's renewal) once the challenge can be answered.
+  // On PostgreSQL the nodes of the database share the certificate, one renewing at a time.
+  acme?.start(
+    (outcome) => {
+      if (outcome !== "picked_up") vault.metrics.observeAcmeRenewal(outcome);
+    },
+    config.databaseUrl === undefined || cipher === undefined ? undefined : databaseAcme(vault.tx, cipher),
+  );
   // Webhook deliveries run in the background; pending ones from before a restart go out now.
   vault.webhooks.worker.start();
   const removeAddressFile = recordAddress(config, port, log);
@@ -223,7 +247,7 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
       log.info("ephemeral-vault stopped");
     })());
 
-  const reloadTls = tls === undefined ? undefined : () => tls.reload("SIGHUP");
+  const reloadTls = fileTls === undefined ? undefined : () => fileTls.reload("SIGHUP");
   return { url, port, redirectPort, reloadTls, stop, fetch: (request) => Promise.resolve(vault.app.fetch(request)), masterKey };
 }
 
@@ -243,14 +267,34 @@ function openCertificateSource(config: Config, log: Logger): FileCertificateSour
 }
 
 /**
+ * The certificate source of VAULT_ACME_DOMAINS (http/tls/acme-source.ts),
+ * with the stored certificate or a placeholder, no order yet (start() once
+ * the redirect listener answers challenges); undefined without ACME.
+ * @throws ConfigError when the data dir's `acme/` files cannot be read.
+ */
+async function openAcmeSource(config: Config, log: Logger, notice: Notice): Promise<AcmeCertificateSource | undefined> {
+  if (config.acmeDomains === undefined) return undefined;
+  try {
+    return await AcmeCertificateSource.open(
+      { domains: config.acmeDomains, email: config.acmeEmail, directoryUrl: config.acmeDirectory, dataDir: config.dataDir, say: notice },
+      log,
+    );
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== undefined) throw new ConfigError(`the ACME files in ${config.dataDir}/acme cannot be read (${code})`);
+    throw err;
+  }
+}
+
+/**
  * Starts the redirect listener of VAULT_HTTP_REDIRECT_PORT on VAULT_HOST: to
  * the public URL's origin when it is https://, else to the request's host on
- * the HTTPS port.
+ * the HTTPS port; ACME HTTP-01 challenges go to `challenge`.
  * @throws ConfigError naming VAULT_HTTP_REDIRECT_PORT when it cannot listen there.
  */
-async function listenRedirect(config: Config, publicUrl: string, tlsPort: number): Promise<HttpServer> {
+async function listenRedirect(config: Config, publicUrl: string, tlsPort: number, challenge: ChallengeAnswerer | undefined): Promise<HttpServer> {
   const origin = publicUrl.startsWith("https://") && config.publicUrl !== defaultPublicUrl(config.host, config.port, true) ? new URL(publicUrl).origin : undefined;
-  const redirect = createRedirectServer({ origin, tlsPort, limits: config });
+  const redirect = createRedirectServer({ origin, tlsPort, limits: config, challenge });
   return new Promise<HttpServer>((resolve, reject) => {
     redirect.once("listening", () => resolve(redirect));
     redirect.once("error", (err: NodeJS.ErrnoException) => {
@@ -268,7 +312,7 @@ async function listenRedirect(config: Config, publicUrl: string, tlsPort: number
  * @returns the function that removes the file at a clean stop.
  */
 function recordAddress(config: Config, port: number, log: Logger): () => void {
-  const addr = localAddressOf(config.host, port, config.tlsCert !== undefined);
+  const addr = localAddressOf(config.host, port, config.tlsCert !== undefined || config.acmeDomains !== undefined);
   if (config.databaseUrl !== undefined || config.dataDir === ":memory:" || addr === undefined) return () => {};
   try {
     const remove = writeAddressFile(config.dataDir, addr);

@@ -52,6 +52,8 @@ export interface VaultOptions {
   authFailLimit?: number | undefined;
   /** The brute-force window, milliseconds (VAULT_AUTH_FAIL_WINDOW_MS, default 60000). */
   authFailWindowMs?: number | undefined;
+  /** Why HTTPS waits for its ACME certificate, for /health; undefined: it does not (no ACME, or it has one). */
+  tlsWaiting?: (() => string | undefined) | undefined;
   /** VAULT_METRICS_TOKEN: a bearer token that may read GET /metrics and nothing else. */
   metricsToken?: string | undefined;
   /** A valid license's holder and expiry (Unix seconds), for the console's overview; undefined: the free tier. */
@@ -247,6 +249,7 @@ function assemble(
     authFailWindowMs: options.authFailWindowMs,
     authFailures,
     dbFile: engine.file,
+    tlsWaiting: options.tlsWaiting,
     metrics,
     console: { ...engine.console, license: () => options.license },
   });

@@ -11,7 +11,8 @@ import type { Raw } from "./values.js";
  * the row's default (docs/configuration.md). Then the rules between
  * settings: the headers timeout at most the request timeout, the keys
  * every node of one PostgreSQL database shares, and the TLS pair (both files
- * or neither; the redirect port only with TLS, and not the TLS port).
+ * or neither; ACME or files, not both; ACME with the redirect port; the
+ * redirect port only with TLS, and not the TLS port).
  * Defaults derived from other settings (the public URL) are resolved last.
  * Writes nothing and touches no file (the TLS files are read by the server).
  *
@@ -42,7 +43,7 @@ export function loadConfig(flags: Record<string, string | boolean | undefined>, 
   };
   for (const field of Object.keys(SETTINGS) as (keyof Config)[]) resolve(field);
   // Derived defaults last: they read settings that come after them in the table (VAULT_TLS_CERT).
-  const from = { host: out.host ?? "", port: out.port ?? 0, tls: out.tlsCert !== undefined };
+  const from = { host: out.host ?? "", port: out.port ?? 0, tls: out.tlsCert !== undefined || out.acmeDomains !== undefined };
   for (const field of derived) (out as Record<string, unknown>)[field] = SETTINGS[field].derive?.(from);
   const config = out as Config;
   checkTogether(config);
@@ -58,8 +59,17 @@ function checkTogether(config: Config): void {
     const [given, missing] = config.tlsCert === undefined ? ["VAULT_TLS_KEY", "VAULT_TLS_CERT"] : ["VAULT_TLS_CERT", "VAULT_TLS_KEY"];
     throw new ConfigError(`${missing} must be set with ${given}: TLS needs both the certificate and its private key (docs/configuration.md "HTTPS")`);
   }
+  if (config.acmeDomains !== undefined) {
+    if (config.tlsCert !== undefined) throw new ConfigError("VAULT_ACME_DOMAINS and VAULT_TLS_CERT exclude each other: the certificate comes from ACME or from files");
+    if (config.dataDir === ":memory:") throw new ConfigError("VAULT_ACME_DOMAINS needs a data dir on disk: the account key and the certificate are kept there");
+    if (config.httpRedirectPort === undefined) {
+      throw new ConfigError('VAULT_ACME_DOMAINS needs VAULT_HTTP_REDIRECT_PORT: the ACME HTTP-01 challenge is answered there (usually 80; docs/deploy.md "Certificates by ACME")');
+    }
+  }
   if (config.httpRedirectPort !== undefined) {
-    if (config.tlsCert === undefined) throw new ConfigError("VAULT_HTTP_REDIRECT_PORT needs VAULT_TLS_CERT and VAULT_TLS_KEY: it redirects to the HTTPS listener");
+    if (config.tlsCert === undefined && config.acmeDomains === undefined) {
+      throw new ConfigError("VAULT_HTTP_REDIRECT_PORT needs VAULT_TLS_CERT and VAULT_TLS_KEY, or VAULT_ACME_DOMAINS: it redirects to the HTTPS listener");
+    }
     if (config.httpRedirectPort !== 0 && config.httpRedirectPort === config.port) {
       throw new ConfigError(`VAULT_HTTP_REDIRECT_PORT must differ from VAULT_PORT (${config.port})`);
     }

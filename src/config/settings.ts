@@ -76,8 +76,26 @@ export const SETTINGS: SettingsTable = {
   httpRedirectPort: row(
     ["VAULT_HTTP_REDIRECT_PORT"],
     text("0 to 65535", value.port, undefined, "none"),
-    "also listen on this port with plain HTTP and redirect (308) to HTTPS; needs VAULT_TLS_CERT",
-    "also listen on this port (on `VAULT_HOST`) with plain HTTP, answering every request with `308` to the same path on HTTPS (`VAULT_PUBLIC_URL` when it is `https://`, else the request's host on `VAULT_PORT`); `/.well-known/acme-challenge/*` is kept for ACME HTTP-01 and answers 404 for now. Needs `VAULT_TLS_CERT`; usually `80` with `VAULT_PORT=443` ([deploy.md](deploy.md))",
+    "also listen on this port with plain HTTP and redirect (308) to HTTPS; needs VAULT_TLS_CERT or VAULT_ACME_DOMAINS",
+    "also listen on this port (on `VAULT_HOST`) with plain HTTP, answering every request with `308` to the same path on HTTPS (`VAULT_PUBLIC_URL` when it is `https://`, else the request's host on `VAULT_PORT`); `/.well-known/acme-challenge/*` answers ACME HTTP-01 challenges of `VAULT_ACME_DOMAINS` (404 otherwise). Needs `VAULT_TLS_CERT` or `VAULT_ACME_DOMAINS`; usually `80` with `VAULT_PORT=443` ([deploy.md](deploy.md))",
+  ),
+  acmeDomains: row(
+    ["VAULT_ACME_DOMAINS"],
+    text<string[] | undefined>("DNS names, comma-separated", value.domainList, undefined, "none"),
+    "comma-separated names: get and renew the HTTPS certificate by ACME (HTTP-01 on VAULT_HTTP_REDIRECT_PORT)",
+    "DNS names, comma-separated: the vault gets its HTTPS certificate for them from the ACME CA of `VAULT_ACME_DIRECTORY` (HTTP-01 answered on `VAULT_HTTP_REDIRECT_PORT`, which must be set and reachable on port 80 of those names), keeps it with its account key in `<data dir>/acme/` (mode 0600) and renews it when two thirds of its lifetime have passed; the nodes of one PostgreSQL database share it, one ordering at a time. Until it exists, HTTPS serves a placeholder and `/health` answers 503 saying why. Not with `VAULT_TLS_CERT` ([deploy.md](deploy.md) \"Certificates by ACME\")",
+  ),
+  acmeEmail: row(
+    ["VAULT_ACME_EMAIL"],
+    text<string | undefined>("an email address", value.email, undefined, "none"),
+    "contact address of the ACME account (expiry notices)",
+    "contact address of the ACME account, where the CA may send expiry and policy notices; unset: an account without contact",
+  ),
+  acmeDirectory: row(
+    ["VAULT_ACME_DIRECTORY"],
+    text("an absolute http(s) URL", value.httpUrl, "https://acme-v02.api.letsencrypt.org/directory"),
+    "ACME directory URL (default Let's Encrypt production)",
+    "the ACME CA's directory URL: Let's Encrypt's production one by default; its staging one, `https://acme-staging-v02.api.letsencrypt.org/directory`, issues untrusted certificates under far higher rate limits, for trying a setup first",
   ),
   sharePage: row(
     ["VAULT_SHARE_PAGE"],

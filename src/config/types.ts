@@ -21,6 +21,12 @@ export interface Config {
   tlsKey: string | undefined;
   /** VAULT_HTTP_REDIRECT_PORT: a plain-HTTP listener redirecting to HTTPS (0 picks a free port); undefined: none. */
   httpRedirectPort: number | undefined;
+  /** VAULT_ACME_DOMAINS: the names of the certificate the vault gets by ACME (docs/deploy.md "Certificates by ACME"); undefined: no ACME. */
+  acmeDomains: string[] | undefined;
+  /** VAULT_ACME_EMAIL: the ACME account's contact; undefined: none. */
+  acmeEmail: string | undefined;
+  /** VAULT_ACME_DIRECTORY: the ACME directory URL (default Let's Encrypt production). */
+  acmeDirectory: string;
   licenseKey: string | undefined;
   licensePublicKey: string | undefined;
   webhookSecret: string | undefined;

@@ -98,6 +98,36 @@ export function rootKeyList(raw: Raw, name: string): Buffer[] {
     .map((s) => rootKey(s, name));
 }
 
+/**
+ * Host names for an ACME certificate, comma-separated (docs/deploy.md
+ * "Certificates by ACME"): each a DNS name of letters, digits and hyphens
+ * in dot-separated labels, lower-cased, duplicates dropped; no IP address
+ * (HTTP-01 validates names, RFC 8555 §8.3) and no wildcard (it needs DNS-01).
+ * @throws ConfigError naming the variable and the refused name.
+ */
+export function domainList(raw: Raw, name: string): string[] {
+  const names = textOf(raw, name)
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
+  if (names.length === 0) throw new ConfigError(`${name} must name at least one domain`);
+  const label = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+  for (const domain of names) {
+    const labels = domain.replace(/\.$/, "").split(".");
+    if (domain.length > 253 || labels.some((l) => !label.test(l)) || /^[0-9.]+$/.test(domain)) {
+      throw new ConfigError(`${name}: ${JSON.stringify(domain)} is not a DNS name (no IP address, no wildcard: HTTP-01 validates names)`);
+    }
+  }
+  return [...new Set(names)];
+}
+
+/** An email address for an ACME account: something@something, no white space. @throws ConfigError naming the variable. */
+export function email(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim();
+  if (!/^[^\s@]+@[^\s@]+$/.test(text)) throw new ConfigError(`${name} must be an email address`);
+  return text;
+}
+
 /** A file path (not checked here: the component that reads it says what is wrong). @throws ConfigError when it is blank. */
 export function filePath(raw: Raw, name: string): string {
   const text = textOf(raw, name);

@@ -73,6 +73,8 @@ export interface AppDeps {
   now: () => number;
   /** The database file's identity, for /health; undefined for `:memory:`. */
   dbFile?: DbFileCheck | undefined;
+  /** Why HTTPS waits for its ACME certificate, for /health (routes/health.ts); undefined: it does not. */
+  tlsWaiting?: (() => string | undefined) | undefined;
   /** Prometheus metrics: every request is counted; GET /metrics serves them. */
   metrics: VaultMetrics;
   /** Failed authentications per ip per window before 429 (VAULT_AUTH_FAIL_LIMIT, default 20; 0 turns the guard off). */
@@ -97,7 +99,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   let openapi = "";
   const open: Route[] = [
-    ...healthRoutes({ tx: deps.tx, now: deps.now, dbFile: deps.dbFile }),
+    ...healthRoutes({ tx: deps.tx, now: deps.now, dbFile: deps.dbFile, tlsWaiting: deps.tlsWaiting }),
     metricsRoute({ metrics: deps.metrics }),
     route({
       method: "get",

@@ -24,6 +24,7 @@ export class VaultMetrics {
   private readonly batchSize: Histogram;
   private readonly commitSeconds: Histogram;
   private readonly deliveries: Counter<"outcome">;
+  private readonly acmeRenewals: Counter<"outcome">;
 
   /**
    * @param sources the gauges' values, read at each scrape.
@@ -75,6 +76,12 @@ export class VaultMetrics {
       labelNames: ["outcome"],
       registers,
     });
+    this.acmeRenewals = new Counter({
+      name: "vault_acme_renewals_total",
+      help: "ACME certificate orders attempted (the first one and renewals), by outcome: success or failure.",
+      labelNames: ["outcome"],
+      registers,
+    });
     new Gauge({
       name: "vault_active_secrets",
       help: "Secrets that are active or sealed (what the free tier counts).",
@@ -114,6 +121,11 @@ export class VaultMetrics {
   /** One recorded webhook delivery attempt. */
   observeDelivery(outcome: "delivered" | "retrying" | "failed"): void {
     this.deliveries.inc({ outcome });
+  }
+
+  /** One ACME certificate order attempted (docs/deploy.md "Certificates by ACME"). */
+  observeAcmeRenewal(outcome: "success" | "failure"): void {
+    this.acmeRenewals.inc({ outcome });
   }
 
   /**

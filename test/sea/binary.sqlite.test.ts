@@ -9,6 +9,7 @@ import { loadAssets } from "../../src/http/pages/assets.js";
 import { findChromium, launchBrowser } from "../support/browser.js";
 import { docExamples } from "../support/doc-examples.js";
 import { ROOT } from "../support/e2e-helpers.js";
+import { findPebble, startPebble } from "../support/pebble.js";
 import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
 
 // The single executable (npm run build:binary; docs/deploy.md), tested as a user
@@ -288,6 +289,55 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
       expect(await vault.exited).toBe(0);
     }
   });
+
+  it("gets its certificate by ACME from pebble, serves it, reuses it after a restart without a new order, and renews it", async () => {
+    if (findPebble() === null && process.env.CI !== "true") return; // pebble: .ci/run installs it
+    // 30 s certificates: the restart comes before the renewal, due 20 s after issuance.
+    const pebble = await startPebble({ validitySeconds: 30 });
+    try {
+      const dataDir = join(dir, "acme-data");
+      const acmeEnv = {
+        VAULT_ACME_DOMAINS: "localhost",
+        VAULT_ACME_DIRECTORY: pebble.directory,
+        VAULT_HTTP_REDIRECT_PORT: String(pebble.httpPort),
+        VAULT_LOG_LEVEL: "info",
+        NODE_EXTRA_CA_CERTS: pebble.caFile,
+      };
+      const first = await serve(["--data-dir", dataDir], acmeEnv);
+      let fingerprint = "";
+      try {
+        expect(first.stderr()).toMatch(/HTTPS waiting for certificate: no certificate yet/);
+        await expect.poll(() => first.stderr(), { timeout: 30_000, interval: 200 }).toMatch(/"msg":"ACME certificate order succeeded"/);
+        const root = await pebble.issuingRoot();
+        const health = await httpsRequest(`${first.url.replace("127.0.0.1", "localhost")}/health`, [root]);
+        expect(health.status).toBe(200);
+        fingerprint = health.fingerprint;
+        expect(pebble.issued()).toBe(1);
+      } finally {
+        first.child.kill("SIGTERM");
+        expect(await first.exited).toBe(0);
+      }
+      const again = await serve(["--data-dir", dataDir], acmeEnv);
+      try {
+        const root = await pebble.issuingRoot();
+        const health = await httpsRequest(`${again.url.replace("127.0.0.1", "localhost")}/health`, [root]);
+        expect([health.status, health.fingerprint]).toEqual([200, fingerprint]);
+        expect(again.stderr()).toMatch(/"msg":"ACME certificate loaded from the data dir"/);
+        expect(again.stderr()).not.toMatch(/ACME certificate order started/);
+        expect(pebble.issued()).toBe(1);
+        await expect.poll(() => again.stderr(), { timeout: 40_000, interval: 250 }).toMatch(/"msg":"ACME certificate order succeeded"/);
+        const renewed = await httpsRequest(`${again.url.replace("127.0.0.1", "localhost")}/health`, [root]);
+        expect(renewed.status).toBe(200);
+        expect(renewed.fingerprint).not.toBe(fingerprint);
+        expect(pebble.issued()).toBe(2);
+      } finally {
+        again.child.kill("SIGTERM");
+        expect(await again.exited).toBe(0);
+      }
+    } finally {
+      await pebble.stop();
+    }
+  }, 90_000);
 
   it("passes its url and token to another program in the CI job of docs/embedding.md", async () => {
     const script = docExamples("embedding.md").get("ci-vault.sh") as string;

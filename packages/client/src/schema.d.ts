@@ -145,13 +145,16 @@ export interface paths {
                         };
                     };
                 };
-                /** @description {status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced */
+                /** @description {status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced; with `details.tls` while the ACME certificate is awaited */
                 503: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
+                            details?: {
+                                tls: string;
+                            };
                             /** @constant */
                             status: "unavailable";
                         };

@@ -15,12 +15,20 @@ export interface HealthDeps {
   now: () => number;
   /** The database file's identity; undefined for `:memory:`. */
   dbFile?: DbFileCheck | undefined;
+  /**
+   * Why the HTTPS listener has no real certificate yet (ACME, docs/deploy.md
+   * "Certificates by ACME"), e.g. `waiting for certificate: order under way`;
+   * undefined once it has one, or without ACME.
+   */
+  tlsWaiting?: (() => string | undefined) | undefined;
 }
 
 /**
  * GET /health, no authentication (docs/contract.md §14): 200
  * `{status: "ok"}` when the database answers a read, takes a write and is
- * still the file at its path; else 503 `{status: "unavailable"}`.
+ * still the file at its path; else 503 `{status: "unavailable"}`. While
+ * the ACME certificate is awaited: 503 `{status: "unavailable", details:
+ * {tls: "waiting for certificate: <reason>"}}`.
  *
  * The write check updates the meta row `health_checked_at` through the
  * group commit (so it shares a batch and its fsync with requests) at most
@@ -29,7 +37,7 @@ export interface HealthDeps {
  * within a second.
  */
 export function healthRoutes(deps: HealthDeps): Route[] {
-  const { tx, now, dbFile } = deps;
+  const { tx, now, dbFile, tlsWaiting } = deps;
   let lastWriteOk = Number.NEGATIVE_INFINITY;
   return [
     route({
@@ -41,11 +49,13 @@ export function healthRoutes(deps: HealthDeps): Route[] {
         200: { description: '{status: "ok"}', schema: v.object({ status: v.literal("ok") }) },
         503: {
           description:
-            '{status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced',
-          schema: v.object({ status: v.literal("unavailable") }),
+            '{status: "unavailable"}: the database does not answer or take a write, or its file was deleted or replaced; with `details.tls` while the ACME certificate is awaited',
+          schema: v.object({ status: v.literal("unavailable"), details: v.optional(v.object({ tls: v.string() })) }),
         },
       },
       handler: async (c) => {
+        const waiting = tlsWaiting?.();
+        if (waiting !== undefined) return c.json({ status: "unavailable" as const, details: { tls: waiting } }, 503);
         try {
           if (dbFile !== undefined && !dbFile.present()) throw new Error("database file gone");
           const at = now();

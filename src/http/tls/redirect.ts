@@ -8,10 +8,11 @@ export const ACME_CHALLENGE_PREFIX = "/.well-known/acme-challenge/";
 
 /**
  * An HTTP-01 answerer: the key authorization for a challenge token, or
- * undefined when the token is not one being validated (RFC 8555 §8.3). An
+ * undefined when the token is not one being validated (RFC 8555 §8.3); a
+ * promise when it is looked up in the database (another node's order). An
  * ACME client plugs one in; without one every challenge path is 404.
  */
-export type ChallengeAnswerer = (token: string) => string | undefined;
+export type ChallengeAnswerer = (token: string) => string | undefined | Promise<string | undefined>;
 
 /** What the redirect listener needs. */
 export interface RedirectOptions {
@@ -67,7 +68,7 @@ export function httpsLocation(req: Pick<IncomingMessage, "url" | "headers">, ori
  * served; a request target that is not a path (`*`, an absolute URL) or a
  * missing Host is 400. `GET /.well-known/acme-challenge/<token>` goes to the
  * ChallengeAnswerer (200 text/plain with its answer), 404 when there is
- * none or it does not know the token. No Strict-Transport-Security here:
+ * none or it does not know the token (503 when its lookup fails). No Strict-Transport-Security here:
  * RFC 6797 §7.2 forbids it over plain HTTP.
  */
 export function createRedirectServer(options: RedirectOptions): Server {
@@ -83,8 +84,15 @@ export function createRedirectServer(options: RedirectOptions): Server {
       if (target.startsWith(ACME_CHALLENGE_PREFIX) && (req.method === "GET" || req.method === "HEAD")) {
         const token = target.slice(ACME_CHALLENGE_PREFIX.length);
         const known = options.challenge?.(token);
-        if (known === undefined) return jsonError(res, 404, "not found");
-        return answer(res, 200, { "Content-Type": "text/plain" }, known);
+        if (!(known instanceof Promise)) {
+          if (known === undefined) return jsonError(res, 404, "not found");
+          return answer(res, 200, { "Content-Type": "text/plain" }, known);
+        }
+        known.then(
+          (found) => (found === undefined ? jsonError(res, 404, "not found") : answer(res, 200, { "Content-Type": "text/plain" }, found)),
+          () => jsonError(res, 503, "the challenge could not be looked up"),
+        );
+        return;
       }
       const location = httpsLocation(req, options.origin, options.tlsPort);
       if (location === undefined) return jsonError(res, 400, "a Host header is needed");

@@ -37,4 +37,16 @@ export class SqlMetaStore implements MetaStore {
   set(name: string, value: string): Awaitable<void> {
     return done(this.x.run(metaUpsert(name, value)));
   }
+
+  replaceIf(name: string, expected: string | undefined, value: string): Awaitable<boolean> {
+    const query =
+      expected === undefined
+        ? sql`INSERT INTO meta (name, value) VALUES (${name}, ${value}) ON CONFLICT (name) DO NOTHING`
+        : sql`UPDATE meta SET value = ${value} WHERE name = ${name} AND value = ${expected}`;
+    return map(this.x.run(query), (changed) => changed === 1);
+  }
+
+  remove(name: string): Awaitable<void> {
+    return done(this.x.run(sql`DELETE FROM meta WHERE name = ${name}`));
+  }
 }
