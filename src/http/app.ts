@@ -28,6 +28,8 @@ import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_MAX_FILE_
 import { isSharePagePath, mountAssets, mountSharePages } from "./pages/routes.js";
 import { isConsolePath, mountConsole } from "./pages/console/routes.js";
 import type { ConsoleInfo } from "./pages/console/overview.js";
+import type { OidcRelyingParty } from "./sso/oidc.js";
+import type { SingleSignOn } from "../domain/sso/sign-in.js";
 import type { ShareSettings } from "./pages/routes.js";
 import { FailedAuthLimiter } from "./failed-auth.js";
 import { ShareMissGuard } from "./pages/share-guard.js";
@@ -85,6 +87,10 @@ export interface AppDeps {
   share?: ShareSettings | undefined;
   /** What the console's overview and audit pages show besides the API's answers (engine, license, the audit chain's check). */
   console?: Pick<ConsoleInfo, "engine" | "license" | "verifyAudit"> | undefined;
+  /** Single sign-on (docs/sso.md): the relying party and the sign-in decision; undefined: VAULT_OIDC_ISSUER unset. */
+  sso?: { rp: OidcRelyingParty; signIn: SingleSignOn } | undefined;
+  /** VAULT_CONSOLE_TOKEN_SIGNIN (default true). */
+  consoleTokenSignin?: boolean | undefined;
 }
 
 /**
@@ -202,6 +208,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       now: deps.now,
       verifyAudit: deps.console?.verifyAudit,
     },
+    sso: deps.sso === undefined ? undefined : { ...deps.sso, tx: deps.tx },
+    tokenSignin: deps.consoleTokenSignin,
   });
   // The 1 MiB body limit (413) applies where a handler reads its body
   // (routes/declare.ts readJsonObject), after the route's authorization:
