@@ -14,6 +14,7 @@ import type { Receipts } from "../domain/receipts/receipts.js";
 import type { IdempotencyKeys } from "../domain/idempotency/keys.js";
 import { requestRoutes } from "./routes/requests.js";
 import { isReceiptPath, receiptRoutes } from "./routes/receipts.js";
+import { isSsoPath, ssoRoutes } from "./routes/sso.js";
 import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
 import { mountRequestPages } from "./pages/request-views.js";
 import { buildOpenApi } from "./openapi.js";
@@ -158,7 +159,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   const requests = [...requestRoutes({ requests: deps.requests, tx: deps.tx, publicUrl }), ...requestPageRoutes(pageDeps)];
   const receipts = receiptRoutes({ tx: deps.tx, receipts: deps.receipts, secrets: deps.secrets, shareGuard: pageDeps.shareGuard, trustProxy: deps.trustProxy });
-  const routes: Route[] = [...open, ...secrets, ...receipts, ...requests, ...webhooks, ...keys, ...audit, ...orgs];
+  const sso = ssoRoutes({ tx: deps.tx, sso: deps.sso, now: deps.now, trustProxy: deps.trustProxy });
+  const routes: Route[] = [...open, ...secrets, ...receipts, ...requests, ...webhooks, ...keys, ...audit, ...orgs, ...sso];
   openapi = JSON.stringify(buildOpenApi(deps.version, routes));
 
   // One middleware in front of every route: request id and headers, 429,
@@ -187,7 +189,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       limiter,
       // The share pages need no token: the 256-bit id is the capability (docs/share.md).
       // The console authenticates by its session cookie, then calls the API with the session's token (docs/console.md).
-      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || isReceiptPath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
+      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || isReceiptPath(path) || isSsoPath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
     }),
   );
   mountAssets(app);

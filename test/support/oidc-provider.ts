@@ -104,8 +104,8 @@ export async function startTestIdp(
       client_secret: clientSecret,
       redirect_uris: uris,
       grant_types: grantTypes,
-      response_types: ["code"],
-      token_endpoint_auth_method: "client_secret_post",
+      response_types: ["code" as const],
+      token_endpoint_auth_method: "client_secret_post" as const,
     }));
     provider = new Provider(issuer, {
       clients,
@@ -248,4 +248,51 @@ export async function loginAtIdp(browser: CookieFetch, idp: { issuer: string }, 
     body: new URLSearchParams({ login }).toString(),
   }, leaves));
   return url;
+}
+
+/** The first POST form of `html` (oidc-provider's device pages, its auto-submitted resume form): its action and inputs. */
+function deviceForm(html: string): { action: string; fields: URLSearchParams } | undefined {
+  const form = /<form[^>]*method="post"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+  if (form === null) return undefined;
+  const fields = new URLSearchParams();
+  for (const input of (form[2] ?? "").matchAll(/<input([\s\S]*?)>/g)) {
+    const attrs = input[1] ?? "";
+    const name = /name="([^"]+)"/.exec(attrs)?.[1];
+    const value = /value="([^"]*)"/.exec(attrs)?.[1] ?? "";
+    if (name !== undefined) fields.set(name, value);
+  }
+  return { action: form[1] ?? "", fields };
+}
+
+/**
+ * Approves a device sign-in at the provider by HTTP, as the person would in
+ * a browser: the verification page with the code filled in, its
+ * confirmation, then the login form for `login`, redirects followed.
+ * @param userCode the code the CLI printed (typed into the input form when the page has none).
+ * @returns the last page's text (the provider's success page).
+ */
+export async function approveDevice(browser: CookieFetch, idp: { issuer: string }, verificationUri: string, userCode: string, login: string): Promise<string> {
+  let { res, url } = await browser.go(verificationUri);
+  for (let step = 0; step < 6; step++) {
+    const html = await res.text();
+    const loginAction = /<form method="post" action="(\/interaction\/[^"]+)"/.exec(html)?.[1];
+    const device = loginAction === undefined ? deviceForm(html) : undefined;
+    if (device !== undefined) {
+      if (device.fields.has("user_code") && (device.fields.get("user_code") ?? "") === "") device.fields.set("user_code", userCode);
+      ({ res, url } = await browser.go(new URL(device.action, url).href, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: device.fields.toString(),
+      }));
+    } else if (loginAction !== undefined) {
+      ({ res, url } = await browser.go(new URL(loginAction, idp.issuer).href, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ login }).toString(),
+      }));
+    } else {
+      return html;
+    }
+  }
+  throw new Error("the provider's device pages did not end");
 }
