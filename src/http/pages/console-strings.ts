@@ -196,6 +196,8 @@ export const CONSOLE_EN = {
   principalDeleted: "Deleted principal {name}.",
   keyCreatedFor: "Made key {name}.",
   deletePrincipal: "Delete",
+  revokePrincipal: "Revoke every key",
+  principalRevoked: "Revoked every key of {name} ({count}): its sessions and CLI logins get 401 from their next request.",
   // Webhooks
   webhooksTitle: "Webhooks",
   noWebhooks: "No webhooks yet. Register an https:// address below to be told when secrets are read, burned or expire.",

@@ -199,6 +199,32 @@ describe("console sign-in with OpenID Connect", () => {
     await refusedWith("expired", res, await res.text());
   });
 
+  it("an operator revokes a person at once from the console: every key goes, the person's session ends at its next request", async () => {
+    const person = await signIn("alice");
+    expect((await vaultGet(person.jar, `${VAULT}/ui/overview`)).status).toBe(200);
+    const [alice] = await principals();
+    const operator = new CookieFetch();
+    const login = await v.app.request(`${VAULT}/ui/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: VAULT },
+      body: new URLSearchParams({ token: MASTER_KEY }).toString(),
+    });
+    operator.keep(VAULT, login);
+    const page = await (await vaultGet(operator, `${VAULT}/ui/orgs/view?id=${orgId}`)).text();
+    expect(page).toContain("Revoke every key: alice@example.com");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+    const revoke = await v.app.request(`${VAULT}/ui/orgs/principal-revoke`, {
+      method: "POST",
+      headers: { cookie: operator.cookieFor(VAULT), "content-type": "application/x-www-form-urlencoded", origin: VAULT },
+      body: new URLSearchParams({ csrf, org: orgId, principal: alice?.id ?? "", name: "alice@example.com" }).toString(),
+    });
+    expect(revoke.status).toBe(303);
+    expect((await expectStatus(v.asMaster("GET", `/orgs/${orgId}/principals/${alice?.id}/keys`), 200)).keys).toEqual([]);
+    const after = await vaultGet(person.jar, `${VAULT}/ui/overview`);
+    expect(after.status).toBe(303);
+    expect(after.headers.get("location")).toContain("login?ended=1");
+  });
+
   it("signing out revokes the key minted for the session", async () => {
     const { jar } = await signIn("alice");
     const [alice] = await principals();
