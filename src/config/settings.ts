@@ -133,7 +133,7 @@ export const SETTINGS: SettingsTable = {
     ["VAULT_OIDC_ROLE_MAP"],
     text("`group=role,...`", value.roleMap, [], "none"),
     "claim value to role, e.g. vault-admins=admin,devs=writer; the first pair that matches wins",
-    "which role a claim value gives, `group=role` pairs separated by commas (`vault-admins=admin,devs=writer`); the first pair, from the left, whose group the person has decides their role. A person with none of them is refused ([sso.md](sso.md) \"Roles\")",
+    "which role a claim value gives, `group=role` pairs separated by commas (`vault-admins=admin,devs=writer`); the first pair, from the left, whose group the person has decides their role (the role is after the last `=`; a group cannot hold a comma). A person with none of them is refused ([sso.md](sso.md) \"Roles\")",
   ),
   oidcKeyTtl: row(
     ["VAULT_OIDC_KEY_TTL"],
