@@ -40,6 +40,7 @@ export const CONSOLE_EN = {
   ssoSignedInTitle: "Signed in",
   ssoSignedInLead: "You are signed in as {name} (role {role}).",
   ssoContinue: "Continue to the console",
+  ssoTooOften: "Too many sign-ins were started from your address in the last minute. Wait a minute and sign in again.",
   ssoPeopleOff: "Principal keys do not sign in here: people sign in with {provider}.",
   sessionEnded: "Your session ended (signed out, idle for 30 minutes, 12 hours old, the vault restarted, or the token was revoked or expired). Sign in again.",
   signedOut: "You are signed out.",

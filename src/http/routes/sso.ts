@@ -3,6 +3,8 @@ import type { SingleSignOn } from "../../domain/sso/sign-in.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { ApiError } from "../errors.js";
 import { clientOf } from "../pages/routes.js";
+import { PerAddressRate } from "../pages/anonymous.js";
+import { SIGNIN_STARTS_PER_MINUTE } from "../pages/console/oidc.js";
 import { WaitingDevices } from "../sso/device.js";
 import { OidcRefused } from "../sso/oidc.js";
 import type { OidcRelyingParty } from "../sso/oidc.js";
@@ -58,6 +60,7 @@ const pollBody = v.object({ device_id: v.pipe(v.string(), v.maxLength(128)) });
  */
 export function ssoRoutes(deps: SsoRouteDeps): Route[] {
   const waiting = new WaitingDevices(deps.now);
+  const starts = new PerAddressRate(SIGNIN_STARTS_PER_MINUTE, 60_000, deps.now);
   const configured = () => {
     if (deps.sso === undefined) throw new ApiError(404, "single sign-on is not configured on this vault (VAULT_OIDC_ISSUER)");
     return deps.sso;
@@ -71,10 +74,13 @@ export function ssoRoutes(deps: SsoRouteDeps): Route[] {
       responses: {
         201: { description: "{device_id, user_code, verification_uri, verification_uri_complete, expires_in, interval}", schema: startSchema },
         404: { description: "single sign-on is not configured" },
+        429: { description: "too many sign-ins started from this address in the last minute; Retry-After" },
         502: { description: "the identity provider could not be reached or has no device flow" },
       },
       handler: async (c) => {
         const sso = configured();
+        const wait = starts.take(clientOf(c, deps.trustProxy).ip);
+        if (wait > 0) throw new ApiError(429, "too many sign-ins started from this address", { headers: { "Retry-After": String(Math.ceil(wait / 1000)) } });
         let start: Awaited<ReturnType<OidcRelyingParty["startDevice"]>>;
         try {
           start = await sso.rp.startDevice();

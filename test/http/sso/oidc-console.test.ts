@@ -225,6 +225,20 @@ describe("console sign-in with OpenID Connect", () => {
     expect(after.headers.get("location")).toContain("login?ended=1");
   });
 
+  it("at most 20 sign-ins started per address per minute: then 429 with Retry-After, nothing kept for it", async () => {
+    const jar = new CookieFetch();
+    for (let i = 0; i < 20; i++) await start(jar);
+    const over = await vaultGet(jar, `${VAULT}/ui/oidc/login`);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(over.headers.get("set-cookie")).toBeNull();
+    clock.advance(60_000);
+    await start(jar);
+    const device = async () => (await v.request("POST", "/oidc/device", { token: null })).status;
+    for (let i = 0; i < 20; i++) expect(await device()).toBe(201);
+    expect(await device()).toBe(429);
+  });
+
   it("signing out revokes the key minted for the session", async () => {
     const { jar } = await signIn("alice");
     const [alice] = await principals();

@@ -13,6 +13,7 @@ import { newNonce, setPageHeaders } from "../security.js";
 import { probeToken } from "./api.js";
 import type { CallerAddress } from "./api.js";
 import { SESSION_MAX_MS } from "./session.js";
+import { PerAddressRate } from "../anonymous.js";
 import type { Session, SessionStore } from "./session.js";
 
 /** The cookie that ties a started sign-in to its browser (docs/sso.md, "Refusals"). */
@@ -21,6 +22,11 @@ export const OIDC_COOKIE = "vault_oidc";
 export const PENDING_MS = 10 * 60_000;
 /** At most this many started sign-ins wait at once; past it the oldest is dropped. */
 export const PENDING_LIMIT = 10_000;
+/**
+ * Sign-ins one client address (IPv6 by its /64) may start per minute, in the
+ * console and with `ephemeral-vault login` each (docs/sso.md, "Limits"); more answer 429.
+ */
+export const SIGNIN_STARTS_PER_MINUTE = 20;
 
 /** Single sign-on for the console: the relying party, the sign-in decision and the unit of work to run it in. */
 export interface ConsoleSso {
@@ -104,6 +110,7 @@ function reasonText(s: ConsoleStrings, reason: RefusalReason, message: string): 
  */
 export function mountOidc(app: Hono<AppEnv>, kit: OidcRouteKit): void {
   const pending = new PendingSignIns(kit.now);
+  const starts = new PerAddressRate(SIGNIN_STARTS_PER_MINUTE, 60_000, kit.now);
   const { rp } = kit.sso;
   const oidcPath = () => `${kit.cookiePath()}/oidc`;
 
@@ -128,6 +135,16 @@ export function mountOidc(app: Hono<AppEnv>, kit: OidcRouteKit): void {
   };
 
   app.get("/ui/oidc/login", async (c) => {
+    const wait = starts.take(ipOf(c));
+    if (wait > 0) {
+      const s = kit.strings(c);
+      c.header("Retry-After", String(Math.ceil(wait / 1000)));
+      setPageHeaders(c, newNonce());
+      return c.html(
+        <OidcMessage s={s} root={kit.rootOf(c.req.path)} title={s.ssoRefusedTitle} lead={s.ssoTooOften} link={{ href: `${kit.rootOf(c.req.path)}ui/login`, text: s.signInTitle }} refused="rate" />,
+        429,
+      );
+    }
     let started: Awaited<ReturnType<OidcRelyingParty["start"]>>;
     try {
       started = await rp.start();
