@@ -202,7 +202,11 @@ export function mountOidc(app: Hono<AppEnv>, kit: OidcRouteKit): void {
   });
 }
 
-/** A single sign-on page that says one thing and offers one link; `refresh` moves on by itself (no script). */
+/**
+ * A single sign-on page that says one thing and offers one link; `refresh`
+ * moves on by itself at once (no script; a delayed refresh is a WCAG 2.2.1
+ * failure, axe's meta-refresh rule).
+ */
 export function OidcMessage(props: {
   s: ConsoleStrings;
   root: string;
@@ -217,7 +221,7 @@ export function OidcMessage(props: {
       {DOCTYPE}
       <html lang={props.s.lang}>
         <PageHead product={props.s.product} root={props.root} title={props.title}>
-          {props.refresh === undefined ? null : <meta http-equiv="refresh" content={`1;url=${props.refresh}`} />}
+          {props.refresh === undefined ? null : <meta http-equiv="refresh" content={`0;url=${props.refresh}`} />}
         </PageHead>
         <body>
           <header>
