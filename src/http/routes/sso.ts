@@ -4,9 +4,9 @@ import type { UnitOfWork, Work } from "../../store/work.js";
 import { ApiError } from "../errors.js";
 import { clientOf } from "../pages/routes.js";
 import { PerAddressRate } from "../pages/anonymous.js";
-import { SIGNIN_STARTS_PER_MINUTE } from "../pages/console/oidc.js";
+
 import { WaitingDevices } from "../sso/device.js";
-import { OidcRefused } from "../sso/oidc.js";
+import { OidcRefused, SIGNIN_STARTS_PER_MINUTE } from "../sso/oidc.js";
 import type { OidcRelyingParty } from "../sso/oidc.js";
 import { int } from "./answers.js";
 import { route } from "./declare.js";

@@ -22,6 +22,12 @@ export interface OidcSettings {
   keyTtlSeconds: number;
 }
 
+/**
+ * Sign-ins one client address (IPv6 by its /64) may start per minute, in the
+ * console and with `ephemeral-vault login` each (docs/sso.md, "Limits"); more answer 429.
+ */
+export const SIGNIN_STARTS_PER_MINUTE = 20;
+
 /** What the browser's sign-in waits with, kept by the vault (never sent to the browser but as the authorization URL's parameters). */
 export interface PendingSignIn {
   state: string;

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../context.js";
 import type { SingleSignOn } from "../../../domain/sso/sign-in.js";
 import type { RefusalReason } from "../../../domain/sso/sign-in.js";
 import type { UnitOfWork, Work } from "../../../store/work.js";
-import { OidcRefused } from "../../sso/oidc.js";
+import { OidcRefused, SIGNIN_STARTS_PER_MINUTE } from "../../sso/oidc.js";
 import type { OidcRelyingParty, PendingSignIn } from "../../sso/oidc.js";
 import type { ConsoleStrings } from "../console-strings.js";
 import { DOCTYPE, PageHead } from "../layout.js";
@@ -22,11 +22,7 @@ export const OIDC_COOKIE = "vault_oidc";
 export const PENDING_MS = 10 * 60_000;
 /** At most this many started sign-ins wait at once; past it the oldest is dropped. */
 export const PENDING_LIMIT = 10_000;
-/**
- * Sign-ins one client address (IPv6 by its /64) may start per minute, in the
- * console and with `ephemeral-vault login` each (docs/sso.md, "Limits"); more answer 429.
- */
-export const SIGNIN_STARTS_PER_MINUTE = 20;
+
 
 /** Single sign-on for the console: the relying party, the sign-in decision and the unit of work to run it in. */
 export interface ConsoleSso {
