@@ -1022,6 +1022,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description too many sign-ins started from this address in the last minute; Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
                 /** @description the identity provider could not be reached or has no device flow */
                 502: {
                     headers: {
