@@ -21,6 +21,7 @@ export const CONSOLE_EN = {
   whoMaster: "the master key",
   whoScoped: "scoped key {id} ({perms})",
   whoPrincipal: "a principal key of org {org} (role {role})",
+  whoPerson: "single sign-on as {name}, org {org} (role {role})",
   // Sign-in
   signInTitle: "Sign in",
   signInLead: "Paste a token: the master key, a scoped API key, or a principal key (it names its own organization). It is kept on the server for this session only, never in your browser.",
@@ -110,6 +111,7 @@ export const CONSOLE_EN = {
   unlimited: "unlimited",
   sealed: "sealed",
   noSecrets: "No secrets here yet. Create one with the form below, or with `ephemeral-vault put KEY`.",
+  noSecretsReadOnly: "No secrets here yet. Your role may read secrets, not create them.",
   createSecret: "Create a secret",
   kindKeyed: "Keyed (you name it)",
   kindPublic: "Public (a random id and a link)",

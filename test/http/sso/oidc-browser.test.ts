@@ -95,6 +95,7 @@ describeBrowser("single sign-on in Chromium", () => {
     await nav(page).getByRole("link", { name: "Secrets" }).click();
     await page.getByRole("heading", { name: /Secrets of organization/ }).waitFor();
     expect(await page.getByRole("button", { name: "Create", exact: true }).count()).toBe(0);
+    expect(await page.getByText("Your role may read secrets, not create them.").count()).toBe(1);
     await page.screenshot({ path: `${SHOTS}/rita-reader-secrets.png`, fullPage: true });
     expect((await page.goto(`${vault.url}/ui/orgs`))?.status()).toBe(403);
     expect(await csp()).toEqual([]);

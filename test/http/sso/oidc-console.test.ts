@@ -114,7 +114,7 @@ describe("console sign-in with OpenID Connect", () => {
     // The console session acts as that principal.
     const overview = await vaultGet(jar, `${VAULT}/ui/overview`);
     expect(overview.status).toBe(200);
-    expect(await overview.text()).toContain("role admin");
+    expect(await overview.text()).toContain(`Signed in with single sign-on as alice@example.com, org ${orgId} (role admin)`);
     // Its key lives at most VAULT_OIDC_KEY_TTL.
     const keys = (await expectStatus(v.asMaster("GET", `/orgs/${orgId}/principals/${alice?.id}/keys`), 200)).keys as Array<{ name: string; valid_before: number | null }>;
     expect(keys).toHaveLength(1);

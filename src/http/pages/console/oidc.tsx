@@ -179,6 +179,7 @@ export function mountOidc(app: Hono<AppEnv>, kit: OidcRouteKit): void {
     const probed = await probeToken(app, outcome.token, kit.callerOf(c), true);
     if ("refused" in probed) return refusedPage(c, "provider", "the key made for this sign-in was refused");
     const session = kit.sessions.create(outcome.token, probed.caps, true);
+    session.person = outcome.principal.name;
     kit.setSession(c, session);
     const s = kit.strings(c);
     setPageHeaders(c, newNonce());

@@ -57,6 +57,8 @@ export interface Session {
    * (docs/sso.md): signing out revokes it.
    */
   minted?: boolean | undefined;
+  /** The signed-in person's principal name, for a single sign-on session (the header names them). */
+  person?: string | undefined;
 }
 
 /**
