@@ -317,3 +317,14 @@ CREATE TABLE idempotency (
   expires_at  bigint  NOT NULL
 );
 CREATE INDEX idempotency_due ON idempotency (expires_at);
+-- version: 13
+-- Single sign-on, as schema.sql's version 23: an identity provider's issuer
+-- and subject, and the principal that person is.
+CREATE TABLE oidc_identities (
+  issuer       text    NOT NULL,
+  subject      text    NOT NULL,
+  org_id       text    NOT NULL,
+  principal_id text    NOT NULL,
+  created_at   bigint  NOT NULL,
+  PRIMARY KEY (issuer, subject)
+);

@@ -475,3 +475,17 @@ CREATE TABLE idempotency (
   expires_at  INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX idempotency_due ON idempotency (expires_at);
+-- version: 23
+-- Single sign-on (docs/sso.md): the person an identity provider vouches for
+-- (its issuer and the ID token's `sub`) and the principal they are, made at
+-- their first sign-in. No foreign key: a principal deleted by an operator
+-- leaves its link, and the person's next sign-in makes a new principal and
+-- moves the link there. Never a token or a claim beyond the subject.
+CREATE TABLE oidc_identities (
+  issuer       TEXT    NOT NULL,
+  subject      TEXT    NOT NULL,
+  org_id       TEXT    NOT NULL,
+  principal_id TEXT    NOT NULL,
+  created_at   INTEGER NOT NULL,
+  PRIMARY KEY (issuer, subject)
+) STRICT, WITHOUT ROWID;

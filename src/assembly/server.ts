@@ -20,6 +20,8 @@ import type { Logger } from "../log/log.js";
 import { SWEEP_BATCH, SWEEP_BATCH_AWAITED, startSweeper } from "../runtime/sweeper.js";
 import { openPgNode, openSqliteNode } from "./node.js";
 import type { VaultOptions } from "./vault.js";
+import { readFileSync } from "node:fs";
+import type { OidcSettings } from "../http/sso/oidc.js";
 
 /** Time allowed for in-flight requests at a graceful stop before connections are cut, ms. */
 const DRAIN_MS = 4000;
@@ -83,6 +85,7 @@ export interface StartOptions {
  *   exits 2); any other listen error as is.
  */
 export async function startServer(config: Config, log: Logger, notice: Notice, options: StartOptions = {}): Promise<RunningServer> {
+  const oidc = oidcSettingsOf(config);
   const acme = await openAcmeSource(config, log, notice);
   const fileTls = acme === undefined ? openCertificateSource(config, log) : undefined;
   const tls: CertificateSource | undefined = acme ?? fileTls;
@@ -123,6 +126,8 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
     trustProxy: config.trustProxy,
     metricsToken: config.metricsToken,
     processMetrics: options.processMetrics ?? true,
+    oidc,
+    consoleTokenSignin: config.consoleTokenSignin,
     license: license.valid ? { holder: license.subject, expiresAt: license.expiresAt } : undefined,
     authFailLimit: config.authFailLimit,
     authFailWindowMs: config.authFailWindowMs,
@@ -349,4 +354,34 @@ function listenError(err: unknown, config: Config): unknown {
 /** True for a bind address only this machine reaches: 127.0.0.0/8, ::1 or localhost. */
 function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\./.test(host);
+}
+
+/**
+ * The single sign-on settings of the config (docs/sso.md), the client secret
+ * read from VAULT_OIDC_CLIENT_SECRET_FILE when that is given; undefined
+ * without VAULT_OIDC_ISSUER.
+ * @throws ConfigError when the secret file cannot be read or is empty.
+ */
+export function oidcSettingsOf(config: Config): OidcSettings | undefined {
+  if (config.oidcIssuer === undefined || config.oidcClientId === undefined || config.oidcOrg === undefined) return undefined;
+  let clientSecret = config.oidcClientSecret;
+  if (config.oidcClientSecretFile !== undefined) {
+    try {
+      clientSecret = readFileSync(config.oidcClientSecretFile, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError(`VAULT_OIDC_CLIENT_SECRET_FILE cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    if (clientSecret === "") throw new ConfigError("VAULT_OIDC_CLIENT_SECRET_FILE is empty");
+  }
+  return {
+    issuer: config.oidcIssuer,
+    clientId: config.oidcClientId,
+    clientSecret,
+    redirectUrl: config.oidcRedirectUrl,
+    scopes: config.oidcScopes,
+    roleClaim: config.oidcRoleClaim,
+    orgId: config.oidcOrg,
+    roleMap: config.oidcRoleMap,
+    keyTtlSeconds: config.oidcKeyTtl,
+  };
 }

@@ -4,6 +4,9 @@ import type { ShareSettings } from "../http/pages/routes.js";
 import type { AppEnv } from "../http/context.js";
 import type { ValueCipher } from "../crypto/cipher.js";
 import { combineSinks } from "../domain/events.js";
+import { SingleSignOn } from "../domain/sso/sign-in.js";
+import { OidcRelyingParty } from "../http/sso/oidc.js";
+import type { OidcSettings } from "../http/sso/oidc.js";
 import { Requests } from "../domain/requests/requests.js";
 import { Receipts } from "../domain/receipts/receipts.js";
 import { DEFAULT_IDEMPOTENCY_WINDOW_SECONDS, IdempotencyKeys } from "../domain/idempotency/keys.js";
@@ -60,6 +63,10 @@ export interface VaultOptions {
   license?: { holder: string; expiresAt: number | null } | undefined;
   /** Also export the process's own metrics (CPU, memory, event loop, GC); the server turns it on. */
   processMetrics?: boolean | undefined;
+  /** Single sign-on with OpenID Connect (VAULT_OIDC_*, docs/sso.md); undefined: off. */
+  oidc?: OidcSettings | undefined;
+  /** VAULT_CONSOLE_TOKEN_SIGNIN: false refuses principal keys at the console's token sign-in (default true). */
+  consoleTokenSignin?: boolean | undefined;
 }
 
 /**
@@ -252,6 +259,14 @@ function assemble(
     tlsWaiting: options.tlsWaiting,
     metrics,
     console: { ...engine.console, license: () => options.license },
+    sso:
+      options.oidc === undefined
+        ? undefined
+        : {
+            rp: new OidcRelyingParty(options.oidc, options.now, typeof options.publicUrl === "function" ? options.publicUrl : () => options.publicUrl as string),
+            signIn: new SingleSignOn({ now: options.now, principals: orgs.principals, principalKeys: orgs.principalKeys, audit }),
+          },
+    consoleTokenSignin: options.consoleTokenSignin,
   });
   return { app, secrets, requests, receipts, idempotency, orgs, webhooks, audit, scopedKeys, metrics, flushAuthFailures };
 }

@@ -40,6 +40,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import("./client/share.js").then((m) => ({ register: m.registerShare })),
   },
   {
+    name: "login",
+    usage: "login [--addr URL]",
+    summary: "sign in with the vault's identity provider (a code to enter in a browser); stores a short-lived key",
+    load: () => import("./client/login.js").then((m) => ({ register: m.registerLogin })),
+  },
+  {
+    name: "logout",
+    usage: "logout",
+    summary: "revoke the key `login` stored and remove it",
+    load: () => import("./client/login.js").then((m) => ({ register: m.registerLogout })),
+  },
+  {
     name: "status",
     usage: "status RECEIPT [--json]",
     summary: "tell whether a shared link was opened, from its receipt (no token needed)",

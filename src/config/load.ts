@@ -74,6 +74,18 @@ function checkTogether(config: Config): void {
       throw new ConfigError(`VAULT_HTTP_REDIRECT_PORT must differ from VAULT_PORT (${config.port})`);
     }
   }
+  if (config.oidcClientSecret !== undefined && config.oidcClientSecretFile !== undefined) {
+    throw new ConfigError("VAULT_OIDC_CLIENT_SECRET and VAULT_OIDC_CLIENT_SECRET_FILE must not both be set");
+  }
+  if (config.oidcIssuer !== undefined) {
+    for (const [value, name] of [
+      [config.oidcClientId, "VAULT_OIDC_CLIENT_ID"],
+      [config.oidcOrg, "VAULT_OIDC_ORG"],
+      [config.oidcRoleMap.length === 0 ? undefined : config.oidcRoleMap, "VAULT_OIDC_ROLE_MAP"],
+    ] as const) {
+      if (value === undefined) throw new ConfigError(`${name} must be set with VAULT_OIDC_ISSUER (docs/sso.md "Setup")`);
+    }
+  }
   if (config.databaseUrl === undefined) return;
   // Nodes of one database share these; a node must never generate its own.
   for (const [value, name] of [

@@ -1,6 +1,7 @@
 import { flag, int, row, text } from "./setting.js";
 import type { DeriveFrom, SettingsTable } from "./setting.js";
 import * as value from "./values.js";
+import { DURATION_FORMS } from "../model/duration.js";
 
 /**
  * The default VAULT_PUBLIC_URL, `http://{host}:{port}`, or `https://{host}:{port}`
@@ -96,6 +97,73 @@ export const SETTINGS: SettingsTable = {
     text("an absolute http(s) URL", value.httpUrl, "https://acme-v02.api.letsencrypt.org/directory"),
     "ACME directory URL (default Let's Encrypt production)",
     "the ACME CA's directory URL: Let's Encrypt's production one by default; its staging one, `https://acme-staging-v02.api.letsencrypt.org/directory`, issues untrusted certificates under far higher rate limits, for trying a setup first",
+  ),
+  // Single sign-on with OpenID Connect (docs/sso.md).
+  oidcIssuer: row(
+    ["VAULT_OIDC_ISSUER"],
+    text("an https URL (http only on a loopback host)", value.oidcIssuer, undefined, "none"),
+    "OpenID Connect issuer URL: people sign in to the console with it (docs/sso.md)",
+    "the OpenID Connect issuer URL of the identity provider (its `/.well-known/openid-configuration` is read at the first sign-in). With it, the console offers \"Sign in with\" the provider and `ephemeral-vault login` works; needs `VAULT_OIDC_CLIENT_ID`, `VAULT_OIDC_ORG` and `VAULT_OIDC_ROLE_MAP`. `https://` only, except on a loopback host (`127.0.0.1`, `::1`, `localhost`) for development ([sso.md](sso.md))",
+  ),
+  oidcClientId: row(
+    ["VAULT_OIDC_CLIENT_ID"],
+    text("the client id registered at the provider", value.textOf, undefined, "none"),
+    "OpenID Connect client id of the vault at the provider",
+    "the vault's client id at the identity provider ([sso.md](sso.md))",
+  ),
+  oidcClientSecret: row(
+    ["VAULT_OIDC_CLIENT_SECRET"],
+    text("the client secret", value.textOf, undefined, "none"),
+    "OpenID Connect client secret (or VAULT_OIDC_CLIENT_SECRET_FILE); unset: a public client (PKCE only)",
+    "the vault's client secret at the provider, sent with `client_secret_post`; never logged or printed. Unset (and no file): a public client that proves itself with PKCE only ([sso.md](sso.md))",
+  ),
+  oidcClientSecretFile: row(
+    ["VAULT_OIDC_CLIENT_SECRET_FILE"],
+    text("a file", value.filePath, undefined, "none"),
+    "file holding the OpenID Connect client secret (instead of VAULT_OIDC_CLIENT_SECRET)",
+    "a file holding the client secret (its white space trimmed), read at the start; not with `VAULT_OIDC_CLIENT_SECRET`",
+  ),
+  oidcRedirectUrl: row(
+    ["VAULT_OIDC_REDIRECT_URL"],
+    text("an absolute http(s) URL", value.httpUrl, undefined, "`VAULT_PUBLIC_URL/ui/oidc/callback`"),
+    "redirect URL registered at the provider (default VAULT_PUBLIC_URL/ui/oidc/callback)",
+    "the redirect URL registered at the provider; the provider sends the browser back there after sign-in. Its path must be `/ui/oidc/callback` under the vault",
+  ),
+  oidcScopes: row(
+    ["VAULT_OIDC_SCOPES"],
+    text("scopes separated by spaces, `openid` among them", value.oidcScopes, "openid profile email groups"),
+    "scopes asked of the provider",
+    "the scopes asked of the provider, separated by spaces; `openid` must be one of them. The ID token must carry `VAULT_OIDC_ROLE_CLAIM` ([sso.md](sso.md) \"Claims\")",
+  ),
+  oidcRoleClaim: row(
+    ["VAULT_OIDC_ROLE_CLAIM"],
+    text("a claim name", value.claimName, "groups"),
+    "ID-token claim whose values VAULT_OIDC_ROLE_MAP maps to roles",
+    "the ID-token claim (a list of strings, or one string) whose values `VAULT_OIDC_ROLE_MAP` maps to a role",
+  ),
+  oidcOrg: row(
+    ["VAULT_OIDC_ORG"],
+    text("an org id (`org_...`)", value.orgId, undefined, "none"),
+    "org id people signing in with the provider land in",
+    "the organization (its id, `org_...`) whose principals the people signing in with the provider are; each is made at their first sign-in ([sso.md](sso.md))",
+  ),
+  oidcRoleMap: row(
+    ["VAULT_OIDC_ROLE_MAP"],
+    text("`group=role,...`", value.roleMap, [], "none"),
+    "claim value to role, e.g. vault-admins=admin,devs=writer; the first pair that matches wins",
+    "which role a claim value gives, `group=role` pairs separated by commas (`vault-admins=admin,devs=writer`); the first pair, from the left, whose group the person has decides their role (the role is after the last `=`; a group cannot hold a comma). A person with none of them is refused ([sso.md](sso.md) \"Roles\")",
+  ),
+  oidcKeyTtl: row(
+    ["VAULT_OIDC_KEY_TTL"],
+    text(DURATION_FORMS, value.duration, 43_200, "`12h`"),
+    "lifetime of a principal key minted at sign-in (console session, ephemeral-vault login)",
+    "lifetime of the principal key minted at each sign-in with the provider: the console session's (at most 12 hours, the session's own limit) and the one `ephemeral-vault login` stores. Seconds or a number with a unit (`30m`, `12h`, `7d`)",
+  ),
+  consoleTokenSignin: row(
+    ["VAULT_CONSOLE_TOKEN_SIGNIN"],
+    flag(true),
+    "false: the console refuses principal keys at token sign-in (people use the provider); the master key and scoped keys still sign in",
+    "`false`: the console's token sign-in refuses principal keys (`vpk_`): people sign in with the provider. The master key and scoped keys still sign in with their token ([console.md](console.md), [sso.md](sso.md))",
   ),
   sharePage: row(
     ["VAULT_SHARE_PAGE"],

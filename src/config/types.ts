@@ -91,6 +91,28 @@ export interface Config {
   databaseGroupCommit: boolean;
   /** VAULT_DATABASE_RETRY_MS: how long a unit that failed before its COMMIT is run again on PostgreSQL, ms (0: never). */
   databaseRetryMs: number;
+  /** VAULT_OIDC_ISSUER: the OpenID Connect issuer URL (docs/sso.md); undefined: no single sign-on. */
+  oidcIssuer: string | undefined;
+  /** VAULT_OIDC_CLIENT_ID: the vault's client id at the provider. */
+  oidcClientId: string | undefined;
+  /** VAULT_OIDC_CLIENT_SECRET: the client secret; never logged. */
+  oidcClientSecret: string | undefined;
+  /** VAULT_OIDC_CLIENT_SECRET_FILE: a file holding the client secret, read at the start. */
+  oidcClientSecretFile: string | undefined;
+  /** VAULT_OIDC_REDIRECT_URL; undefined: VAULT_PUBLIC_URL/ui/oidc/callback. */
+  oidcRedirectUrl: string | undefined;
+  /** VAULT_OIDC_SCOPES, separated by spaces. */
+  oidcScopes: string;
+  /** VAULT_OIDC_ROLE_CLAIM: the ID-token claim mapped to a role (default `groups`). */
+  oidcRoleClaim: string;
+  /** VAULT_OIDC_ORG: the org id people land in. */
+  oidcOrg: string | undefined;
+  /** VAULT_OIDC_ROLE_MAP: claim value to role, in the order given (the first match wins). */
+  oidcRoleMap: Array<{ group: string; role: string }>;
+  /** VAULT_OIDC_KEY_TTL: the lifetime of a key minted at sign-in, seconds (default 12 hours). */
+  oidcKeyTtl: number;
+  /** VAULT_CONSOLE_TOKEN_SIGNIN: false refuses principal keys at the console's token sign-in. */
+  consoleTokenSignin: boolean;
   /** VAULT_SHARE_PAGE: serve the share pages (`/`, `/s/<id>`); false: 404 there, for vaults used only by programs. */
   sharePage: boolean;
   /** VAULT_SHARE_ANONYMOUS: the create page may make public secrets without a token, within the caps of docs/share.md. */

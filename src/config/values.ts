@@ -4,6 +4,7 @@ import { parseLicensePublicKey } from "../crypto/license.js";
 import { LOG_LEVELS } from "../log/levels.js";
 import type { LogLevel } from "../log/levels.js";
 import { ConfigError } from "./types.js";
+import { DURATION_FORMS, durationSeconds } from "../model/duration.js";
 
 // The value kinds of the settings table (settings.ts): each turns the text of
 // a variable or flag into its typed value, or throws a one-line ConfigError
@@ -181,4 +182,79 @@ export function logLevel(raw: Raw, name: string): LogLevel {
   const level = LOG_LEVELS.find((l) => l === text);
   if (level === undefined) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(", ")}`);
   return level;
+}
+
+/** True for a loopback host name or address: `localhost`, 127.0.0.0/8, `::1` (brackets allowed). */
+export function isLoopbackName(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || (isIP(h) === 4 && h.startsWith("127."));
+}
+
+/**
+ * An OpenID Connect issuer URL (docs/sso.md, "Setup"): https, or http only
+ * on a loopback host (development and tests); trailing slashes kept, as the
+ * provider's `issuer` is compared exactly (OpenID Connect Discovery 1.0 §4.3).
+ * @throws ConfigError naming the variable.
+ */
+export function oidcIssuer(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute https URL`);
+  }
+  if (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackName(url.hostname))) return text;
+  throw new ConfigError(`${name} must be an https URL (plain http only on a loopback host)`);
+}
+
+/** Scopes separated by spaces, `openid` among them. @throws ConfigError naming the variable. */
+export function oidcScopes(raw: Raw, name: string): string {
+  const scopes = textOf(raw, name).trim().split(/\s+/).filter((s) => s !== "");
+  if (!scopes.includes("openid")) throw new ConfigError(`${name} must include the scope openid`);
+  if (scopes.some((s) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))) throw new ConfigError(`${name} must be scope names separated by spaces`);
+  return scopes.join(" ");
+}
+
+/** A claim name: 1-128 printable characters without white space. @throws ConfigError naming the variable. */
+export function claimName(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim();
+  if (!/^[\x21-\x7e]{1,128}$/.test(text)) throw new ConfigError(`${name} must be a claim name (no white space)`);
+  return text;
+}
+
+/** An org id, `org_` and its letters. @throws ConfigError naming the variable. */
+export function orgId(raw: Raw, name: string): string {
+  const text = textOf(raw, name).trim();
+  if (!/^org_[A-Za-z0-9_-]{1,64}$/.test(text)) throw new ConfigError(`${name} must be an org id (org_...)`);
+  return text;
+}
+
+/**
+ * A role map, `group=role` pairs separated by commas, in their order (docs/sso.md,
+ * "Roles"): each group 1-256 characters without `=` or `,`, each role a role
+ * name (`^[a-z][a-z0-9_-]{0,63}$`, docs/orgs.md). Spaces around the parts are
+ * ignored. @throws ConfigError naming the variable.
+ */
+export function roleMap(raw: Raw, name: string): Array<{ group: string; role: string }> {
+  const pairs: Array<{ group: string; role: string }> = [];
+  for (const part of textOf(raw, name).split(",")) {
+    if (part.trim() === "") continue;
+    const at = part.lastIndexOf("=");
+    const group = part.slice(0, at).trim();
+    const role = part.slice(at + 1).trim();
+    if (at < 0 || group === "" || group.length > 256 || !/^[a-z][a-z0-9_-]{0,63}$/.test(role)) {
+      throw new ConfigError(`${name} must be group=role pairs separated by commas (vault-admins=admin,devs=writer)`);
+    }
+    pairs.push({ group, role });
+  }
+  if (pairs.length === 0) throw new ConfigError(`${name} must name at least one group=role pair`);
+  return pairs;
+}
+
+/** A duration (src/model/duration.ts: `90`, `30m`, `12h`, `7d`), in seconds. @throws ConfigError naming the variable. */
+export function duration(raw: Raw, name: string): number {
+  const seconds = durationSeconds(textOf(raw, name));
+  if (seconds === undefined) throw new ConfigError(`${name} must be a duration: ${DURATION_FORMS}`);
+  return seconds;
 }

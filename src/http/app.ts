@@ -14,6 +14,7 @@ import type { Receipts } from "../domain/receipts/receipts.js";
 import type { IdempotencyKeys } from "../domain/idempotency/keys.js";
 import { requestRoutes } from "./routes/requests.js";
 import { isReceiptPath, receiptRoutes } from "./routes/receipts.js";
+import { isSsoPath, ssoRoutes } from "./routes/sso.js";
 import { isRequestPagePath, requestPageRoutes } from "./pages/request-routes.js";
 import { mountRequestPages } from "./pages/request-views.js";
 import { buildOpenApi } from "./openapi.js";
@@ -28,6 +29,8 @@ import { DEFAULT_AUTH_FAIL_LIMIT, DEFAULT_AUTH_FAIL_WINDOW_MS, DEFAULT_MAX_FILE_
 import { isSharePagePath, mountAssets, mountSharePages } from "./pages/routes.js";
 import { isConsolePath, mountConsole } from "./pages/console/routes.js";
 import type { ConsoleInfo } from "./pages/console/overview.js";
+import type { OidcRelyingParty } from "./sso/oidc.js";
+import type { SingleSignOn } from "../domain/sso/sign-in.js";
 import type { ShareSettings } from "./pages/routes.js";
 import { FailedAuthLimiter } from "./failed-auth.js";
 import { ShareMissGuard } from "./pages/share-guard.js";
@@ -87,6 +90,10 @@ export interface AppDeps {
   share?: ShareSettings | undefined;
   /** What the console's overview and audit pages show besides the API's answers (engine, license, the audit chain's check). */
   console?: Pick<ConsoleInfo, "engine" | "license" | "verifyAudit"> | undefined;
+  /** Single sign-on (docs/sso.md): the relying party and the sign-in decision; undefined: VAULT_OIDC_ISSUER unset. */
+  sso?: { rp: OidcRelyingParty; signIn: SingleSignOn } | undefined;
+  /** VAULT_CONSOLE_TOKEN_SIGNIN (default true). */
+  consoleTokenSignin?: boolean | undefined;
 }
 
 /**
@@ -154,7 +161,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   const requests = [...requestRoutes({ requests: deps.requests, tx: deps.tx, publicUrl }), ...requestPageRoutes(pageDeps)];
   const receipts = receiptRoutes({ tx: deps.tx, receipts: deps.receipts, secrets: deps.secrets, shareGuard: pageDeps.shareGuard, trustProxy: deps.trustProxy });
-  const routes: Route[] = [...open, ...secrets, ...receipts, ...requests, ...webhooks, ...keys, ...audit, ...orgs];
+  const sso = ssoRoutes({ tx: deps.tx, sso: deps.sso, now: deps.now, trustProxy: deps.trustProxy });
+  const routes: Route[] = [...open, ...secrets, ...receipts, ...requests, ...webhooks, ...keys, ...audit, ...orgs, ...sso];
   openapi = JSON.stringify(buildOpenApi(deps.version, routes));
 
   // One middleware in front of every route: request id and headers, 429,
@@ -183,7 +191,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       limiter,
       // The share pages need no token: the 256-bit id is the capability (docs/share.md).
       // The console authenticates by its session cookie, then calls the API with the session's token (docs/console.md).
-      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || isReceiptPath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
+      isOpenPath: (path) => path.startsWith("/assets/") || isConsolePath(path) || isReceiptPath(path) || isSsoPath(path) || (share.page && (isSharePagePath(path) || isRequestPagePath(path))),
     }),
   );
   mountAssets(app);
@@ -204,6 +212,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       now: deps.now,
       verifyAudit: deps.console?.verifyAudit,
     },
+    sso: deps.sso === undefined ? undefined : { ...deps.sso, tx: deps.tx },
+    tokenSignin: deps.consoleTokenSignin,
   });
   // The 1 MiB body limit (413) applies where a handler reads its body
   // (routes/declare.ts readJsonObject), after the route's authorization:

@@ -14,6 +14,7 @@ import type { OutboxStore } from "./outbox.js";
 import type { RevealCheckStore } from "./reveal-checks.js";
 import type { RequestStore } from "./requests.js";
 import type { ReceiptStore } from "./receipts.js";
+import type { IdentityStore } from "./identities.js";
 import type { IdempotencyStore } from "./idempotency.js";
 import type { SecretStore } from "./secrets.js";
 import type { WebhookStore } from "./webhooks.js";
@@ -112,6 +113,8 @@ export interface Work {
   readonly revealChecks: RevealCheckStore;
   readonly requests: RequestStore;
   readonly receipts: ReceiptStore;
+  /** Single sign-on: the people an identity provider vouches for and their principals (docs/sso.md). */
+  readonly identities: IdentityStore;
   readonly idempotency: IdempotencyStore;
   /**
    * Runs `fn` once the transaction of this attempt of the unit committed,

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { generateRequestKeys, requestRevealProof, sealAnswer } from "../../packages/client/src/request-envelope.js";
 import { buildTestVault } from "../support/helpers.js";
 import type { TestVault } from "../support/helpers.js";
+import { approveDevice, CookieFetch, startTestIdp } from "../support/oidc-provider.js";
 
 interface Operation {
   responses: Record<string, { content?: { "application/json"?: { schema?: object }; "text/plain"?: { schema?: object } } }>;
@@ -230,6 +231,22 @@ describe("the OpenAPI document", () => {
       await call("DELETE", `${base}/${hook.id}`);
     }
 
+    // Single sign-on's device routes: a vault of their own against a real provider (test/support/oidc-provider.ts).
+    await call("POST", "/oidc/device", undefined, null);
+    const idp = await startTestIdp({ dana: { email: "dana@example.com", name: "Dana", groups: ["devs"] } }, ["http://vault.test/ui/oidc/callback"]);
+    try {
+      const settings = { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scopes: "openid email groups", roleClaim: "groups", orgId: "", roleMap: [{ group: "devs", role: "writer" }], keyTtlSeconds: 600 };
+      target = buildTestVault({ now: Date.now, oidc: settings });
+      settings.orgId = ((await (await target.asMaster("POST", "/orgs", { name: "people" })).json()) as { id: string }).id;
+      const started = (await (await call("POST", "/oidc/device", undefined, null)).json()) as { device_id: string; user_code: string; verification_uri_complete: string };
+      await call("POST", "/oidc/device/token", { device_id: started.device_id }, null);
+      await approveDevice(new CookieFetch(), idp, started.verification_uri_complete, started.user_code, "dana");
+      await call("POST", "/oidc/device/token", { device_id: started.device_id }, null);
+      await call("POST", "/oidc/device/token", { device_id: started.device_id }, null);
+    } finally {
+      await idp.close();
+    }
+
     const missing = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
         .filter(([, op]) => Object.keys(op.responses).some((st) => st.startsWith("2")))
@@ -239,7 +256,7 @@ describe("the OpenAPI document", () => {
     // Every operation with a success answer was reached with one, and it validated.
     expect(missing).toEqual([]);
     // The walk above reached every kind of answer it meant to.
-    for (const op of ["POST /secrets 201", "GET /secrets 200", "GET /secrets/{key} 200", "GET /secrets/{key} 404", "GET /audit 200", "GET /audit 400", "POST /orgs 201", "GET /me 200", "GET /orgs/{org_id}/audit 200", "PATCH /secrets/{key} 200", "PUT /secrets/{key} 200", "PUT /secrets/{key} 201", "POST /orgs/{org_id}/principals/{id}/keys 201", "POST /r/{id}/answer 409", "POST /r/{id}/reveal 409", "POST /r/{id}/reveal 404"]) {
+    for (const op of ["POST /secrets 201", "GET /secrets 200", "GET /secrets/{key} 200", "GET /secrets/{key} 404", "GET /audit 200", "GET /audit 400", "POST /orgs 201", "GET /me 200", "GET /orgs/{org_id}/audit 200", "PATCH /secrets/{key} 200", "PUT /secrets/{key} 200", "PUT /secrets/{key} 201", "POST /orgs/{org_id}/principals/{id}/keys 201", "POST /r/{id}/answer 409", "POST /r/{id}/reveal 409", "POST /r/{id}/reveal 404", "POST /oidc/device 404", "POST /oidc/device 201", "POST /oidc/device/token 400", "POST /oidc/device/token 201"]) {
       expect(checked.has(op), `${op}; reached: ${[...checked].join(", ")}`).toBe(true);
     }
   });

@@ -11,6 +11,7 @@ import { docExamples } from "../support/doc-examples.js";
 import { ROOT } from "../support/e2e-helpers.js";
 import { findPebble, startPebble } from "../support/pebble.js";
 import { fingerprintOf, httpsRequest, makeCa, makeLeaf, writePair } from "../support/tls-helpers.js";
+import { approveDevice, CookieFetch, startTestIdp } from "../support/oidc-provider.js";
 
 // The single executable (npm run build:binary; docs/deploy.md), tested as a user
 // would: copied into an empty directory (no node_modules, no package.json, no
@@ -338,6 +339,42 @@ describe.skipIf(!present)(`the single executable dist/${NAME}${present ? "" : " 
       await pebble.stop();
     }
   }, 90_000);
+
+  it("signs people in with OpenID Connect (openid-client in the bundle): the console's redirect to the provider, and login by the device flow", async () => {
+    const idp = await startTestIdp({ dana: { email: "dana@example.com", name: "Dana", groups: ["devs"] } });
+    const first = await serve(["--data-dir", "./sso"]);
+    const org = await fetch(`${first.url}/orgs`, { method: "POST", headers: { authorization: `Bearer ${first.token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "people" }) });
+    const orgId = ((await org.json()) as { id: string }).id;
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    const sso = { VAULT_OIDC_ISSUER: idp.issuer, VAULT_OIDC_CLIENT_ID: idp.clientId, VAULT_OIDC_CLIENT_SECRET: idp.clientSecret, VAULT_OIDC_ORG: orgId, VAULT_OIDC_ROLE_MAP: "devs=writer" };
+    const vault = await serve(["--data-dir", "./sso"], sso);
+    try {
+      idp.setRedirectUris([`${vault.url}/ui/oidc/callback`]);
+      const start = await fetch(`${vault.url}/ui/oidc/login`, { redirect: "manual" });
+      expect(start.status).toBe(303);
+      expect(start.headers.get("location")).toMatch(new RegExp(`^${idp.issuer}/auth\\?`));
+      const approved = new Promise<void>((resolve, reject) => {
+        const child = spawn(bin, ["login"], { cwd: dir, env: env({ VAULT_ADDR: vault.url }) });
+        let stderr = "";
+        let approving: Promise<string> | undefined;
+        child.stderr.on("data", (b: Buffer) => {
+          stderr += b.toString();
+          const m = /open (\S+) and enter the code (\S+)/.exec(stderr);
+          if (m !== null && approving === undefined) approving = approveDevice(new CookieFetch(), idp, m[1] as string, m[2] as string, "dana");
+        });
+        child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`login exited ${code}: ${stderr}`))));
+      });
+      await approved;
+      const put = await runBin(["put", "app/db"], { input: "from-sso", env: { VAULT_ADDR: vault.url } });
+      expect(put.code, put.stderr).toBe(0);
+      expect(await runBin(["get", "app/db"], { env: { VAULT_ADDR: vault.url } })).toMatchObject({ code: 0, stdout: "from-sso" });
+    } finally {
+      vault.child.kill("SIGTERM");
+      expect(await vault.exited).toBe(0);
+      await idp.close();
+    }
+  }, 60_000);
 
   it("passes its url and token to another program in the CI job of docs/embedding.md", async () => {
     const script = docExamples("embedding.md").get("ci-vault.sh") as string;

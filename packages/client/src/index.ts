@@ -28,6 +28,7 @@ export type { AnswerEnvelope, RequestKeys } from "./request-envelope.js";
 export { DEFAULT_POLL_INTERVAL_MS, privateUrlOf, RequestsApi } from "./requests.js";
 export { linkFragment, parseShareLink } from "./share-link.js";
 export { parseReceipt } from "./receipts.js";
+export type { DeviceLogin, LoginKey } from "./sso.js";
 export type { ReceiptRef } from "./receipts.js";
 export type { ShareLink } from "./share-link.js";
 export { describeFailure, EXIT_NOT_ANSWERED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE } from "./failure.js";

@@ -974,6 +974,179 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oidc/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a CLI sign-in with the identity provider (device authorization grant): the code the person enters at the provider, and the device_id to poll with. No token. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description {device_id, user_code, verification_uri, verification_uri_complete, expires_in, interval} */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the handle to poll POST /oidc/device/token with (dev_...); the provider's device code stays in the vault */
+                            device_id: string;
+                            /** @description seconds the code is valid */
+                            expires_in: number;
+                            /** @description seconds to wait between polls */
+                            interval: number;
+                            /** @description what the person types at verification_uri */
+                            user_code: string;
+                            verification_uri: string;
+                            verification_uri_complete: string | null;
+                        };
+                    };
+                };
+                /** @description single sign-on is not configured */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description too many sign-ins started from this address in the last minute; Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the identity provider could not be reached or has no device flow */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/device/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Poll a CLI sign-in: once the person approved at the provider, a principal key (vpk_, shown once) valid for VAULT_OIDC_KEY_TTL. No token. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        device_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description the principal key minted for the person */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the principal key's id (pk_...) */
+                            id: string;
+                            /** @description the vpk_ token, shown once */
+                            key: string;
+                            name: string;
+                            org_id: string;
+                            principal_id: string;
+                            principal_name: string;
+                            role: string;
+                            /** @description Unix seconds: now + VAULT_OIDC_KEY_TTL */
+                            valid_before: number;
+                        };
+                    };
+                };
+                /** @description authorization_pending or slow_down (poll again after `interval`), expired_token (unknown or expired device_id), or a bad body */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description the sign-in was refused (no mapped role, an ID token that failed a check, the person denied it); audited signin.refused */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description single sign-on is not configured */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;

@@ -10,6 +10,8 @@ import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import { awaitAnswer, makeRequest, readAnswerOnce, RequestsApi } from "./requests.js";
 import { requestRevealProof } from "./request-envelope.js";
 import { destroyReceipt, fetchReceipt, parseReceipt } from "./receipts.js";
+import { pollDeviceLogin, startDeviceLogin } from "./sso.js";
+import type { DeviceLogin, LoginKey } from "./sso.js";
 import type {
   AnswerRead,
   AwaitAnswerOptions,
@@ -275,6 +277,32 @@ export class VaultClient {
   async destroyByReceipt(receipt: string): Promise<Receipt> {
     const { t, token } = this.#receiptTransport(receipt);
     return destroyReceipt(t, token);
+  }
+
+  /**
+   * Starts a sign-in with the vault's identity provider for a program
+   * without a browser (docs/sso.md, "The CLI"): POST /oidc/device, without
+   * this client's token. Show the person `userCode` and `verificationUri`,
+   * then poll pollDeviceLogin() every `interval` seconds.
+   * @throws VaultApiError 404 when the vault has no single sign-on, 502 when the provider refused.
+   */
+  async startDeviceLogin(): Promise<DeviceLogin> {
+    return startDeviceLogin(this.#anonymous());
+  }
+
+  /**
+   * One poll of a started sign-in: POST /oidc/device/token, without this
+   * client's token.
+   * @returns the principal key minted for the person (shown once; valid until `validBefore`, Unix seconds),
+   *   or `"pending"` / `"slow_down"` while they have not approved.
+   * @throws VaultApiError 400 `expired_token` when it ended or expired, 403 when the sign-in was refused.
+   */
+  async pollDeviceLogin(deviceId: string): Promise<LoginKey | "pending" | "slow_down"> {
+    return pollDeviceLogin(this.#anonymous(), deviceId);
+  }
+
+  #anonymous(): Transport {
+    return new Transport(this.addr, undefined, this.#fetch, this.#limits);
   }
 
   /** The receipt's token and a token-less transport to its vault (the link's address, else this client's). */

@@ -5,6 +5,7 @@ import { DEFAULT_ADDR, DEFAULT_TIMEOUT_MS } from "@ephemeral-vault/client";
 import { ADDRESS_FILE_NAME } from "../../runtime/address-file.js";
 import { parseDuration } from "../duration.js";
 import { ConfigError } from "../../config.js";
+import { readLogin } from "./login-file.js";
 
 /** The vault a client command talks to. */
 export interface Connection {
@@ -46,7 +47,8 @@ export function withConnectionOptions(command: Command, options: { org?: boolean
  * Works out the address, token and org: a flag wins over VAULT_ADDR /
  * VAULT_TOKEN / VAULT_ORG, and the token comes from `--token`, then
  * `--token-file`, then VAULT_TOKEN, then VAULT_TOKEN_FILE (docs/cli.md,
- * "Connecting"). Without any of them, and only when the address is a
+ * "Connecting"), then the key `ephemeral-vault login` stored for this very
+ * address (login-file.ts; its org is then the default org). Without any of them, and only when the address is a
  * loopback one by a name that needs no DNS (isLoopbackUrl: `localhost`,
  * 127.0.0.0/8, [::1]; not `*.localhost`), the master key file of a
  * local vault is used when readable: `$VAULT_DATA_DIR/master.key`, then
@@ -62,30 +64,34 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const { addr, url, addrFile } = resolveAddress(flags, env, cwd);
   const timeoutMs = timeoutOf(flags);
   const fromFile = (file: string | undefined, source: string) => (file === undefined ? undefined : readTokenFile(file, source));
-  const token =
+  const given =
     flags.token ??
     fromFile(flags.tokenFile, "--token-file") ??
     nonEmpty(env.VAULT_TOKEN) ??
-    fromFile(nonEmpty(env.VAULT_TOKEN_FILE), "VAULT_TOKEN_FILE") ??
-    (isLoopbackUrl(url) ? localMasterKey(env, cwd) : undefined);
+    fromFile(nonEmpty(env.VAULT_TOKEN_FILE), "VAULT_TOKEN_FILE");
+  // The key `ephemeral-vault login` stored, for the vault it was made by only.
+  const login = given === undefined ? readLogin(env) : undefined;
+  const stored = login !== undefined && login.url === addr ? login : undefined;
+  const token = given ?? stored?.token ?? (isLoopbackUrl(url) ? localMasterKey(env, cwd) : undefined);
   if (token === undefined || token === "") {
     const local = isLoopbackUrl(url) ? "; next to a local vault ./.vault/master.key is used" : `; the local master.key is used only for a vault on this machine, not for ${url.host}`;
     throw new ConfigError(`no token: set VAULT_TOKEN (or pass --token-file)${local}`);
   }
-  const org = flags.org ?? nonEmpty(env.VAULT_ORG);
+  const org = flags.org ?? nonEmpty(env.VAULT_ORG) ?? (stored !== undefined && token === stored.token ? stored.org_id : undefined);
   return { addr, token, org, addrFile, timeoutMs };
 }
 
 /**
  * The vault address alone, for the commands that need no token (`status`,
  * `destroy`: the receipt is the capability): `--addr`, else VAULT_ADDR, else
+ * the address of the stored login (`ephemeral-vault login`), else
  * the address a local vault recorded (loopback only), else
  * http://127.0.0.1:8484 (docs/cli.md, "Connecting").
  * @returns the address without a trailing slash, parsed, and the address file it came from (if any).
  * @throws ConfigError (exit 2) when the address is not an http(s) URL.
  */
 export function resolveAddress(flags: { addr?: string | undefined }, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { addr: string; url: URL; addrFile: string | undefined } {
-  const explicit = flags.addr ?? nonEmpty(env.VAULT_ADDR);
+  const explicit = flags.addr ?? nonEmpty(env.VAULT_ADDR) ?? readLogin(env)?.url;
   const recorded = explicit === undefined ? localAddress(env, cwd) : undefined;
   const addr = (explicit ?? recorded?.addr ?? DEFAULT_ADDR).replace(/\/+$/, "");
   let url: URL | undefined;

@@ -52,7 +52,7 @@ export function Layout(props: LayoutProps) {
  * names no secret), the one stylesheet and the icon, from `root` (the way
  * back from the page's path to the vault's root).
  */
-export function PageHead(props: { product: string; title: string; root: string }) {
+export function PageHead(props: { product: string; title: string; root: string; children?: unknown }) {
   return (
     <head>
       <meta charset="utf-8" />
@@ -63,6 +63,7 @@ export function PageHead(props: { product: string; title: string; root: string }
       <title>{`${props.title} · ${props.product}`}</title>
       <link rel="stylesheet" href={`${props.root}assets/vault.css`} />
       <link rel="icon" href={`${props.root}assets/favicon.svg`} type="image/svg+xml" />
+      {props.children}
     </head>
   );
 }

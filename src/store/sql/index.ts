@@ -5,13 +5,14 @@ import { SqlOrgStore, SqlRoleStore } from "./orgs.js";
 import { SqlRevealCheckStore } from "./reveal-checks.js";
 import { SqlRequestStore } from "./requests.js";
 import { SqlReceiptStore } from "./receipts.js";
+import { SqlIdentityStore } from "./identities.js";
 import { SqlIdempotencyStore } from "./idempotency.js";
 import { SqlPrincipalKeyStore, SqlPrincipalStore } from "./principals.js";
 import { SqlScopedKeyStore } from "./scoped-keys.js";
 import { SqlWebhookStore } from "./webhooks.js";
 
 /** The stores whose SQL is written once (store/sql/), as a work handle holds them. */
-export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests" | "receipts" | "idempotency">;
+export type SqlStores = Pick<Work, "meta" | "scopedKeys" | "orgs" | "roles" | "principals" | "principalKeys" | "webhooks" | "revealChecks" | "requests" | "receipts" | "identities" | "idempotency">;
 
 /**
  * The engine-neutral stores over one executor: SQLite's (built once per
@@ -29,6 +30,7 @@ export function createSqlStores(x: SqlExecutor): SqlStores {
     revealChecks: new SqlRevealCheckStore(x),
     requests: new SqlRequestStore(x),
     receipts: new SqlReceiptStore(x),
+    identities: new SqlIdentityStore(x),
     idempotency: new SqlIdempotencyStore(x),
   };
 }

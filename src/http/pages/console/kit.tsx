@@ -151,7 +151,9 @@ export function Frame(props: { ctx: ConsoleCtx; title: string; section: Section;
       ? s.whoMaster
       : caps.kind === "scoped"
         ? fill(s.whoScoped, { id: text(caps.keyId), perms: caps.permissions.join(", ") })
-        : fill(s.whoPrincipal, { org: text(caps.orgId), role: text(caps.role) });
+        : session.person !== undefined
+          ? fill(s.whoPerson, { name: session.person, org: text(caps.orgId), role: text(caps.role) })
+          : fill(s.whoPrincipal, { org: text(caps.orgId), role: text(caps.role) });
   return (
     <>
     {DOCTYPE}

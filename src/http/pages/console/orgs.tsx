@@ -50,7 +50,10 @@ function principalColumns(ctx: ConsoleCtx, org: string, keysOf: (p: Row) => Row[
     {
       label: s.colActions,
       cell: (p) => (
-        <PostButton ctx={ctx} action="orgs/principal-delete" inline fields={{ org, principal: text(p.id), name: text(p.name) }} button="secondary small" aria={`${s.deletePrincipal} ${text(p.name)}`} label={s.deletePrincipal} />
+        <>
+          <PostButton ctx={ctx} action="orgs/principal-revoke" inline fields={{ org, principal: text(p.id), name: text(p.name) }} button="secondary small" aria={`${s.revokePrincipal}: ${text(p.name)}`} label={s.revokePrincipal} />
+          <PostButton ctx={ctx} action="orgs/principal-delete" inline fields={{ org, principal: text(p.id), name: text(p.name) }} button="secondary small" aria={`${s.deletePrincipal} ${text(p.name)}`} label={s.deletePrincipal} />
+        </>
       ),
     },
   ];
@@ -144,6 +147,21 @@ export function orgRoutes(r: Registrar): void {
     const org = form.org ?? "";
     const call = { method: "DELETE", path: principalPath(org, form.principal ?? ""), ok: 200 };
     return act(ctx, onOrg(org), call, () => ({ kind: "ok", text: fill(ctx.s.principalDeleted, { name: form.name ?? "" }) }));
+  });
+  // A person revoked at once (docs/sso.md, "Leavers and changes"): every key of the principal, each its own DELETE (audited key.deleted).
+  r.action("orgs/principal-revoke", async (ctx, form) => {
+    const org = form.org ?? "";
+    const base = principalPath(org, form.principal ?? "");
+    const list = await ctx.api("GET", `${base}/keys?limit=1000`);
+    if (list.status !== 200) return refused(ctx, list, view(org), "orgs");
+    let count = 0;
+    for (const key of rows(list, "keys")) {
+      const answer = await ctx.api("DELETE", `${base}/keys/${encodeURIComponent(text(key.id))}`);
+      // A key minted by a revoked one went with it (404 here).
+      if (answer.status === 200) count += 1;
+      else if (answer.status !== 404) return refused(ctx, answer, view(org), "orgs");
+    }
+    return back(ctx, view(org), { kind: "ok", text: fill(ctx.s.principalRevoked, { name: form.name ?? "", count: String(count) }) });
   });
   r.action("orgs/key-create", async (ctx, form) => {
     const org = form.org ?? "";

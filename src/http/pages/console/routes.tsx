@@ -21,6 +21,8 @@ import { csrfMatches, SessionStore, SignInRate } from "./session.js";
 import type { Session } from "./session.js";
 import { MessageView, SignInPage } from "./signin.js";
 import { webhookRoutes } from "./webhooks.js";
+import { mountOidc } from "./oidc.js";
+import type { ConsoleSso } from "./oidc.js";
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = "vault_console";
@@ -34,6 +36,10 @@ export interface ConsoleDeps {
   publicUrl: () => string;
   /** The facts the overview shows besides what the API answers. */
   info: ConsoleInfo;
+  /** Single sign-on (docs/sso.md); undefined: VAULT_OIDC_ISSUER is unset. */
+  sso?: ConsoleSso | undefined;
+  /** VAULT_CONSOLE_TOKEN_SIGNIN: false refuses principal keys at token sign-in (default true). */
+  tokenSignin?: boolean | undefined;
 }
 
 
@@ -79,7 +85,8 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
     const s = strings(c);
     const nonce = newNonce();
     setPageHeaders(c, nonce);
-    return c.html(<SignInPage s={s} root={rootOf(c.req.path)} notice={notice} />, status);
+    const provider = deps.sso?.rp.providerName();
+    return c.html(<SignInPage s={s} root={rootOf(c.req.path)} notice={notice} provider={provider} peopleOff={deps.tokenSignin === false} />, status);
   };
   /** The body read but not parsed, or the 400/415 page of a body refused before parsing (FormRefused). */
   const rawForm = async (c: Context<AppEnv>, maxBytes: number, maxFields?: number): Promise<RawForm | Response> => {
@@ -226,6 +233,10 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
       const error = typeof probed.refused.body.message === "string" ? probed.refused.body.message : String(probed.refused.body.error ?? status);
       return signInPage(c, { kind: "error", text: s.signInRefused.replace("{error}", error) }, status);
     }
+    if (probed.caps.kind === "principal" && deps.tokenSignin === false) {
+      const text = s.ssoPeopleOff.replace("{provider}", deps.sso?.rp.providerName() ?? "the identity provider");
+      return signInPage(c, { kind: "error", text }, 403);
+    }
     const session = sessions.create(token, probed.caps);
     setCookie(c, SESSION_COOKIE, session.id, { httpOnly: true, sameSite: "Strict", secure: secure(c), path: cookiePath() });
     return redirect(c, "overview");
@@ -235,11 +246,31 @@ export function mountConsole(app: Hono<AppEnv>, deps: ConsoleDeps): void {
     if (session !== undefined && !foreignOrigin(c)) {
       const raw = await rawForm(c, MAX_SIGNIN_BYTES, 8);
       if (raw instanceof Response) return raw;
-      if (csrfMatches(session, raw.csrf)) sessions.destroy(session.id);
+      if (csrfMatches(session, raw.csrf)) {
+        sessions.destroy(session.id);
+        // A key minted for this session at a single sign-on ends with it (docs/sso.md).
+        if (session.minted === true && session.caps.keyId !== null) {
+          await callApi(app, session.token, callerOf(c, deps.trustProxy), "DELETE", `/me/keys/${session.caps.keyId}`);
+        }
+      }
     }
     deleteCookie(c, SESSION_COOKIE, { path: cookiePath() });
     return redirect(c, "login?out=1");
   });
+
+  if (deps.sso !== undefined) {
+    mountOidc(app, {
+      sso: deps.sso,
+      sessions,
+      now: deps.now,
+      strings,
+      rootOf,
+      callerOf: (c) => callerOf(c, deps.trustProxy),
+      setSession: (c, session) => setCookie(c, SESSION_COOKIE, session.id, { httpOnly: true, sameSite: "Strict", secure: secure(c), path: cookiePath() }),
+      secure,
+      cookiePath,
+    });
+  }
 
   overviewRoutes(registrar, deps.info);
   secretRoutes(registrar, deps.info);

@@ -284,7 +284,7 @@ export function secretRoutes(r: Registrar, info: Pick<ConsoleInfo, "endToEnd">):
             {badSort === undefined ? null : <p class="notice error" role="alert">{badSort}</p>}
             <ListControls ctx={ctx} q={q} sort={sort} desc={desc} />
             {found.more ? <p class="notice warn">{fill(s.scanCapped, { n: String(SCAN_PAGES * 1000) })}</p> : null}
-            <Table columns={secretColumns(ctx, endToEnd)} rows={shown} empty={<p class="notice warn">{q === "" ? s.noSecrets : s.noMatch}</p>} />
+            <Table columns={secretColumns(ctx, endToEnd)} rows={shown} empty={<p class="notice warn">{q !== "" ? s.noMatch : mayOnSecrets(caps, "create") ? s.noSecrets : s.noSecretsReadOnly}</p>} />
             <OffsetPager ctx={ctx} page={page} pages={pages} />
             {caps.kind === "principal" ? null : <p class="help">{s.kindsNote}</p>}
           </>

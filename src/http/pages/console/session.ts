@@ -52,6 +52,13 @@ export interface Session {
   createdAt: number;
   lastSeen: number;
   flash?: Flash | undefined;
+  /**
+   * True when the token is a principal key minted at a single sign-on
+   * (docs/sso.md): signing out revokes it.
+   */
+  minted?: boolean | undefined;
+  /** The signed-in person's principal name, for a single sign-on session (the header names them). */
+  person?: string | undefined;
 }
 
 /**
@@ -73,8 +80,9 @@ export class SessionStore {
    * A new session for `token`. When the token already holds `perToken`
    * live sessions, its oldest one ends; when the store is full, the least
    * recently used session ends.
+   * @param minted the token was minted for this session at a single sign-on (sign-out revokes it).
    */
-  create(token: string, caps: Caps): Session {
+  create(token: string, caps: Caps, minted = false): Session {
     this.sweep();
     const own: Session[] = [];
     for (const s of this.sessions.values()) if (s.token === token) own.push(s);
@@ -95,6 +103,7 @@ export class SessionStore {
       csrf: randomBytes(32).toString("base64url"),
       createdAt: at,
       lastSeen: at,
+      minted,
     };
     this.sessions.set(session.id, session);
     return session;

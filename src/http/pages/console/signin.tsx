@@ -7,8 +7,17 @@ import { DOCTYPE, PageHead } from "../layout.js";
  * the token, posted to /ui/login; the token never reaches the browser's
  * storage (no script, autocomplete off).
  */
-export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { kind: "ok" | "error"; text: string } | undefined }) {
+export function SignInPage(props: {
+  s: ConsoleStrings;
+  root: string;
+  notice?: { kind: "ok" | "error"; text: string } | undefined;
+  /** The identity provider's name when single sign-on is on (docs/sso.md): a "Sign in with" link first. */
+  provider?: string | undefined;
+  /** VAULT_CONSOLE_TOKEN_SIGNIN=false: the token form is for the master key and scoped keys only. */
+  peopleOff?: boolean | undefined;
+}) {
   const { s } = props;
+  const lead = props.provider === undefined ? s.signInLead : props.peopleOff === true ? s.ssoOrLead : s.ssoTokenLead;
   return (
     <>
     {DOCTYPE}
@@ -20,12 +29,24 @@ export function SignInPage(props: { s: ConsoleStrings; root: string; notice?: { 
         </header>
         <main id="main">
           <h1>{s.signInTitle}</h1>
-          <p>{s.signInLead}</p>
           {props.notice === undefined ? null : (
             <div class={`notice ${props.notice.kind}`} role={props.notice.kind === "error" ? "alert" : "status"}>
               {props.notice.text}
             </div>
           )}
+          {props.provider === undefined ? null : (
+            <section class="card" aria-labelledby="sso-heading">
+              <h2 id="sso-heading">{s.ssoSignIn.replace("{provider}", props.provider)}</h2>
+              <p>{s.ssoLead.replace("{provider}", props.provider)}</p>
+              <p>
+                <a class="button-link" href={`${props.root}ui/oidc/login`}>
+                  {s.ssoSignIn.replace("{provider}", props.provider)}
+                </a>
+              </p>
+            </section>
+          )}
+          {props.provider === undefined ? null : <h2>{s.ssoOr}</h2>}
+          <p>{lead}</p>
           <form method="post" action={`${props.root}ui/login`} class="card">
             <label for="token">{s.tokenLabel}</label>
             <input id="token" name="token" type="password" autocomplete="off" required spellcheck={false} />
