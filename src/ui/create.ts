@@ -138,7 +138,7 @@ form.addEventListener("submit", async (event) => {
       return;
     }
     const created = (await res.json()) as { url: string; receipt?: string };
-    const link = `${created.url}#${linkFragment(linkKey, passphrase !== undefined)}`;
+    const link = `${created.url}#${linkFragment(linkKey, passphrase !== undefined, chosen !== undefined)}`;
     linkField.value = link;
     // The sender's receipt, shown once (docs/share.md, "Receipts"); a vault without receipts shows none.
     receiptField.value = created.receipt ?? "";

@@ -19,7 +19,7 @@ const S = pageStrings(root);
 // A ".p" after it says the link was made with a passphrase (docs/share.md, "Links").
 const fragment = decodeURIComponent(location.hash.replace(/^#/, ""));
 const linkKey = fragment.split(".")[0] ?? "";
-const passHint = fragment.split(".")[1] === "p";
+const passHint = fragment.split(".").slice(1).includes("p");
 // The secret was made with a reveal check (docs/share.md, "The reveal proof"): only the whole link can read it.
 const needsProof = root.dataset.needsProof === "true";
 const revealButton = byId<HTMLButtonElement>("reveal");
