@@ -192,11 +192,13 @@ async function revealNow(): Promise<void> {
   const body = (await res.json()) as { value: string; read_count: number; max_reads: number | null };
   revealButton.hidden = true;
   const left = body.max_reads === null ? null : Math.max(0, body.max_reads - body.read_count);
-  const afterText = left === 0 ? (S.goneNow ?? "") : fill(S.stillThere ?? "", { left: readsLeftText(left) });
+  const env = parseEnvelope(body.value);
+  // A file (envelope version 3) is downloaded, not copied: the last read's notice says so.
+  const goneNow = env?.v === 3 ? S.goneNowFile : S.goneNow;
+  const afterText = left === 0 ? (goneNow ?? "") : fill(S.stillThere ?? "", { left: readsLeftText(left) });
   byId("reads-left").textContent = left === 0 ? "" : readsLeftText(left);
   // Reads left over: whoever could read it may destroy it now (docs/share.md, "Receipts").
   byId("destroy-card").hidden = left === 0;
-  const env = parseEnvelope(body.value);
   if (env === undefined) {
     show(body.value, afterText);
   } else if (linkKey === "") {

@@ -17,6 +17,7 @@ const SCRIPT_STRINGS = [
   "copied",
   "copyFailed",
   "goneNow",
+  "goneNowFile",
   "stillThere",
   "readsLeftOne",
   "readsLeftMany",

@@ -23,6 +23,7 @@ export const STRINGS_EN = {
   copied: "Copied to the clipboard.",
   copyFailed: "Copying failed: select the text and copy it yourself.",
   goneNow: "This was its last read: the secret is now destroyed on the server. Copy it before you leave this page.",
+  goneNowFile: "This was its last read: the file is now destroyed on the server. Download it before you leave this page.",
   stillThere: "The secret stays on the server: {left}",
   destroyNow: "Destroy it now",
   fileRevealedLabel: "The file",
