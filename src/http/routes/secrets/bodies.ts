@@ -4,6 +4,7 @@ import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../../do
 import { ApiError } from "../../errors.js";
 import { MAX_BODY_BYTES } from "../declare.js";
 import type { LargeBody, PrefixRule } from "../declare.js";
+import { LargeBodyQueue } from "../large-body-queue.js";
 import { intRange, requiredString } from "../input.js";
 import { isSecretKey, KEY_CHARS, KEY_DOC, KEY_RULE } from "./secret-route.js";
 
@@ -186,7 +187,9 @@ const OTHER_FIELDS_BYTES = 64 * 1024;
  * The body allowance of a public create (POST /secrets without `key`): up
  * to the largest file envelope of VAULT_MAX_FILE_BYTES and its other fields,
  * admitted only for a body without `key` whose `value` is a file envelope
- * (docs/share.md "Files"); any other body keeps the 1 MiB limit.
+ * (docs/share.md "Files"); any other body keeps the 1 MiB limit. Such
+ * bodies are handled one at a time, in the order they were read (its own
+ * LargeBodyQueue: docs/performance.md, "Files").
  */
 export function fileBody(maxFileBytes: number): LargeBody {
   const maxBytes = fileEnvelopeLimit(maxFileBytes) + OTHER_FIELDS_BYTES;
@@ -194,6 +197,7 @@ export function fileBody(maxFileBytes: number): LargeBody {
     maxBytes,
     admits: (raw) => raw.key === undefined && typeof raw.value === "string" && parseEnvelope(raw.value)?.v === 3,
     message: `the body may be at most ${MAX_BODY_BYTES} bytes, or ${maxBytes} for a file of at most ${maxFileBytes} bytes`,
+    queue: new LargeBodyQueue(),
   };
 }
 
