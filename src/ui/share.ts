@@ -20,6 +20,8 @@ const S = pageStrings(root);
 const fragment = decodeURIComponent(location.hash.replace(/^#/, ""));
 const linkKey = fragment.split(".")[0] ?? "";
 const passHint = fragment.split(".").slice(1).includes("p");
+// A ".f" after it says the link holds a file: said before the reveal (the name, type and size only after it).
+const fileHint = fragment.split(".").slice(1).includes("f");
 // The secret was made with a reveal check (docs/share.md, "The reveal proof"): only the whole link can read it.
 const needsProof = root.dataset.needsProof === "true";
 const revealButton = byId<HTMLButtonElement>("reveal");
@@ -41,6 +43,7 @@ if (incomplete) {
   byId("share-warning").hidden = true;
   showError(S.linkIncomplete);
 } else {
+  byId("file-hint").hidden = !fileHint;
   revealButton.hidden = false;
   // A passphrase link asks for it before the read: the proof needs it; Enter in the field is Reveal.
   if (passHint) {

@@ -89,6 +89,10 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
               </>
             )}
           </p>
+          {/* Shown by the script when the fragment says the link holds a file (`.f`, docs/share.md "Links"); the vault never sees it. */}
+          <p id="file-hint" hidden>
+            {s.fileLinkHint}
+          </p>
           <p id="share-warning" class="notice warn">
             {s.shareWarning}
           </p>

@@ -26,6 +26,7 @@ export const STRINGS_EN = {
   goneNowFile: "This was its last read: the file is now destroyed on the server. Download it before you leave this page.",
   stillThere: "The secret stays on the server: {left}",
   destroyNow: "Destroy it now",
+  fileLinkHint: "This link holds a file. Its name, type and size are encrypted with it: they are shown after the reveal, with Download.",
   fileRevealedLabel: "The file",
   fileFacts: "{name} ({type}, {size})",
   fileNotShown: "The file is not shown on this page. Download it to open it with an application you trust.",

@@ -154,16 +154,18 @@ export function route<P extends ParamsSchema | undefined = undefined, Q extends 
       : async (c: AppContext) => {
           const { params: p, query: q } = head(c);
           const bytes = await readJsonBytes(c, largeBody);
-          // A large body (a file's create) is parsed and handled in its turn, one at a time (LargeBodyQueue).
+          // A large body (a file's create) is parsed and checked in its turn, one at a time (LargeBodyQueue).
           const release = largeBody !== undefined && bytes.length > MAX_BODY_BYTES ? await largeBody.queue.acquire() : undefined;
+          let input: RouteInput<P, Q, B>;
           try {
             const raw = withoutNulls(parseJsonObject(bytes));
             if (largeBody !== undefined && bytes.length > MAX_BODY_BYTES && !largeBody.admits(raw)) throw tooLarge(largeBody.message);
             if (inPrefix?.from === "body") requireInPrefixOf(c, inPrefix, raw);
-            return await handler(c, { params: p, query: q, body: parsed(body, () => raw) });
+            input = { params: p, query: q, body: parsed(body, () => raw) };
           } finally {
             release?.();
           }
+          return handler(c, input);
         };
   return Object.assign(
     { method: decl.method, path: decl.path, summary: decl.summary, permission: decl.permission, responses: decl.responses },

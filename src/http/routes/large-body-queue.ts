@@ -9,7 +9,11 @@
  * one of them at most, never behind all.
  *
  * The queue is taken once the body has been read, not before: reading is
- * cheap (the socket's chunks), and a slow sender then holds nobody up.
+ * cheap (the socket's chunks), and a slow sender then holds nobody up. It
+ * covers the body's parsing and checks (route(), declare.ts), the work
+ * that would otherwise run for several bodies back to back; storing it is
+ * the unit of work's (on SQLite a batch of its own: RunOptions.alone), so
+ * on PostgreSQL one file's round trips overlap the next one's parsing.
  */
 export class LargeBodyQueue {
   /** Whether a large body holds the turn. */
@@ -36,7 +40,8 @@ export class LargeBodyQueue {
       released = true;
       const next = this.waiting.shift();
       if (next === undefined) this.busy = false;
-      else next();
+      // Handed over on a turn of its own: the small requests that arrived meanwhile are read first.
+      else setImmediate(next);
     };
   }
 }

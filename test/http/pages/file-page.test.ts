@@ -96,8 +96,11 @@ describeBrowser("files in the share pages, in Chromium", () => {
     const page = await context.newPage();
     const violations = await watchCsp(page);
     await page.goto(link);
-    // Before the reveal the page tells nothing of the file's name (it is in the ciphertext).
+    // Before the reveal the page says it is a file (the fragment's .f) and tells nothing of its name (it is in the ciphertext).
+    await expect.poll(() => page.locator("#file-hint").isVisible()).toBe(true);
+    expect(await page.locator("#file-hint").textContent()).toBe("This link holds a file. Its name, type and size are encrypted with it: they are shown after the reveal, with Download.");
     expect(await page.content()).not.toContain("quarterly");
+    expect(await seriousA11yViolations(page), "file link before the reveal").toEqual([]);
     await page.screenshot({ path: join(SHOTS, "file-before-reveal.png"), fullPage: true });
     await page.getByRole("button", { name: "Reveal the secret" }).click();
     await page.locator("#file-result").waitFor({ state: "visible", timeout: 60_000 });
