@@ -43,8 +43,21 @@ export interface UnitOfWork<W> {
    * @throws (rejects) whatever `fn` throws (its changes rolled back), the
    *   commit's error, ClosedError once the engine is shutting down, or
    *   DatabaseUnavailableError when the connection was lost (PostgreSQL).
+   * @param options `alone`: see RunOptions.
    */
-  run<T>(fn: (w: W) => Awaitable<T>): Promise<T>;
+  run<T>(fn: (w: W) => Awaitable<T>, options?: RunOptions): Promise<T>;
+}
+
+/** How a unit of work is batched (UnitOfWork.run). */
+export interface RunOptions {
+  /**
+   * A large write (a file's create, megabytes): on SQLite it commits in a
+   * transaction of its own, after the small units queued with it have
+   * committed and been answered, so that they never wait for its COMMIT
+   * (store/sqlite/group-commit.ts; docs/performance.md, "Files").
+   * PostgreSQL's commits do not hold the event loop: it batches it as any.
+   */
+  alone?: boolean | undefined;
 }
 
 /**

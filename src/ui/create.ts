@@ -49,11 +49,23 @@ function showFileLimit(): void {
   byId("file-help").textContent = fill(S.fileHelp ?? "", { limit: formatBytes(fileLimit()) });
 }
 
+/**
+ * The refusal of a file over the limit: both sizes rounded (formatBytes),
+ * or exact in bytes when rounding would show them equal (10 MiB and one byte
+ * against 10 MiB), so the message never reads "10 MiB: the limit is 10 MiB".
+ */
+function tooLarge(size: number): string {
+  const limit = fileLimit();
+  const [a, b] = [formatBytes(size), formatBytes(limit)];
+  const exact = (n: number) => `${n.toLocaleString("en")} bytes`;
+  return fill(S.fileTooLarge ?? "", a === b ? { size: exact(size), limit: exact(limit) } : { size: a, limit: b });
+}
+
 /** Takes `file` as the one to share (or none), refusing one over the limit before reading it. */
 function choose(file: File | undefined): void {
   showError(undefined);
   if (file !== undefined && file.size > fileLimit()) {
-    showError(fill(S.fileTooLarge ?? "", { size: formatBytes(file.size), limit: formatBytes(fileLimit()) }));
+    showError(tooLarge(file.size));
     file = undefined;
   }
   chosen = file;
@@ -116,7 +128,7 @@ form.addEventListener("submit", async (event) => {
       return;
     }
     if (chosen !== undefined && chosen.size > fileLimit()) {
-      showError(fill(S.fileTooLarge ?? "", { size: formatBytes(chosen.size), limit: formatBytes(fileLimit()) }));
+      showError(tooLarge(chosen.size));
       return;
     }
     const { envelope, linkKey, revealCheck } =
@@ -138,7 +150,7 @@ form.addEventListener("submit", async (event) => {
       return;
     }
     const created = (await res.json()) as { url: string; receipt?: string };
-    const link = `${created.url}#${linkFragment(linkKey, passphrase !== undefined)}`;
+    const link = `${created.url}#${linkFragment(linkKey, passphrase !== undefined, chosen !== undefined)}`;
     linkField.value = link;
     // The sender's receipt, shown once (docs/share.md, "Receipts"); a vault without receipts shows none.
     receiptField.value = created.receipt ?? "";

@@ -19,7 +19,9 @@ const S = pageStrings(root);
 // A ".p" after it says the link was made with a passphrase (docs/share.md, "Links").
 const fragment = decodeURIComponent(location.hash.replace(/^#/, ""));
 const linkKey = fragment.split(".")[0] ?? "";
-const passHint = fragment.split(".")[1] === "p";
+const passHint = fragment.split(".").slice(1).includes("p");
+// A ".f" after it says the link holds a file: said before the reveal (the name, type and size only after it).
+const fileHint = fragment.split(".").slice(1).includes("f");
 // The secret was made with a reveal check (docs/share.md, "The reveal proof"): only the whole link can read it.
 const needsProof = root.dataset.needsProof === "true";
 const revealButton = byId<HTMLButtonElement>("reveal");
@@ -41,6 +43,7 @@ if (incomplete) {
   byId("share-warning").hidden = true;
   showError(S.linkIncomplete);
 } else {
+  byId("file-hint").hidden = !fileHint;
   revealButton.hidden = false;
   // A passphrase link asks for it before the read: the proof needs it; Enter in the field is Reveal.
   if (passHint) {
@@ -192,11 +195,13 @@ async function revealNow(): Promise<void> {
   const body = (await res.json()) as { value: string; read_count: number; max_reads: number | null };
   revealButton.hidden = true;
   const left = body.max_reads === null ? null : Math.max(0, body.max_reads - body.read_count);
-  const afterText = left === 0 ? (S.goneNow ?? "") : fill(S.stillThere ?? "", { left: readsLeftText(left) });
+  const env = parseEnvelope(body.value);
+  // A file (envelope version 3) is downloaded, not copied: the last read's notice says so.
+  const goneNow = env?.v === 3 ? S.goneNowFile : S.goneNow;
+  const afterText = left === 0 ? (goneNow ?? "") : fill(S.stillThere ?? "", { left: readsLeftText(left) });
   byId("reads-left").textContent = left === 0 ? "" : readsLeftText(left);
   // Reads left over: whoever could read it may destroy it now (docs/share.md, "Receipts").
   byId("destroy-card").hidden = left === 0;
-  const env = parseEnvelope(body.value);
   if (env === undefined) {
     show(body.value, afterText);
   } else if (linkKey === "") {

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VaultClient } from "@ephemeral-vault/client";
@@ -37,7 +37,7 @@ function share(vault: VaultProcess, file: string, extra: string[] = []): string 
   const shared = cli(["share", "--file", file, ...extra], { vault });
   expect(shared.code, shared.stderr).toBe(0);
   const link = shared.stdout.toString("utf8");
-  expect(link).toMatch(/^https?:\/\/\S+\/s\/[0-9a-f]{64}#[A-Za-z0-9_-]{43}(\.p)?\n$/);
+  expect(link).toMatch(/^https?:\/\/\S+\/s\/[0-9a-f]{64}#[A-Za-z0-9_-]{43}(\.p)?\.f\n$/);
   return link.trim();
 }
 
@@ -97,7 +97,7 @@ describe("files from the command line", () => {
     const passFile = join(dir, "pass.txt");
     writeFileSync(passFile, "a long enough passphrase\n");
     const link = share(vault, src, ["--passphrase-file", passFile]);
-    expect(link.endsWith(".p")).toBe(true);
+    expect(link.endsWith(".p.f")).toBe(true);
     const opened = await new VaultClient({ addr: vault.url }).open(link, { passphrase: "a long enough passphrase" });
     expect(opened).toEqual({ file: { name: "diagram.svg", type: "image/svg+xml", bytes: expect.any(Uint8Array) } });
     const text = cli(["share", "plain text value"], { vault }).stdout.toString().trim();
@@ -140,18 +140,39 @@ describe("a file at a terminal", () => {
     cleanupTemp();
   });
 
-  it("is not printed: it is saved in the current directory under its sanitized name, never over a file", () => {
+  const runAtTerminal = (dir: string, args: string) =>
+    spawnSync("script", ["-qefc", `exec '${process.execPath}' '${BIN}' ${args}`, "/dev/null"], {
+      cwd: dir,
+      env: childEnv({ SHELL: "/bin/sh", TERM: "dumb" }),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+
+  it("a link that says it holds a file (.f) is refused without -o before the read: nothing spent, then -o saves it", async () => {
     const dir = tempDir();
     const src = join(tempDir(), "photo.png");
     const bytes = allBytes(4096);
     writeFileSync(src, bytes);
-    const run = (link: string) =>
-      spawnSync("script", ["-qefc", `exec '${process.execPath}' '${BIN}' get '${link}'`, "/dev/null"], {
-        cwd: dir,
-        env: childEnv({ SHELL: "/bin/sh", TERM: "dumb" }),
-        encoding: "utf8",
-        timeout: 30_000,
-      });
+    const link = share(vault, src, ["--reads", "1"]);
+    const refused = runAtTerminal(dir, `get '${link}'`);
+    expect(refused.status, refused.stdout).toBe(2);
+    expect(refused.stdout).toContain("this link holds a file: give -o FILE to save it, or redirect stdout (nothing was read)");
+    expect(readdirSync(dir)).toEqual([]);
+    // Nothing was spent: the one read is still there, and -o (also at the terminal) saves it.
+    const id = /\/s\/([0-9a-f]{64})/.exec(link)?.[1] ?? "";
+    expect(await new VaultClient({ addr: vault.url, token: E2E_MASTER_KEY }).exists(id)).toBe(true);
+    const saved = runAtTerminal(dir, `get '${link}' -o got.png`);
+    expect(saved.status, saved.stdout).toBe(0);
+    expect(sha256(readFileSync(join(dir, "got.png")))).toBe(sha256(bytes));
+  });
+
+  it("a file link made without the hint is not printed: it is saved in the current directory under its sanitized name, never over a file", () => {
+    const dir = tempDir();
+    const src = join(tempDir(), "photo.png");
+    const bytes = allBytes(4096);
+    writeFileSync(src, bytes);
+    // A link from a sender that does not write `.f` (made before it): get learns it is a file only by the read.
+    const run = (link: string) => runAtTerminal(dir, `get '${link.replace(/\.f$/, "")}'`);
     const first = run(share(vault, src));
     expect(first.status, first.stdout).toBe(0);
     expect(first.stdout).toContain("not printed to the terminal: saved as ./photo.png");

@@ -87,7 +87,7 @@ describe("opening", () => {
 });
 
 describe("links", () => {
-  it("carry the key in the fragment, and .p when a passphrase is needed", () => {
+  it("carry the key in the fragment, .p when a passphrase is needed and .f for a file", () => {
     const id = "ab".repeat(32);
     expect(parseShareLink(`https://v.example/s/${id}#${linkFragment(LINK_KEY, true)}`)).toEqual({
       base: "https://v.example",
@@ -95,8 +95,14 @@ describe("links", () => {
       kind: "page",
       linkKey: LINK_KEY,
       needsPassphrase: true,
+      holdsFile: false,
     });
-    expect(parseShareLink(`https://v.example/vault/s/${id}#${LINK_KEY}`)).toMatchObject({ base: "https://v.example/vault", needsPassphrase: false });
+    expect(parseShareLink(`https://v.example/vault/s/${id}#${LINK_KEY}`)).toMatchObject({ base: "https://v.example/vault", needsPassphrase: false, holdsFile: false });
+    // A file link: `.f` last, after `.p` when there is one (a reader that knows only `.p` still finds it second).
+    expect(linkFragment(LINK_KEY, true, true)).toBe(`${LINK_KEY}.p.f`);
+    expect(linkFragment(LINK_KEY, false, true)).toBe(`${LINK_KEY}.f`);
+    expect(parseShareLink(`https://v.example/s/${id}#${LINK_KEY}.p.f`)).toMatchObject({ linkKey: LINK_KEY, needsPassphrase: true, holdsFile: true });
+    expect(parseShareLink(`https://v.example/s/${id}#${LINK_KEY}.f`)).toMatchObject({ linkKey: LINK_KEY, needsPassphrase: false, holdsFile: true });
     expect(parseShareLink(`http://127.0.0.1:8484/secrets/${id}`)).toMatchObject({ kind: "api", linkKey: undefined });
     for (const bad of ["prod/db", `ftp://x/s/${id}`, `https://x/s/${id.slice(2)}`, "https://x/s/"]) expect(parseShareLink(bad), bad).toBeUndefined();
   });

@@ -25,13 +25,15 @@ describe("share({file}) and open()", () => {
   it("give back the name, type and bytes of a file, and a string for text", async () => {
     const file: SharedFile = { name: "keys.tar.gz", type: "application/gzip", bytes: all(65_536) };
     const shared = await client.share({ file }, { maxReads: 1, passphrase: "twelve chars or more" });
-    expect(shared.url).toMatch(/\/s\/[0-9a-f]{64}#[A-Za-z0-9_-]{43}\.p$/);
+    // The fragment says passphrase, then file (docs/share.md, "Links").
+    expect(shared.url).toMatch(/\/s\/[0-9a-f]{64}#[A-Za-z0-9_-]{43}\.p\.f$/);
     const opened: Opened = await new VaultClient({ addr: vault.url }).open(shared.url, { passphrase: "twelve chars or more" });
     if (typeof opened === "string") throw new Error("a file opened as text");
     expect(opened.file.name).toBe("keys.tar.gz");
     expect(opened.file.type).toBe("application/gzip");
     expect(Buffer.from(opened.file.bytes).equals(Buffer.from(file.bytes))).toBe(true);
     const text = await client.share("just text");
+    expect(text.url).toMatch(/#[A-Za-z0-9_-]{43}$/);
     expect(await client.open(text.url)).toBe("just text");
   });
 

@@ -13,17 +13,27 @@ export interface ShareLink {
   kind: "page" | "api";
   /** The fragment's link key, or undefined when the link has none (a plain link). */
   linkKey: string | undefined;
-  /** The fragment ends in `.p`: the link was made with a passphrase, which opening it will need. */
+  /** The fragment has `.p` after the key: the link was made with a passphrase, which opening it will need. */
   needsPassphrase: boolean;
+  /**
+   * The fragment has `.f` after the key (and after `.p`): the link was made
+   * to a file (docs/share.md, "Links"), so a tool can settle where the bytes
+   * go before spending the read. A hint only: what the envelope holds decides.
+   */
+  holdsFile: boolean;
 }
 
 /**
- * The fragment of an end-to-end link: the 43-character link key, and `.p`
- * after it when the envelope also needs a passphrase (a hint, so a tool can
- * ask for it before the read; the envelope itself decides).
+ * The fragment of an end-to-end link (docs/share.md, "Links"): the
+ * 43-character link key, then `.p` when the envelope also needs a
+ * passphrase, then `.f` when it holds a file. Both are hints, so that a tool
+ * can ask for the passphrase, or settle where a file goes, before the read;
+ * the envelope itself decides. Each is its own `.`-separated part, so a
+ * reader that knows only `.p` still finds it second.
+ * @param file true for a file envelope (version 3); default false.
  */
-export function linkFragment(linkKey: string, passphrase: boolean): string {
-  return passphrase ? `${linkKey}.p` : linkKey;
+export function linkFragment(linkKey: string, passphrase: boolean, file = false): string {
+  return `${linkKey}${passphrase ? ".p" : ""}${file ? ".f" : ""}`;
 }
 
 const LINK = /^(.*)\/(s|secrets)\/([0-9a-f]{64})\/?$/;
@@ -43,8 +53,15 @@ export function parseShareLink(text: string): ShareLink | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
   const m = LINK.exec(url.origin + url.pathname);
   if (m === null) return undefined;
-  const [key = "", flag] = decodeURIComponent(url.hash.replace(/^#/, "")).split(".");
-  return { base: m[1] ?? "", id: m[3] ?? "", kind: m[2] === "s" ? "page" : "api", linkKey: key === "" ? undefined : key, needsPassphrase: flag === "p" };
+  const [key = "", ...hints] = decodeURIComponent(url.hash.replace(/^#/, "")).split(".");
+  return {
+    base: m[1] ?? "",
+    id: m[3] ?? "",
+    kind: m[2] === "s" ? "page" : "api",
+    linkKey: key === "" ? undefined : key,
+    needsPassphrase: hints.includes("p"),
+    holdsFile: hints.includes("f"),
+  };
 }
 
 /**

@@ -249,7 +249,7 @@ export class VaultClient {
     if (!("id" in res) || typeof res.id !== "string" || typeof res.url !== "string" || typeof res.receipt !== "string") {
       throw new VaultApiError(500, "unexpected response: no id, url and receipt", undefined, "POST /secrets");
     }
-    const url = sealed === undefined ? res.url : `${res.url}#${linkFragment(sealed.linkKey, options.passphrase !== undefined)}`;
+    const url = sealed === undefined ? res.url : `${res.url}#${linkFragment(sealed.linkKey, options.passphrase !== undefined, typeof value !== "string")}`;
     return { id: res.id, url, receipt: res.receipt };
   }
 

@@ -169,11 +169,20 @@ export function shareLinkArgument(arg: string): ShareLink | undefined {
  * PASSPHRASE_TRIES tries in all, then it gives up with exit 1 (docs/cli.md).
  * `-o FILE` writes the value or file there (outputOf: created before the
  * read, mode 0600, never over an existing file without `--force`); without
- * it a file goes to stdout only when stdout is no terminal (docs/cli.md, "Files").
+ * it a file goes to stdout only when stdout is no terminal (docs/cli.md, "Files"):
+ * a link whose fragment says it holds a file (`.f`) is refused at a
+ * terminal before the read, and one made without the hint that turns out to
+ * hold a file is saved beside (outputOf), so the read is never lost.
+ * @throws ConfigError (exit 2, nothing read) for a text that is no share
+ *   link, or a `.f` link at a terminal without `-o`.
  */
 export async function getLink(link: string, flags: ConnectionFlags & PassphraseFlags & OutputFlags, exit: ExitCode): Promise<void> {
   const parsed = parseShareLink(link);
   if (parsed === undefined) throw new ConfigError("not a share link");
+  // A link that says it holds a file, at a terminal without -o: refused before the read (and before any passphrase prompt).
+  if (parsed.holdsFile && flags.output === undefined && process.stdout.isTTY === true) {
+    throw new ConfigError("this link holds a file: give -o FILE to save it, or redirect stdout (nothing was read)");
+  }
   let passphrase = await passphraseOf(flags, parsed.needsPassphrase);
   // Typed at the terminal (no file, no variable): a wrong one that the vault refused spent nothing, so ask again.
   const typed = parsed.needsPassphrase && flags.passphraseFile === undefined && (process.env.VAULT_SHARE_PASSPHRASE ?? "") === "";

@@ -17,6 +17,7 @@ const SCRIPT_STRINGS = [
   "copied",
   "copyFailed",
   "goneNow",
+  "goneNowFile",
   "stillThere",
   "readsLeftOne",
   "readsLeftMany",
@@ -87,6 +88,10 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
                 {s.expiresAt.split("{time}")[1] ?? ""}
               </>
             )}
+          </p>
+          {/* Shown by the script when the fragment says the link holds a file (`.f`, docs/share.md "Links"); the vault never sees it. */}
+          <p id="file-hint" hidden>
+            {s.fileLinkHint}
           </p>
           <p id="share-warning" class="notice warn">
             {s.shareWarning}

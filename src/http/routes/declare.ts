@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import type { LargeBodyQueue } from "./large-body-queue.js";
 import * as v from "valibot";
 import { need, requestHeader, requireInPrefix } from "../auth.js";
 import type { RouteCheck } from "../auth.js";
@@ -107,6 +108,11 @@ export interface LargeBody {
   admits: (raw: Readonly<Record<string, unknown>>) => boolean;
   /** The 413's message, naming both limits. */
   message: string;
+  /**
+   * Where a body over MAX_BODY_BYTES waits, once read, for its turn: one at
+   * a time from parsing to the handler's answer (LargeBodyQueue).
+   */
+  queue: LargeBodyQueue;
 }
 
 /** A declaration made mountable by route(): its schemas, for the document, and `handle`, its input checks and handler. */
@@ -147,11 +153,19 @@ export function route<P extends ParamsSchema | undefined = undefined, Q extends 
         }
       : async (c: AppContext) => {
           const { params: p, query: q } = head(c);
-          const read = await readJsonObjectSized(c, largeBody);
-          const raw = withoutNulls(read.body);
-          if (largeBody !== undefined && read.bytes > MAX_BODY_BYTES && !largeBody.admits(raw)) throw tooLarge(largeBody.message);
-          if (inPrefix?.from === "body") requireInPrefixOf(c, inPrefix, raw);
-          return handler(c, { params: p, query: q, body: parsed(body, () => raw) });
+          const bytes = await readJsonBytes(c, largeBody);
+          // A large body (a file's create) is parsed and checked in its turn, one at a time (LargeBodyQueue).
+          const release = largeBody !== undefined && bytes.length > MAX_BODY_BYTES ? await largeBody.queue.acquire() : undefined;
+          let input: RouteInput<P, Q, B>;
+          try {
+            const raw = withoutNulls(parseJsonObject(bytes));
+            if (largeBody !== undefined && bytes.length > MAX_BODY_BYTES && !largeBody.admits(raw)) throw tooLarge(largeBody.message);
+            if (inPrefix?.from === "body") requireInPrefixOf(c, inPrefix, raw);
+            input = { params: p, query: q, body: parsed(body, () => raw) };
+          } finally {
+            release?.();
+          }
+          return handler(c, input);
         };
   return Object.assign(
     { method: decl.method, path: decl.path, summary: decl.summary, permission: decl.permission, responses: decl.responses },
@@ -333,20 +347,28 @@ function readIncoming(incoming: IncomingMessage, large: LargeBody | undefined): 
  * @throws ApiError 400 or 413.
  */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
-  return (await readJsonObjectSized(c, undefined)).body;
+  return parseJsonObject(await readJsonBytes(c, undefined));
 }
 
 /**
- * readJsonObject under a route's limit: MAX_BODY_BYTES, or a LargeBody's
- * `maxBytes` (the caller then applies `admits` to a body over MAX_BODY_BYTES).
- * @returns the parsed object and the body's size in bytes.
- * @throws ApiError 400 or 413.
+ * The bytes of a JSON body under a route's limit: MAX_BODY_BYTES, or a
+ * LargeBody's `maxBytes` (the caller then applies `admits` to a body over
+ * MAX_BODY_BYTES); parseJsonObject makes it an object.
+ * @throws ApiError 400 (not `application/json`, a broken-off body) or 413.
  */
-async function readJsonObjectSized(c: Context, large: LargeBody | undefined): Promise<{ body: Record<string, unknown>; bytes: number }> {
+async function readJsonBytes(c: Context, large: LargeBody | undefined): Promise<Uint8Array> {
   // From the Node request's own headers: no web Headers object built for one read.
   const type = requestHeader(c, "content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) throw new ApiError(400, "Content-Type must be application/json");
-  const bytes = await readBodyBytes(c, large);
+  return readBodyBytes(c, large);
+}
+
+/**
+ * A body's bytes as the JSON object readJsonObject describes (UTF-8, an
+ * object, MAX_JSON_DEPTH, no lone surrogate).
+ * @throws ApiError 400.
+ */
+function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -365,7 +387,7 @@ async function readJsonObjectSized(c: Context, large: LargeBody | undefined): Pr
   const fault = jsonBodyFault(body);
   if (fault === "too deep") throw new ApiError(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   if (fault !== null) throw new ApiError(400, "body contains a lone surrogate (\\uD800-\\uDFFF without its pair)");
-  return { body: body as Record<string, unknown>, bytes: bytes.length };
+  return body as Record<string, unknown>;
 }
 
 /**

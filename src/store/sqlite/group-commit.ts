@@ -1,6 +1,6 @@
 import type { Db } from "./db.js";
 import { runAfterCommit } from "../work.js";
-import type { AfterCommitQueue, Awaitable, UnitOfWork } from "../work.js";
+import type { AfterCommitQueue, Awaitable, RunOptions, UnitOfWork } from "../work.js";
 
 import { ClosedError } from "../../model/engine-errors.js";
 import { BatchHooks } from "./batch-hooks.js";
@@ -59,6 +59,14 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  *   committed, before its promise resolves; a unit rolled back to its
  *   savepoint, or a batch that fails, drops them.
  *
+ * - A unit run with `{alone: true}` (a large write: a file's create)
+ *   commits in a batch of its own, one such unit a batch: after the batch of
+ *   the small units queued with it has committed, on a later turn (its own
+ *   setImmediate), so their answers leave before its long COMMIT (writing
+ *   and syncing megabytes) holds the event loop, and small units queued
+ *   while it runs wait for the batch after it. Such units run in the order
+ *   queued (docs/performance.md, "Files").
+ *
  * The function must not call run() itself (it would wait for itself).
  */
 export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
@@ -74,6 +82,18 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
   /** An async unit of work holds its savepoint. */
   private busy = false;
   private readonly queue: Queued<W>[] = [];
+  /** Units run with `alone`, each for a batch of its own. */
+  private readonly aloneQueue: Queued<W>[] = [];
+  /** A setImmediate to start the next `alone` unit is pending. */
+  private aloneScheduled = false;
+  /** The next `alone` unit has let queued small units go first once. */
+  private aloneDeferred = false;
+  /** The open batch is an `alone` unit's: no other unit starts in it. */
+  private aloneOpen = false;
+  private readonly aloneTurn = (): void => {
+    this.aloneScheduled = false;
+    this.flushAlone();
+  };
   private readonly begin;
   private readonly commit;
   private readonly rollback;
@@ -112,14 +132,20 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
   }
 
   /**
-   * Runs `fn` with the work handle in the current batch and resolves with its
-   * result once the batch has committed.
+   * Runs `fn` with the work handle in the current batch (with `alone`, in
+   * a batch of its own) and resolves with its result once the batch has
+   * committed.
    * @throws (rejects) whatever `fn` throws or rejects with (its changes
    *   rolled back), the COMMIT's error, or ClosedError after close().
    */
-  run<T>(fn: (w: W) => Awaitable<T>): Promise<T> {
+  run<T>(fn: (w: W) => Awaitable<T>, options?: RunOptions): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError());
     return new Promise<T>((resolve, reject) => {
+      if (options?.alone === true) {
+        this.aloneQueue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+        this.scheduleAlone();
+        return;
+      }
       this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
       if (!this.drainScheduled) {
         this.drainScheduled = true;
@@ -217,7 +243,7 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
   private next(): void {
     // Every unit that can start now starts: a synchronous one finishes at
     // once, so the loop goes on until one holds its savepoint or none is left.
-    while (!this.busy) {
+    while (!this.busy && !this.aloneOpen) {
       const queued = this.queue.shift();
       if (queued === undefined) return;
       if (this.closed) {
@@ -241,6 +267,62 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
       setImmediate(() => this.flush());
       return;
     }
+    this.commitOpen();
+  }
+
+  /** Queues the start of the next `alone` unit on a turn of its own, unless one is queued. */
+  private scheduleAlone(): void {
+    if (this.aloneScheduled || this.aloneQueue.length === 0) return;
+    this.aloneScheduled = true;
+    setImmediate(this.aloneTurn);
+  }
+
+  /**
+   * Starts the next `alone` unit in a batch of its own and commits it; while
+   * another batch is open (an async unit holds it), on a later turn.
+   */
+  private flushAlone(): void {
+    if (this.open || this.busy) {
+      this.scheduleAlone();
+      return;
+    }
+    // Small units queued meanwhile go first, once: their batch is this turn's next immediate; under a
+    // steady stream of them the alone unit then goes next all the same.
+    if (this.queue.length > 0 && !this.aloneDeferred) {
+      this.aloneDeferred = true;
+      this.scheduleAlone();
+      return;
+    }
+    this.aloneDeferred = false;
+    const unit = this.aloneQueue.shift();
+    if (unit === undefined) return;
+    if (this.closed) {
+      unit.reject(new ClosedError());
+      this.scheduleAlone();
+      return;
+    }
+    this.aloneOpen = true;
+    this.start(unit);
+    this.commitAlone();
+  }
+
+  /** Commits the `alone` unit's batch once its unit settled; then the small units queued meanwhile get their turn. */
+  private commitAlone(): void {
+    if (this.busy) {
+      setImmediate(() => this.commitAlone());
+      return;
+    }
+    this.aloneOpen = false;
+    if (this.open) this.commitOpen();
+    if (this.queue.length > 0 && !this.drainScheduled) {
+      this.drainScheduled = true;
+      setImmediate(this.drainTurn);
+    }
+    this.scheduleAlone();
+  }
+
+  /** Commits the open batch, settling its units' promises (rejecting them all when the COMMIT fails). */
+  private commitOpen(): void {
     const waiters = this.waiters;
     this.waiters = [];
     this.open = false;
@@ -272,6 +354,9 @@ export class GroupCommit<W = void> extends BatchHooks implements UnitOfWork<W> {
 
   /** Commits what is pending and refuses further work (graceful stop). */
   close(): void {
+    // What waited for a batch of its own is committed now with the rest.
+    this.aloneOpen = false;
+    this.queue.push(...this.aloneQueue.splice(0));
     this.flush();
     this.closed = true;
   }

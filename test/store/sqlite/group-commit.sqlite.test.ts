@@ -291,6 +291,69 @@ describe("GroupCommit", () => {
   });
 });
 
+describe("GroupCommit: units run alone (large writes)", () => {
+  it("commits an alone unit in a batch of its own, after the small units queued with it have committed and settled", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const order: string[] = [];
+    const big = tx.run(() => db.prepare("INSERT INTO t VALUES (100)").run(), { alone: true }).then(() => order.push("big settled"));
+    const smalls = [1, 2, 3].map((n) => tx.run(() => db.prepare("INSERT INTO t VALUES (?)").run(n)).then(() => order.push(`small ${n} settled`)));
+    await Promise.all([big, ...smalls]);
+    // The small ones' promises (their answers) settled before the large one's batch began: two batches.
+    expect(order).toEqual(["small 1 settled", "small 2 settled", "small 3 settled", "big settled"]);
+    expect(counts).toEqual({ begin: 2, commit: 2 });
+    expect(rows(db)).toEqual([1, 2, 3, 100]);
+  });
+
+  it("gives each alone unit its own batch, in order; small units queued while one runs take the next batch; an async alone unit holds its batch", async () => {
+    const { db, counts } = countingDb(scratchDb());
+    const tx = new GroupCommit(db);
+    const batches: number[][] = [];
+    const seen = () => batches.push(rows(db));
+    const a = tx.run(
+      async () => {
+        db.prepare("INSERT INTO t VALUES (10)").run();
+        await Promise.resolve();
+        // Queued while the alone unit holds its batch: not in it.
+        void tx.run(() => db.prepare("INSERT INTO t VALUES (1)").run()).then(seen);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        db.prepare("INSERT INTO t VALUES (11)").run();
+      },
+      { alone: true },
+    ).then(seen);
+    const b = tx.run(() => db.prepare("INSERT INTO t VALUES (20)").run(), { alone: true }).then(seen);
+    await Promise.all([a, b]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(batches[0]).toEqual([10, 11]);
+    expect(batches.length).toBe(3);
+    expect(rows(db)).toEqual([1, 10, 11, 20]);
+    expect(counts).toEqual({ begin: 3, commit: 3 });
+  });
+
+  it("rolls back a failing alone unit alone; the next ones still run; close() commits alone units still queued", async () => {
+    const db = scratchDb();
+    const tx = new GroupCommit(db);
+    const failing = settle(
+      tx.run(
+        () => {
+          db.prepare("INSERT INTO t VALUES (1)").run();
+          throw new Error("refused");
+        },
+        { alone: true },
+      ),
+    );
+    const after = tx.run(() => db.prepare("INSERT INTO t VALUES (2)").run(), { alone: true });
+    expect((await failing).ok).toBe(false);
+    await after;
+    expect(rows(db)).toEqual([2]);
+    const pending = tx.run(() => db.prepare("INSERT INTO t VALUES (3)").run(), { alone: true });
+    tx.close();
+    await expect(pending).resolves.toBeDefined();
+    expect(rows(db)).toEqual([2, 3]);
+    await expect(tx.run(() => undefined, { alone: true })).rejects.toBeInstanceOf(ClosedError);
+  });
+});
+
 describe("commit and rollback hooks", () => {
   it("runs before-commit hooks inside the batch's transaction, once per batch", async () => {
     const db = scratchDb();

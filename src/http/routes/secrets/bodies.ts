@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import * as v from "valibot";
 import { FILE_META_BYTES, fileSizeOfCiphertext, parseEnvelope } from "@ephemeral-vault/client";
 import { MAX_READS_LIMIT, MAX_TTL_SECONDS, PUBLIC_ID_PATTERN } from "../../../domain/secrets/model.js";
 import { ApiError } from "../../errors.js";
 import { MAX_BODY_BYTES } from "../declare.js";
 import type { LargeBody, PrefixRule } from "../declare.js";
+import { LargeBodyQueue } from "../large-body-queue.js";
 import { intRange, requiredString } from "../input.js";
 import { isSecretKey, KEY_CHARS, KEY_DOC, KEY_RULE } from "./secret-route.js";
 
@@ -155,9 +157,9 @@ export const bodyKeyInPrefix: PrefixRule = {
  */
 export function checkValueSize(value: string, maxBytes: number, maxFileBytes?: number): void {
   const bytes = Buffer.byteLength(value, "utf8");
-  const env = maxFileBytes !== undefined || bytes > maxBytes ? parseEnvelope(value) : undefined;
+  const env = maxFileBytes !== undefined || bytes > maxBytes ? envelopeShape(value) : undefined;
   if (maxFileBytes !== undefined && env?.v === 3) {
-    const size = fileSizeOfCiphertext(env.ct.length);
+    const size = fileSizeOfCiphertext(env.ctLength);
     if (size > maxFileBytes) throw new ApiError(413, "file too large", { message: `the file may be at most ${maxFileBytes} bytes` });
     // Its text holds its ciphertext and the header's few fields: no room to store more than the file beside it.
     if (bytes > fileEnvelopeLimit(size)) {
@@ -168,6 +170,41 @@ export function checkValueSize(value: string, maxBytes: number, maxFileBytes?: n
   if (bytes > maxBytes && !(bytes <= envelopeLimit(maxBytes) && env !== undefined)) {
     throw new ApiError(413, "value too large", { message: `the value may be at most ${maxBytes} bytes (UTF-8)` });
   }
+}
+
+/** What the vault checks of an end-to-end envelope: its version and the length of its `ct` (characters). */
+export interface EnvelopeShape {
+  v: 1 | 2 | 3;
+  ctLength: number;
+}
+
+const CT_FIELD = '"ct":"';
+
+/**
+ * parseEnvelope's verdict on a stored value, and its `ct`'s length, without
+ * parsing the megabytes of a file's `ct` (docs/performance.md, "Files"):
+ * when the text has `"ct":"` followed by a string without a backslash, that
+ * string is replaced by a random marker and the result parsed as
+ * parseEnvelope parses it; the shortcut holds only when the parsed `ct` is
+ * the marker (so it was the top-level `ct`, and no later duplicate key,
+ * escaped or not, replaced it). Anything else (an escape in it, a nested or
+ * repeated `ct`) is parsed whole, as before.
+ * @returns the version and `ct` length, or undefined for a value that is no envelope.
+ */
+export function envelopeShape(text: string): EnvelopeShape | undefined {
+  const start = text.indexOf(CT_FIELD);
+  if (start !== -1) {
+    const from = start + CT_FIELD.length;
+    const end = text.indexOf('"', from);
+    const escape = text.indexOf("\\", from);
+    if (end !== -1 && (escape === -1 || escape > end)) {
+      const marker = randomUUID();
+      const cut = parseEnvelope(text.slice(0, from) + marker + text.slice(end));
+      if (cut !== undefined && cut.ct === marker) return { v: cut.v, ctLength: end - from };
+    }
+  }
+  const env = parseEnvelope(text);
+  return env === undefined ? undefined : { v: env.v, ctLength: env.ct.length };
 }
 
 /**
@@ -186,14 +223,17 @@ const OTHER_FIELDS_BYTES = 64 * 1024;
  * The body allowance of a public create (POST /secrets without `key`): up
  * to the largest file envelope of VAULT_MAX_FILE_BYTES and its other fields,
  * admitted only for a body without `key` whose `value` is a file envelope
- * (docs/share.md "Files"); any other body keeps the 1 MiB limit.
+ * (docs/share.md "Files"); any other body keeps the 1 MiB limit. Such
+ * bodies are handled one at a time, in the order they were read (its own
+ * LargeBodyQueue: docs/performance.md, "Files").
  */
 export function fileBody(maxFileBytes: number): LargeBody {
   const maxBytes = fileEnvelopeLimit(maxFileBytes) + OTHER_FIELDS_BYTES;
   return {
     maxBytes,
-    admits: (raw) => raw.key === undefined && typeof raw.value === "string" && parseEnvelope(raw.value)?.v === 3,
+    admits: (raw) => raw.key === undefined && typeof raw.value === "string" && envelopeShape(raw.value)?.v === 3,
     message: `the body may be at most ${MAX_BODY_BYTES} bytes, or ${maxBytes} for a file of at most ${maxFileBytes} bytes`,
+    queue: new LargeBodyQueue(),
   };
 }
 

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { originOf } from "../../context.js";
 import { GLOBAL_SCOPE } from "../../../domain/secrets/model.js";
 import type { ResponseDecl, Route } from "../declare.js";
-import { route } from "../declare.js";
+import { MAX_BODY_BYTES, route } from "../declare.js";
 import { answerOnce } from "../idempotent.js";
 import type { Answer } from "../idempotent.js";
 import type { Awaitable, Work } from "../../../store/work.js";
@@ -66,7 +66,9 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
         const url = typeof deps.publicUrl === "function" ? deps.publicUrl() : deps.publicUrl;
         return [201, { id: created.key, url: `${url}${deps.publicPath}${created.key}`, receipt }];
       };
-      return answerOnce(c, deps.idempotency, (fn) => deps.tx.run((w) => fn(w, GLOBAL_SCOPE)), create, render, body);
+      // A file's value (over 1 MiB) commits in a batch of its own: small requests never wait for its COMMIT (RunOptions).
+      const alone = body.value.length > MAX_BODY_BYTES;
+      return answerOnce(c, deps.idempotency, (fn) => deps.tx.run((w) => fn(w, GLOBAL_SCOPE), { alone }), create, render, body);
     },
   });
 }

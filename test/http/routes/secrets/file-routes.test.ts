@@ -126,6 +126,28 @@ describe("a file in a dead drop", () => {
     expect(await v.query("SELECT id FROM secrets")).toEqual([]);
   });
 
+  it("large bodies sent at once are handled one at a time: every file stored, and a refused one gives up its turn", async () => {
+    const v = buildTestVault();
+    const base = await listen(v);
+    const files = await Promise.all([0, 1, 2, 3, 4].map((i) => sealFileEnvelope({ name: `f${i}.bin`, type: "application/octet-stream", bytes: allBytes(2 * MiB + i) })));
+    const raw = (body: string) => fetch(`${base}/secrets`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${MASTER_KEY}` }, body });
+    // Between the good ones: large bodies refused after their turn began (not JSON: 400; not a file: 413; invalid: 400).
+    const answers = await Promise.all([
+      post(base, "/secrets", { value: files[0]?.envelope }),
+      raw(`{"value": "${"x".repeat(2 * MiB)}`),
+      post(base, "/secrets", { value: files[1]?.envelope }),
+      post(base, "/secrets", { value: "x".repeat(2 * MiB) }),
+      post(base, "/secrets", { value: files[2]?.envelope, ttl_seconds: -1 }),
+      post(base, "/secrets", { value: files[3]?.envelope }),
+      post(base, "/secrets", { value: files[4]?.envelope }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([201, 400, 201, 413, 400, 201, 201]);
+    // And after them all the turn is free: one more large create, and a small one.
+    expect((await post(base, "/secrets", { value: files[2]?.envelope })).status).toBe(201);
+    expect((await post(base, "/secrets", { value: "small" })).status).toBe(201);
+    expect((await v.query("SELECT id FROM secrets")).length).toBe(6);
+  });
+
   it("in process (the Request path), a file over 1 MiB is stored and opens", async () => {
     const v = buildTestVault();
     const bytes = allBytes(3 * MiB);
