@@ -193,7 +193,10 @@ export async function startServer(config: Config, log: Logger, notice: Notice, o
   const shownHost = config.host.includes(":") ? `[${config.host}]` : config.host;
   const url = `${tls === undefined ? "http" : "https"}://${shownHost}:${port}`;
   const tlsOn = tls !== undefined;
-  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0, tlsOn)) publicUrl = url;
+  const acmeDomain = config.acmeDomains?.[0];
+  if (config.port === 0 && config.publicUrl === defaultPublicUrl(config.host, 0, tlsOn, acmeDomain)) {
+    publicUrl = acmeDomain === undefined ? url : defaultPublicUrl(config.host, port, true, acmeDomain);
+  }
   let redirect: HttpServer | undefined;
   if (config.httpRedirectPort !== undefined) {
     redirect = await listenRedirect(config, publicUrl, port, acme?.challenge).catch(async (err: unknown) => {

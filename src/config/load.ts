@@ -43,7 +43,7 @@ export function loadConfig(flags: Record<string, string | boolean | undefined>, 
   };
   for (const field of Object.keys(SETTINGS) as (keyof Config)[]) resolve(field);
   // Derived defaults last: they read settings that come after them in the table (VAULT_TLS_CERT).
-  const from = { host: out.host ?? "", port: out.port ?? 0, tls: out.tlsCert !== undefined || out.acmeDomains !== undefined };
+  const from = { host: out.host ?? "", port: out.port ?? 0, tls: out.tlsCert !== undefined || out.acmeDomains !== undefined, domain: out.acmeDomains?.[0] };
   for (const field of derived) (out as Record<string, unknown>)[field] = SETTINGS[field].derive?.(from);
   const config = out as Config;
   checkTogether(config);

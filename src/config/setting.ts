@@ -40,6 +40,8 @@ export interface DeriveFrom {
   host: string;
   port: number;
   tls: boolean;
+  /** The first of VAULT_ACME_DOMAINS, when certificates come by ACME. */
+  domain?: string | undefined;
 }
 
 /** The settings table: one row per Config field (settings.ts). */

@@ -6,9 +6,13 @@ import { DURATION_FORMS } from "../model/duration.js";
 /**
  * The default VAULT_PUBLIC_URL, `http://{host}:{port}`, or `https://{host}:{port}`
  * with TLS on (docs/configuration.md), an IPv6 host in brackets. With port 0
- * the server replaces it once it knows the port it listens on.
+ * the server replaces it once it knows the port it listens on. With
+ * certificates by ACME (`domain`: the first of VAULT_ACME_DOMAINS) it is
+ * `https://{domain}`, with `:{port}` unless the port is 443: the name the
+ * certificate is for, not the bind address.
  */
-export function defaultPublicUrl(host: string, port: number, tls = false): string {
+export function defaultPublicUrl(host: string, port: number, tls = false, domain?: string): string {
+  if (domain !== undefined) return port === 443 ? `https://${domain}` : `https://${domain}:${port}`;
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return `${tls ? "https" : "http"}://${shownHost}:${port}`;
 }
@@ -54,12 +58,12 @@ export const SETTINGS: SettingsTable = {
   publicUrl: Object.assign(
     row(
       ["VAULT_PUBLIC_URL"],
-      text("an absolute http(s) URL", value.httpUrl, "", "`http://{host}:{port}` (`https://` with TLS)"),
-      "base of the url returned for public secrets (default http://{host}:{port}, https:// with TLS)",
+      text("an absolute http(s) URL", value.httpUrl, "", "`http://{host}:{port}` (`https://` with TLS; `https://{first ACME domain}[:{port}]` with ACME)"),
+      "base of the url returned for public secrets (default http://{host}:{port}, https:// with TLS, the first ACME domain with ACME)",
       "base of the `url` returned for public secrets (`VAULT_PUBLIC_URL/s/<id>`, the recipient page: [share.md](share.md)); with `--port 0` the default names the port actually listened on. " +
         "When `VAULT_HOST` is not a loopback address and this is unset, the start logs a warning: share links would name the bind address, which people elsewhere may not reach",
     ),
-    { derive: (at: DeriveFrom) => defaultPublicUrl(at.host, at.port, at.tls) },
+    { derive: (at: DeriveFrom) => defaultPublicUrl(at.host, at.port, at.tls, at.domain) },
   ),
   // HTTPS built in (docs/deploy.md, docs/configuration.md "HTTPS").
   tlsCert: row(

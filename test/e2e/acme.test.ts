@@ -99,6 +99,10 @@ describePebble("serve with VAULT_ACME_DOMAINS (pebble)", () => {
     expect(count(again.stdout(), /ACME certificate order started/)).toBe(0);
     expect(pebble.issued()).toBe(1);
     expect(await renewalsMetric(again, root)).toBe("");
+    // SIGHUP (systemctl reload) does not stop a vault whose certificates come by ACME.
+    again.child.kill("SIGHUP");
+    await expect.poll(() => again.stdout(), { timeout: 5_000, interval: 100 }).toMatch(/nothing to reload: certificates by ACME/);
+    expect((await httpsRequest(`${again.url.replace("127.0.0.1", "localhost")}/health`, [root])).status).toBe(200);
     expect(await again.stop()).toEqual({ code: 0, signal: null });
   }, 60_000);
 

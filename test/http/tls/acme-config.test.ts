@@ -22,8 +22,10 @@ describe("the ACME settings", () => {
     expect(config.acmeDomains).toEqual(["vault.example.com", "api.example.com"]);
     expect(config.acmeDirectory).toBe("https://acme-v02.api.letsencrypt.org/directory");
     expect(config.acmeEmail).toBeUndefined();
-    // TLS is on: the default public URL is https.
-    expect(config.publicUrl).toBe("https://127.0.0.1:443");
+    // TLS is on: the default public URL is https, named by the first domain (the certificate's name), no :443.
+    expect(config.publicUrl).toBe("https://vault.example.com");
+    expect(loadConfig({}, { ...base, VAULT_PORT: "8443" }).publicUrl).toBe("https://vault.example.com:8443");
+    expect(loadConfig({}, { ...base, VAULT_PUBLIC_URL: "https://secrets.example.com" }).publicUrl).toBe("https://secrets.example.com");
     expect(loadConfig({}, { ...base, VAULT_ACME_EMAIL: "ops@example.com" }).acmeEmail).toBe("ops@example.com");
   });
 
