@@ -31,6 +31,12 @@ export interface TestIdp {
   setGroups(login: string, groups: string[]): void;
   /** ID tokens issued from now on live this many seconds. */
   setIdTokenTtl(seconds: number): void;
+  /**
+   * Serves `jwks` at the provider's JWKS endpoint instead of its own keys
+   * (undefined: its own again), so that a test sees an ID token whose
+   * signature does not verify against the published keys.
+   */
+  publishKeys(jwks: { keys: object[] } | undefined): void;
   close(): Promise<void>;
 }
 
@@ -58,6 +64,7 @@ export async function startTestIdp(
   let provider: Provider | undefined;
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let idTokenTtl = 300;
+  let published: { keys: object[] } | undefined;
   const people = new Map<string, IdpUser>();
   for (const [login, user] of Object.entries(users)) people.set(login, { ...user, sub: user.sub ?? `sub-${login}` });
   const bySub = (sub: string) => [...people.values()].find((u) => u.sub === sub);
@@ -69,6 +76,10 @@ export async function startTestIdp(
         return;
       }
       const url = new URL(req.url ?? "/", "http://idp");
+      if (published !== undefined && url.pathname === "/jwks") {
+        res.writeHead(200, { "content-type": "application/jwk-set+json" }).end(JSON.stringify(published));
+        return;
+      }
       const m = /^\/interaction\/([^/]+)(\/login)?$/.exec(url.pathname);
       if (m === null) {
         handler(req, res);
@@ -163,6 +174,9 @@ export async function startTestIdp(
     },
     setIdTokenTtl(seconds) {
       idTokenTtl = seconds;
+    },
+    publishKeys(jwks) {
+      published = jwks;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -209,6 +209,8 @@ export class OidcRelyingParty {
     const auth = this.settings.clientSecret === undefined ? client.None() : client.ClientSecretPost(this.settings.clientSecret);
     const config = new client.Configuration(server, this.settings.clientId, metadata, auth);
     if (this.insecure()) client.allowInsecureRequests(config);
+    // The ID token's signature against the provider's JWKS too, not only TLS to its token endpoint (docs/sso.md, "Claims").
+    client.enableNonRepudiationChecks(config);
     if (this.jwks !== undefined) client.setJwksCache(config, this.jwks);
     return config;
   }

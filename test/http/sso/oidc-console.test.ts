@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildTestVault, fakeClock, MASTER_KEY } from "../../support/helpers.js";
 import type { FakeClock, TestVault } from "../../support/helpers.js";
@@ -197,6 +198,29 @@ describe("console sign-in with OpenID Connect", () => {
     clock.advance(5 * 60_000);
     const res = await vaultGet(jar, callback);
     await refusedWith("expired", res, await res.text());
+  });
+
+  it("an ID token whose signature does not verify against the provider's published keys is refused", async () => {
+    // The same key ids with other key material: the provider's tokens no longer verify against what it publishes.
+    const own = (await (await fetch(`${idp.issuer}/jwks`)).json()) as { keys: Array<Record<string, string>> };
+    const forged = own.keys.map((k) => {
+      const other =
+        k.kty === "RSA"
+          ? generateKeyPairSync("rsa", { modulusLength: 2048 }).publicKey
+          : k.kty === "EC"
+            ? generateKeyPairSync("ec", { namedCurve: k.crv ?? "P-256" }).publicKey
+            : generateKeyPairSync("ed25519").publicKey;
+      const { n, e, x, y } = other.export({ format: "jwk" });
+      return Object.assign({}, k, n === undefined ? {} : { n, e }, x === undefined ? {} : { x }, y === undefined ? {} : { y });
+    });
+    expect(forged.length).toBeGreaterThan(0);
+    idp.publishKeys({ keys: forged });
+    try {
+      const { res, html } = await signIn("alice");
+      await refusedWith("signature", res, html);
+    } finally {
+      idp.publishKeys(undefined);
+    }
   });
 
   it("an operator revokes a person at once from the console: every key goes, the person's session ends at its next request", async () => {
