@@ -172,7 +172,7 @@ describeBrowser("files in the share pages, in Chromium", () => {
     expect(statSync(join(dir, "out.tar")).mode & 0o777).toBe(0o600);
   });
 
-  it("a file link with a passphrase, or with a file_meta that does not open under its key, says only that it holds a file", async () => {
+  it("a file link with a passphrase, or with a file_meta that does not open under its key, says only that it holds a file; a misleading name is made safe", async () => {
     const client = new VaultClient({ addr: vault.url, token: E2E_MASTER_KEY });
     const file = { name: "passphrase-named-v2.txt", type: "text/plain", bytes: new Uint8Array(Buffer.from("hello")) };
     const withPass = await client.share({ file }, { passphrase: "correct horse battery staple" });
@@ -196,6 +196,18 @@ describeBrowser("files in the share pages, in Chromium", () => {
       expect(await page.locator("#file-hint").textContent()).toBe("This link holds a file. Its name, type and size are encrypted with it: they are shown after the reveal, with Download.");
       expect(await page.content()).not.toMatch(/passphrase-named|foreign-name/);
     }
+    // A name made to mislead is shown as safeFileName makes it: no path, no bidirectional controls.
+    const tricky = await sealFileEnvelope(file);
+    const trickyMeta = await sealFileMeta(tricky.linkKey, { name: "../../invoice\u202Efdp.exe", type: "application/x-msdownload", size: 2048 });
+    const madeTricky = (await (
+      await fetch(`${vault.url}/secrets`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${E2E_MASTER_KEY}` },
+        body: JSON.stringify({ value: tricky.envelope, reveal_check: tricky.revealCheck, file_meta: trickyMeta }),
+      })
+    ).json()) as { url: string };
+    await page.goto(`${madeTricky.url}#${tricky.linkKey}.f`);
+    await expect.poll(() => page.locator("#file-hint").textContent()).toBe("This link holds a file: invoicefdp.exe, application/x-msdownload, 2 KiB. Reveal it to download it.");
     expect(await violations()).toEqual([]);
     await context.close();
   });
