@@ -110,6 +110,18 @@ describe("file_meta on POST /secrets", () => {
     expect(await stored(v)).toEqual([]);
   });
 
+  it("goes with an expiry found by POST /prune (as the sweeper's), and a prune of the global scope removes any row left without a live secret", async () => {
+    const v = vault();
+    const expiring = await create(v, { ttl_seconds: 60 });
+    const kept = await create(v);
+    await v.query(`INSERT INTO file_metas (key, file_meta) VALUES ('${"e".repeat(64)}', 'AAAA')`);
+    v.clock.advance(61_000);
+    expect((await v.asMaster("POST", "/prune")).status).toBe(200);
+    const left = (await stored(v)).map((r) => r.key);
+    expect(left).toEqual([kept.id]);
+    expect(left).not.toContain(expiring.id);
+  });
+
   it("is taken by POST /s (a link made without a token) under the same rules", async () => {
     const v = vault();
     const s = await sealed();
