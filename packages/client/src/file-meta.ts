@@ -21,6 +21,13 @@ const LABEL = utf8("ephemeral-vault file meta v1");
 /** Longest `file_meta` the vault stores, in characters (base64url). */
 export const MAX_FILE_META_CHARS = 1400;
 
+/**
+ * The plaintext is padded with spaces to this many bytes (docs/share.md, "The
+ * file's metadata before the reveal"), so every field is 1,371 characters
+ * whatever the name: 12 + 1,000 + 16 bytes in base64url.
+ */
+export const FILE_META_PLAINTEXT_BYTES = 1000;
+
 /** What a file link's `file_meta` tells before the reveal. */
 export interface FileMeta {
   /** The file's name as the sender gave it; sanitize it for display or saving (safeFileName). */
@@ -47,7 +54,9 @@ async function metaKey(linkKey: string, usage: "encrypt" | "decrypt"): Promise<C
  */
 export async function sealFileMeta(linkKey: string, meta: FileMeta, options: { nonce?: Bytes } = {}): Promise<string> {
   const nonce = options.nonce ?? globalThis.crypto.getRandomValues(new Uint8Array(12));
-  const plain = utf8(JSON.stringify({ name: meta.name, type: meta.type, size: meta.size }));
+  // Padded with spaces (JSON allows them) to FILE_META_PLAINTEXT_BYTES: the field's length tells nothing of the name's.
+  const json = JSON.stringify({ name: meta.name, type: meta.type, size: meta.size });
+  const plain = utf8(json.padEnd(json.length + Math.max(0, FILE_META_PLAINTEXT_BYTES - utf8(json).length), " "));
   const ct = new Uint8Array(await subtle().encrypt({ name: "AES-GCM", iv: nonce, additionalData: LABEL }, await metaKey(linkKey, "encrypt"), plain));
   const out = new Uint8Array(nonce.length + ct.length);
   out.set(nonce);
