@@ -328,3 +328,10 @@ CREATE TABLE oidc_identities (
   created_at   bigint  NOT NULL,
   PRIMARY KEY (issuer, subject)
 );
+-- version: 14
+-- A file link's metadata shown before the reveal, as schema.sql's version
+-- 24: the create's opaque `file_meta`, keyed by the public id.
+CREATE TABLE file_metas (
+  key       text PRIMARY KEY,
+  file_meta text NOT NULL CHECK (length(file_meta) BETWEEN 1 AND 1400)
+);

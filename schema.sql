@@ -489,3 +489,13 @@ CREATE TABLE oidc_identities (
   created_at   INTEGER NOT NULL,
   PRIMARY KEY (issuer, subject)
 ) STRICT, WITHOUT ROWID;
+-- version: 24
+-- A file link's metadata shown before the reveal (docs/share.md, "The file's
+-- metadata before the reveal"): the create's `file_meta`, the file's name,
+-- type and size encrypted under the link key (opaque to the vault), keyed
+-- by the public id. Deleted with its secret (burn, expiry, delete); a row
+-- left by a secret gone otherwise is removed by a prune of the global scope.
+CREATE TABLE file_metas (
+  key       TEXT PRIMARY KEY,                  -- the public id (secrets.key, scope 'global')
+  file_meta TEXT NOT NULL CHECK (length(file_meta) BETWEEN 1 AND 1400)
+) STRICT;

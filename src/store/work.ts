@@ -12,6 +12,7 @@ import type { OrgStore, PrincipalKeyStore, PrincipalStore, RoleStore } from "./o
 import type { ScopedKeyStore } from "./scoped-keys.js";
 import type { OutboxStore } from "./outbox.js";
 import type { RevealCheckStore } from "./reveal-checks.js";
+import type { FileMetaStore } from "./file-metas.js";
 import type { RequestStore } from "./requests.js";
 import type { ReceiptStore } from "./receipts.js";
 import type { IdentityStore } from "./identities.js";
@@ -124,6 +125,8 @@ export interface Work {
   readonly webhooks: WebhookStore;
   readonly outbox: OutboxStore;
   readonly revealChecks: RevealCheckStore;
+  /** A file link's encrypted name, type and size shown before the reveal (docs/share.md, "Files"). */
+  readonly fileMetas: FileMetaStore;
   readonly requests: RequestStore;
   readonly receipts: ReceiptStore;
   /** Single sign-on: the people an identity provider vouches for and their principals (docs/sso.md). */

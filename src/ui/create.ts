@@ -1,5 +1,5 @@
 import QRCode from "qrcode";
-import { DEFAULT_FILE_TYPE, isMediaType, linkFragment, sealEnvelope, sealFileEnvelope } from "@ephemeral-vault/client";
+import { DEFAULT_FILE_TYPE, isMediaType, linkFragment, sealEnvelope, sealFileEnvelope, sealFileMeta } from "@ephemeral-vault/client";
 import { startAskForm } from "./ask.js";
 import { apiFailure, byId, copyText, fill, formatBytes, pageStrings, setStatus, showError } from "./dom.js";
 
@@ -141,6 +141,10 @@ form.addEventListener("submit", async (event) => {
     // Only the whole link (and the passphrase) can then spend a read (docs/share.md, "The reveal proof").
     const fields: Record<string, unknown> = { value: envelope, reveal_check: revealCheck, ttl_seconds: Number(ttlSelect.value), max_reads: Number(readsInput.value) };
     if (maxFailuresInput.value !== "") fields.max_failed_reveals = Number(maxFailuresInput.value);
+    // A file without a passphrase: its name, type and size for the recipient page before the reveal (docs/share.md, "Files").
+    if (chosen !== undefined && passphrase === undefined) {
+      fields.file_meta = await sealFileMeta(linkKey, { name: chosen.name, type: isMediaType(chosen.type) ? chosen.type : DEFAULT_FILE_TYPE, size: chosen.size });
+    }
     const body = JSON.stringify(fields);
     const headers: Record<string, string> = { "Content-Type": "application/json", Accept: "application/json" };
     if (token !== "") headers.Authorization = `Bearer ${token}`;

@@ -1,4 +1,4 @@
-import { EnvelopeError, isLinkKey, needsPassphrase, openEnvelopeContent, parseEnvelope, prepareReveal, safeFileName } from "@ephemeral-vault/client";
+import { EnvelopeError, isLinkKey, needsPassphrase, openEnvelopeContent, openFileMeta, parseEnvelope, prepareReveal, safeFileName } from "@ephemeral-vault/client";
 import type { EnvelopeV1, Opened, PreparedReveal, SharedFile } from "@ephemeral-vault/client";
 import { apiFailure, byId, copyText, fill, formatBytes, pageStrings, setStatus, showError } from "./dom.js";
 
@@ -44,6 +44,7 @@ if (incomplete) {
   showError(S.linkIncomplete);
 } else {
   byId("file-hint").hidden = !fileHint;
+  showFileMeta();
   revealButton.hidden = false;
   // A passphrase link asks for it before the read: the proof needs it; Enter in the field is Reveal.
   if (passHint) {
@@ -54,6 +55,23 @@ if (incomplete) {
   }
 }
 let prepared: PreparedReveal | undefined;
+
+/**
+ * A file link made with `file_meta` (docs/share.md, "The file's metadata
+ * before the reveal"): its name (made safe), type and size, opened with the
+ * link key, shown as text before the reveal. One that does not open leaves
+ * the page as it was.
+ */
+function showFileMeta(): void {
+  const field = root.dataset.fileMeta;
+  if (field === undefined || field === "" || linkKey === "") return;
+  void openFileMeta(field, linkKey).then((meta) => {
+    if (meta === undefined) return;
+    const hint = byId("file-hint");
+    hint.textContent = fill(S.fileMetaHint ?? "", { name: safeFileName(meta.name), type: meta.type, size: formatBytes(meta.size) });
+    hint.hidden = false;
+  });
+}
 
 function readsLeftText(left: number | null): string {
   if (left === null) return S.readsUnlimited ?? "";

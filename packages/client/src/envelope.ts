@@ -40,7 +40,7 @@ const MIN_ITERATIONS = 100_000;
 const MAX_ITERATIONS = 10_000_000;
 
 /** Bytes over a plain ArrayBuffer, as WebCrypto takes them. */
-type Bytes = Uint8Array<ArrayBuffer>;
+export type Bytes = Uint8Array<ArrayBuffer>;
 
 /** UTF-8 bytes of `text`, over a plain ArrayBuffer (as WebCrypto takes them). */
 export const utf8 = (text: string): Bytes => {
@@ -94,7 +94,8 @@ export class EnvelopeError extends Error {
   }
 }
 
-function subtle(): SubtleCrypto {
+/** WebCrypto's SubtleCrypto. @throws Error where there is none (no secure context, Node before 20). */
+export function subtle(): SubtleCrypto {
   const s = globalThis.crypto?.subtle;
   if (s === undefined) throw new Error("WebCrypto (crypto.subtle) is not available here: a secure context or Node 20+ is needed");
   return s;
@@ -129,7 +130,7 @@ const INFO_V2_SALT = utf8("ephemeral-vault share v2 salt");
 const INFO_V2_PROOF = utf8("ephemeral-vault reveal proof v2");
 
 /** HKDF-SHA256 (RFC 5869) of `ikm` under `salt` and `info`: `bytes` bytes. */
-async function hkdfBytes(ikm: Bytes, salt: Bytes, info: Bytes, bytes: number): Promise<Bytes> {
+export async function hkdfBytes(ikm: Bytes, salt: Bytes, info: Bytes, bytes: number): Promise<Bytes> {
   const key = await subtle().importKey("raw", ikm, "HKDF", false, ["deriveBits"]);
   return new Uint8Array(await subtle().deriveBits({ name: "HKDF", hash: "SHA-256", salt, info }, key, bytes * 8));
 }
@@ -169,7 +170,7 @@ async function sha256Url(bytes: Bytes): Promise<string> {
 }
 
 /** The link key's bytes. @throws EnvelopeError "key" (readSpent false) unless 43 base64url characters of 32 bytes. */
-function linkKeyBytes(linkKey: string): Bytes {
+export function linkKeyBytes(linkKey: string): Bytes {
   let bytes: Bytes;
   try {
     bytes = /^[A-Za-z0-9_-]{43}$/.test(linkKey) ? fromBase64Url(linkKey) : new Uint8Array(0);

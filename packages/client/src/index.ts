@@ -23,6 +23,8 @@ export {
 export type { EnvelopeV1, Opened, OpenedFile, PreparedReveal } from "./envelope.js";
 export { DEFAULT_FILE_TYPE, FILE_META_BYTES, fileSizeOfCiphertext, isMediaType, MAX_FILE_NAME_BYTES, safeFileName } from "./file-payload.js";
 export type { SharedFile } from "./file-payload.js";
+export { MAX_FILE_META_CHARS, openFileMeta, sealFileMeta } from "./file-meta.js";
+export type { FileMeta } from "./file-meta.js";
 export { generateRequestKeys, openAnswer, parseAnswerEnvelope, requestRevealProof, sealAnswer } from "./request-envelope.js";
 export type { AnswerEnvelope, RequestKeys } from "./request-envelope.js";
 export { DEFAULT_POLL_INTERVAL_MS, privateUrlOf, RequestsApi } from "./requests.js";

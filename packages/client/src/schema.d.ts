@@ -5808,6 +5808,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @description null: the same as leaving the field out */
+                        file_meta?: string | null;
+                        /** @description null: the same as leaving the field out */
                         key?: string | null;
                         /** @description null: the same as leaving the field out */
                         max_failed_reveals?: number | null;
@@ -5838,7 +5840,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check */
+                /** @description invalid input; reveal_check, max_failed_reveals or file_meta with a key; max_failed_reveals without reveal_check; file_meta without a file envelope */
                 400: {
                     headers: {
                         [name: string]: unknown;

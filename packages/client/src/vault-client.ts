@@ -5,6 +5,7 @@ import { retryPolicy } from "./retry.js";
 import type { RetryOptions } from "./retry.js";
 import { AuditApi, KeysApi, MeApi, OrgsApi, WebhooksApi } from "./resources.js";
 import { sealEnvelope, sealFileEnvelope } from "./envelope.js";
+import { sealFileMeta } from "./file-meta.js";
 import type { Opened } from "./envelope.js";
 import { linkFragment, parseShareLink, revealLink } from "./share-link.js";
 import { awaitAnswer, makeRequest, readAnswerOnce, RequestsApi } from "./requests.js";
@@ -224,6 +225,9 @@ export class VaultClient {
    * A file (`{file: {name, type, bytes}}`) is sealed in an envelope of
    * version 3 (docs/share.md, "Files"): the name and type inside the
    * ciphertext; the vault bounds it by VAULT_MAX_FILE_BYTES (413 above).
+   * Without a passphrase it also sends `file_meta`, the name, type and size
+   * encrypted under the link key, which the recipient page shows before the
+   * reveal (docs/share.md, "The file's metadata before the reveal").
    * @throws VaultApiError as POST /secrets (402, 413, 400); a plain Error for `plain` with a `passphrase` or a file,
    *   or a file whose name (1 to 255 UTF-8 bytes) or media type is out of shape.
    */
@@ -241,6 +245,10 @@ export class VaultClient {
     if (options.ttlSeconds !== undefined) body.ttl_seconds = options.ttlSeconds;
     if (options.maxReads !== undefined) body.max_reads = options.maxReads;
     if (sealed?.revealCheck !== undefined) body.reveal_check = sealed.revealCheck;
+    // A file without a passphrase: its name, type and size for the recipient page before the reveal (docs/share.md, "Files").
+    if (sealed !== undefined && typeof value !== "string" && options.passphrase === undefined) {
+      body.file_meta = await sealFileMeta(sealed.linkKey, { name: value.file.name, type: value.file.type, size: value.file.bytes.length });
+    }
     if (options.maxFailedReveals !== undefined) {
       if (sealed === undefined) throw new Error("maxFailedReveals needs the end-to-end envelope: leave out plain");
       body.max_failed_reveals = options.maxFailedReveals;

@@ -2,6 +2,7 @@ import { newPublicId } from "../../crypto/tokens.js";
 import type { ValueCipher } from "../../crypto/cipher.js";
 import { FIRST_VALUE_VERSION } from "../../store/secrets.js";
 import type { SecretRecord } from "../../store/secrets.js";
+import { andThen } from "../../store/work.js";
 import type { Awaitable, Work } from "../../store/work.js";
 import type { EventSink, Origin, SecretEventType } from "../events.js";
 import { VaultError } from "../../model/errors.js";
@@ -21,6 +22,9 @@ export interface SecretsDeps {
   activeLimit: () => number | null;
 }
 
+
+/** The events after which a secret's value is gone (its `file_meta` goes with it). */
+const ENDS: ReadonlySet<SecretEventType> = new Set<SecretEventType>(["secret.burned", "secret.expired", "secret.deleted"]);
 /**
  * The one secret lifecycle (docs/contract.md §6) for
  * global and org secrets alike: active -> burned | sealed | expired | deleted.
@@ -99,6 +103,8 @@ export class SecretLifecycle {
     if (isPublic && input.revealCheck !== undefined) {
       await w.revealChecks.insert(key, { checkHash: input.revealCheck.checkHash, maxFailures: input.revealCheck.maxFailures, failures: 0 });
     }
+    // A file link's encrypted name, type and size, shown before the reveal (docs/share.md, "Files").
+    if (isPublic && input.fileMeta !== undefined) await w.fileMetas.insert(key, input.fileMeta);
     const meta = toMeta(record);
     await this.emit(w, "secret.created", meta, origin);
     return meta;
@@ -309,7 +315,10 @@ export class SecretLifecycle {
     await this.expireRows(w, due, now, origin);
     const pruned = await w.secrets.pruneExpired(scope, keyPrefix);
     // Reveal checks whose public secret is gone (docs/share.md, "The reveal proof"); public ids are global.
-    if (scope === GLOBAL_SCOPE && keyPrefix === undefined) await w.revealChecks.pruneOrphans();
+    if (scope === GLOBAL_SCOPE && keyPrefix === undefined) {
+      await w.revealChecks.pruneOrphans();
+      await w.fileMetas.pruneOrphans();
+    }
     await this.deps.events.secretsPruned(w, scope, pruned, origin);
     return pruned;
   }
@@ -346,7 +355,14 @@ export class SecretLifecycle {
     await this.emit(w, "secret.expired", Object.assign(toMeta(row), { state: "expired" as const }), origin);
   }
 
+  /**
+   * Emits a secret's event; the event of a public secret's end (burned,
+   * expired, deleted) also deletes its `file_meta` in the same unit
+   * (docs/share.md, "The file's metadata before the reveal"), so it never
+   * outlives the value.
+   */
   private emit(w: Work, type: SecretEventType, meta: SecretMeta, origin: Origin): Awaitable<void> {
+    if (meta.isPublic && ENDS.has(type)) return andThen(w.fileMetas.remove(meta.key), () => this.deps.events.secretEvent(w, eventOf(type, meta), origin));
     return this.deps.events.secretEvent(w, eventOf(type, meta), origin);
   }
 }

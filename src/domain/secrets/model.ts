@@ -29,6 +29,12 @@ export interface CreateInput {
    */
   revealCheck?: { checkHash: Buffer; maxFailures: number | null } | undefined;
   /**
+   * A public secret's `file_meta` (docs/share.md, "The file's metadata
+   * before the reveal"): opaque base64url, at most 1,400 characters,
+   * checked by the route. Ignored for a keyed secret.
+   */
+  fileMeta?: string | undefined;
+  /**
    * A public secret's id chosen by the caller: a fresh newPublicId() the
    * caller recorded first (a request's answer, docs/requests.md). Ignored
    * for a keyed secret; undefined: a new one.

@@ -127,6 +127,16 @@ export async function revealNeedsProof(w: Work, id: string): Promise<boolean> {
 }
 
 /**
+ * The `file_meta` the public secret `id` was made with (docs/share.md, "The
+ * file's metadata before the reveal"): ciphertext the recipient page embeds
+ * for its script to open with the link key. Reads no value and counts no read.
+ * @returns the stored string, or undefined for none.
+ */
+export async function publicFileMeta(w: Work, id: string): Promise<string | undefined> {
+  return w.fileMetas.get(id);
+}
+
+/**
  * Which of the public secrets `ids` were made with a reveal check: the
  * end-to-end links that only the holder of the whole link can spend at the
  * recipient page (docs/share.md, "The reveal proof"); the others are plain

@@ -7,7 +7,7 @@ import type { Receipts } from "../../domain/receipts/receipts.js";
 import { ApiError } from "../errors.js";
 import { limiterKey } from "../failed-auth.js";
 import { parse } from "../routes/declare.js";
-import { checkValueSize, createSecretBody, revealCheckOf } from "../routes/secrets/bodies.js";
+import { checkValueSize, createSecretBody, fileMetaOf, revealCheckOf } from "../routes/secrets/bodies.js";
 import type { UnitOfWork, Work } from "../../store/work.js";
 import { ANONYMOUS_CAPS } from "./create-page.js";
 
@@ -143,6 +143,7 @@ export async function anonymousCreate(
   const body = parse(createSecretBody, raw);
   if (body.key !== undefined) throw new ApiError(400, "a link made without a token is public: leave out key");
   const revealCheck = revealCheckOf(body);
+  const fileMeta = fileMetaOf(body);
   const ttlSeconds = body.ttl_seconds ?? ANONYMOUS_CAPS.ttlSeconds;
   const maxReads = body.max_reads ?? 1;
   if (ttlSeconds > ANONYMOUS_CAPS.ttlSeconds) throw new ApiError(400, `ttl_seconds may be at most ${ANONYMOUS_CAPS.ttlSeconds} without a token`);
@@ -162,7 +163,7 @@ export async function anonymousCreate(
       headers: { "Retry-After": String(Math.ceil(totalWaitMs / 1000)) },
     });
   }
-  const input = { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads, revealCheck };
+  const input = { scope: GLOBAL_SCOPE, value: body.value, ttlSeconds, maxReads, revealCheck, fileMeta };
   return deps.tx.run(async (w) => {
     const secret = await deps.secrets.createAnonymous(w, input, anonymousNet(ip), limits.caps, origin);
     return { secret, receipt: await deps.receipts.issue(w, secret) };

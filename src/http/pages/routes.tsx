@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { forwardedIp, socketIp } from "../auth.js";
 import type { AppEnv } from "../context.js";
 import type { ChangeAudit, Origin } from "../../domain/events.js";
-import { destroyPublic, revealNeedsProof, revealPublic } from "../../domain/secrets/reveal.js";
+import { destroyPublic, publicFileMeta, revealNeedsProof, revealPublic } from "../../domain/secrets/reveal.js";
 import type { RevealOutcome } from "../../domain/secrets/reveal.js";
 import { VaultError } from "../../model/errors.js";
 import { GLOBAL_SCOPE, PUBLIC_ID_PATTERN } from "../../domain/secrets/model.js";
@@ -314,10 +314,11 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
     if (!PUBLIC_ID_PATTERN.test(id)) return notAvailable(c, client);
     const found = await deps.tx.run(async (w) => {
       const meta = await deps.secrets.peek(w, GLOBAL_SCOPE, id, shareOrigin(client.ip));
-      return meta?.isPublic === true ? { meta, needsProof: await revealNeedsProof(w, id) } : undefined;
+      if (meta?.isPublic !== true) return undefined;
+      return { meta, needsProof: await revealNeedsProof(w, id), fileMeta: await publicFileMeta(w, id) };
     });
     if (found === undefined) return notAvailable(c, client);
-    const { meta, needsProof } = found;
+    const { meta, needsProof, fileMeta } = found;
     const nonce = newNonce();
     const s = stringsFor(c.req.header("accept-language"));
     const facts = {
@@ -325,7 +326,7 @@ export function mountSharePages(app: Hono<AppEnv>, deps: SharePageDeps): void {
       readsLeft: meta.maxReads === null ? null : Math.max(0, meta.maxReads - meta.readCount),
     };
     const cli = `ephemeral-vault get '${deps.publicUrl()}/s/${id}#...'`;
-    return html(c, 200, nonce, <SharePage s={s} root={rootOf(c.req.path)} nonce={nonce} facts={facts} cli={cli} needsProof={needsProof} />);
+    return html(c, 200, nonce, <SharePage s={s} root={rootOf(c.req.path)} nonce={nonce} facts={facts} cli={cli} needsProof={needsProof} fileMeta={fileMeta} />);
   });
 
   app.post("/s/:id/reveal", async (c) => {

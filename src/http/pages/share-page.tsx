@@ -38,6 +38,7 @@ const SCRIPT_STRINGS = [
   "destroyedNow",
   "destroyFailed",
   "fileFacts",
+  "fileMetaHint",
 ] as const;
 
 /** `strings` narrowed to `names`, as JSON for a data attribute. */
@@ -65,13 +66,16 @@ function utc(seconds: number): string {
  * the same proof) ends it (docs/share.md, "Receipts").
  * `needsProof`: the secret was made with a reveal check, so the script
  * offers Reveal only for a link key of the right shape (docs/share.md,
- * "The reveal proof").
+ * "The reveal proof"). `fileMeta`: the `file_meta` the secret was made
+ * with, ciphertext in a data attribute that the script opens with the link
+ * key to show the file's name, type and size before the reveal
+ * (docs/share.md, "The file's metadata before the reveal").
  */
-export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string; needsProof?: boolean }) {
+export function SharePage(props: { s: Strings; root: string; nonce: string; facts: ShareFacts; cli: string; needsProof?: boolean; fileMeta?: string | undefined }) {
   const { s, facts } = props;
   return (
     <Layout s={s} title={s.shareTitle} root={props.root} script={{ name: "share.js", nonce: props.nonce }}>
-      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-needs-proof={props.needsProof === true ? "true" : "false"}>
+      <div id="share" data-strings={scriptStrings(s, SCRIPT_STRINGS)} data-needs-proof={props.needsProof === true ? "true" : "false"} data-file-meta={props.fileMeta}>
         <h1>{s.shareTitle}</h1>
         <p>{s.shareLead}</p>
         <div class="card" id="facts">
@@ -89,7 +93,7 @@ export function SharePage(props: { s: Strings; root: string; nonce: string; fact
               </>
             )}
           </p>
-          {/* Shown by the script when the fragment says the link holds a file (`.f`, docs/share.md "Links"); the vault never sees it. */}
+          {/* Shown by the script when the fragment says the link holds a file (`.f`, docs/share.md "Links"); the vault never sees it. With a file_meta that opens under the link key, the script puts the file's name, type and size here. */}
           <p id="file-hint" hidden>
             {s.fileLinkHint}
           </p>

@@ -29,6 +29,7 @@ export const STRINGS_EN = {
   fileLinkHint: "This link holds a file. Its name, type and size are encrypted with it: they are shown after the reveal, with Download.",
   fileRevealedLabel: "The file",
   fileFacts: "{name} ({type}, {size})",
+  fileMetaHint: "This link holds a file: {name}, {type}, {size}. Reveal it to download it.",
   fileNotShown: "The file is not shown on this page. Download it to open it with an application you trust.",
   download: "Download",
   destroyHelp: "You have it: destroy it now, so that nobody else can read it with this link.",

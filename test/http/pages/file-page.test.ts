@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { VaultApiError, VaultClient } from "@ephemeral-vault/client";
+import { sealFileEnvelope, sealFileMeta, VaultApiError, VaultClient } from "@ephemeral-vault/client";
 import { describeBrowser, launchBrowser, seriousA11yViolations, watchCsp } from "../../support/browser.js";
 import { BIN, childEnv, cleanupTemp, E2E_MASTER_KEY, killChildren, ROOT, startVault, tempDir } from "../../support/e2e-helpers.js";
 import type { VaultProcess } from "../../support/e2e-helpers.js";
@@ -12,8 +12,8 @@ import { TEST_ENGINE } from "../../support/helpers.js";
 
 // Files in the share pages, in a real Chromium (docs/share.md, "Files"): the create page takes a
 // file (picker, drag and drop, the limit shown and one byte over refused before anything is sent),
-// the recipient page shows its name, type and size after the reveal and offers Download; CLI to
-// browser and back at the default limit, 10 MiB of all 256 byte values, byte-exact by SHA-256;
+// the recipient page shows its name, type and size before the reveal (file_meta) and after it, and
+// offers Download; CLI to browser and back at the default limit, 10 MiB of all 256 byte values, byte-exact by SHA-256;
 // the API's 413 one byte over. Screenshots under VAULT_SCREENSHOTS (default /tmp/ev-file-shots).
 
 /** Runs the built CLI asynchronously; stdout kept as bytes. */
@@ -82,7 +82,7 @@ describeBrowser("files in the share pages, in Chromium", () => {
     cleanupTemp();
   });
 
-  it("CLI share --file of 10 MiB (all 256 byte values) to the browser: name, type and size after the reveal, Download saves it byte-exact, nothing rendered", async () => {
+  it("CLI share --file of 10 MiB (all 256 byte values) to the browser: name, type and size before the reveal (no read spent) and after it, Download saves it byte-exact, nothing rendered", async () => {
     const dir = tempDir();
     const bytes = shuffledBytes(10 * MiB);
     const src = join(dir, "quarterly-figures-w9.pdf");
@@ -96,10 +96,19 @@ describeBrowser("files in the share pages, in Chromium", () => {
     const page = await context.newPage();
     const violations = await watchCsp(page);
     await page.goto(link);
-    // Before the reveal the page says it is a file (the fragment's .f) and tells nothing of its name (it is in the ciphertext).
-    await expect.poll(() => page.locator("#file-hint").isVisible()).toBe(true);
-    expect(await page.locator("#file-hint").textContent()).toBe("This link holds a file. Its name, type and size are encrypted with it: they are shown after the reveal, with Download.");
-    expect(await page.content()).not.toContain("quarterly");
+    // Before the reveal the page shows the name, type and size, opened from file_meta with the link key
+    // (docs/share.md, "The file's metadata before the reveal"); the served HTML holds only its ciphertext.
+    await expect.poll(() => page.locator("#file-hint").textContent()).toBe(
+      "This link holds a file: quarterly-figures-w9.pdf, application/pdf, 10 MiB. Reveal it to download it.",
+    );
+    expect(await page.locator("#file-hint").isVisible()).toBe(true);
+    const served = await (await fetch(link.split("#")[0] as string)).text();
+    expect(served).toMatch(/data-file-meta="[A-Za-z0-9_-]{40,}"/);
+    expect(served).not.toContain("quarterly");
+    // Showing it spent no read.
+    const id = (/\/s\/([0-9a-f]{64})/.exec(link) as RegExpExecArray)[1] as string;
+    const owner = new VaultClient({ addr: vault.url, token: E2E_MASTER_KEY });
+    expect((await owner.list({ limit: 1000 })).secrets.find((x) => "id" in x && x.id === id)?.read_count).toBe(0);
     expect(await seriousA11yViolations(page), "file link before the reveal").toEqual([]);
     await page.screenshot({ path: join(SHOTS, "file-before-reveal.png"), fullPage: true });
     await page.getByRole("button", { name: "Reveal the secret" }).click();
@@ -150,6 +159,9 @@ describeBrowser("files in the share pages, in Chromium", () => {
     expect(link).toMatch(/#[A-Za-z0-9_-]{43}\.f$/);
     expect(await seriousA11yViolations(page), "file link made").toEqual([]);
     await page.screenshot({ path: join(SHOTS, "file-link.png"), fullPage: true });
+    // The create page sent file_meta: the recipient page names the file before the reveal, spending nothing.
+    await page.goto(link);
+    await expect.poll(() => page.locator("#file-hint").textContent()).toBe("This link holds a file: ledger-export-q7.tar, application/x-tar, 10 MiB. Reveal it to download it.");
     expect(await violations()).toEqual([]);
     await context.close();
     const dir = tempDir();
@@ -158,6 +170,46 @@ describeBrowser("files in the share pages, in Chromium", () => {
     expect(got.stderr).toBe(`ephemeral-vault: a file: ledger-export-q7.tar (application/x-tar, ${10 * MiB} bytes), saved as out.tar\n`);
     expect(sha256(readFileSync(join(dir, "out.tar")))).toBe(sha256(bytes));
     expect(statSync(join(dir, "out.tar")).mode & 0o777).toBe(0o600);
+  });
+
+  it("a file link with a passphrase, or with a file_meta that does not open under its key, says only that it holds a file; a misleading name is made safe", async () => {
+    const client = new VaultClient({ addr: vault.url, token: E2E_MASTER_KEY });
+    const file = { name: "passphrase-named-v2.txt", type: "text/plain", bytes: new Uint8Array(Buffer.from("hello")) };
+    const withPass = await client.share({ file }, { passphrase: "correct horse battery staple" });
+    const sealed = await sealFileEnvelope(file);
+    const foreign = await sealFileMeta(Buffer.alloc(32, 9).toString("base64url"), { name: "foreign-name-v2.txt", type: "text/plain", size: 5 });
+    const made = (await (
+      await fetch(`${vault.url}/secrets`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${E2E_MASTER_KEY}` },
+        body: JSON.stringify({ value: sealed.envelope, reveal_check: sealed.revealCheck, file_meta: foreign }),
+      })
+    ).json()) as { url: string };
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const violations = await watchCsp(page);
+    for (const link of [withPass.url, `${made.url}#${sealed.linkKey}.f`]) {
+      await page.goto(link);
+      await expect.poll(() => page.locator("#file-hint").isVisible()).toBe(true);
+      // Long enough for the script's decryption to have run and found nothing to show.
+      await page.waitForTimeout(300);
+      expect(await page.locator("#file-hint").textContent()).toBe("This link holds a file. Its name, type and size are encrypted with it: they are shown after the reveal, with Download.");
+      expect(await page.content()).not.toMatch(/passphrase-named|foreign-name/);
+    }
+    // A name made to mislead is shown as safeFileName makes it: no path, no bidirectional controls.
+    const tricky = await sealFileEnvelope(file);
+    const trickyMeta = await sealFileMeta(tricky.linkKey, { name: "../../invoice\u202Efdp.exe", type: "application/x-msdownload", size: 2048 });
+    const madeTricky = (await (
+      await fetch(`${vault.url}/secrets`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${E2E_MASTER_KEY}` },
+        body: JSON.stringify({ value: tricky.envelope, reveal_check: tricky.revealCheck, file_meta: trickyMeta }),
+      })
+    ).json()) as { url: string };
+    await page.goto(`${madeTricky.url}#${tricky.linkKey}.f`);
+    await expect.poll(() => page.locator("#file-hint").textContent()).toBe("This link holds a file: invoicefdp.exe, application/x-msdownload, 2 KiB. Reveal it to download it.");
+    expect(await violations()).toEqual([]);
+    await context.close();
   });
 
   it("the API refuses a file one byte over 10 MiB with 413 and the limit, and stores nothing", async () => {

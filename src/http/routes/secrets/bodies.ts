@@ -75,6 +75,42 @@ export function revealCheckOf(body: { key?: string | undefined; reveal_check?: s
   return { checkHash: Buffer.from(body.reveal_check, "base64url"), maxFailures: body.max_failed_reveals ?? null };
 }
 
+/** Longest `file_meta`, characters (docs/share.md, "The file's metadata before the reveal"). */
+export const MAX_FILE_META_CHARS = 1400;
+
+/**
+ * A file link's `file_meta` (docs/share.md, "The file's metadata before the
+ * reveal"): the file's name, type and size encrypted under the link key,
+ * base64url without padding, opaque to the vault. Only without `key` and
+ * with a file envelope as the value (checked by fileMetaOf).
+ */
+const fileMetaField = {
+  file_meta: v.optional(
+    v.pipe(
+      v.string("file_meta must be a string"),
+      v.regex(/^[A-Za-z0-9_-]+$/, "file_meta must be base64url without padding"),
+      v.maxLength(MAX_FILE_META_CHARS, `file_meta may be at most ${MAX_FILE_META_CHARS} characters`),
+      v.description(
+        "Public file links only (a file envelope as value): the file's name, type and size encrypted under the link key, base64url, at most 1,400 characters; shown by the recipient page before the reveal (docs/share.md, 'The file's metadata before the reveal').",
+      ),
+    ),
+  ),
+};
+
+/**
+ * The `file_meta` of a create body (docs/share.md, "The file's metadata
+ * before the reveal"), as the lifecycle takes it.
+ * @returns undefined without `file_meta`.
+ * @throws ApiError 400 for `file_meta` with a `key`, or with a value that is
+ *   no file envelope (version 3: an end-to-end link of a file).
+ */
+export function fileMetaOf(body: { key?: string | undefined; value: string; file_meta?: string | undefined }): string | undefined {
+  if (body.file_meta === undefined) return undefined;
+  if (body.key !== undefined) throw new ApiError(400, "file_meta is for public secrets: leave out key");
+  if (envelopeShape(body.value)?.v !== 3) throw new ApiError(400, "file_meta needs a file envelope (an end-to-end link of a file) as value");
+  return body.file_meta;
+}
+
 /** POST /secrets body (docs/api.md "Global secrets"): no `key` makes a public secret. */
 export const createSecretBody = v.object({
   key: v.optional(
@@ -88,6 +124,7 @@ export const createSecretBody = v.object({
   ),
   ...commonFields,
   ...revealFields,
+  ...fileMetaField,
 });
 
 /** Most entries in `allowed_keys`. */

@@ -7,7 +7,7 @@ import { answerOnce } from "../idempotent.js";
 import type { Answer } from "../idempotent.js";
 import type { Awaitable, Work } from "../../../store/work.js";
 import { byScope } from "../scope.js";
-import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, fileBody, revealCheckOf } from "./bodies.js";
+import { bodyKeyInPrefix, checkValueSize, createOrgSecretBody, createSecretBody, fileBody, fileMetaOf, revealCheckOf } from "./bodies.js";
 import type { SecretRouteDeps, SecretScope } from "./secret-route.js";
 
 /** The responses both scopes' creates share. */
@@ -42,7 +42,7 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
             v.object({ id: v.string(), url: v.string(), receipt: v.pipe(v.string(), v.description("vrc_ + 54 base64url characters; shown once")) }),
           ]),
         },
-        400: { description: "invalid input; reveal_check or max_failed_reveals with a key; max_failed_reveals without reveal_check" },
+        400: { description: "invalid input; reveal_check, max_failed_reveals or file_meta with a key; max_failed_reveals without reveal_check; file_meta without a file envelope" },
       },
       COMMON,
       {
@@ -52,10 +52,11 @@ function globalCreate(deps: SecretRouteDeps, s: SecretScope): Route {
     ),
     handler: async (c, { body }) => {
       const revealCheck = revealCheckOf(body);
+      const fileMeta = fileMetaOf(body);
       // A public secret's file envelope is bounded by VAULT_MAX_FILE_BYTES instead (docs/share.md, "Files").
       checkValueSize(body.value, deps.maxValueBytes, body.key === undefined ? deps.maxFileBytes : undefined);
       const origin = originOf(c);
-      const input = { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads, revealCheck };
+      const input = { scope: GLOBAL_SCOPE, key: body.key, value: body.value, ttlSeconds: body.ttl_seconds, maxReads: body.max_reads, revealCheck, fileMeta };
       const create = async (w: Work) => {
         const meta = await deps.secrets.create(w, input, origin);
         // A public secret comes with its receipt, in the same unit (docs/share.md, "Receipts").
