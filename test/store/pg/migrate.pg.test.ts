@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { prepareReveal, sealEnvelope } from "@ephemeral-vault/client";
 import { aadForRecord, rootKeyId, ValueCipher } from "../../../src/crypto/cipher.js";
 import { rekeyDatabase } from "../../../src/store/sqlite/tools/rekey.js";
 import { openDatabase } from "../../../src/store/sqlite/db.js";
@@ -61,6 +62,41 @@ async function sqliteVault(): Promise<string> {
 }
 
 describePg("migrate --from-sqlite and audit verify on PostgreSQL", () => {
+  it("copies a link's reveal check and receipt: after the move the link still needs its proof, and the receipt still answers", async () => {
+    const dir = tempDir("ev-migrate-link-");
+    const db = openDatabase(join(dir, "vault.db"));
+    const before = createSqliteVault(db, common(new ValueCipher(ROOT_KEY)));
+    const sealed = await sealEnvelope("the value", {});
+    const made = await call(before.app, "POST", "/secrets", { value: sealed.envelope, reveal_check: sealed.revealCheck, max_reads: 2 });
+    expect(made.status).toBe(201);
+    const { id, receipt } = (await made.json()) as { id: string; receipt: string };
+    await before.engine.close();
+
+    const target = await createTestDatabase();
+    databases.push(target);
+    const counts = await migrateFromSqlite({ dataDir: dir, url: target.url, progress: () => {} });
+    expect([counts.reveal_checks, counts.receipts]).toEqual([
+      { sqlite: 1, postgres: 1 },
+      { sqlite: 1, postgres: 1 },
+    ]);
+    const cipher = new ValueCipher(ROOT_KEY);
+    const pool = await openPgPool({ url: target.url, poolSize: 4 });
+    const engine = pgEngineOver(pool, { auditChainKey: cipher.auditChainKeys().get(cipher.currentKeyId) ?? null });
+    try {
+      const after = createVault(engine, common(cipher));
+      const reveal = (body: unknown) => after.app.request(`/s/${id}/reveal`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      // Without the proof: refused, as before the move (a copy without reveal_checks would hand it out).
+      expect((await reveal({})).status).toBe(403);
+      const { proof } = await prepareReveal(sealed.linkKey, undefined);
+      expect((await reveal({ proof })).status).toBe(200);
+      const r = await after.app.request(`/receipts/${receipt}`);
+      expect(r.status).toBe(200);
+      expect(await r.json()).toMatchObject({ state: "opened", read_count: 1, max_reads: 2 });
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("copies everything with ids and ciphertexts, keeps the audit chain verifiable, and goes on from there", async () => {
     const dir = await sqliteVault();
     // The stop wrote the read back into secret_reads (schema.sql version 15), not into the secret's row.

@@ -13,7 +13,7 @@ import { analyzeVaultTables, migratePg } from "../migrate.js";
 import { openPgPool } from "../pool.js";
 
 /** The tables whose PostgreSQL column `seq` takes SQLite's rowid (creation order). */
-const SEQ_TABLES: ReadonlySet<string> = new Set(["orgs", "principals", "principal_keys", "scoped_keys", "webhooks"]);
+const SEQ_TABLES: ReadonlySet<string> = new Set(["orgs", "principals", "principal_keys", "scoped_keys", "webhooks", "requests"]);
 
 /** The tables copied (MIGRATED_TABLES, parents first), each with the column that takes SQLite's rowid when it has one. */
 const TABLES: readonly { name: string; seq?: string }[] = MIGRATED_TABLES.map((name) => (SEQ_TABLES.has(name) ? { name, seq: "seq" } : { name }));
@@ -28,6 +28,7 @@ const IDENTITIES: readonly [string, string][] = [
   ["orgs", "seq"],
   ["principals", "seq"],
   ["principal_keys", "seq"],
+  ["requests", "seq"],
   ["scoped_keys", "seq"],
   ["webhooks", "seq"],
 ];

@@ -79,15 +79,19 @@ export function openMigrationSource(file: string): MigrationSource {
     },
     copiedColumns: copied,
     count: (table) => (db.prepare(`SELECT count(*) AS n FROM ${ident(table)}`).get() as { n: number }).n,
-    rows: (table) =>
-      db
+    rows: (table) => {
+      // A WITHOUT ROWID table (receipts, oidc_identities) has no creation order to carry: its primary key orders it.
+      const noRowid = db.prepare("SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?").get(table) as { wr: number } | undefined;
+      const order = noRowid?.wr === 1 ? { id: "NULL", by: "" } : { id: "rowid", by: " ORDER BY rowid" };
+      return db
         .prepare(
-          `SELECT rowid AS __rowid, ${copied(table)
+          `SELECT ${order.id} AS __rowid, ${copied(table)
             .map((c) => `${COPIED_FROM[`${table}.${c}`] ?? ident(c)} AS ${ident(c)}`)
             .join(", ")}
-             FROM ${ident(table)} ORDER BY rowid`,
+             FROM ${ident(table)}${order.by}`,
         )
-        .iterate() as IterableIterator<Record<string, unknown>>,
+        .iterate() as IterableIterator<Record<string, unknown>>;
+    },
     lastAudit: () => db.prepare("SELECT id, at, hash FROM audit ORDER BY id DESC LIMIT 1").get() as { id: number; at: number; hash: string } | undefined,
     close: () => db.close(),
   };
